@@ -1,0 +1,9 @@
+//! The gslb domain: the model every component shares, its validation, and the
+//! pure selection function that turns health facts and a query into an answer.
+
+pub mod duration;
+pub mod model;
+pub mod selection;
+pub mod validate;
+
+pub use model::*;

@@ -1,0 +1,25 @@
+//! The model of DESIGN.md ("The model"): zones, record sets, pools, members and
+//! health checks, plus the health facts that selection reads.
+//!
+//! These are plain values; [`crate::validate`] decides whether they are
+//! acceptable and the generated protobuf types never appear here.
+
+mod catalog;
+mod check;
+mod facts;
+mod ids;
+mod member;
+mod name;
+mod pool;
+mod record;
+mod zone;
+
+pub use catalog::*;
+pub use check::*;
+pub use facts::*;
+pub use ids::*;
+pub use member::*;
+pub use name::*;
+pub use pool::*;
+pub use record::*;
+pub use zone::*;

@@ -1,0 +1,217 @@
+//! Health checks: what agents probe, how often, and how results become health.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CheckId, LocationId};
+
+/// Default quorum to become healthy (DESIGN.md, seed 002).
+pub const DEFAULT_RISE: f64 = 0.85;
+/// Default quorum below which a healthy member becomes unhealthy.
+pub const DEFAULT_FALL: f64 = 0.20;
+
+/// A health check, shared by the members of the pools that name it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Check {
+    /// Check id.
+    pub id: CheckId,
+    /// Human name.
+    pub name: String,
+    /// Protocol and its settings.
+    pub probe: Probe,
+    /// Port to probe; `None` uses the member's port.
+    pub port: Option<u16>,
+    /// Time between cycles.
+    #[serde(with = "crate::duration")]
+    pub interval: Duration,
+    /// Time one probe may take.
+    #[serde(with = "crate::duration")]
+    pub timeout: Duration,
+    /// Score at or above which a member becomes healthy.
+    pub rise: f64,
+    /// Score below which a healthy member becomes unhealthy.
+    pub fall: f64,
+    /// Number of cycles with data the score averages over.
+    pub window: u32,
+    /// Locations that run it; empty means all.
+    #[serde(default)]
+    pub locations: Vec<LocationId>,
+    /// Probe this address instead of the answered one (e.g. the VIP's host).
+    #[serde(default)]
+    pub probe_address: Option<IpAddr>,
+    /// A control check targets something known to be up: a location failing
+    /// it is a broken vantage point, not evidence against targets.
+    #[serde(default)]
+    pub control: bool,
+    /// Optional route-flap damping.
+    #[serde(default)]
+    pub damping: Option<FlapDamping>,
+}
+
+/// The protocol of a check with its protocol-specific settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Probe {
+    /// No active check: health is up unless manually set.
+    None,
+    /// ICMP echo.
+    Icmp,
+    /// TCP connect, optionally sending a payload and matching the reply.
+    Tcp(StreamProbe),
+    /// UDP send, matching the reply.
+    Udp(StreamProbe),
+    /// Plain HTTP.
+    Http(HttpProbe),
+    /// HTTP over TLS.
+    Https(HttpProbe),
+    /// MySQL server greeting (protocol 10), no login.
+    Mysql,
+}
+
+impl Probe {
+    /// Short protocol name as used in the API.
+    pub fn protocol(&self) -> &'static str {
+        match self {
+            Probe::None => "none",
+            Probe::Icmp => "icmp",
+            Probe::Tcp(_) => "tcp",
+            Probe::Udp(_) => "udp",
+            Probe::Http(_) => "http",
+            Probe::Https(_) => "https",
+            Probe::Mysql => "mysql",
+        }
+    }
+}
+
+/// Settings of TCP and UDP checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StreamProbe {
+    /// Payload sent after connecting (TCP) or as the datagram (UDP).
+    #[serde(default)]
+    pub send: String,
+    /// Regular expression the reply must match.
+    #[serde(default)]
+    pub expect: Option<String>,
+}
+
+/// Settings of HTTP and HTTPS checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HttpProbe {
+    /// Request method.
+    pub method: String,
+    /// Relative reference: path and optional query.
+    pub path: String,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: Vec<Header>,
+    /// Accepted status codes; empty means 200–399.
+    #[serde(default)]
+    pub expected_status: Vec<StatusRange>,
+    /// Regular expression over the first 64 KiB of the body.
+    #[serde(default)]
+    pub body_regex: Option<String>,
+    /// TLS server name (SNI) for HTTPS; defaults to the member address.
+    #[serde(default)]
+    pub tls_server_name: Option<String>,
+    /// Verify the server certificate (HTTPS).
+    #[serde(default = "default_true")]
+    pub tls_verify: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Default for HttpProbe {
+    fn default() -> Self {
+        Self {
+            method: "GET".into(),
+            path: "/".into(),
+            headers: Vec::new(),
+            expected_status: Vec::new(),
+            body_regex: None,
+            tls_server_name: None,
+            tls_verify: true,
+        }
+    }
+}
+
+/// One custom request header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// Header name (an HTTP token).
+    pub name: String,
+    /// Header value (no control characters but tab).
+    pub value: String,
+}
+
+/// An inclusive range of HTTP status codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRange {
+    /// First accepted code.
+    pub from: u16,
+    /// Last accepted code.
+    pub to: u16,
+}
+
+/// BGP-style route-flap damping parameters (RFC 2439's shape).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlapDamping {
+    /// Penalty added on every transition.
+    pub penalty: f64,
+    /// Above this penalty a member is held down.
+    pub suppress: f64,
+    /// A held member is released once the penalty decays below this.
+    pub reuse: f64,
+    /// Time for the penalty to halve.
+    #[serde(with = "crate::duration")]
+    pub half_life: Duration,
+    /// The penalty never grows above this, which bounds suppression time.
+    pub max_penalty: f64,
+}
+
+impl Default for FlapDamping {
+    fn default() -> Self {
+        Self {
+            penalty: 1000.0,
+            suppress: 2000.0,
+            reuse: 750.0,
+            half_life: Duration::from_secs(60),
+            max_penalty: 6000.0,
+        }
+    }
+}
+
+impl Check {
+    /// A check with the documented defaults (10 s interval, 5 s timeout).
+    pub fn new(id: CheckId, name: impl Into<String>, probe: Probe) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            probe,
+            port: None,
+            interval: Duration::from_secs(10),
+            timeout: Duration::from_secs(5),
+            rise: DEFAULT_RISE,
+            fall: DEFAULT_FALL,
+            window: 1,
+            locations: Vec::new(),
+            probe_address: None,
+            control: false,
+            damping: None,
+        }
+    }
+
+    /// True when the check actively probes (anything but `none`).
+    pub fn is_active(&self) -> bool {
+        !matches!(self.probe, Probe::None)
+    }
+}

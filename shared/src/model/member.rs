@@ -1,0 +1,113 @@
+//! Pool members: one answered address each.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{MemberId, PoolId, Region};
+
+/// Default member weight.
+pub const DEFAULT_WEIGHT: u32 = 100;
+/// Default heartbeat timeout of ephemeral members (seed 004).
+pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Default delete timeout of ephemeral members (seed 004).
+pub const DEFAULT_DELETE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A pool member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Member {
+    /// Member id.
+    pub id: MemberId,
+    /// The pool it belongs to.
+    pub pool: PoolId,
+    /// Human name.
+    pub name: String,
+    /// The answered address.
+    pub address: IpAddr,
+    /// Service port (the default check port).
+    pub port: u16,
+    /// Relative weight; 0 is never answered.
+    pub weight: u32,
+    /// Lower values are ordered first in an answer.
+    pub priority: u32,
+    /// Where the member runs.
+    pub region: Option<Region>,
+    /// Disabled members are never answered.
+    pub enabled: bool,
+    /// Backups are answered only when no primary is healthy.
+    pub backup: bool,
+    /// Passing cycles needed before the member is answered; 0 = no gate.
+    pub warmup_threshold: u32,
+    /// Close the warm-up gate again when the member goes down.
+    pub rewarm_after_down: bool,
+    /// Who keeps its health: agents' checks or its own heartbeats.
+    pub kind: MemberKind,
+}
+
+/// Who owns a member's health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MemberKind {
+    /// Checked by agents (or manual when the pool check is `none`).
+    Persistent,
+    /// Healthy while heartbeats arrive.
+    Ephemeral(EphemeralPolicy),
+}
+
+/// Heartbeat timing of an ephemeral member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EphemeralPolicy {
+    /// Down when no heartbeat arrived for this long.
+    #[serde(with = "crate::duration")]
+    pub heartbeat_timeout: Duration,
+    /// Removed when no heartbeat arrived for this long (if `expire`).
+    #[serde(with = "crate::duration")]
+    pub delete_timeout: Duration,
+    /// Whether the member is removed after `deleteTimeout`.
+    pub expire: bool,
+}
+
+impl Default for EphemeralPolicy {
+    fn default() -> Self {
+        Self {
+            heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
+            delete_timeout: DEFAULT_DELETE_TIMEOUT,
+            expire: true,
+        }
+    }
+}
+
+impl Member {
+    /// A persistent member with the documented defaults.
+    pub fn new(
+        id: MemberId,
+        pool: PoolId,
+        name: impl Into<String>,
+        address: IpAddr,
+        port: u16,
+    ) -> Self {
+        Self {
+            id,
+            pool,
+            name: name.into(),
+            address,
+            port,
+            weight: DEFAULT_WEIGHT,
+            priority: 0,
+            region: None,
+            enabled: true,
+            backup: false,
+            warmup_threshold: 0,
+            rewarm_after_down: false,
+            kind: MemberKind::Persistent,
+        }
+    }
+
+    /// True for heartbeat-kept members.
+    pub fn is_ephemeral(&self) -> bool {
+        matches!(self.kind, MemberKind::Ephemeral(_))
+    }
+}

@@ -1,0 +1,56 @@
+//! Pools: a set of members behind one health check.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CheckId, PoolId};
+
+/// A pool of members.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Pool {
+    /// Pool id.
+    pub id: PoolId,
+    /// Human name, unique among pools.
+    pub name: String,
+    /// The health check of its members, or none.
+    pub check: Option<CheckId>,
+    /// The pool answers only with at least this many usable members.
+    pub min_healthy: u32,
+    /// When `healthy / candidates <= protectThreshold` (and it is > 0), all
+    /// candidates are answered as if healthy. 0 turns protection off.
+    pub protect_threshold: f64,
+    /// What to answer when no pool of a record is eligible.
+    pub fail_mode: FailMode,
+    /// Fixed addresses answered in `static` fail mode.
+    #[serde(default)]
+    pub fallback: Vec<IpAddr>,
+}
+
+/// Behaviour when every pool of a record has failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailMode {
+    /// Answer all candidates of the first pool that has any.
+    Open,
+    /// Answer NODATA.
+    Closed,
+    /// Answer the pool's fixed fallback addresses.
+    Static,
+}
+
+impl Pool {
+    /// A pool with the documented defaults.
+    pub fn new(id: PoolId, name: impl Into<String>) -> Self {
+        Self {
+            id,
+            name: name.into(),
+            check: None,
+            min_healthy: 1,
+            protect_threshold: 0.0,
+            fail_mode: FailMode::Open,
+            fallback: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! Zones: the apex we are authoritative for, its SOA and NS set.
+
+use serde::{Deserialize, Serialize};
+
+use super::{DnsName, ZoneId};
+
+/// An authoritative zone. The SOA serial is not stored: it follows the
+/// snapshot version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Zone {
+    /// Zone id.
+    pub id: ZoneId,
+    /// The apex, e.g. `example.com`.
+    pub apex: DnsName,
+    /// SOA timers and names.
+    pub soa: Soa,
+    /// Name servers published at the apex.
+    pub ns: Vec<DnsName>,
+    /// TTL for static records that do not set their own.
+    pub default_ttl: u32,
+}
+
+/// SOA fields other than the serial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Soa {
+    /// Primary name server.
+    pub mname: DnsName,
+    /// Responsible mailbox in name form (`hostmaster.example.com`).
+    pub rname: DnsName,
+    /// Secondary refresh interval, seconds.
+    pub refresh: u32,
+    /// Secondary retry interval, seconds.
+    pub retry: u32,
+    /// Secondary expiry, seconds.
+    pub expire: u32,
+    /// Negative-caching TTL (RFC 2308), seconds.
+    pub negative_ttl: u32,
+}

@@ -1,0 +1,238 @@
+//! Selection (DESIGN.md "Selection"): given health facts, a dynamic record
+//! and the client's region, decide which addresses a DNS answer contains.
+//!
+//! Pure: the caller supplies the RNG and the round-robin rotation, so the
+//! same inputs always give the same answer. [`Selector`] owns scratch
+//! buffers so that a query allocates nothing when no trace is asked for.
+
+mod index;
+mod pool_eval;
+mod steer;
+mod trace;
+
+use std::net::IpAddr;
+
+use serde::Serialize;
+
+pub use index::{CatalogIndex, PoolRef, SelectionInput};
+pub use pool_eval::{Candidate, Exclusion, PoolVerdict, evaluate_pool};
+pub use steer::steer;
+pub use trace::{Step, Trace};
+
+use crate::model::{DynamicRecord, FailMode, MemberId, PoolId, Region};
+
+/// The address family a query asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Family {
+    /// A records.
+    V4,
+    /// AAAA records.
+    V6,
+}
+
+impl Family {
+    /// True when `addr` belongs to this family.
+    pub fn matches(self, addr: &IpAddr) -> bool {
+        matches!(
+            (self, addr),
+            (Family::V4, IpAddr::V4(_)) | (Family::V6, IpAddr::V6(_))
+        )
+    }
+}
+
+/// One answered address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// The member it came from (`None` for a static fallback address).
+    pub member: Option<MemberId>,
+    /// The address.
+    pub address: IpAddr,
+}
+
+/// How the answer set was arrived at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Outcome {
+    /// An eligible pool answered.
+    Pool {
+        /// The pool.
+        pool: PoolId,
+        /// The protection threshold applied: all candidates presented healthy.
+        protected: bool,
+    },
+    /// No pool was eligible; fail mode `open` answered the candidates of `pool`.
+    FailOpen {
+        /// The pool whose candidates were answered.
+        pool: PoolId,
+    },
+    /// No pool was eligible; fail mode `static` answered fixed addresses.
+    FailStatic {
+        /// The pool whose fallback addresses were answered.
+        pool: PoolId,
+    },
+    /// No pool was eligible and there is nothing to answer (fail mode
+    /// `closed`, or fail-open with no candidates at all): NODATA.
+    NoData,
+}
+
+impl Outcome {
+    /// True when a fail mode decided the answer.
+    pub fn failed(&self) -> bool {
+        !matches!(self, Outcome::Pool { .. })
+    }
+}
+
+/// The query-specific inputs.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    /// Address family asked for.
+    pub family: Family,
+    /// The client's region (from ECS or the resolver address), if known.
+    pub region: Option<&'a Region>,
+    /// Round-robin position (the caller's per-record query counter).
+    pub rotation: u64,
+}
+
+/// Reusable selection state: scratch buffers only, no decisions.
+#[derive(Debug, Default)]
+pub struct Selector {
+    candidates: Vec<Candidate>,
+    chosen: Vec<Candidate>,
+    answers: Vec<Answer>,
+}
+
+impl Selector {
+    /// A selector with empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Run DESIGN.md steps 1–8 for one query. Returns the outcome and the
+    /// ordered, trimmed answers; fills `trace` with each step when given.
+    pub fn select<I, R>(
+        &mut self,
+        input: &I,
+        record: &DynamicRecord,
+        query: Query<'_>,
+        rng: &mut R,
+        mut trace: Option<&mut Trace>,
+    ) -> (Outcome, &[Answer])
+    where
+        I: SelectionInput + ?Sized,
+        R: rand::Rng + ?Sized,
+    {
+        let (branch, pools) = record.branch_for(query.region);
+        if let Some(t) = trace.as_deref_mut() {
+            t.push(Step::Branch {
+                geo_branch: branch,
+                region: query.region.cloned(),
+                pools: pools.to_vec(),
+            });
+        }
+        let mut outcome = None;
+        for &pool_id in pools {
+            let Some(pool) = input.pool(pool_id) else {
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(Step::MissingPool { pool: pool_id });
+                }
+                continue;
+            };
+            let verdict = evaluate_pool(
+                input,
+                pool,
+                query.family,
+                &mut self.candidates,
+                &mut self.chosen,
+                trace.as_deref_mut(),
+            );
+            if let PoolVerdict::Eligible { protected } = verdict {
+                outcome = Some(Outcome::Pool {
+                    pool: pool_id,
+                    protected,
+                });
+                break;
+            }
+        }
+        let outcome = match outcome {
+            Some(outcome) => outcome,
+            None => self.all_failed(input, pools, query.family, trace.as_deref_mut()),
+        };
+        self.answers.clear();
+        match outcome {
+            Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
+                steer(
+                    &mut self.chosen,
+                    record.steering,
+                    record.first_n,
+                    query.rotation,
+                    rng,
+                );
+                self.answers.extend(self.chosen.iter().map(|c| Answer {
+                    member: Some(c.id),
+                    address: c.address,
+                }));
+            }
+            Outcome::FailStatic { pool } => {
+                if let Some(p) = input.pool(pool) {
+                    let fixed = p.pool.fallback.iter().filter(|a| query.family.matches(a));
+                    self.answers.extend(fixed.map(|&address| Answer {
+                        member: None,
+                        address,
+                    }));
+                    if record.first_n > 0 {
+                        self.answers.truncate(record.first_n as usize);
+                    }
+                }
+            }
+            Outcome::NoData => {}
+        }
+        if let Some(t) = trace {
+            t.push(Step::Answer {
+                outcome,
+                steering: record.steering,
+                first_n: record.first_n,
+                answers: self.answers.clone(),
+            });
+        }
+        (outcome, &self.answers)
+    }
+
+    /// Step 7: no pool of the branch is eligible; the branch's first pool's
+    /// fail mode decides. Leaves fail-open candidates in `self.chosen`.
+    fn all_failed<I: SelectionInput + ?Sized>(
+        &mut self,
+        input: &I,
+        pools: &[PoolId],
+        family: Family,
+        mut trace: Option<&mut Trace>,
+    ) -> Outcome {
+        let first = pools.iter().find_map(|&id| input.pool(id));
+        let mode = first.map_or(FailMode::Closed, |p| p.pool.fail_mode);
+        let outcome = match (mode, first) {
+            (FailMode::Open, _) => {
+                let mut found = Outcome::NoData;
+                for &pool_id in pools {
+                    let Some(pool) = input.pool(pool_id) else {
+                        continue;
+                    };
+                    self.candidates.clear();
+                    pool_eval::collect_candidates(input, pool, family, &mut self.candidates, None);
+                    if !self.candidates.is_empty() {
+                        self.chosen.clear();
+                        self.chosen.extend_from_slice(&self.candidates);
+                        found = Outcome::FailOpen { pool: pool_id };
+                        break;
+                    }
+                }
+                found
+            }
+            (FailMode::Static, Some(p)) => Outcome::FailStatic { pool: p.pool.id },
+            (FailMode::Closed, _) | (FailMode::Static, None) => Outcome::NoData,
+        };
+        if let Some(t) = trace.as_deref_mut() {
+            t.push(Step::AllFailed { mode, outcome });
+        }
+        outcome
+    }
+}

@@ -1,0 +1,179 @@
+//! Steps 1–5 for one pool: candidates, healthy set, backups, minHealthy and
+//! the protection threshold. Query-independent apart from the family, so the
+//! edge can run it once per snapshot and keep the result.
+
+use std::net::IpAddr;
+
+use serde::Serialize;
+
+use super::trace::{Step, Trace};
+use super::{Family, PoolRef, SelectionInput};
+use crate::model::{Health, MemberId};
+
+/// A member that passed step 1, with what later steps need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    /// Member id.
+    pub id: MemberId,
+    /// Answered address.
+    pub address: IpAddr,
+    /// Steering weight (> 0).
+    pub weight: u32,
+    /// Ordering tier; lower first.
+    pub priority: u32,
+    /// A backup member.
+    pub backup: bool,
+    /// Health is `up`.
+    pub healthy: bool,
+}
+
+/// Why a member is not a candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Exclusion {
+    /// `enabled: false`.
+    Disabled,
+    /// Weight 0.
+    ZeroWeight,
+    /// Held by the warm-up gate.
+    Warming,
+    /// Address of the other family than the query's.
+    OtherFamily,
+}
+
+/// The result of steps 2–5 for one pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PoolVerdict {
+    /// The pool may answer with the chosen set.
+    Eligible {
+        /// All candidates presented as healthy by the protection threshold.
+        protected: bool,
+    },
+    /// Fewer usable members than `minHealthy`.
+    Ineligible,
+}
+
+/// Step 1: enabled, weight > 0, not warming, right family.
+pub fn collect_candidates<I: SelectionInput + ?Sized>(
+    input: &I,
+    pool: PoolRef<'_>,
+    family: Family,
+    out: &mut Vec<Candidate>,
+    mut trace: Option<&mut Vec<(MemberId, Exclusion)>>,
+) {
+    for m in pool.members {
+        let facts = input.facts(m.id);
+        let excluded = if !m.enabled {
+            Some(Exclusion::Disabled)
+        } else if m.weight == 0 {
+            Some(Exclusion::ZeroWeight)
+        } else if facts.warming {
+            Some(Exclusion::Warming)
+        } else if !family.matches(&m.address) {
+            Some(Exclusion::OtherFamily)
+        } else {
+            None
+        };
+        match excluded {
+            Some(reason) => {
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push((m.id, reason));
+                }
+            }
+            None => out.push(Candidate {
+                id: m.id,
+                address: m.address,
+                weight: m.weight,
+                priority: m.priority,
+                backup: m.backup,
+                healthy: facts.health == Health::Up,
+            }),
+        }
+    }
+}
+
+/// Steps 1–5 for one pool. On `Eligible`, `chosen` holds the members to
+/// answer (before steering); `candidates` is scratch.
+pub fn evaluate_pool<I: SelectionInput + ?Sized>(
+    input: &I,
+    pool: PoolRef<'_>,
+    family: Family,
+    candidates: &mut Vec<Candidate>,
+    chosen: &mut Vec<Candidate>,
+    trace: Option<&mut Trace>,
+) -> PoolVerdict {
+    let pool_id = pool.pool.id;
+    candidates.clear();
+    chosen.clear();
+    let mut excluded = trace.as_ref().map(|_| Vec::new());
+    collect_candidates(input, pool, family, candidates, excluded.as_mut());
+
+    let healthy = candidates.iter().filter(|c| c.healthy).count();
+    let healthy_primaries = candidates.iter().filter(|c| c.healthy && !c.backup).count();
+    let use_backups = healthy_primaries == 0;
+    chosen.extend(
+        candidates
+            .iter()
+            .filter(|c| c.healthy && c.backup == use_backups),
+    );
+
+    let usable = chosen.len();
+    let threshold = pool.pool.protect_threshold;
+    let protected = threshold > 0.0
+        && !candidates.is_empty()
+        && (healthy as f64 / candidates.len() as f64) <= threshold;
+    let verdict = if protected {
+        chosen.clear();
+        chosen.extend_from_slice(candidates);
+        PoolVerdict::Eligible { protected: true }
+    } else if usable >= pool.pool.min_healthy as usize {
+        PoolVerdict::Eligible { protected: false }
+    } else {
+        PoolVerdict::Ineligible
+    };
+
+    if let Some(t) = trace {
+        t.push(Step::Candidates {
+            pool: pool_id,
+            candidates: candidates.iter().map(|c| c.id).collect(),
+            excluded: excluded.unwrap_or_default(),
+        });
+        t.push(Step::Healthy {
+            pool: pool_id,
+            healthy: candidates
+                .iter()
+                .filter(|c| c.healthy)
+                .map(|c| c.id)
+                .collect(),
+            unhealthy: candidates
+                .iter()
+                .filter(|c| !c.healthy)
+                .map(|c| (c.id, input.facts(c.id).health))
+                .collect(),
+        });
+        t.push(Step::Backup {
+            pool: pool_id,
+            using_backups: use_backups && healthy > 0,
+            chosen: chosen.iter().map(|c| c.id).collect(),
+        });
+        t.push(Step::MinHealthy {
+            pool: pool_id,
+            usable,
+            min_healthy: pool.pool.min_healthy,
+        });
+        t.push(Step::Protection {
+            pool: pool_id,
+            healthy,
+            candidates: candidates.len(),
+            threshold,
+            protected,
+        });
+        t.push(Step::PoolVerdict {
+            pool: pool_id,
+            verdict,
+        });
+    }
+    verdict
+}

@@ -1,0 +1,36 @@
+//! Validation of every field of the model, with errors that name the field and
+//! the rule. The admin API runs it before anything is stored; agents and edges
+//! run the runtime parts (address, HTTP target) again before acting.
+
+mod address;
+mod catalog;
+mod check;
+mod error;
+mod http;
+mod member;
+mod pool;
+mod record;
+mod text;
+mod zone;
+
+pub use address::{AddressError, plain_ip};
+pub use catalog::catalog;
+pub use check::check;
+pub use error::{FieldError, ValidationError};
+pub use http::{HttpTargetError, header, http_path, method};
+pub use member::member;
+pub use pool::pool;
+pub use record::record;
+pub use text::{location_id, region};
+pub use zone::zone;
+
+/// Largest TTL we accept, in seconds (one week).
+pub const MAX_TTL: u32 = 604_800;
+/// Largest member weight.
+pub const MAX_WEIGHT: u32 = 1_000_000;
+/// Largest warm-up threshold, in cycles.
+pub const MAX_WARMUP_THRESHOLD: u32 = 1_000;
+/// Largest score window, in cycles.
+pub const MAX_WINDOW: u32 = 64;
+/// Largest `firstN`.
+pub const MAX_FIRST_N: u32 = 64;

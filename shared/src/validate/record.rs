@@ -1,0 +1,165 @@
+//! Record set rules: inside the zone, data matching the type, dynamic answers
+//! only for address types.
+
+use std::collections::HashSet;
+
+use super::error::{Findings, ValidationError, in_range};
+use super::{MAX_FIRST_N, MAX_TTL, region};
+use crate::model::{Rdata, RecordData, RecordSet, RecordType, Zone};
+
+/// Most pools one branch may list.
+pub const MAX_POOLS: usize = 16;
+/// Most rdata in one static set.
+pub const MAX_RDATA: usize = 64;
+
+/// Validate a record set against the zone it is written into.
+pub fn record(record: &RecordSet, zone: &Zone) -> Result<(), ValidationError> {
+    let mut f = Findings::new("");
+    f.require(
+        record.zone == zone.id,
+        "zone",
+        format!("must be the zone written into ({})", zone.id),
+    );
+    f.require(
+        record.name.is_in_zone(&zone.apex),
+        "name",
+        format!("must be inside zone {}", zone.apex),
+    );
+    in_range(&mut f, "ttl", record.ttl, 0, MAX_TTL);
+    match &record.data {
+        RecordData::Static(rdata) => static_data(&mut f, record, zone, rdata),
+        RecordData::Dynamic(dynamic) => {
+            f.require(
+                matches!(record.rtype, RecordType::A | RecordType::Aaaa),
+                "type",
+                "must be A or AAAA for a dynamic (pool-backed) record",
+            );
+            in_range(
+                &mut f,
+                "data.dynamic.firstN",
+                dynamic.first_n,
+                0,
+                MAX_FIRST_N,
+            );
+            pool_list(&mut f, "data.dynamic.pools", &dynamic.pools);
+            let mut seen_regions = HashSet::new();
+            for (i, branch) in dynamic.geo.iter().enumerate() {
+                let at = format!("data.dynamic.geo[{i}]");
+                f.require(
+                    !branch.regions.is_empty(),
+                    &format!("{at}.regions"),
+                    "must list at least one region",
+                );
+                for (j, r) in branch.regions.iter().enumerate() {
+                    if let Err(rule) = region(r) {
+                        f.add(&format!("{at}.regions[{j}]"), rule);
+                    }
+                    f.require(
+                        seen_regions.insert(r.clone()),
+                        &format!("{at}.regions[{j}]"),
+                        format!("region {r} appears in more than one branch"),
+                    );
+                }
+                pool_list(&mut f, &format!("{at}.pools"), &branch.pools);
+            }
+        }
+    }
+    f.finish()
+}
+
+fn pool_list(f: &mut Findings, field: &str, pools: &[crate::model::PoolId]) {
+    f.require(!pools.is_empty(), field, "must list at least one pool");
+    f.require(
+        pools.len() <= MAX_POOLS,
+        field,
+        format!("must list at most {MAX_POOLS} pools"),
+    );
+    let unique: HashSet<_> = pools.iter().collect();
+    f.require(
+        unique.len() == pools.len(),
+        field,
+        "must not list a pool twice",
+    );
+}
+
+fn static_data(f: &mut Findings, record: &RecordSet, zone: &Zone, rdata: &[Rdata]) {
+    f.require(
+        !rdata.is_empty(),
+        "data.static",
+        "must hold at least one record",
+    );
+    f.require(
+        rdata.len() <= MAX_RDATA,
+        "data.static",
+        format!("must hold at most {MAX_RDATA} records"),
+    );
+    if record.rtype == RecordType::Cname {
+        f.require(
+            rdata.len() <= 1,
+            "data.static",
+            "a CNAME set holds exactly one record",
+        );
+        f.require(
+            record.name != zone.apex,
+            "name",
+            "a CNAME cannot be at the zone apex",
+        );
+    }
+    for (i, data) in rdata.iter().enumerate() {
+        let at = format!("data.static[{i}]");
+        if data.record_type() != record.rtype {
+            f.add(
+                &at,
+                format!(
+                    "is {:?} data in a {:?} set",
+                    data.record_type(),
+                    record.rtype
+                ),
+            );
+            continue;
+        }
+        match data {
+            Rdata::Txt(strings) => {
+                f.require(
+                    !strings.is_empty(),
+                    &at,
+                    "a TXT record holds at least one string",
+                );
+                for (j, s) in strings.iter().enumerate() {
+                    f.require(
+                        s.len() <= 255,
+                        &format!("{at}[{j}]"),
+                        "a TXT string is at most 255 bytes",
+                    );
+                }
+            }
+            Rdata::Caa { flags, tag, value } => {
+                f.require(
+                    *flags == 0 || *flags == 128,
+                    &format!("{at}.flags"),
+                    "must be 0 or 128",
+                );
+                f.require(
+                    !tag.is_empty()
+                        && tag.len() <= 15
+                        && tag.bytes().all(|b| b.is_ascii_alphanumeric()),
+                    &format!("{at}.tag"),
+                    "must be 1 to 15 letters or digits",
+                );
+                f.require(
+                    value.len() <= 1024,
+                    &format!("{at}.value"),
+                    "must be at most 1024 bytes",
+                );
+            }
+            Rdata::Cname(target) => {
+                f.require(
+                    *target != record.name,
+                    &format!("{at}"),
+                    "a CNAME must not point at itself",
+                );
+            }
+            Rdata::A(_) | Rdata::Aaaa(_) | Rdata::Ns(_) | Rdata::Mx { .. } | Rdata::Srv { .. } => {}
+        }
+    }
+}

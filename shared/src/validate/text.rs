@@ -1,0 +1,41 @@
+//! Free-text names and identifier tokens.
+
+use super::error::Findings;
+use crate::model::{LocationId, Region};
+
+/// Longest human name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// A human name: 1 to 64 characters, no control characters.
+pub(crate) fn human_name(findings: &mut Findings, field: &str, name: &str) {
+    if name.trim().is_empty() {
+        findings.add(field, "must not be empty");
+    } else if name.chars().count() > MAX_NAME_LEN {
+        findings.add(field, format!("must be at most {MAX_NAME_LEN} characters"));
+    } else if name.chars().any(char::is_control) {
+        findings.add(field, "must not contain control characters");
+    }
+}
+
+fn token_rule(text: &str) -> Option<&'static str> {
+    if text.is_empty() || text.len() > 32 {
+        return Some("must be 1 to 32 characters");
+    }
+    if !text
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+    {
+        return Some("may contain only lower-case letters, digits, '-' and '_'");
+    }
+    None
+}
+
+/// A location id such as `fra1`.
+pub fn location_id(location: &LocationId) -> Result<(), String> {
+    token_rule(location.as_str()).map_or(Ok(()), |rule| Err(rule.to_owned()))
+}
+
+/// A region such as `eu` or `us-east`.
+pub fn region(region: &Region) -> Result<(), String> {
+    token_rule(region.as_str()).map_or(Ok(()), |rule| Err(rule.to_owned()))
+}
