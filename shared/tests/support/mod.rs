@@ -1,0 +1,94 @@
+//! Builders for selection tests.
+#![allow(dead_code, missing_docs)]
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use gslb_shared::selection::{Answer, CatalogIndex, Family, Outcome, Query, Selector, Trace};
+use gslb_shared::*;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+pub struct World {
+    pub catalog: Catalog,
+    pub facts: HashMap<MemberId, MemberFacts>,
+    next: u64,
+}
+
+impl World {
+    pub fn new() -> Self {
+        Self {
+            catalog: Catalog::default(),
+            facts: HashMap::new(),
+            next: 1,
+        }
+    }
+
+    pub fn pool(&mut self, configure: impl FnOnce(&mut Pool)) -> PoolId {
+        let id = PoolId(self.next);
+        self.next += 1;
+        let mut pool = Pool::new(id, format!("pool-{}", id.0));
+        configure(&mut pool);
+        self.catalog.pools.insert(id, pool);
+        id
+    }
+
+    /// A member that is up unless `configure` or `set` says otherwise.
+    pub fn member(
+        &mut self,
+        pool: PoolId,
+        addr: &str,
+        configure: impl FnOnce(&mut Member),
+    ) -> MemberId {
+        let id = MemberId(self.next);
+        self.next += 1;
+        let address: IpAddr = addr.parse().unwrap();
+        let mut member = Member::new(id, pool, format!("m{}", id.0), address, 80);
+        configure(&mut member);
+        self.catalog.members.insert(id, member);
+        self.facts.insert(id, MemberFacts::UP);
+        id
+    }
+
+    pub fn set(&mut self, id: MemberId, health: Health, warming: bool) {
+        self.facts.insert(id, MemberFacts { health, warming });
+    }
+
+    pub fn index(&self) -> CatalogIndex {
+        CatalogIndex::new(&self.catalog, &self.facts)
+    }
+}
+
+pub fn record(pools: &[PoolId]) -> DynamicRecord {
+    DynamicRecord {
+        steering: Steering::RoundRobin,
+        pools: pools.to_vec(),
+        geo: Vec::new(),
+        first_n: 0,
+    }
+}
+
+pub fn run(
+    world: &World,
+    record: &DynamicRecord,
+    region: Option<&str>,
+) -> (Outcome, Vec<Answer>, Trace) {
+    let region = region.map(Region::new);
+    let mut trace = Trace::new();
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut selector = Selector::new();
+    let query = Query {
+        family: Family::V4,
+        region: region.as_ref(),
+        rotation: 0,
+    };
+    let (outcome, answers) =
+        selector.select(&world.index(), record, query, &mut rng, Some(&mut trace));
+    (outcome, answers.to_vec(), trace)
+}
+
+pub fn ids(answers: &[Answer]) -> Vec<MemberId> {
+    let mut ids: Vec<_> = answers.iter().filter_map(|a| a.member).collect();
+    ids.sort();
+    ids
+}

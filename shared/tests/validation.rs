@@ -1,0 +1,513 @@
+//! Every rejected input names its field and rule.
+
+use std::time::Duration;
+
+use gslb_shared::validate::{self, ValidationError};
+use gslb_shared::*;
+
+fn fails_on(result: Result<(), ValidationError>, field: &str, rule_fragment: &str) {
+    let err = result.expect_err("expected a validation error");
+    assert!(
+        err.errors
+            .iter()
+            .any(|e| e.field == field && e.rule.contains(rule_fragment)),
+        "expected {field}: ..{rule_fragment}.. in {err}"
+    );
+}
+
+fn base_member() -> Member {
+    Member::new(
+        MemberId(1),
+        PoolId(1),
+        "web-01",
+        "10.0.0.1".parse().unwrap(),
+        80,
+    )
+}
+
+fn base_check(probe: Probe) -> Check {
+    Check::new(CheckId(1), "web", probe)
+}
+
+fn base_zone() -> Zone {
+    Zone {
+        id: ZoneId(1),
+        apex: DnsName::parse("example.com").unwrap(),
+        soa: Soa {
+            mname: DnsName::parse("ns1.example.com").unwrap(),
+            rname: DnsName::parse("hostmaster.example.com").unwrap(),
+            refresh: 3600,
+            retry: 600,
+            expire: 604800,
+            negative_ttl: 300,
+        },
+        ns: vec![DnsName::parse("ns1.example.com").unwrap()],
+        default_ttl: 300,
+    }
+}
+
+fn dynamic(pools: Vec<PoolId>) -> RecordSet {
+    RecordSet {
+        id: RecordSetId(1),
+        zone: ZoneId(1),
+        name: DnsName::parse("www.example.com").unwrap(),
+        rtype: RecordType::A,
+        ttl: 30,
+        data: RecordData::Dynamic(DynamicRecord {
+            steering: Steering::Weighted,
+            pools,
+            geo: vec![],
+            first_n: 0,
+        }),
+    }
+}
+
+#[test]
+fn defaults_are_valid() {
+    validate::member(&base_member()).unwrap();
+    validate::check(&base_check(Probe::Http(HttpProbe::default()))).unwrap();
+    validate::pool(&Pool::new(PoolId(1), "p")).unwrap();
+    validate::zone(&base_zone()).unwrap();
+    validate::record(&dynamic(vec![PoolId(1)]), &base_zone()).unwrap();
+}
+
+#[test]
+fn address_text_must_be_a_plain_ip() {
+    for (text, rule) in [
+        ("10.0.0.1:80", "without a port"),
+        ("user@10.0.0.1", "without user information"),
+        ("10.0.0.1/x", "without a path"),
+        ("10.0.0.1?q", "without a query"),
+        ("10.0.0.1#f", "without a fragment"),
+        ("web.example.com", "IPv4 or IPv6 address literal"),
+    ] {
+        let err = validate::plain_ip(text).unwrap_err();
+        assert!(err.to_string().contains(rule), "{text}: {err}");
+    }
+    assert!(validate::plain_ip("2001:db8::5").is_ok());
+}
+
+#[test]
+fn member_rules_name_their_fields() {
+    let mut m = base_member();
+    m.port = 0;
+    fails_on(validate::member(&m), "port", "between 1 and 65535");
+    let mut m = base_member();
+    m.weight = validate::MAX_WEIGHT + 1;
+    fails_on(validate::member(&m), "weight", "between 0 and");
+    let mut m = base_member();
+    m.warmup_threshold = 5000;
+    fails_on(
+        validate::member(&m),
+        "warmupThreshold",
+        "between 0 and 1000",
+    );
+    let mut m = base_member();
+    m.name = String::new();
+    fails_on(validate::member(&m), "name", "must not be empty");
+    let mut m = base_member();
+    m.region = Some(Region::new("EU West"));
+    fails_on(validate::member(&m), "region", "lower-case");
+    let mut m = base_member();
+    m.address = "0.0.0.0".parse().unwrap();
+    fails_on(validate::member(&m), "address", "unicast");
+    let mut m = base_member();
+    m.kind = MemberKind::Ephemeral(EphemeralPolicy {
+        heartbeat_timeout: Duration::from_secs(20),
+        delete_timeout: Duration::from_secs(10),
+        expire: true,
+    });
+    fails_on(
+        validate::member(&m),
+        "kind.ephemeral.deleteTimeout",
+        "heartbeatTimeout",
+    );
+}
+
+#[test]
+fn check_timing_rules() {
+    let mut c = base_check(Probe::Icmp);
+    c.timeout = c.interval;
+    fails_on(validate::check(&c), "timeout", "shorter than interval");
+    c.timeout = Duration::ZERO;
+    fails_on(validate::check(&c), "timeout", "greater than 0");
+    let mut c = base_check(Probe::Icmp);
+    c.interval = Duration::from_millis(100);
+    c.timeout = Duration::from_millis(50);
+    fails_on(validate::check(&c), "interval", "between 500ms and 1h");
+    let mut c = base_check(Probe::Icmp);
+    c.window = 0;
+    fails_on(validate::check(&c), "window", "between 1 and 64");
+}
+
+#[test]
+fn check_quorum_rules() {
+    let mut c = base_check(Probe::Icmp);
+    c.rise = 1.5;
+    fails_on(validate::check(&c), "rise", "at most 1");
+    let mut c = base_check(Probe::Icmp);
+    c.fall = -0.1;
+    fails_on(validate::check(&c), "fall", "at least 0");
+    let mut c = base_check(Probe::Icmp);
+    c.rise = 0.3;
+    c.fall = 0.5;
+    fails_on(validate::check(&c), "rise", "greater than fall");
+    let mut c = base_check(Probe::Icmp);
+    c.rise = f64::NAN;
+    fails_on(validate::check(&c), "rise", "at most 1");
+}
+
+#[test]
+fn http_check_target_rules() {
+    let with = |f: &dyn Fn(&mut HttpProbe)| {
+        let mut http = HttpProbe::default();
+        f(&mut http);
+        validate::check(&base_check(Probe::Http(http)))
+    };
+    fails_on(
+        with(&|h| h.path = "http://evil/".into()),
+        "probe.path",
+        "scheme",
+    );
+    fails_on(
+        with(&|h| h.path = "//evil/".into()),
+        "probe.path",
+        "authority",
+    );
+    fails_on(with(&|h| h.path = "/a#b".into()), "probe.path", "fragment");
+    fails_on(
+        with(&|h| h.path = "health".into()),
+        "probe.path",
+        "start with '/'",
+    );
+    fails_on(
+        with(&|h| h.method = "TRACE".into()),
+        "probe.method",
+        "must be one of",
+    );
+    fails_on(
+        with(&|h| {
+            h.headers = vec![Header {
+                name: "Bad Header".into(),
+                value: "x".into(),
+            }]
+        }),
+        "probe.headers[0]",
+        "token",
+    );
+    fails_on(
+        with(&|h| {
+            h.headers = vec![Header {
+                name: "Content-Length".into(),
+                value: "5".into(),
+            }]
+        }),
+        "probe.headers[0]",
+        "frames the request",
+    );
+    fails_on(
+        with(&|h| {
+            h.headers = vec![Header {
+                name: "Transfer-Encoding".into(),
+                value: "chunked".into(),
+            }]
+        }),
+        "probe.headers[0]",
+        "frames the request",
+    );
+    fails_on(
+        with(&|h| {
+            h.headers = vec![Header {
+                name: "X-Ok".into(),
+                value: "a\nb".into(),
+            }]
+        }),
+        "probe.headers[0]",
+        "control characters",
+    );
+    fails_on(
+        with(&|h| h.expected_status = vec![StatusRange { from: 99, to: 200 }]),
+        "probe.expectedStatus[0]",
+        "100 and 599",
+    );
+    fails_on(
+        with(&|h| h.expected_status = vec![StatusRange { from: 300, to: 200 }]),
+        "probe.expectedStatus[0]",
+        "greater than to",
+    );
+    fails_on(
+        with(&|h| h.body_regex = Some("(".into())),
+        "probe.bodyRegex",
+        "regular expression",
+    );
+    fails_on(
+        with(&|h| h.tls_server_name = Some("bad name".into())),
+        "probe.tlsServerName",
+        "DNS name",
+    );
+    // Host and Authorization stay allowed; tab is allowed in values.
+    with(&|h| {
+        h.headers = vec![
+            Header {
+                name: "Host".into(),
+                value: "api.example.com".into(),
+            },
+            Header {
+                name: "Authorization".into(),
+                value: "Basic\tx".into(),
+            },
+        ]
+    })
+    .unwrap();
+}
+
+#[test]
+fn stream_check_rules() {
+    fails_on(
+        validate::check(&base_check(Probe::Udp(StreamProbe::default()))),
+        "probe.send",
+        "UDP",
+    );
+    let bad = StreamProbe {
+        send: "PING".into(),
+        expect: Some("[".into()),
+    };
+    fails_on(
+        validate::check(&base_check(Probe::Tcp(bad))),
+        "probe.expect",
+        "regular expression",
+    );
+    let big = StreamProbe {
+        send: "x".repeat(5000),
+        expect: None,
+    };
+    fails_on(
+        validate::check(&base_check(Probe::Tcp(big))),
+        "probe.send",
+        "at most 4096",
+    );
+}
+
+#[test]
+fn check_locations_and_control_rules() {
+    let mut c = base_check(Probe::Icmp);
+    c.locations = vec![LocationId::new("fra1"), LocationId::new("fra1")];
+    fails_on(validate::check(&c), "locations[1]", "twice");
+    c.locations = vec![LocationId::new("FRA 1")];
+    fails_on(validate::check(&c), "locations[0]", "lower-case");
+    let mut c = base_check(Probe::None);
+    c.control = true;
+    fails_on(validate::check(&c), "control", "actively probe");
+    let mut c = base_check(Probe::Icmp);
+    c.damping = Some(FlapDamping {
+        reuse: 3000.0,
+        ..FlapDamping::default()
+    });
+    fails_on(
+        validate::check(&c),
+        "damping.suppress",
+        "greater than reuse",
+    );
+}
+
+#[test]
+fn pool_rules() {
+    let mut p = Pool::new(PoolId(1), "p");
+    p.protect_threshold = 1.5;
+    fails_on(
+        validate::pool(&p),
+        "protectThreshold",
+        "between 0.0 and 1.0",
+    );
+    let mut p = Pool::new(PoolId(1), "p");
+    p.min_healthy = 0;
+    fails_on(validate::pool(&p), "minHealthy", "between 1 and");
+    let mut p = Pool::new(PoolId(1), "p");
+    p.fail_mode = FailMode::Static;
+    fails_on(validate::pool(&p), "fallback", "at least one address");
+    let mut p = Pool::new(PoolId(1), "p");
+    p.fallback = vec!["192.0.2.1".parse().unwrap()];
+    fails_on(
+        validate::pool(&p),
+        "fallback",
+        "only when failMode is static",
+    );
+}
+
+#[test]
+fn zone_rules() {
+    let mut z = base_zone();
+    z.ns.clear();
+    fails_on(validate::zone(&z), "ns", "at least one");
+    let mut z = base_zone();
+    z.default_ttl = validate::MAX_TTL + 1;
+    fails_on(validate::zone(&z), "defaultTtl", "between 0 and");
+    let mut z = base_zone();
+    z.soa.retry = z.soa.refresh + 1;
+    fails_on(validate::zone(&z), "soa.retry", "refresh");
+}
+
+#[test]
+fn record_rules() {
+    let zone = base_zone();
+    let mut r = dynamic(vec![PoolId(1)]);
+    r.name = DnsName::parse("www.example.org").unwrap();
+    fails_on(
+        validate::record(&r, &zone),
+        "name",
+        "inside zone example.com",
+    );
+    let mut r = dynamic(vec![PoolId(1)]);
+    r.rtype = RecordType::Txt;
+    fails_on(validate::record(&r, &zone), "type", "A or AAAA");
+    let mut r = dynamic(vec![]);
+    r.ttl = validate::MAX_TTL + 1;
+    let err = validate::record(&r, &zone).unwrap_err();
+    assert!(err.names("ttl") && err.names("data.dynamic.pools"), "{err}");
+    let mut r = dynamic(vec![PoolId(1), PoolId(1)]);
+    fails_on(validate::record(&r, &zone), "data.dynamic.pools", "twice");
+    if let RecordData::Dynamic(d) = &mut r.data {
+        d.pools = vec![PoolId(1)];
+        d.first_n = 1000;
+    }
+    fails_on(
+        validate::record(&r, &zone),
+        "data.dynamic.firstN",
+        "between 0 and 64",
+    );
+    let mut r = dynamic(vec![PoolId(1)]);
+    if let RecordData::Dynamic(d) = &mut r.data {
+        d.geo = vec![
+            GeoBranch {
+                regions: vec![Region::new("eu")],
+                pools: vec![PoolId(1)],
+            },
+            GeoBranch {
+                regions: vec![Region::new("eu")],
+                pools: vec![PoolId(2)],
+            },
+        ];
+    }
+    fails_on(
+        validate::record(&r, &zone),
+        "data.dynamic.geo[1].regions[0]",
+        "more than one branch",
+    );
+    let cname = RecordSet {
+        rtype: RecordType::Cname,
+        name: zone.apex.clone(),
+        data: RecordData::Static(vec![Rdata::Cname(DnsName::parse("x.example.net").unwrap())]),
+        ..dynamic(vec![])
+    };
+    fails_on(validate::record(&cname, &zone), "name", "apex");
+    let mismatched = RecordSet {
+        data: RecordData::Static(vec![Rdata::Aaaa("2001:db8::1".parse().unwrap())]),
+        ..dynamic(vec![])
+    };
+    fails_on(
+        validate::record(&mismatched, &zone),
+        "data.static[0]",
+        "Aaaa data in a A set",
+    );
+    let long_txt = RecordSet {
+        rtype: RecordType::Txt,
+        data: RecordData::Static(vec![Rdata::Txt(vec!["x".repeat(256)])]),
+        ..dynamic(vec![])
+    };
+    fails_on(
+        validate::record(&long_txt, &zone),
+        "data.static[0][0]",
+        "255 bytes",
+    );
+}
+
+#[test]
+fn catalog_rules_check_references_and_cname_exclusivity() {
+    let mut c = Catalog::default();
+    c.zones.insert(ZoneId(1), base_zone());
+    let mut pool = Pool::new(PoolId(1), "web");
+    pool.check = Some(CheckId(9));
+    c.pools.insert(PoolId(1), pool);
+    let mut m = base_member();
+    m.pool = PoolId(5);
+    c.members.insert(m.id, m);
+    c.records
+        .insert(RecordSetId(1), dynamic(vec![PoolId(1), PoolId(7)]));
+    let cname = RecordSet {
+        id: RecordSetId(2),
+        rtype: RecordType::Cname,
+        data: RecordData::Static(vec![Rdata::Cname(DnsName::parse("x.example.net").unwrap())]),
+        ..dynamic(vec![])
+    };
+    c.records.insert(RecordSetId(2), cname);
+    let err = validate::catalog(&c).unwrap_err();
+    for (field, rule) in [
+        ("pools[1].check", "check 9 does not exist"),
+        ("members[1].pool", "pool 5 does not exist"),
+        ("records[1].data.dynamic.pools", "pool 7 does not exist"),
+        ("records[2].type", "CNAME"),
+    ] {
+        assert!(
+            err.errors
+                .iter()
+                .any(|e| e.field == field && e.rule.contains(rule)),
+            "{field} in {err}"
+        );
+    }
+}
+
+#[test]
+fn error_display_lists_field_and_rule() {
+    let mut m = base_member();
+    m.port = 0;
+    m.weight = u32::MAX;
+    let text = validate::member(&m).unwrap_err().to_string();
+    assert!(
+        text.starts_with("port: must be between 1 and 65535; weight: must be between"),
+        "{text}"
+    );
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_ip_literal_round_trips(ip in any::<std::net::IpAddr>()) {
+            prop_assert_eq!(validate::plain_ip(&ip.to_string()), Ok(ip));
+        }
+
+        #[test]
+        fn an_ip_with_any_url_decoration_is_refused(
+            ip in any::<std::net::Ipv4Addr>(),
+            decoration in prop_oneof![
+                Just(":80"), Just("/path"), Just("?q=1"), Just("#f"), Just(" "),
+            ],
+            user in prop::bool::ANY,
+        ) {
+            let text = if user { format!("u@{ip}") } else { format!("{ip}{decoration}") };
+            prop_assert!(validate::plain_ip(&text).is_err(), "{}", text);
+        }
+
+        #[test]
+        fn plain_ip_never_panics(text in ".{0,64}") {
+            let _ = validate::plain_ip(&text);
+        }
+
+        #[test]
+        fn accepted_paths_are_origin_form(path in "[ -~\\t\\n]{0,40}") {
+            if validate::http_path(&path).is_ok() {
+                prop_assert!(path.starts_with('/') && !path.starts_with("//"));
+                prop_assert!(!path.contains('#') && !path.contains(' ') && !path.contains('\n'));
+            }
+        }
+
+        #[test]
+        fn accepted_header_values_have_no_control_but_tab(value in "[\\x00-\\x7f]{0,20}") {
+            if validate::header("X-Probe", &value).is_ok() {
+                prop_assert!(value.chars().all(|c| c == '\t' || !c.is_control()));
+            }
+        }
+    }
+}
