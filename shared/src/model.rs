@@ -11,6 +11,7 @@ mod ids;
 mod member;
 mod name;
 mod pool;
+mod probe;
 mod record;
 mod zone;
 
@@ -21,5 +22,6 @@ pub use ids::*;
 pub use member::*;
 pub use name::*;
 pub use pool::*;
+pub use probe::*;
 pub use record::*;
 pub use zone::*;

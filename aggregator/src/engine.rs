@@ -1,0 +1,274 @@
+//! The health engine (DESIGN.md "Health engine"): a pure state machine.
+//!
+//! Inputs (probe results, heartbeats, configuration, location connects,
+//! manual health, clock ticks) go in through [`Engine::step`] with the
+//! current time; decisions come out as [`Output`]s. No sockets, no clock
+//! reads, no randomness: the same inputs at the same times give the same
+//! outputs, which is what lets a Raft leader run it and followers trust it.
+
+mod catalog_input;
+mod config;
+mod damping;
+mod hysteresis;
+mod ingest;
+mod locset;
+mod output;
+mod quarantine;
+mod state;
+mod status;
+mod tick;
+mod time;
+mod warmup;
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, ProbeResult};
+use rustc_hash::FxHashMap;
+
+pub use config::{EngineConfig, EngineConfigError, QuarantineConfig};
+pub use hysteresis::decide;
+pub use locset::MAX_LOCATIONS;
+pub use output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
+pub use status::{LocationStatus, MemberStatus};
+pub use time::Timestamp;
+
+use state::{CheckState, LocationState, MemberState};
+
+/// One input to the engine.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// Stored state has been loaded: start the startup gate. With no stored
+    /// state at all (`first_start`), the gate opens at once.
+    Restore {
+        /// Latched state per member, as last persisted.
+        members: &'a [RestoredMember],
+        /// True when the store was empty (first start of a deployment).
+        first_start: bool,
+    },
+    /// A check was created or changed.
+    UpsertCheck(&'a Check),
+    /// A check was deleted.
+    RemoveCheck(CheckId),
+    /// A member was created or changed; `check` is its pool's check.
+    UpsertMember {
+        /// The member.
+        member: &'a Member,
+        /// Its pool's check, if any.
+        check: Option<CheckId>,
+    },
+    /// A member was deleted.
+    RemoveMember(MemberId),
+    /// An agent of this location connected.
+    LocationConnected(&'a LocationId),
+    /// The last agent of this location disconnected.
+    LocationDisconnected(&'a LocationId),
+    /// A batch of results from one location.
+    Results {
+        /// Reporting location.
+        location: &'a LocationId,
+        /// Results.
+        results: &'a [ProbeResult],
+    },
+    /// An ephemeral member's heartbeat.
+    Heartbeat(MemberId),
+    /// Operator health for a persistent member whose check is `none`
+    /// (`None` clears the override).
+    ManualHealth {
+        /// Member.
+        member: MemberId,
+        /// The health to force, or none to clear.
+        health: Option<Health>,
+    },
+    /// Time passed: close due cycles, run timers.
+    Tick,
+}
+
+/// Latched state restored after a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RestoredMember {
+    /// Member.
+    pub member: MemberId,
+    /// Last decided health.
+    pub health: Health,
+    /// Whether its warm-up gate had opened.
+    pub gate_open: bool,
+    /// Manual override, if any.
+    pub manual: Option<Health>,
+}
+
+/// An input the engine refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The member does not exist.
+    #[error("member {0} does not exist")]
+    UnknownMember(MemberId),
+    /// The check does not exist.
+    #[error("check {0} does not exist")]
+    UnknownCheck(CheckId),
+    /// Results from a location that is not connected.
+    #[error("location {0} is not connected")]
+    UnknownLocation(LocationId),
+    /// More locations than the engine tracks.
+    #[error("at most {MAX_LOCATIONS} locations are supported")]
+    TooManyLocations,
+    /// Manual health refused: who owns the health instead.
+    #[error("manual health for member {member} is refused: {why}")]
+    ManualHealthRefused {
+        /// Member.
+        member: MemberId,
+        /// The owner of its health.
+        why: &'static str,
+    },
+    /// A heartbeat for a member that is not ephemeral.
+    #[error("member {0} is persistent; heartbeats are only for ephemeral members")]
+    NotEphemeral(MemberId),
+}
+
+/// Counts of inputs set aside, for metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Results ingested into a cycle.
+    pub accepted: u64,
+    /// Results for members the engine does not know.
+    pub unknown_member: u64,
+    /// Results for a check the member no longer has.
+    pub stale_check: u64,
+    /// Results for cycles already closed.
+    pub late: u64,
+    /// Results for cycles too far in the future (clock skew).
+    pub future: u64,
+    /// `invalid-target` results: never counted.
+    pub invalid_target: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Startup {
+    Loading,
+    Waiting {
+        loaded: Timestamp,
+        first_fresh: Option<Timestamp>,
+    },
+    Open,
+}
+
+/// The health engine. See the module docs.
+#[derive(Debug)]
+pub struct Engine {
+    config: EngineConfig,
+    checks: Vec<Option<CheckState>>,
+    check_slots: FxHashMap<CheckId, usize>,
+    members: Vec<Option<MemberState>>,
+    member_slots: FxHashMap<MemberId, usize>,
+    free_member_slots: Vec<usize>,
+    locations: Vec<LocationState>,
+    location_slots: FxHashMap<LocationId, usize>,
+    /// Per location slot: quarantine tallies and state.
+    quarantine: Vec<quarantine::LocationQuarantine>,
+    /// The quarantined location slots, kept in step with `quarantine`.
+    quarantined: locset::LocationSet,
+    /// Cycle deadlines: (deadline, member slot, generation, cycle). Entries of
+    /// cycles that closed early are skipped when popped.
+    deadlines: BinaryHeap<Reverse<(Timestamp, usize, u32, u64)>>,
+    /// Ephemeral members, checked for heartbeat timeouts on every tick.
+    ephemeral: BTreeSet<MemberId>,
+    /// Members held down by flap damping, checked for release on every tick.
+    suppressed: BTreeSet<MemberId>,
+    startup: Startup,
+    next_round: Option<Timestamp>,
+    counters: Counters,
+    next_generation: u32,
+}
+
+impl Engine {
+    /// A new engine in the loading state (startup gate closed).
+    pub fn new(config: EngineConfig) -> Self {
+        Self {
+            config,
+            checks: Vec::new(),
+            check_slots: FxHashMap::default(),
+            members: Vec::new(),
+            member_slots: FxHashMap::default(),
+            free_member_slots: Vec::new(),
+            locations: Vec::new(),
+            location_slots: FxHashMap::default(),
+            quarantine: Vec::new(),
+            quarantined: locset::LocationSet::EMPTY,
+            deadlines: BinaryHeap::new(),
+            ephemeral: BTreeSet::new(),
+            suppressed: BTreeSet::new(),
+            startup: Startup::Loading,
+            next_round: None,
+            counters: Counters::default(),
+            next_generation: 0,
+        }
+    }
+
+    /// Apply one input at time `now`, appending decisions to `out`.
+    pub fn step(
+        &mut self,
+        now: Timestamp,
+        input: Input<'_>,
+        out: &mut Vec<Output>,
+    ) -> Result<(), EngineError> {
+        match input {
+            Input::Restore {
+                members,
+                first_start,
+            } => {
+                self.restore(now, members, first_start, out);
+                Ok(())
+            }
+            Input::UpsertCheck(check) => {
+                self.upsert_check(now, check, out);
+                Ok(())
+            }
+            Input::RemoveCheck(id) => self.remove_check(now, id, out),
+            Input::UpsertMember { member, check } => {
+                self.upsert_member(now, member, check, out);
+                Ok(())
+            }
+            Input::RemoveMember(id) => self.remove_member(id),
+            Input::LocationConnected(location) => self.location_connected(now, location),
+            Input::LocationDisconnected(location) => self.location_disconnected(now, location),
+            Input::Results { location, results } => self.ingest(now, location, results, out),
+            Input::Heartbeat(member) => self.heartbeat(now, member, out),
+            Input::ManualHealth { member, health } => self.manual_health(now, member, health, out),
+            Input::Tick => {
+                self.tick(now, out);
+                Ok(())
+            }
+        }
+    }
+
+    /// Counts of results set aside.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// True once the startup gate has opened.
+    pub fn decisions_enabled(&self) -> bool {
+        self.startup == Startup::Open
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Publish a member's facts if they changed.
+    fn publish(&mut self, slot: usize, out: &mut Vec<Output>) {
+        let checks = &self.checks;
+        let Some(m) = self.members[slot].as_mut() else {
+            return;
+        };
+        let facts = m.facts(m.checked(checks));
+        if m.published != Some(facts) {
+            m.published = Some(facts);
+            out.push(Output::Facts {
+                member: m.id,
+                facts,
+            });
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! Configuration inputs: checks, members, locations, restored state, and
+//! operator actions (manual health, heartbeats).
+
+use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, MemberKind};
+
+use super::locset::{LocationSet, MAX_LOCATIONS};
+use super::output::{Output, Reason, Transition, WarmupEvent};
+use super::state::{CheckState, LocationState, MemberState, ScoreWindow};
+use super::warmup::WarmupGate;
+use super::{Engine, EngineError, RestoredMember, Startup, Timestamp};
+
+impl Engine {
+    pub(super) fn restore(
+        &mut self,
+        now: Timestamp,
+        members: &[RestoredMember],
+        first_start: bool,
+        out: &mut Vec<Output>,
+    ) {
+        for r in members {
+            let Some(&slot) = self.member_slots.get(&r.member) else {
+                continue;
+            };
+            let Some(m) = self.members[slot].as_mut() else {
+                continue;
+            };
+            m.health = r.health;
+            m.manual = r.manual;
+            m.gate = WarmupGate::restored(r.gate_open, 0);
+            m.since = now;
+            m.last_heartbeat = now;
+        }
+        let any_active = self.checks.iter().flatten().any(|c| c.spec.is_active());
+        if first_start || !any_active {
+            self.startup = Startup::Open;
+            out.push(Output::StartupGateOpened { at: now });
+        } else {
+            self.startup = Startup::Waiting {
+                loaded: now,
+                first_fresh: None,
+            };
+        }
+        for slot in 0..self.members.len() {
+            self.publish(slot, out);
+        }
+    }
+
+    fn assigned_for(&self, check: &Check) -> LocationSet {
+        let mut set = LocationSet::EMPTY;
+        for (slot, _) in self.locations.iter().enumerate() {
+            set.insert(slot);
+        }
+        if check.locations.is_empty() {
+            return set;
+        }
+        let mut listed = LocationSet::EMPTY;
+        for location in &check.locations {
+            if let Some(&slot) = self.location_slots.get(location) {
+                listed.insert(slot);
+            }
+        }
+        listed
+    }
+
+    /// Recompute which locations a check's cycles wait for.
+    pub(super) fn refresh_expected(&mut self, check_slot: usize, now: Timestamp) {
+        let quarantined = self.quarantined;
+        let Some(check) = self.checks[check_slot].as_mut() else {
+            return;
+        };
+        let current = now.cycle(check.interval());
+        let mut expected = LocationSet::EMPTY;
+        for slot in check.assigned.iter() {
+            if self.locations[slot].connected
+                && !quarantined.contains(slot)
+                && !check.is_stale(slot, current)
+            {
+                expected.insert(slot);
+            }
+        }
+        check.expected = expected;
+    }
+
+    pub(super) fn upsert_check(&mut self, now: Timestamp, spec: &Check, out: &mut Vec<Output>) {
+        let assigned = self.assigned_for(spec);
+        let slot = match self.check_slots.get(&spec.id) {
+            Some(&slot) => {
+                let Some(state) = self.checks[slot].as_mut() else {
+                    return;
+                };
+                let retimed = state.spec.interval != spec.interval;
+                state.spec = spec.clone();
+                state.assigned = assigned;
+                if retimed {
+                    // Cycle numbers depend on the interval: open tallies no longer apply.
+                    for m in self
+                        .members
+                        .iter_mut()
+                        .flatten()
+                        .filter(|m| m.check == Some(slot))
+                    {
+                        m.open.clear();
+                        m.last_closed = 0;
+                    }
+                }
+                slot
+            }
+            None => {
+                let current = now.cycle(spec.interval);
+                let last_heard = self
+                    .locations
+                    .iter()
+                    .map(|l| if l.connected { current } else { 0 })
+                    .collect();
+                let state = CheckState {
+                    spec: spec.clone(),
+                    assigned,
+                    last_heard,
+                    expected: LocationSet::EMPTY,
+                };
+                self.checks.push(Some(state));
+                let slot = self.checks.len() - 1;
+                self.check_slots.insert(spec.id, slot);
+                for m in self
+                    .members
+                    .iter_mut()
+                    .flatten()
+                    .filter(|m| m.check_id == Some(spec.id))
+                {
+                    m.check = Some(slot);
+                }
+                slot
+            }
+        };
+        self.refresh_expected(slot, now);
+        self.republish_check_members(now, spec.id, out);
+    }
+
+    pub(super) fn remove_check(
+        &mut self,
+        now: Timestamp,
+        id: CheckId,
+        out: &mut Vec<Output>,
+    ) -> Result<(), EngineError> {
+        let slot = self
+            .check_slots
+            .remove(&id)
+            .ok_or(EngineError::UnknownCheck(id))?;
+        self.checks[slot] = None;
+        for m in self
+            .members
+            .iter_mut()
+            .flatten()
+            .filter(|m| m.check == Some(slot))
+        {
+            m.check = None;
+            m.open.clear();
+        }
+        self.republish_check_members(now, id, out);
+        Ok(())
+    }
+
+    fn republish_check_members(&mut self, now: Timestamp, check: CheckId, out: &mut Vec<Output>) {
+        for slot in 0..self.members.len() {
+            if self.members[slot]
+                .as_ref()
+                .is_some_and(|m| m.check_id == Some(check))
+            {
+                self.publish_with_config_transition(slot, now, out);
+            }
+        }
+    }
+
+    /// Publish, logging a transition when configuration alone changed the
+    /// effective health (e.g. a check was added to the pool).
+    fn publish_with_config_transition(
+        &mut self,
+        slot: usize,
+        now: Timestamp,
+        out: &mut Vec<Output>,
+    ) {
+        let checks = &self.checks;
+        let Some(m) = self.members[slot].as_mut() else {
+            return;
+        };
+        let to = m.effective_health(m.checked(checks));
+        if let Some(published) = m.published
+            && published.health != to
+        {
+            m.since = now;
+            out.push(Output::Transition(Transition {
+                member: m.id,
+                at: now,
+                from: published.health,
+                to,
+                reason: Reason::Config,
+                cycle: None,
+                evidence: Vec::new(),
+            }));
+        }
+        self.publish(slot, out);
+    }
+
+    pub(super) fn upsert_member(
+        &mut self,
+        now: Timestamp,
+        member: &Member,
+        check: Option<CheckId>,
+        out: &mut Vec<Output>,
+    ) {
+        let check_slot = check.and_then(|id| self.check_slots.get(&id).copied());
+        let slot = match self.member_slots.get(&member.id) {
+            Some(&slot) => slot,
+            None => {
+                let slot = self.free_member_slots.pop().unwrap_or_else(|| {
+                    self.members.push(None);
+                    self.members.len() - 1
+                });
+                self.next_generation = self.next_generation.wrapping_add(1);
+                let mut state = MemberState {
+                    id: member.id,
+                    generation: self.next_generation,
+                    check_id: check,
+                    check: check_slot,
+                    enabled: member.enabled,
+                    kind: member.kind,
+                    warmup_threshold: member.warmup_threshold,
+                    rewarm_after_down: member.rewarm_after_down,
+                    health: Health::Unknown,
+                    manual: None,
+                    gate: WarmupGate::OPEN,
+                    scores: ScoreWindow::default(),
+                    last_pass_fraction: None,
+                    open: Vec::new(),
+                    last_closed: 0,
+                    locs: Vec::new(),
+                    damping: Default::default(),
+                    last_heartbeat: now,
+                    since: now,
+                    published: None,
+                };
+                // A new member with a check and a threshold starts warming.
+                if state.checked(&self.checks) && member.warmup_threshold > 0 {
+                    state.gate = WarmupGate::CLOSED;
+                }
+                if member.is_ephemeral() {
+                    state.health = Health::Up; // registering is the first heartbeat
+                    self.ephemeral.insert(member.id);
+                }
+                self.members[slot] = Some(state);
+                self.member_slots.insert(member.id, slot);
+                self.publish(slot, out);
+                return;
+            }
+        };
+        let decisions = self.decisions_enabled();
+        let Some(m) = self.members[slot].as_mut() else {
+            return;
+        };
+        if !m.enabled && member.enabled && m.warmup_threshold.max(member.warmup_threshold) > 0 {
+            // Disabled -> enabled restarts the gate (seed 000); other edits keep it.
+            m.gate.restart();
+            out.push(Output::Warmup {
+                member: m.id,
+                at: now,
+                event: WarmupEvent::Restarted,
+                passes: 0,
+                threshold: member.warmup_threshold,
+            });
+        }
+        m.enabled = member.enabled;
+        m.warmup_threshold = member.warmup_threshold;
+        m.rewarm_after_down = member.rewarm_after_down;
+        if m.check_id != check {
+            m.check_id = check;
+            m.check = check_slot;
+            m.open.clear();
+            m.scores.clear();
+            m.last_pass_fraction = None;
+            m.last_closed = 0;
+        }
+        if m.kind != member.kind {
+            if member.is_ephemeral() {
+                m.health = Health::Up;
+                m.last_heartbeat = now;
+                self.ephemeral.insert(member.id);
+            } else {
+                m.health = Health::Unknown;
+                self.ephemeral.remove(&member.id);
+            }
+            m.kind = member.kind;
+        }
+        let threshold = m.warmup_threshold;
+        if decisions && threshold > 0 && !m.gate.is_open() && m.gate.passes() >= threshold {
+            m.gate.open();
+            out.push(Output::Warmup {
+                member: m.id,
+                at: now,
+                event: WarmupEvent::Opened,
+                passes: m.gate.passes(),
+                threshold,
+            });
+        }
+        self.publish_with_config_transition(slot, now, out);
+    }
+
+    pub(super) fn remove_member(&mut self, id: MemberId) -> Result<(), EngineError> {
+        let slot = self
+            .member_slots
+            .remove(&id)
+            .ok_or(EngineError::UnknownMember(id))?;
+        self.members[slot] = None;
+        self.free_member_slots.push(slot);
+        self.ephemeral.remove(&id);
+        self.suppressed.remove(&id);
+        Ok(())
+    }
+
+    pub(super) fn location_connected(
+        &mut self,
+        now: Timestamp,
+        id: &LocationId,
+    ) -> Result<(), EngineError> {
+        let slot = match self.location_slots.get(id) {
+            Some(&slot) => slot,
+            None => {
+                if self.locations.len() >= MAX_LOCATIONS {
+                    return Err(EngineError::TooManyLocations);
+                }
+                self.locations.push(LocationState {
+                    id: id.clone(),
+                    connected: false,
+                });
+                self.quarantine.push(Default::default());
+                let slot = self.locations.len() - 1;
+                self.location_slots.insert(id.clone(), slot);
+                for c in 0..self.checks.len() {
+                    let Some(spec) = self.checks[c].as_ref().map(|c| c.spec.clone()) else {
+                        continue;
+                    };
+                    let assigned = self.assigned_for(&spec);
+                    if let Some(state) = self.checks[c].as_mut() {
+                        state.assigned = assigned;
+                        state.last_heard.resize(slot + 1, 0);
+                    }
+                }
+                slot
+            }
+        };
+        self.locations[slot].connected = true;
+        for c in 0..self.checks.len() {
+            if let Some(state) = self.checks[c].as_mut() {
+                // A newly connected location is waited for until it proves stale.
+                let current = now.cycle(state.interval());
+                state.last_heard[slot] = state.last_heard[slot].max(current);
+            }
+            self.refresh_expected(c, now);
+        }
+        Ok(())
+    }
+
+    pub(super) fn location_disconnected(
+        &mut self,
+        now: Timestamp,
+        id: &LocationId,
+    ) -> Result<(), EngineError> {
+        let slot = *self
+            .location_slots
+            .get(id)
+            .ok_or_else(|| EngineError::UnknownLocation(id.clone()))?;
+        self.locations[slot].connected = false;
+        for c in 0..self.checks.len() {
+            self.refresh_expected(c, now);
+        }
+        Ok(())
+    }
+
+    pub(super) fn manual_health(
+        &mut self,
+        now: Timestamp,
+        id: MemberId,
+        health: Option<Health>,
+        out: &mut Vec<Output>,
+    ) -> Result<(), EngineError> {
+        let slot = *self
+            .member_slots
+            .get(&id)
+            .ok_or(EngineError::UnknownMember(id))?;
+        let checked = self.members[slot]
+            .as_ref()
+            .is_some_and(|m| m.checked(&self.checks));
+        let Some(m) = self.members[slot].as_mut() else {
+            return Err(EngineError::UnknownMember(id));
+        };
+        if matches!(m.kind, MemberKind::Ephemeral(_)) {
+            return Err(EngineError::ManualHealthRefused {
+                member: id,
+                why: "an ephemeral member's health is kept by its heartbeats",
+            });
+        }
+        if checked {
+            return Err(EngineError::ManualHealthRefused {
+                member: id,
+                why: "its pool has an active health check, which owns its health (use a check of protocol none)",
+            });
+        }
+        let from = m.effective_health(false);
+        m.manual = health;
+        let to = m.effective_health(false);
+        if from != to {
+            m.since = now;
+            out.push(Output::Transition(Transition {
+                member: id,
+                at: now,
+                from,
+                to,
+                reason: Reason::Manual,
+                cycle: None,
+                evidence: Vec::new(),
+            }));
+        }
+        self.publish(slot, out);
+        Ok(())
+    }
+
+    pub(super) fn heartbeat(
+        &mut self,
+        now: Timestamp,
+        id: MemberId,
+        out: &mut Vec<Output>,
+    ) -> Result<(), EngineError> {
+        let slot = *self
+            .member_slots
+            .get(&id)
+            .ok_or(EngineError::UnknownMember(id))?;
+        let Some(m) = self.members[slot].as_mut() else {
+            return Err(EngineError::UnknownMember(id));
+        };
+        if !matches!(m.kind, MemberKind::Ephemeral(_)) {
+            return Err(EngineError::NotEphemeral(id));
+        }
+        m.last_heartbeat = now;
+        if m.health != Health::Up {
+            out.push(Output::Transition(Transition {
+                member: id,
+                at: now,
+                from: m.health,
+                to: Health::Up,
+                reason: Reason::Heartbeat,
+                cycle: None,
+                evidence: Vec::new(),
+            }));
+            m.health = Health::Up;
+            m.since = now;
+        }
+        self.publish(slot, out);
+        Ok(())
+    }
+}

@@ -1,0 +1,306 @@
+//! Results in, cycles closed: DESIGN.md "Health engine" 1–5.
+//!
+//! A cycle closes when every expected location has reported, or at its
+//! deadline (`interval + timeout + grace` after it opened, see `tick`).
+//! Closing computes the raw pass fraction over the reporting, unquarantined
+//! locations, feeds the score window and the warm-up gate, and applies the
+//! hysteresis.
+
+use std::cmp::Reverse;
+
+use gslb_shared::{FailReason, Health, LocationId, MemberKind, ProbeResult};
+
+use super::hysteresis::decide;
+use super::output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
+use super::quarantine::record_cycle;
+use super::state::{LocResult, OpenCycle};
+use super::{Engine, EngineError, Startup, Timestamp};
+
+impl Engine {
+    pub(super) fn ingest(
+        &mut self,
+        now: Timestamp,
+        location: &LocationId,
+        results: &[ProbeResult],
+        out: &mut Vec<Output>,
+    ) -> Result<(), EngineError> {
+        let loc = match self.location_slots.get(location) {
+            Some(&slot) if self.locations[slot].connected => slot,
+            _ => return Err(EngineError::UnknownLocation(location.clone())),
+        };
+        for result in results {
+            self.ingest_one(now, loc, result, out);
+        }
+        Ok(())
+    }
+
+    fn ingest_one(&mut self, now: Timestamp, loc: usize, r: &ProbeResult, out: &mut Vec<Output>) {
+        let Some(&slot) = self.member_slots.get(&r.member) else {
+            self.counters.unknown_member += 1;
+            return;
+        };
+        let quarantined = self.quarantined.contains(loc);
+        let Some(m) = self.members[slot].as_mut() else {
+            return;
+        };
+        let check_slot = match m.check {
+            Some(c)
+                if matches!(m.kind, MemberKind::Persistent)
+                    && self.checks[c]
+                        .as_ref()
+                        .is_some_and(|c| c.spec.id == r.check && c.spec.is_active()) =>
+            {
+                c
+            }
+            _ => {
+                self.counters.stale_check += 1;
+                return;
+            }
+        };
+        let Some(check) = self.checks[check_slot].as_mut() else {
+            return;
+        };
+        if !check.assigned.contains(loc) {
+            // Not this location's assignment (an old one, or a misbehaving agent).
+            self.counters.stale_check += 1;
+            return;
+        }
+        if r.cycle > now.cycle(check.interval()) + 1 {
+            self.counters.future += 1;
+            return;
+        }
+        if let Some(heard) = check.last_heard.get_mut(loc)
+            && *heard < r.cycle
+        {
+            *heard = r.cycle;
+            if check.assigned.contains(loc) && self.locations[loc].connected && !quarantined {
+                check.expected.insert(loc);
+            }
+        }
+        if m.locs.len() <= loc {
+            m.locs.resize(loc + 1, LocResult::default());
+        }
+        if r.cycle >= m.locs[loc].cycle {
+            m.locs[loc] = LocResult {
+                cycle: r.cycle,
+                latency_us: r.latency_us,
+                failure: r.failure,
+            };
+        }
+        if r.failure == Some(FailReason::InvalidTarget) {
+            // Never probed: not evidence either way (seed 004).
+            self.counters.invalid_target += 1;
+            return;
+        }
+        if r.cycle <= m.last_closed {
+            self.counters.late += 1;
+            return;
+        }
+        let index = match m.open.iter().position(|c| c.cycle == r.cycle) {
+            Some(index) => index,
+            None => {
+                let deadline = check.deadline(r.cycle, self.config.cycle_grace);
+                self.deadlines
+                    .push(Reverse((deadline, slot, m.generation, r.cycle)));
+                let at = m.open.partition_point(|c| c.cycle < r.cycle);
+                m.open.insert(
+                    at,
+                    OpenCycle {
+                        cycle: r.cycle,
+                        reported: Default::default(),
+                        passed: Default::default(),
+                    },
+                );
+                at
+            }
+        };
+        let open = &mut m.open[index];
+        open.reported.insert(loc);
+        if r.passed() {
+            open.passed.insert(loc);
+        }
+        self.counters.accepted += 1;
+        if let Startup::Waiting {
+            first_fresh: first_fresh @ None,
+            ..
+        } = &mut self.startup
+        {
+            *first_fresh = Some(now);
+        }
+        if open.reported.is_superset(&check.expected) {
+            let cycle = open.cycle;
+            self.close_through(slot, cycle, now, out);
+        }
+    }
+
+    /// Close every open cycle of a member up to and including `cycle`, oldest
+    /// first (a newer complete cycle makes older missing reports late).
+    pub(super) fn close_through(
+        &mut self,
+        slot: usize,
+        cycle: u64,
+        now: Timestamp,
+        out: &mut Vec<Output>,
+    ) {
+        loop {
+            let Some(m) = self.members[slot].as_mut() else {
+                return;
+            };
+            let Some(first) = m.open.first().copied() else {
+                return;
+            };
+            if first.cycle > cycle {
+                return;
+            }
+            m.open.remove(0);
+            m.last_closed = m.last_closed.max(first.cycle);
+            self.close_cycle(slot, first, now, out);
+        }
+    }
+
+    fn close_cycle(&mut self, slot: usize, oc: OpenCycle, now: Timestamp, out: &mut Vec<Output>) {
+        let decisions = self.decisions_enabled();
+        let counting = oc.reported.minus(&self.quarantined);
+        let Some(m) = self.members[slot].as_mut() else {
+            return;
+        };
+        let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+            return;
+        };
+        if self.config.quarantine.enabled {
+            record_cycle(
+                &mut self.quarantine,
+                &oc.reported,
+                &oc.passed,
+                &counting,
+                check.spec.control,
+            );
+        }
+        if counting.is_empty() {
+            return; // no data: changes nothing
+        }
+        let p = oc.passed.and(&counting).len() as f64 / counting.len() as f64;
+        let (rise, window) = (check.spec.rise, check.spec.window as usize);
+        m.last_pass_fraction = Some(p);
+        m.scores.push(p, window);
+        let score = m.scores.score().unwrap_or(p);
+        let threshold = m.warmup_threshold;
+        if threshold > 0 && m.gate.record(p >= rise, threshold) && decisions {
+            m.gate.open();
+            out.push(Output::Warmup {
+                member: m.id,
+                at: now,
+                event: WarmupEvent::Opened,
+                passes: m.gate.passes(),
+                threshold,
+            });
+        }
+        if decisions {
+            self.apply_score(slot, Some(oc), score, p, now, out);
+        }
+        self.publish(slot, out);
+    }
+
+    /// Run the hysteresis (and damping) on a score; log a transition.
+    pub(super) fn apply_score(
+        &mut self,
+        slot: usize,
+        oc: Option<OpenCycle>,
+        score: f64,
+        pass_fraction: f64,
+        now: Timestamp,
+        out: &mut Vec<Output>,
+    ) {
+        let Some(m) = self.members[slot].as_mut() else {
+            return;
+        };
+        let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+            return;
+        };
+        let (rise, fall) = (check.spec.rise, check.spec.fall);
+        let next = decide(m.health, score, rise, fall);
+        if next == m.health {
+            return;
+        }
+        if let Some(params) = &check.spec.damping {
+            if next == Health::Up && m.damping.suppressed(params, now) {
+                self.suppressed.insert(m.id);
+                return; // held down until the penalty decays below reuse
+            }
+            if m.health != Health::Unknown && m.damping.charge(params, now) {
+                self.suppressed.insert(m.id);
+            }
+        }
+        let from = m.health;
+        m.health = next;
+        m.since = now;
+        if next == Health::Down && m.rewarm_after_down && m.warmup_threshold > 0 && m.gate.is_open()
+        {
+            m.gate.restart();
+            out.push(Output::Warmup {
+                member: m.id,
+                at: now,
+                event: WarmupEvent::Restarted,
+                passes: 0,
+                threshold: m.warmup_threshold,
+            });
+        }
+        let evidence = oc.map(|oc| self.evidence(slot, &oc)).unwrap_or_default();
+        let Some(m) = self.members[slot].as_ref() else {
+            return;
+        };
+        out.push(Output::Transition(Transition {
+            member: m.id,
+            at: now,
+            from,
+            to: next,
+            reason: Reason::Quorum {
+                score,
+                pass_fraction,
+                rise,
+                fall,
+            },
+            cycle: oc.map(|oc| oc.cycle),
+            evidence,
+        }));
+    }
+
+    /// Per-location evidence of one cycle.
+    fn evidence(&self, slot: usize, oc: &OpenCycle) -> Vec<Evidence> {
+        let Some(m) = self.members[slot].as_ref() else {
+            return Vec::new();
+        };
+        let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+            return Vec::new();
+        };
+        check
+            .assigned
+            .or(&oc.reported)
+            .iter()
+            .map(|loc| {
+                let result = m.locs.get(loc).filter(|r| r.cycle == oc.cycle).copied();
+                let passed = oc.passed.contains(loc);
+                let outcome = if !oc.reported.contains(loc) {
+                    if check.is_stale(loc, oc.cycle) {
+                        EvidenceOutcome::Stale
+                    } else {
+                        EvidenceOutcome::Missing
+                    }
+                } else if self.quarantined.contains(loc) {
+                    EvidenceOutcome::Quarantined { passed }
+                } else if passed {
+                    EvidenceOutcome::Pass
+                } else {
+                    EvidenceOutcome::Fail {
+                        reason: result.and_then(|r| r.failure).unwrap_or(FailReason::Other),
+                    }
+                };
+                Evidence {
+                    location: self.locations[loc].id.clone(),
+                    outcome,
+                    latency_us: result.map_or(0, |r| r.latency_us),
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,165 @@
+//! Per-check, per-member and per-location state, kept in dense slots so the
+//! ingest path is index arithmetic rather than map lookups.
+
+use std::time::Duration;
+
+use gslb_shared::{
+    Check, CheckId, FailReason, Health, LocationId, MemberFacts, MemberId, MemberKind,
+};
+
+use super::Timestamp;
+use super::damping::Damping;
+use super::locset::LocationSet;
+use super::warmup::WarmupGate;
+
+/// A connected (or once connected) probe location.
+#[derive(Debug, Clone)]
+pub(super) struct LocationState {
+    pub id: LocationId,
+    pub connected: bool,
+}
+
+/// A check and what the engine derives from it.
+#[derive(Debug, Clone)]
+pub(super) struct CheckState {
+    pub spec: Check,
+    /// Locations assigned to run it (known locations only).
+    pub assigned: LocationSet,
+    /// Per location slot: the latest cycle heard from it (report, or the
+    /// cycle it connected in), for staleness.
+    pub last_heard: Vec<u64>,
+    /// Locations a cycle waits for: assigned, connected, fresh, not quarantined.
+    pub expected: LocationSet,
+}
+
+impl CheckState {
+    pub fn interval(&self) -> Duration {
+        self.spec.interval
+    }
+
+    /// When cycle `cycle` is closed at the latest.
+    pub fn deadline(&self, cycle: u64, grace: Duration) -> Timestamp {
+        Timestamp::cycle_start(cycle, self.spec.interval)
+            .plus(self.spec.interval + self.spec.timeout + grace)
+    }
+
+    /// A location is stale when it has not been heard in the last two cycles.
+    pub fn is_stale(&self, slot: usize, current_cycle: u64) -> bool {
+        self.last_heard
+            .get(slot)
+            .is_none_or(|&heard| heard + 2 < current_cycle)
+    }
+}
+
+/// The tally of one open cycle.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OpenCycle {
+    pub cycle: u64,
+    pub reported: LocationSet,
+    pub passed: LocationSet,
+}
+
+/// The latest result of one location for one member.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LocResult {
+    /// 0 = no result yet (cycle 0 is 1970).
+    pub cycle: u64,
+    pub latency_us: u32,
+    pub failure: Option<FailReason>,
+}
+
+/// The last `window` pass fractions.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ScoreWindow {
+    values: Vec<f64>,
+    next: usize,
+}
+
+impl ScoreWindow {
+    pub fn push(&mut self, p: f64, window: usize) {
+        if self.values.len() > window {
+            self.values.clear();
+            self.next = 0;
+        }
+        if self.values.len() < window {
+            self.values.push(p);
+        } else {
+            self.values[self.next] = p;
+        }
+        self.next = (self.next + 1) % window.max(1);
+    }
+
+    /// Mean of the window, or `None` with no data yet.
+    pub fn score(&self) -> Option<f64> {
+        if self.values.is_empty() {
+            return None;
+        }
+        Some(self.values.iter().sum::<f64>() / self.values.len() as f64)
+    }
+
+    pub fn clear(&mut self) {
+        self.values.clear();
+        self.next = 0;
+    }
+}
+
+/// Everything the engine knows about a member.
+#[derive(Debug, Clone)]
+pub(super) struct MemberState {
+    pub id: MemberId,
+    /// Bumped when the slot is reused so stale deadlines are ignored.
+    pub generation: u32,
+    /// The pool's check as configured, even before that check is known.
+    pub check_id: Option<CheckId>,
+    /// The check's slot, once the check is known.
+    pub check: Option<usize>,
+    pub enabled: bool,
+    pub kind: MemberKind,
+    pub warmup_threshold: u32,
+    pub rewarm_after_down: bool,
+    /// Health decided from results or heartbeats.
+    pub health: Health,
+    pub manual: Option<Health>,
+    pub gate: WarmupGate,
+    pub scores: ScoreWindow,
+    pub last_pass_fraction: Option<f64>,
+    pub open: Vec<OpenCycle>,
+    pub last_closed: u64,
+    pub locs: Vec<LocResult>,
+    pub damping: Damping,
+    pub last_heartbeat: Timestamp,
+    pub since: Timestamp,
+    /// The facts last published.
+    pub published: Option<MemberFacts>,
+}
+
+impl MemberState {
+    /// True when agents' results decide this member's health. A check that
+    /// is configured but not loaded yet counts as active: missing config is
+    /// never read as "no check".
+    pub fn checked(&self, checks: &[Option<CheckState>]) -> bool {
+        matches!(self.kind, MemberKind::Persistent)
+            && self.check_id.is_some()
+            && self
+                .check
+                .and_then(|c| checks[c].as_ref())
+                .is_none_or(|c| c.spec.is_active())
+    }
+
+    /// The health selection sees.
+    pub fn effective_health(&self, checked: bool) -> Health {
+        match self.kind {
+            MemberKind::Ephemeral(_) => self.health,
+            MemberKind::Persistent if checked => self.health,
+            MemberKind::Persistent => self.manual.unwrap_or(Health::Up),
+        }
+    }
+
+    /// The facts selection sees.
+    pub fn facts(&self, checked: bool) -> MemberFacts {
+        MemberFacts {
+            health: self.effective_health(checked),
+            warming: self.gate.warming(self.warmup_threshold, checked),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Read-only views of engine state for status APIs.
+
+use gslb_shared::{FailReason, Health, LocationId, MemberId};
+use serde::Serialize;
+
+use super::{Engine, Timestamp};
+
+/// A member's health as the status endpoints show it (seed 000 fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberStatus {
+    /// Member.
+    pub member: MemberId,
+    /// Effective health (what selection sees).
+    pub health: Health,
+    /// Manual override, if any.
+    pub manual: Option<Health>,
+    /// Mean pass fraction over the score window.
+    pub score: Option<f64>,
+    /// Pass fraction of the last closed cycle.
+    pub last_pass_fraction: Option<f64>,
+    /// Held back by the warm-up gate.
+    pub warming: bool,
+    /// Consecutive passing cycles.
+    pub warmup_passes: u32,
+    /// Configured threshold.
+    pub warmup_threshold: u32,
+    /// Held down by flap damping.
+    pub suppressed: bool,
+    /// When the health last changed.
+    pub since: Timestamp,
+    /// Latest result per location.
+    pub locations: Vec<LocationStatus>,
+}
+
+/// One location's latest result for a member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocationStatus {
+    /// Location.
+    pub location: LocationId,
+    /// Cycle of the result.
+    pub cycle: u64,
+    /// Passed.
+    pub passed: bool,
+    /// Failure reason.
+    pub failure: Option<FailReason>,
+    /// Latency.
+    pub latency_us: u32,
+    /// Not heard for two cycles.
+    pub stale: bool,
+    /// Location quarantined.
+    pub quarantined: bool,
+}
+
+impl Engine {
+    /// Status of one member at `now`.
+    pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
+        let m = self.members[*self.member_slots.get(&id)?].as_ref()?;
+        let check = m.check.and_then(|c| self.checks[c].as_ref());
+        let checked = m.checked(&self.checks);
+        let facts = m.facts(checked);
+        let locations = m
+            .locs
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.cycle != 0)
+            .map(|(slot, r)| LocationStatus {
+                location: self.locations[slot].id.clone(),
+                cycle: r.cycle,
+                passed: r.failure.is_none(),
+                failure: r.failure,
+                latency_us: r.latency_us,
+                stale: check.is_some_and(|c| c.is_stale(slot, now.cycle(c.interval()))),
+                quarantined: self.quarantined.contains(slot),
+            })
+            .collect();
+        Some(MemberStatus {
+            member: id,
+            health: facts.health,
+            manual: m.manual,
+            score: m.scores.score(),
+            last_pass_fraction: m.last_pass_fraction,
+            warming: facts.warming,
+            warmup_passes: m.gate.passes(),
+            warmup_threshold: m.warmup_threshold,
+            suppressed: m.damping.is_suppressed(),
+            since: m.since,
+            locations,
+        })
+    }
+
+    /// Locations currently set aside.
+    pub fn quarantined_locations(&self) -> Vec<LocationId> {
+        self.quarantined
+            .iter()
+            .map(|slot| self.locations[slot].id.clone())
+            .collect()
+    }
+
+    /// Number of members tracked.
+    pub fn member_count(&self) -> usize {
+        self.member_slots.len()
+    }
+}

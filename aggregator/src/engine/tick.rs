@@ -1,0 +1,199 @@
+//! Timers: cycle deadlines, quarantine rounds, staleness, heartbeat
+//! timeouts, damping releases and the startup gate.
+
+use std::time::Duration;
+
+use gslb_shared::{Health, MemberKind};
+
+use super::output::{Output, Reason, Transition, WarmupEvent};
+use super::quarantine::QuarantineChange;
+use super::{Engine, Startup, Timestamp};
+
+impl Engine {
+    pub(super) fn tick(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        self.close_due_cycles(now, out);
+        self.quarantine_round(now, out);
+        for c in 0..self.checks.len() {
+            self.refresh_expected(c, now);
+        }
+        self.heartbeat_timeouts(now, out);
+        self.damping_releases(now, out);
+        self.startup_gate(now, out);
+    }
+
+    fn close_due_cycles(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        while let Some(&std::cmp::Reverse((deadline, slot, generation, cycle))) =
+            self.deadlines.peek()
+        {
+            if deadline > now {
+                break;
+            }
+            self.deadlines.pop();
+            let live = self.members[slot]
+                .as_ref()
+                .is_some_and(|m| m.generation == generation);
+            if live {
+                self.close_through(slot, cycle, now, out);
+            }
+        }
+    }
+
+    fn quarantine_round(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        let cfg = self.config.quarantine;
+        if !cfg.enabled {
+            return;
+        }
+        let due = *self.next_round.get_or_insert(now.plus(cfg.round));
+        if now < due {
+            return;
+        }
+        self.next_round = Some(now.plus(cfg.round));
+        for slot in 0..self.quarantine.len() {
+            let Some(change) = self.quarantine[slot].end_round(&cfg) else {
+                continue;
+            };
+            let quarantined = change == QuarantineChange::Entered;
+            if quarantined {
+                self.quarantined.insert(slot);
+            } else {
+                self.quarantined.remove(slot);
+            }
+            out.push(Output::Quarantine {
+                location: self.locations[slot].id.clone(),
+                at: now,
+                quarantined,
+            });
+        }
+    }
+
+    fn heartbeat_timeouts(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        let ids: Vec<_> = self.ephemeral.iter().copied().collect();
+        for id in ids {
+            let Some(&slot) = self.member_slots.get(&id) else {
+                continue;
+            };
+            let Some(m) = self.members[slot].as_mut() else {
+                continue;
+            };
+            let MemberKind::Ephemeral(policy) = m.kind else {
+                continue;
+            };
+            let silent = now.since(m.last_heartbeat);
+            if policy.expire && silent >= policy.delete_timeout {
+                out.push(Output::Expired {
+                    member: id,
+                    at: now,
+                });
+                let _ = self.remove_member(id);
+                continue;
+            }
+            if silent >= policy.heartbeat_timeout && m.health != Health::Down {
+                out.push(Output::Transition(Transition {
+                    member: id,
+                    at: now,
+                    from: m.health,
+                    to: Health::Down,
+                    reason: Reason::HeartbeatTimeout {
+                        silent_ms: silent.as_millis() as u64,
+                    },
+                    cycle: None,
+                    evidence: Vec::new(),
+                }));
+                m.health = Health::Down;
+                m.since = now;
+                self.publish(slot, out);
+            }
+        }
+    }
+
+    fn damping_releases(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        let ids: Vec<_> = self.suppressed.iter().copied().collect();
+        let decisions = self.decisions_enabled();
+        for id in ids {
+            let Some(&slot) = self.member_slots.get(&id) else {
+                continue;
+            };
+            let Some(m) = self.members[slot].as_mut() else {
+                continue;
+            };
+            let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+                continue;
+            };
+            let Some(params) = check.spec.damping else {
+                continue;
+            };
+            if m.damping.suppressed(&params, now) {
+                continue;
+            }
+            self.suppressed.remove(&id);
+            let rise = check.spec.rise;
+            if decisions
+                && m.health == Health::Down
+                && let Some(score) = m.scores.score().filter(|s| *s >= rise)
+            {
+                out.push(Output::Transition(Transition {
+                    member: id,
+                    at: now,
+                    from: Health::Down,
+                    to: Health::Up,
+                    reason: Reason::DampingReleased { score },
+                    cycle: None,
+                    evidence: Vec::new(),
+                }));
+                m.health = Health::Up;
+                m.since = now;
+                self.publish(slot, out);
+            }
+        }
+    }
+
+    /// The startup window: explicit, or two intervals plus timeout and grace
+    /// of the slowest active check.
+    pub fn startup_window(&self) -> Duration {
+        self.config.startup_window.unwrap_or_else(|| {
+            self.checks
+                .iter()
+                .flatten()
+                .filter(|c| c.spec.is_active())
+                .map(|c| c.spec.interval * 2 + c.spec.timeout + self.config.cycle_grace)
+                .max()
+                .unwrap_or_default()
+        })
+    }
+
+    fn startup_gate(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        let Startup::Waiting {
+            loaded,
+            first_fresh: Some(first),
+        } = self.startup
+        else {
+            return;
+        };
+        let window = self.startup_window();
+        if now < first.plus(window) || now < loaded.plus(window) {
+            return;
+        }
+        self.startup = Startup::Open;
+        out.push(Output::StartupGateOpened { at: now });
+        for slot in 0..self.members.len() {
+            let Some(m) = self.members[slot].as_mut() else {
+                continue;
+            };
+            let threshold = m.warmup_threshold;
+            if threshold > 0 && !m.gate.is_open() && m.gate.passes() >= threshold {
+                m.gate.open();
+                out.push(Output::Warmup {
+                    member: m.id,
+                    at: now,
+                    event: WarmupEvent::Opened,
+                    passes: m.gate.passes(),
+                    threshold,
+                });
+            }
+            if let (Some(score), Some(p)) = (m.scores.score(), m.last_pass_fraction) {
+                self.apply_score(slot, None, score, p, now, out);
+            }
+            self.publish(slot, out);
+        }
+    }
+}

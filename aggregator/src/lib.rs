@@ -1,0 +1,4 @@
+//! The gslb aggregator. So far: the pure health engine that turns raw probe
+//! results, heartbeats and configuration into health decisions.
+
+pub mod engine;
