@@ -139,7 +139,6 @@ impl Selector {
                 continue;
             };
             let verdict = evaluate_pool(
-                input,
                 pool,
                 query.family,
                 &mut self.candidates,
@@ -217,7 +216,7 @@ impl Selector {
                         continue;
                     };
                     self.candidates.clear();
-                    pool_eval::collect_candidates(input, pool, family, &mut self.candidates, None);
+                    pool_eval::collect_candidates(pool, family, &mut self.candidates, None);
                     if !self.candidates.is_empty() {
                         self.chosen.clear();
                         self.chosen.extend_from_slice(&self.candidates);

@@ -1,67 +1,89 @@
-//! What selection reads: pools with their members, and each member's facts.
+//! What selection reads: pools with their members and, index for index,
+//! their health facts (so a query never looks a member up by id).
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use crate::model::{Catalog, Member, MemberFacts, MemberId, Pool, PoolId};
 
-/// A pool together with its members.
+/// A pool together with its members and their facts.
 #[derive(Debug, Clone, Copy)]
 pub struct PoolRef<'a> {
     /// The pool.
     pub pool: &'a Pool,
     /// Its members.
     pub members: &'a [Member],
+    /// `facts[i]` belongs to `members[i]`.
+    pub facts: &'a [MemberFacts],
 }
 
-/// Read access to pools and health facts; the edge implements it over its
-/// compiled tables, the aggregator over its catalog.
+/// Read access to pools; the edge implements it over its compiled tables,
+/// the aggregator over its catalog.
 pub trait SelectionInput {
-    /// A pool and its members.
+    /// A pool, its members and their facts.
     fn pool(&self, id: PoolId) -> Option<PoolRef<'_>>;
-    /// A member's facts; unknown members are `Unknown` and not warming.
-    fn facts(&self, member: MemberId) -> MemberFacts;
 }
 
-/// A [`SelectionInput`] built from a catalog and a facts map.
+#[derive(Debug, Clone)]
+struct IndexedPool {
+    pool: Pool,
+    members: Vec<Member>,
+    facts: Vec<MemberFacts>,
+}
+
+/// A [`SelectionInput`] built from a catalog and a facts map. Members
+/// without facts are `unknown` and not warming.
 #[derive(Debug, Clone, Default)]
 pub struct CatalogIndex {
-    pools: HashMap<PoolId, (Pool, Vec<Member>)>,
-    facts: HashMap<MemberId, MemberFacts>,
+    pools: FxHashMap<PoolId, IndexedPool>,
 }
 
 impl CatalogIndex {
     /// Index a catalog's pools and members with the given facts.
     pub fn new(catalog: &Catalog, facts: &HashMap<MemberId, MemberFacts>) -> Self {
-        let mut pools: HashMap<PoolId, (Pool, Vec<Member>)> = catalog
+        let mut pools: FxHashMap<PoolId, IndexedPool> = catalog
             .pools
             .values()
-            .map(|p| (p.id, (p.clone(), Vec::new())))
+            .map(|p| {
+                (
+                    p.id,
+                    IndexedPool {
+                        pool: p.clone(),
+                        members: Vec::new(),
+                        facts: Vec::new(),
+                    },
+                )
+            })
             .collect();
         for member in catalog.members.values() {
-            if let Some((_, members)) = pools.get_mut(&member.pool) {
-                members.push(member.clone());
+            if let Some(entry) = pools.get_mut(&member.pool) {
+                entry.members.push(member.clone());
+                entry
+                    .facts
+                    .push(facts.get(&member.id).copied().unwrap_or_default());
             }
         }
-        Self {
-            pools,
-            facts: facts.clone(),
-        }
+        Self { pools }
     }
 
-    /// Replace one member's facts.
+    /// Replace one member's facts (no-op for an unknown member).
     pub fn set_facts(&mut self, member: MemberId, facts: MemberFacts) {
-        self.facts.insert(member, facts);
+        for entry in self.pools.values_mut() {
+            if let Some(i) = entry.members.iter().position(|m| m.id == member) {
+                entry.facts[i] = facts;
+                return;
+            }
+        }
     }
 }
 
 impl SelectionInput for CatalogIndex {
     fn pool(&self, id: PoolId) -> Option<PoolRef<'_>> {
-        self.pools
-            .get(&id)
-            .map(|(pool, members)| PoolRef { pool, members })
-    }
-
-    fn facts(&self, member: MemberId) -> MemberFacts {
-        self.facts.get(&member).copied().unwrap_or_default()
+        self.pools.get(&id).map(|e| PoolRef {
+            pool: &e.pool,
+            members: &e.members,
+            facts: &e.facts,
+        })
     }
 }

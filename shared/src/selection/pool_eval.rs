@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use super::trace::{Step, Trace};
-use super::{Family, PoolRef, SelectionInput};
+use super::{Family, PoolRef};
 use crate::model::{Health, MemberId};
 
 /// A member that passed step 1, with what later steps need.
@@ -24,8 +24,15 @@ pub struct Candidate {
     pub priority: u32,
     /// A backup member.
     pub backup: bool,
+    /// Its health.
+    pub health: Health,
+}
+
+impl Candidate {
     /// Health is `up`.
-    pub healthy: bool,
+    pub fn healthy(&self) -> bool {
+        self.health == Health::Up
+    }
 }
 
 /// Why a member is not a candidate.
@@ -56,15 +63,13 @@ pub enum PoolVerdict {
 }
 
 /// Step 1: enabled, weight > 0, not warming, right family.
-pub fn collect_candidates<I: SelectionInput + ?Sized>(
-    input: &I,
+pub fn collect_candidates(
     pool: PoolRef<'_>,
     family: Family,
     out: &mut Vec<Candidate>,
     mut trace: Option<&mut Vec<(MemberId, Exclusion)>>,
 ) {
-    for m in pool.members {
-        let facts = input.facts(m.id);
+    for (m, facts) in pool.members.iter().zip(pool.facts) {
         let excluded = if !m.enabled {
             Some(Exclusion::Disabled)
         } else if m.weight == 0 {
@@ -88,7 +93,7 @@ pub fn collect_candidates<I: SelectionInput + ?Sized>(
                 weight: m.weight,
                 priority: m.priority,
                 backup: m.backup,
-                healthy: facts.health == Health::Up,
+                health: facts.health,
             }),
         }
     }
@@ -96,8 +101,7 @@ pub fn collect_candidates<I: SelectionInput + ?Sized>(
 
 /// Steps 1–5 for one pool. On `Eligible`, `chosen` holds the members to
 /// answer (before steering); `candidates` is scratch.
-pub fn evaluate_pool<I: SelectionInput + ?Sized>(
-    input: &I,
+pub fn evaluate_pool(
     pool: PoolRef<'_>,
     family: Family,
     candidates: &mut Vec<Candidate>,
@@ -108,15 +112,18 @@ pub fn evaluate_pool<I: SelectionInput + ?Sized>(
     candidates.clear();
     chosen.clear();
     let mut excluded = trace.as_ref().map(|_| Vec::new());
-    collect_candidates(input, pool, family, candidates, excluded.as_mut());
+    collect_candidates(pool, family, candidates, excluded.as_mut());
 
-    let healthy = candidates.iter().filter(|c| c.healthy).count();
-    let healthy_primaries = candidates.iter().filter(|c| c.healthy && !c.backup).count();
+    let healthy = candidates.iter().filter(|c| c.healthy()).count();
+    let healthy_primaries = candidates
+        .iter()
+        .filter(|c| c.healthy() && !c.backup)
+        .count();
     let use_backups = healthy_primaries == 0;
     chosen.extend(
         candidates
             .iter()
-            .filter(|c| c.healthy && c.backup == use_backups),
+            .filter(|c| c.healthy() && c.backup == use_backups),
     );
 
     let usable = chosen.len();
@@ -144,13 +151,13 @@ pub fn evaluate_pool<I: SelectionInput + ?Sized>(
             pool: pool_id,
             healthy: candidates
                 .iter()
-                .filter(|c| c.healthy)
+                .filter(|c| c.healthy())
                 .map(|c| c.id)
                 .collect(),
             unhealthy: candidates
                 .iter()
-                .filter(|c| !c.healthy)
-                .map(|c| (c.id, input.facts(c.id).health))
+                .filter(|c| !c.healthy())
+                .map(|c| (c.id, c.health))
                 .collect(),
         });
         t.push(Step::Backup {

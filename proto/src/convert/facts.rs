@@ -1,0 +1,53 @@
+//! Health and member facts.
+
+use gslb_shared::validate::ValidationError;
+use gslb_shared::{Health, MemberFacts, MemberId};
+
+use super::bad;
+use crate::pb;
+
+/// Domain health as the proto enum.
+pub fn health_to_pb(h: Health) -> pb::Health {
+    match h {
+        Health::Up => pb::Health::Up,
+        Health::Down => pb::Health::Down,
+        Health::Unknown => pb::Health::Unknown,
+    }
+}
+
+/// A proto health value; `UNSPECIFIED` is `None` (e.g. "clear the override").
+pub fn health_from_pb(field: &str, value: i32) -> Result<Option<Health>, ValidationError> {
+    match pb::Health::try_from(value) {
+        Ok(pb::Health::Unspecified) => Ok(None),
+        Ok(pb::Health::Up) => Ok(Some(Health::Up)),
+        Ok(pb::Health::Down) => Ok(Some(Health::Down)),
+        Ok(pb::Health::Unknown) => Ok(Some(Health::Unknown)),
+        Err(_) => Err(bad(field, "must be up, down or unknown")),
+    }
+}
+
+impl From<(MemberId, MemberFacts)> for pb::MemberFacts {
+    fn from((id, f): (MemberId, MemberFacts)) -> Self {
+        pb::MemberFacts {
+            member_id: id.0,
+            health: health_to_pb(f.health) as i32,
+            warming: f.warming,
+        }
+    }
+}
+
+impl TryFrom<pb::MemberFacts> for (MemberId, MemberFacts) {
+    type Error = ValidationError;
+
+    fn try_from(f: pb::MemberFacts) -> Result<Self, Self::Error> {
+        let health =
+            health_from_pb("health", f.health)?.ok_or_else(|| bad("health", "is required"))?;
+        Ok((
+            MemberId(f.member_id),
+            MemberFacts {
+                health,
+                warming: f.warming,
+            },
+        ))
+    }
+}

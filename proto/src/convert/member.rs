@@ -1,0 +1,69 @@
+//! Members.
+
+use std::time::Duration;
+
+use gslb_shared::validate::ValidationError;
+use gslb_shared::{EphemeralPolicy, Member, MemberId, MemberKind, PoolId};
+
+use super::{ip, millis, region, u16_field};
+use crate::pb;
+
+impl From<&Member> for pb::Member {
+    fn from(m: &Member) -> Self {
+        pb::Member {
+            id: m.id.0,
+            pool_id: m.pool.0,
+            name: m.name.clone(),
+            address: m.address.to_string(),
+            port: u32::from(m.port),
+            weight: m.weight,
+            priority: m.priority,
+            region: m
+                .region
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            enabled: m.enabled,
+            backup: m.backup,
+            warmup_threshold: m.warmup_threshold,
+            rewarm_after_down: m.rewarm_after_down,
+            ephemeral: match m.kind {
+                MemberKind::Persistent => None,
+                MemberKind::Ephemeral(p) => Some(pb::EphemeralPolicy {
+                    heartbeat_timeout_ms: millis(p.heartbeat_timeout),
+                    delete_timeout_ms: millis(p.delete_timeout),
+                    expire: p.expire,
+                }),
+            },
+        }
+    }
+}
+
+impl TryFrom<pb::Member> for Member {
+    type Error = ValidationError;
+
+    fn try_from(m: pb::Member) -> Result<Self, Self::Error> {
+        Ok(Member {
+            id: MemberId(m.id),
+            pool: PoolId(m.pool_id),
+            name: m.name,
+            address: ip("address", &m.address)?,
+            port: u16_field("port", m.port)?,
+            weight: m.weight,
+            priority: m.priority,
+            region: region(&m.region),
+            enabled: m.enabled,
+            backup: m.backup,
+            warmup_threshold: m.warmup_threshold,
+            rewarm_after_down: m.rewarm_after_down,
+            kind: match m.ephemeral {
+                None => MemberKind::Persistent,
+                Some(p) => MemberKind::Ephemeral(EphemeralPolicy {
+                    heartbeat_timeout: Duration::from_millis(p.heartbeat_timeout_ms),
+                    delete_timeout: Duration::from_millis(p.delete_timeout_ms),
+                    expire: p.expire,
+                }),
+            },
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! Record sets: static rdata and dynamic pool-backed data.
+
+use std::net::IpAddr;
+
+use gslb_shared::validate::ValidationError;
+use gslb_shared::{
+    DynamicRecord, GeoBranch, PoolId, Rdata, RecordData, RecordSet, RecordSetId, RecordType,
+    Region, Steering, ZoneId,
+};
+
+use super::{bad, ip, name, u16_field};
+use crate::pb;
+
+fn rtype_to_pb(t: RecordType) -> pb::RecordType {
+    match t {
+        RecordType::A => pb::RecordType::A,
+        RecordType::Aaaa => pb::RecordType::Aaaa,
+        RecordType::Cname => pb::RecordType::Cname,
+        RecordType::Txt => pb::RecordType::Txt,
+        RecordType::Mx => pb::RecordType::Mx,
+        RecordType::Srv => pb::RecordType::Srv,
+        RecordType::Caa => pb::RecordType::Caa,
+        RecordType::Ns => pb::RecordType::Ns,
+    }
+}
+
+/// A proto record type as a domain one.
+pub fn rtype_from_pb(value: i32) -> Result<RecordType, ValidationError> {
+    Ok(match pb::RecordType::try_from(value) {
+        Ok(pb::RecordType::A) => RecordType::A,
+        Ok(pb::RecordType::Aaaa) => RecordType::Aaaa,
+        Ok(pb::RecordType::Cname) => RecordType::Cname,
+        Ok(pb::RecordType::Txt) => RecordType::Txt,
+        Ok(pb::RecordType::Mx) => RecordType::Mx,
+        Ok(pb::RecordType::Srv) => RecordType::Srv,
+        Ok(pb::RecordType::Caa) => RecordType::Caa,
+        Ok(pb::RecordType::Ns) => RecordType::Ns,
+        Ok(pb::RecordType::Unspecified) | Err(_) => {
+            return Err(bad(
+                "type",
+                "must be one of A, AAAA, CNAME, TXT, MX, SRV, CAA, NS",
+            ));
+        }
+    })
+}
+
+fn rdata_to_pb(r: &Rdata) -> pb::Rdata {
+    use pb::rdata::Data;
+    let data = match r {
+        Rdata::A(a) => Data::A(a.to_string()),
+        Rdata::Aaaa(a) => Data::Aaaa(a.to_string()),
+        Rdata::Cname(n) => Data::Cname(n.to_string()),
+        Rdata::Ns(n) => Data::Ns(n.to_string()),
+        Rdata::Mx {
+            preference,
+            exchange,
+        } => Data::Mx(pb::Mx {
+            preference: u32::from(*preference),
+            exchange: exchange.to_string(),
+        }),
+        Rdata::Txt(strings) => Data::Txt(pb::Txt {
+            strings: strings.clone(),
+        }),
+        Rdata::Srv {
+            priority,
+            weight,
+            port,
+            target,
+        } => Data::Srv(pb::Srv {
+            priority: u32::from(*priority),
+            weight: u32::from(*weight),
+            port: u32::from(*port),
+            target: target.to_string(),
+        }),
+        Rdata::Caa { flags, tag, value } => Data::Caa(pb::Caa {
+            flags: u32::from(*flags),
+            tag: tag.clone(),
+            value: value.clone(),
+        }),
+    };
+    pb::Rdata { data: Some(data) }
+}
+
+fn rdata_from_pb(at: &str, r: pb::Rdata) -> Result<Rdata, ValidationError> {
+    use pb::rdata::Data;
+    Ok(
+        match r.data.ok_or_else(|| bad(at, "must hold record data"))? {
+            Data::A(text) => match ip(at, &text)? {
+                IpAddr::V4(a) => Rdata::A(a),
+                IpAddr::V6(_) => return Err(bad(at, "an A record needs an IPv4 address")),
+            },
+            Data::Aaaa(text) => match ip(at, &text)? {
+                IpAddr::V6(a) => Rdata::Aaaa(a),
+                IpAddr::V4(_) => return Err(bad(at, "an AAAA record needs an IPv6 address")),
+            },
+            Data::Cname(n) => Rdata::Cname(name(at, &n)?),
+            Data::Ns(n) => Rdata::Ns(name(at, &n)?),
+            Data::Mx(mx) => Rdata::Mx {
+                preference: u16_field(&format!("{at}.preference"), mx.preference)?,
+                exchange: name(&format!("{at}.exchange"), &mx.exchange)?,
+            },
+            Data::Txt(txt) => Rdata::Txt(txt.strings),
+            Data::Srv(srv) => Rdata::Srv {
+                priority: u16_field(&format!("{at}.priority"), srv.priority)?,
+                weight: u16_field(&format!("{at}.weight"), srv.weight)?,
+                port: u16_field(&format!("{at}.port"), srv.port)?,
+                target: name(&format!("{at}.target"), &srv.target)?,
+            },
+            Data::Caa(caa) => Rdata::Caa {
+                flags: u8::try_from(caa.flags)
+                    .map_err(|_| bad(&format!("{at}.flags"), "must be 0 or 128"))?,
+                tag: caa.tag,
+                value: caa.value,
+            },
+        },
+    )
+}
+
+impl From<&RecordSet> for pb::RecordSet {
+    fn from(r: &RecordSet) -> Self {
+        let data = match &r.data {
+            RecordData::Static(rdata) => pb::record_set::Data::StaticData(pb::StaticData {
+                rdata: rdata.iter().map(rdata_to_pb).collect(),
+            }),
+            RecordData::Dynamic(d) => pb::record_set::Data::Dynamic(pb::DynamicData {
+                steering: match d.steering {
+                    Steering::RoundRobin => pb::Steering::RoundRobin,
+                    Steering::Weighted => pb::Steering::Weighted,
+                } as i32,
+                pools: d.pools.iter().map(|p| p.0).collect(),
+                geo: d
+                    .geo
+                    .iter()
+                    .map(|b| pb::GeoBranch {
+                        regions: b.regions.iter().map(ToString::to_string).collect(),
+                        pools: b.pools.iter().map(|p| p.0).collect(),
+                    })
+                    .collect(),
+                first_n: d.first_n,
+            }),
+        };
+        pb::RecordSet {
+            id: r.id.0,
+            zone_id: r.zone.0,
+            name: r.name.to_string(),
+            r#type: rtype_to_pb(r.rtype) as i32,
+            ttl: r.ttl,
+            data: Some(data),
+        }
+    }
+}
+
+impl TryFrom<pb::RecordSet> for RecordSet {
+    type Error = ValidationError;
+
+    fn try_from(r: pb::RecordSet) -> Result<Self, Self::Error> {
+        let data = match r
+            .data
+            .ok_or_else(|| bad("data", "must be static or dynamic"))?
+        {
+            pb::record_set::Data::StaticData(s) => RecordData::Static(
+                s.rdata
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, rd)| rdata_from_pb(&format!("data.static[{i}]"), rd))
+                    .collect::<Result<_, _>>()?,
+            ),
+            pb::record_set::Data::Dynamic(d) => RecordData::Dynamic(DynamicRecord {
+                steering: match pb::Steering::try_from(d.steering) {
+                    Ok(pb::Steering::RoundRobin) => Steering::RoundRobin,
+                    Ok(pb::Steering::Weighted) => Steering::Weighted,
+                    _ => {
+                        return Err(bad(
+                            "data.dynamic.steering",
+                            "must be roundrobin or weighted",
+                        ));
+                    }
+                },
+                pools: d.pools.into_iter().map(PoolId).collect(),
+                geo: d
+                    .geo
+                    .into_iter()
+                    .map(|b| GeoBranch {
+                        regions: b.regions.into_iter().map(Region::new).collect(),
+                        pools: b.pools.into_iter().map(PoolId).collect(),
+                    })
+                    .collect(),
+                first_n: d.first_n,
+            }),
+        };
+        Ok(RecordSet {
+            id: RecordSetId(r.id),
+            zone: ZoneId(r.zone_id),
+            name: name("name", &r.name)?,
+            rtype: rtype_from_pb(r.r#type)?,
+            ttl: r.ttl,
+            data,
+        })
+    }
+}

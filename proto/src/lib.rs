@@ -1,0 +1,15 @@
+//! The gslb gRPC contract: generated types and services (`pb`), the encoded
+//! descriptor set for reflection, and the conversions between generated
+//! types and the domain model (`convert`). Domain code never touches `pb`.
+
+/// Generated protobuf messages and tonic services for `gslb.v1`.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod pb {
+    tonic::include_proto!("gslb.v1");
+}
+
+pub mod convert;
+
+/// The encoded `FileDescriptorSet` of every gslb proto, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/gslb_descriptor.bin"));

@@ -1,0 +1,415 @@
+//! Domain -> proto -> domain is the identity; bad peer input is refused with
+//! the field named.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use gslb_proto::convert::fail_reason_from_pb;
+use gslb_proto::pb;
+use gslb_shared::*;
+use proptest::prelude::*;
+
+fn name() -> impl Strategy<Value = DnsName> {
+    "[a-z][a-z0-9]{0,10}(\\.[a-z][a-z0-9]{0,10}){0,3}".prop_map(|s| DnsName::parse(&s).unwrap())
+}
+
+fn ms() -> impl Strategy<Value = Duration> {
+    (1u64..10_000_000).prop_map(Duration::from_millis)
+}
+
+fn member() -> impl Strategy<Value = Member> {
+    let kind = prop_oneof![
+        Just(MemberKind::Persistent),
+        (ms(), ms(), any::<bool>()).prop_map(|(h, d, expire)| MemberKind::Ephemeral(
+            EphemeralPolicy {
+                heartbeat_timeout: h,
+                delete_timeout: d,
+                expire
+            }
+        )),
+    ];
+    (
+        (
+            any::<u64>(),
+            any::<u64>(),
+            "[a-z0-9 -]{1,20}",
+            any::<IpAddr>(),
+            any::<u16>(),
+        ),
+        (
+            any::<u32>(),
+            any::<u32>(),
+            prop::option::of("[a-z]{1,8}"),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+        (any::<u32>(), any::<bool>(), kind),
+    )
+        .prop_map(
+            |(
+                (id, pool, name, address, port),
+                (weight, priority, region, enabled, backup),
+                (wt, rewarm, kind),
+            )| {
+                Member {
+                    id: MemberId(id),
+                    pool: PoolId(pool),
+                    name,
+                    address,
+                    port,
+                    weight,
+                    priority,
+                    region: region.map(Region::new),
+                    enabled,
+                    backup,
+                    warmup_threshold: wt,
+                    rewarm_after_down: rewarm,
+                    kind,
+                }
+            },
+        )
+}
+
+fn http() -> impl Strategy<Value = HttpProbe> {
+    (
+        "GET|HEAD|POST",
+        "/[a-z]{0,10}",
+        prop::collection::vec(("[A-Za-z-]{1,10}", "[ -~]{0,10}"), 0..3),
+        prop::collection::vec((100u16..600, 100u16..600), 0..3),
+        prop::option::of("[a-z]{1,5}"),
+        prop::option::of("[a-z]{1,5}\\.test"),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(method, path, headers, status, body, sni, verify)| HttpProbe {
+                method,
+                path,
+                headers: headers
+                    .into_iter()
+                    .map(|(name, value)| Header { name, value })
+                    .collect(),
+                expected_status: status
+                    .into_iter()
+                    .map(|(from, to)| StatusRange { from, to })
+                    .collect(),
+                body_regex: body,
+                tls_server_name: sni,
+                tls_verify: verify,
+            },
+        )
+}
+
+fn check() -> impl Strategy<Value = Check> {
+    let stream = ("[ -~]{0,10}", prop::option::of("[a-z]{1,5}"))
+        .prop_map(|(send, expect)| StreamProbe { send, expect });
+    let probe = prop_oneof![
+        Just(Probe::None),
+        Just(Probe::Icmp),
+        Just(Probe::Mysql),
+        stream.clone().prop_map(Probe::Tcp),
+        stream.prop_map(Probe::Udp),
+        http().prop_map(Probe::Http),
+        http().prop_map(Probe::Https),
+    ];
+    let damping =
+        prop::option::of(
+            (1.0f64..5000.0, ms()).prop_map(|(penalty, half_life)| FlapDamping {
+                penalty,
+                half_life,
+                ..FlapDamping::default()
+            }),
+        );
+    (
+        (
+            any::<u64>(),
+            "[a-z]{1,10}",
+            probe,
+            prop::option::of(any::<u16>()),
+            ms(),
+            ms(),
+        ),
+        (
+            0.0f64..1.0,
+            0.0f64..1.0,
+            1u32..64,
+            prop::collection::vec("[a-z0-9]{1,6}", 0..4),
+        ),
+        (prop::option::of(any::<IpAddr>()), any::<bool>(), damping),
+    )
+        .prop_map(
+            |(
+                (id, name, probe, port, interval, timeout),
+                (rise, fall, window, locations),
+                (addr, control, damping),
+            )| {
+                Check {
+                    id: CheckId(id),
+                    name,
+                    probe,
+                    port,
+                    interval,
+                    timeout,
+                    rise,
+                    fall,
+                    window,
+                    locations: locations.into_iter().map(LocationId::new).collect(),
+                    probe_address: addr,
+                    control,
+                    damping,
+                }
+            },
+        )
+}
+
+fn pool() -> impl Strategy<Value = Pool> {
+    (
+        any::<u64>(),
+        "[a-z]{1,10}",
+        prop::option::of(any::<u64>()),
+        any::<u32>(),
+        0.0f64..1.0,
+        prop_oneof![
+            Just(FailMode::Open),
+            Just(FailMode::Closed),
+            Just(FailMode::Static)
+        ],
+        prop::collection::vec(any::<IpAddr>(), 0..3),
+    )
+        .prop_map(
+            |(id, name, check, min_healthy, protect, fail_mode, fallback)| Pool {
+                id: PoolId(id),
+                name,
+                check: check.map(CheckId),
+                min_healthy,
+                protect_threshold: protect,
+                fail_mode,
+                fallback,
+            },
+        )
+}
+
+fn rdata() -> impl Strategy<Value = Rdata> {
+    prop_oneof![
+        any::<std::net::Ipv4Addr>().prop_map(Rdata::A),
+        any::<std::net::Ipv6Addr>().prop_map(Rdata::Aaaa),
+        name().prop_map(Rdata::Cname),
+        name().prop_map(Rdata::Ns),
+        (any::<u16>(), name()).prop_map(|(preference, exchange)| Rdata::Mx {
+            preference,
+            exchange
+        }),
+        prop::collection::vec("[ -~]{0,20}", 1..3).prop_map(Rdata::Txt),
+        (any::<u16>(), any::<u16>(), any::<u16>(), name()).prop_map(
+            |(priority, weight, port, target)| Rdata::Srv {
+                priority,
+                weight,
+                port,
+                target
+            }
+        ),
+        (any::<u8>(), "[a-z]{1,8}", "[ -~]{0,20}").prop_map(|(flags, tag, value)| Rdata::Caa {
+            flags,
+            tag,
+            value
+        }),
+    ]
+}
+
+fn record() -> impl Strategy<Value = RecordSet> {
+    let dynamic = (
+        prop_oneof![Just(Steering::RoundRobin), Just(Steering::Weighted)],
+        prop::collection::vec(any::<u64>(), 0..4),
+        prop::collection::vec(
+            (
+                prop::collection::vec("[a-z]{1,4}", 1..3),
+                prop::collection::vec(any::<u64>(), 1..3),
+            ),
+            0..3,
+        ),
+        any::<u32>(),
+    )
+        .prop_map(|(steering, pools, geo, first_n)| {
+            RecordData::Dynamic(DynamicRecord {
+                steering,
+                pools: pools.into_iter().map(PoolId).collect(),
+                geo: geo
+                    .into_iter()
+                    .map(|(r, p)| GeoBranch {
+                        regions: r.into_iter().map(Region::new).collect(),
+                        pools: p.into_iter().map(PoolId).collect(),
+                    })
+                    .collect(),
+                first_n,
+            })
+        });
+    let data = prop_oneof![
+        prop::collection::vec(rdata(), 1..4).prop_map(RecordData::Static),
+        dynamic
+    ];
+    (any::<u64>(), any::<u64>(), name(), any::<u32>(), data).prop_map(
+        |(id, zone, name, ttl, data)| {
+            let rtype = match &data {
+                RecordData::Static(r) => r[0].record_type(),
+                RecordData::Dynamic(_) => RecordType::A,
+            };
+            RecordSet {
+                id: RecordSetId(id),
+                zone: ZoneId(zone),
+                name,
+                rtype,
+                ttl,
+                data,
+            }
+        },
+    )
+}
+
+fn zone() -> impl Strategy<Value = Zone> {
+    (
+        any::<u64>(),
+        name(),
+        name(),
+        name(),
+        any::<[u32; 5]>(),
+        prop::collection::vec(name(), 1..4),
+    )
+        .prop_map(|(id, apex, mname, rname, t, ns)| Zone {
+            id: ZoneId(id),
+            apex,
+            soa: Soa {
+                mname,
+                rname,
+                refresh: t[0],
+                retry: t[1],
+                expire: t[2],
+                negative_ttl: t[3],
+            },
+            ns,
+            default_ttl: t[4],
+        })
+}
+
+proptest! {
+    #[test]
+    fn member_round_trips(m in member()) {
+        prop_assert_eq!(Member::try_from(pb::Member::from(&m)).unwrap(), m);
+    }
+
+    #[test]
+    fn check_round_trips(c in check()) {
+        prop_assert_eq!(Check::try_from(pb::Check::from(&c)).unwrap(), c);
+    }
+
+    #[test]
+    fn pool_round_trips(p in pool()) {
+        prop_assert_eq!(Pool::try_from(pb::Pool::from(&p)).unwrap(), p);
+    }
+
+    #[test]
+    fn record_round_trips(r in record()) {
+        prop_assert_eq!(RecordSet::try_from(pb::RecordSet::from(&r)).unwrap(), r);
+    }
+
+    #[test]
+    fn zone_round_trips(z in zone()) {
+        prop_assert_eq!(Zone::try_from(pb::Zone::from(&z)).unwrap(), z);
+    }
+
+    #[test]
+    fn probe_result_round_trips(id in any::<u64>(), cycle in any::<u64>(), reason in 0i32..12, latency in any::<u32>()) {
+        let r = ProbeResult { member: MemberId(id), check: CheckId(7), cycle, failure: fail_reason_from_pb(reason).unwrap(), latency_us: latency };
+        prop_assert_eq!(ProbeResult::try_from(&pb::ProbeResult::from(&r)).unwrap(), r);
+    }
+}
+
+#[test]
+fn member_address_with_a_port_is_refused_naming_the_field() {
+    let mut m = pb::Member::from(&Member::new(
+        MemberId(1),
+        PoolId(1),
+        "a",
+        "10.0.0.1".parse().unwrap(),
+        80,
+    ));
+    m.address = "10.0.0.1:8080".into();
+    let err = Member::try_from(m).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "address: must be a plain IP address without a port"
+    );
+}
+
+#[test]
+fn out_of_range_port_and_unknown_enums_are_refused() {
+    let mut m = pb::Member::from(&Member::new(
+        MemberId(1),
+        PoolId(1),
+        "a",
+        "10.0.0.1".parse().unwrap(),
+        80,
+    ));
+    m.port = 70_000;
+    assert!(Member::try_from(m).unwrap_err().names("port"));
+    let mut p = pb::Pool::from(&Pool::new(PoolId(1), "p"));
+    p.fail_mode = 42;
+    assert!(Pool::try_from(p).unwrap_err().names("failMode"));
+    assert!(fail_reason_from_pb(99).unwrap_err().names("failure"));
+    let c = pb::Check {
+        probe: None,
+        ..pb::Check::default()
+    };
+    assert!(Check::try_from(c).unwrap_err().names("probe"));
+    let mut r = pb::RecordSet::from(&RecordSet {
+        id: RecordSetId(1),
+        zone: ZoneId(1),
+        name: DnsName::parse("www.example.com").unwrap(),
+        rtype: RecordType::A,
+        ttl: 30,
+        data: RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())]),
+    });
+    r.data = Some(pb::record_set::Data::StaticData(pb::StaticData {
+        rdata: vec![pb::Rdata {
+            data: Some(pb::rdata::Data::A("2001:db8::1".into())),
+        }],
+    }));
+    assert!(RecordSet::try_from(r).unwrap_err().names("data.static[0]"));
+}
+
+#[test]
+fn descriptor_set_lists_every_service() {
+    use prost::Message;
+    let fds = prost_types_free_decode(gslb_proto::FILE_DESCRIPTOR_SET);
+    for service in ["AgentService", "EdgeFeed", "AdminService"] {
+        assert!(
+            fds.iter().any(|s| s == service),
+            "{service} missing from {fds:?}"
+        );
+    }
+
+    /// Decode service names from the descriptor bytes without prost-types:
+    /// FileDescriptorSet.file (1) -> FileDescriptorProto.service (6) -> name (1).
+    fn prost_types_free_decode(bytes: &[u8]) -> Vec<String> {
+        #[derive(Clone, PartialEq, Message)]
+        struct Set {
+            #[prost(message, repeated, tag = "1")]
+            file: Vec<File>,
+        }
+        #[derive(Clone, PartialEq, Message)]
+        struct File {
+            #[prost(message, repeated, tag = "6")]
+            service: Vec<Service>,
+        }
+        #[derive(Clone, PartialEq, Message)]
+        struct Service {
+            #[prost(string, tag = "1")]
+            name: String,
+        }
+        Set::decode(bytes)
+            .unwrap()
+            .file
+            .into_iter()
+            .flat_map(|f| f.service)
+            .map(|s| s.name)
+            .collect()
+    }
+}
