@@ -1,4 +1,5 @@
 //! Property tests for the health engine.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Table tests for DESIGN.md "Health engine", one per rule.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 
@@ -816,7 +817,8 @@ fn location_disconnect_stops_waiting_for_it() {
     h.step(Input::LocationDisconnected(&gone)).unwrap();
     let k = h.next_cycle;
     h.now = Timestamp(k * INTERVAL_MS + 1_000);
-    for l in h.locations[..2].to_vec() {
+    let connected: Vec<_> = h.locations[..2].into();
+    for l in connected {
         let r = ProbeResult {
             member: MemberId(1),
             check: CheckId(1),

@@ -1,5 +1,6 @@
 //! Domain -> proto -> domain is the identity; bad peer input is refused with
 //! the field named.
+#![allow(clippy::unwrap_used)]
 
 use std::net::IpAddr;
 use std::time::Duration;

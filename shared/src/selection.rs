@@ -204,7 +204,7 @@ impl Selector {
         input: &I,
         pools: &[PoolId],
         family: Family,
-        mut trace: Option<&mut Trace>,
+        trace: Option<&mut Trace>,
     ) -> Outcome {
         let first = pools.iter().find_map(|&id| input.pool(id));
         let mode = first.map_or(FailMode::Closed, |p| p.pool.fail_mode);
@@ -229,7 +229,7 @@ impl Selector {
             (FailMode::Static, Some(p)) => Outcome::FailStatic { pool: p.pool.id },
             (FailMode::Closed, _) | (FailMode::Static, None) => Outcome::NoData,
         };
-        if let Some(t) = trace.as_deref_mut() {
+        if let Some(t) = trace {
             t.push(Step::AllFailed { mode, outcome });
         }
         outcome

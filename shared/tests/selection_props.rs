@@ -1,4 +1,5 @@
 //! Property tests for selection.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Table tests for DESIGN.md "Selection", one per rule.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 

@@ -1,4 +1,5 @@
 //! Every rejected input names its field and rule.
+#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 

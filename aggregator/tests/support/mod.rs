@@ -1,5 +1,5 @@
 //! A harness that drives the engine cycle by cycle with an explicit clock.
-#![allow(dead_code, missing_docs)]
+#![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
 use std::time::Duration;
 

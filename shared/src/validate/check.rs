@@ -46,7 +46,7 @@ pub fn check(check: &Check) -> Result<(), ValidationError> {
         );
     }
     f.require(
-        !(check.control && !check.is_active()),
+        !check.control || check.is_active(),
         "control",
         "a control check must actively probe (protocol other than none)",
     );

@@ -155,7 +155,7 @@ fn static_data(f: &mut Findings, record: &RecordSet, zone: &Zone, rdata: &[Rdata
             Rdata::Cname(target) => {
                 f.require(
                     *target != record.name,
-                    &format!("{at}"),
+                    &at,
                     "a CNAME must not point at itself",
                 );
             }

@@ -1,5 +1,5 @@
 //! Builders for selection tests.
-#![allow(dead_code, missing_docs)]
+#![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::net::IpAddr;
