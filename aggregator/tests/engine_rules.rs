@@ -105,19 +105,8 @@ fn cycle_closes_as_soon_as_every_expected_location_reported() {
     h.add(&member(1, |_| {}));
     let k = h.next_cycle;
     h.now = Timestamp(k * INTERVAL_MS + 1_000);
-    for l in h.locations.clone() {
-        let r = ProbeResult {
-            member: MemberId(1),
-            check: CheckId(1),
-            cycle: k,
-            failure: None,
-            latency_us: 5,
-        };
-        h.step(Input::Results {
-            location: &l,
-            results: &[r],
-        })
-        .unwrap();
+    for i in 0..h.locations.len() {
+        h.report(i, 1, k, None);
     }
     assert_eq!(h.health(1), Health::Up, "closed before any deadline tick");
 }
@@ -128,19 +117,7 @@ fn cycle_with_missing_reports_closes_at_its_deadline() {
     h.add(&member(1, |_| {}));
     let k = h.next_cycle;
     h.now = Timestamp(k * INTERVAL_MS + 1_000);
-    let loc0 = h.locations[0].clone();
-    let r = ProbeResult {
-        member: MemberId(1),
-        check: CheckId(1),
-        cycle: k,
-        failure: None,
-        latency_us: 5,
-    };
-    h.step(Input::Results {
-        location: &loc0,
-        results: &[r],
-    })
-    .unwrap();
+    h.report(0, 1, k, None);
     h.now = Timestamp((k + 1) * INTERVAL_MS + 5_499);
     h.step(Input::Tick).unwrap();
     assert_eq!(
@@ -647,19 +624,8 @@ fn invalid_target_results_never_count() {
     up_member(&mut h, 1);
     let k = h.next_cycle;
     h.now = Timestamp(k * INTERVAL_MS + 1_000);
-    for l in h.locations.clone() {
-        let r = ProbeResult {
-            member: MemberId(1),
-            check: CheckId(1),
-            cycle: k,
-            failure: Some(FailReason::InvalidTarget),
-            latency_us: 0,
-        };
-        h.step(Input::Results {
-            location: &l,
-            results: &[r],
-        })
-        .unwrap();
+    for i in 0..h.locations.len() {
+        h.report(i, 1, k, Some(FailReason::InvalidTarget));
     }
     h.advance(Duration::from_secs(30));
     assert_eq!(h.health(1), Health::Up);
@@ -817,20 +783,8 @@ fn location_disconnect_stops_waiting_for_it() {
     h.step(Input::LocationDisconnected(&gone)).unwrap();
     let k = h.next_cycle;
     h.now = Timestamp(k * INTERVAL_MS + 1_000);
-    let connected: Vec<_> = h.locations[..2].into();
-    for l in connected {
-        let r = ProbeResult {
-            member: MemberId(1),
-            check: CheckId(1),
-            cycle: k,
-            failure: None,
-            latency_us: 5,
-        };
-        h.step(Input::Results {
-            location: &l,
-            results: &[r],
-        })
-        .unwrap();
+    for i in 0..2 {
+        h.report(i, 1, k, None);
     }
     assert_eq!(
         h.health(1),

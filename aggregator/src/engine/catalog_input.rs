@@ -188,15 +188,13 @@ impl Engine {
             && published.health != to
         {
             m.since = now;
-            out.push(Output::Transition(Transition {
-                member: m.id,
-                at: now,
-                from: published.health,
+            out.push(Output::Transition(Transition::without_evidence(
+                m.id,
+                now,
+                published.health,
                 to,
-                reason: Reason::Config,
-                cycle: None,
-                evidence: Vec::new(),
-            }));
+                Reason::Config,
+            )));
         }
         self.publish(slot, out);
     }
@@ -257,19 +255,14 @@ impl Engine {
         let Some(m) = self.members[slot].as_mut() else {
             return;
         };
-        if !m.enabled && member.enabled && m.warmup_threshold.max(member.warmup_threshold) > 0 {
-            // Disabled -> enabled restarts the gate (seed 000); other edits keep it.
-            m.gate.restart();
-            out.push(Output::Warmup {
-                member: m.id,
-                at: now,
-                event: WarmupEvent::Restarted,
-                passes: 0,
-                threshold: member.warmup_threshold,
-            });
-        }
+        let reenabled = !m.enabled && member.enabled;
         m.enabled = member.enabled;
         m.warmup_threshold = member.warmup_threshold;
+        if reenabled && m.warmup_threshold > 0 {
+            // Disabled -> enabled restarts the gate (seed 000); other edits keep it.
+            m.gate.restart();
+            out.push(m.gate_event(now, WarmupEvent::Restarted));
+        }
         m.rewarm_after_down = member.rewarm_after_down;
         if m.check_id != check {
             m.check_id = check;
@@ -290,16 +283,8 @@ impl Engine {
             }
             m.kind = member.kind;
         }
-        let threshold = m.warmup_threshold;
-        if decisions && threshold > 0 && !m.gate.is_open() && m.gate.passes() >= threshold {
-            m.gate.open();
-            out.push(Output::Warmup {
-                member: m.id,
-                at: now,
-                event: WarmupEvent::Opened,
-                passes: m.gate.passes(),
-                threshold,
-            });
+        if decisions {
+            out.extend(m.open_gate_if_due(now));
         }
         self.publish_with_config_transition(slot, now, out);
     }
@@ -409,15 +394,13 @@ impl Engine {
         let to = m.effective_health(false);
         if from != to {
             m.since = now;
-            out.push(Output::Transition(Transition {
-                member: id,
-                at: now,
+            out.push(Output::Transition(Transition::without_evidence(
+                id,
+                now,
                 from,
                 to,
-                reason: Reason::Manual,
-                cycle: None,
-                evidence: Vec::new(),
-            }));
+                Reason::Manual,
+            )));
         }
         self.publish(slot, out);
         Ok(())
@@ -441,15 +424,13 @@ impl Engine {
         }
         m.last_heartbeat = now;
         if m.health != Health::Up {
-            out.push(Output::Transition(Transition {
-                member: id,
-                at: now,
-                from: m.health,
-                to: Health::Up,
-                reason: Reason::Heartbeat,
-                cycle: None,
-                evidence: Vec::new(),
-            }));
+            out.push(Output::Transition(Transition::without_evidence(
+                id,
+                now,
+                m.health,
+                Health::Up,
+                Reason::Heartbeat,
+            )));
             m.health = Health::Up;
             m.since = now;
         }

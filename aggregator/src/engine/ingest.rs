@@ -184,16 +184,9 @@ impl Engine {
         m.last_pass_fraction = Some(p);
         m.scores.push(p, window);
         let score = m.scores.score().unwrap_or(p);
-        let threshold = m.warmup_threshold;
-        if threshold > 0 && m.gate.record(p >= rise, threshold) && decisions {
-            m.gate.open();
-            out.push(Output::Warmup {
-                member: m.id,
-                at: now,
-                event: WarmupEvent::Opened,
-                passes: m.gate.passes(),
-                threshold,
-            });
+        m.gate.record(p >= rise, m.warmup_threshold);
+        if decisions {
+            out.extend(m.open_gate_if_due(now));
         }
         if decisions {
             self.apply_score(slot, Some(oc), score, p, now, out);
@@ -237,13 +230,7 @@ impl Engine {
         if next == Health::Down && m.rewarm_after_down && m.warmup_threshold > 0 && m.gate.is_open()
         {
             m.gate.restart();
-            out.push(Output::Warmup {
-                member: m.id,
-                at: now,
-                event: WarmupEvent::Restarted,
-                passes: 0,
-                threshold: m.warmup_threshold,
-            });
+            out.push(m.gate_event(now, WarmupEvent::Restarted));
         }
         let evidence = oc.map(|oc| self.evidence(slot, &oc)).unwrap_or_default();
         let Some(m) = self.members[slot].as_ref() else {

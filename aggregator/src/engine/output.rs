@@ -84,6 +84,28 @@ pub struct Transition {
     pub evidence: Vec<Evidence>,
 }
 
+impl Transition {
+    /// A transition decided by something other than a closed cycle (manual
+    /// health, heartbeats, damping release, configuration): no evidence.
+    pub fn without_evidence(
+        member: MemberId,
+        at: Timestamp,
+        from: Health,
+        to: Health,
+        reason: Reason,
+    ) -> Self {
+        Self {
+            member,
+            at,
+            from,
+            to,
+            reason,
+            cycle: None,
+            evidence: Vec::new(),
+        }
+    }
+}
+
 /// Why a transition happened.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]

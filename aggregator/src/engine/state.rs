@@ -10,6 +10,7 @@ use gslb_shared::{
 use super::Timestamp;
 use super::damping::Damping;
 use super::locset::LocationSet;
+use super::output::{Output, WarmupEvent};
 use super::warmup::WarmupGate;
 
 /// A connected (or once connected) probe location.
@@ -160,6 +161,28 @@ impl MemberState {
         MemberFacts {
             health: self.effective_health(checked),
             warming: self.gate.warming(self.warmup_threshold, checked),
+        }
+    }
+
+    /// Open the warm-up latch when the counter has reached the threshold,
+    /// returning the log event.
+    pub fn open_gate_if_due(&mut self, now: Timestamp) -> Option<Output> {
+        let threshold = self.warmup_threshold;
+        if threshold == 0 || self.gate.is_open() || self.gate.passes() < threshold {
+            return None;
+        }
+        self.gate.open();
+        Some(self.gate_event(now, WarmupEvent::Opened))
+    }
+
+    /// A warm-up log event for this member.
+    pub fn gate_event(&self, now: Timestamp, event: WarmupEvent) -> Output {
+        Output::Warmup {
+            member: self.id,
+            at: now,
+            event,
+            passes: self.gate.passes(),
+            threshold: self.warmup_threshold,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use gslb_shared::{Health, MemberKind};
 
-use super::output::{Output, Reason, Transition, WarmupEvent};
+use super::output::{Output, Reason, Transition};
 use super::quarantine::QuarantineChange;
 use super::{Engine, Startup, Timestamp};
 
@@ -88,17 +88,15 @@ impl Engine {
                 continue;
             }
             if silent >= policy.heartbeat_timeout && m.health != Health::Down {
-                out.push(Output::Transition(Transition {
-                    member: id,
-                    at: now,
-                    from: m.health,
-                    to: Health::Down,
-                    reason: Reason::HeartbeatTimeout {
+                out.push(Output::Transition(Transition::without_evidence(
+                    id,
+                    now,
+                    m.health,
+                    Health::Down,
+                    Reason::HeartbeatTimeout {
                         silent_ms: silent.as_millis() as u64,
                     },
-                    cycle: None,
-                    evidence: Vec::new(),
-                }));
+                )));
                 m.health = Health::Down;
                 m.since = now;
                 self.publish(slot, out);
@@ -131,15 +129,13 @@ impl Engine {
                 && m.health == Health::Down
                 && let Some(score) = m.scores.score().filter(|s| *s >= rise)
             {
-                out.push(Output::Transition(Transition {
-                    member: id,
-                    at: now,
-                    from: Health::Down,
-                    to: Health::Up,
-                    reason: Reason::DampingReleased { score },
-                    cycle: None,
-                    evidence: Vec::new(),
-                }));
+                out.push(Output::Transition(Transition::without_evidence(
+                    id,
+                    now,
+                    Health::Down,
+                    Health::Up,
+                    Reason::DampingReleased { score },
+                )));
                 m.health = Health::Up;
                 m.since = now;
                 self.publish(slot, out);
@@ -179,17 +175,7 @@ impl Engine {
             let Some(m) = self.members[slot].as_mut() else {
                 continue;
             };
-            let threshold = m.warmup_threshold;
-            if threshold > 0 && !m.gate.is_open() && m.gate.passes() >= threshold {
-                m.gate.open();
-                out.push(Output::Warmup {
-                    member: m.id,
-                    at: now,
-                    event: WarmupEvent::Opened,
-                    passes: m.gate.passes(),
-                    threshold,
-                });
-            }
+            out.extend(m.open_gate_if_due(now));
             if let (Some(score), Some(p)) = (m.scores.score(), m.last_pass_fraction) {
                 self.apply_score(slot, None, score, p, now, out);
             }

@@ -112,6 +112,23 @@ impl Harness {
         self.step(Input::Tick).unwrap();
     }
 
+    /// Location `i` reports cycle `cycle` for `member` now.
+    pub fn report(&mut self, i: usize, member: u64, cycle: u64, failure: Option<FailReason>) {
+        let result = ProbeResult {
+            member: MemberId(member),
+            check: self.check.id,
+            cycle,
+            failure,
+            latency_us: 5,
+        };
+        let location = self.locations[i].clone();
+        self.step(Input::Results {
+            location: &location,
+            results: &[result],
+        })
+        .unwrap();
+    }
+
     /// A cycle where the first `passing` of all locations pass, the rest fail.
     pub fn fraction(&mut self, member: u64, passing: usize) {
         let pattern: Vec<_> = (0..self.locations.len())
