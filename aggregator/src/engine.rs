@@ -12,6 +12,7 @@ mod damping;
 mod hysteresis;
 mod ingest;
 mod locset;
+mod operator_input;
 mod output;
 mod quarantine;
 mod state;
