@@ -1,4 +1,13 @@
-//! The gslb probe agent (`gslb-agent`).
-//!
-//! Not built yet: the checkers, scheduler and uplink are issue 3. The crate
-//! exists so the workspace has its final shape; it exports nothing.
+//! The gslb probe agent: checkers, scheduling and the result uplink.
+
+pub mod agent;
+pub mod backoff;
+pub mod buffer;
+pub mod checker;
+pub mod config;
+pub mod clock;
+pub mod metrics;
+pub mod schedule;
+pub mod scheduler;
+pub mod target;
+pub mod uplink;

@@ -109,7 +109,8 @@ pub struct HttpProbe {
     /// Extra request headers.
     #[serde(default)]
     pub headers: Vec<Header>,
-    /// Accepted status codes; empty means 200–399.
+    /// Accepted status codes; empty means 200–299 (a redirect fails unless
+    /// listed: probes never follow one).
     #[serde(default)]
     pub expected_status: Vec<StatusRange>,
     /// Regular expression over the first 64 KiB of the body.

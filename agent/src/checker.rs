@@ -1,0 +1,112 @@
+//! Checkers: one module per protocol behind one trait, and a registry that
+//! maps a protocol name to its checker, so a new protocol is one new module
+//! and one `register` call.
+
+pub mod http;
+pub mod icmp;
+pub mod mysql;
+pub mod none;
+pub mod tcp;
+pub mod tls;
+pub mod udp;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use gslb_shared::FailReason;
+
+use crate::target::Target;
+
+/// A failed probe: a machine-readable reason and a short human detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Why.
+    pub reason: FailReason,
+    /// For logs ("connect: connection refused").
+    pub detail: String,
+}
+
+impl Failure {
+    /// A failure with a detail.
+    pub fn new(reason: FailReason, detail: impl Into<String>) -> Self {
+        Self { reason, detail: detail.into() }
+    }
+
+    /// Classify an I/O error from connecting, reading or writing.
+    pub fn io(step: &str, err: &io::Error) -> Self {
+        let reason = match err.kind() {
+            io::ErrorKind::ConnectionRefused => FailReason::Refused,
+            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
+                FailReason::Reset
+            }
+            io::ErrorKind::TimedOut => FailReason::Timeout,
+            io::ErrorKind::HostUnreachable | io::ErrorKind::NetworkUnreachable | io::ErrorKind::NetworkDown => {
+                FailReason::Unreachable
+            }
+            io::ErrorKind::UnexpectedEof => FailReason::Protocol,
+            _ => FailReason::Other,
+        };
+        Self::new(reason, format!("{step}: {err}"))
+    }
+}
+
+/// The result of one probe.
+pub type Outcome = Result<(), Failure>;
+
+/// A boxed probe future.
+pub type ProbeFuture<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+/// A protocol checker. The caller enforces the check timeout on the whole
+/// probe and times it; a checker only decides pass or fail.
+pub trait Checker: Send + Sync {
+    /// Run one probe against a validated target.
+    fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a>;
+}
+
+/// Protocol name → checker.
+#[derive(Default, Clone)]
+pub struct Registry {
+    checkers: HashMap<&'static str, Arc<dyn Checker>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<_> = self.checkers.keys().collect();
+        names.sort();
+        f.debug_struct("Registry").field("protocols", &names).finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every built-in checker. `tls` configures HTTPS verification.
+    pub fn builtin(tls: tls::ProbeTls) -> Self {
+        let mut r = Self::new();
+        let http = Arc::new(http::HttpChecker::new(tls));
+        r.register("none", Arc::new(none::NoneChecker));
+        r.register("icmp", Arc::new(icmp::IcmpChecker::new()));
+        r.register("tcp", Arc::new(tcp::TcpChecker));
+        r.register("udp", Arc::new(udp::UdpChecker));
+        r.register("http", http.clone());
+        r.register("https", http);
+        r.register("mysql", Arc::new(mysql::MysqlChecker));
+        r
+    }
+
+    /// Add or replace the checker of a protocol.
+    pub fn register(&mut self, protocol: &'static str, checker: Arc<dyn Checker>) {
+        self.checkers.insert(protocol, checker);
+    }
+
+    /// The checker of a protocol.
+    pub fn get(&self, protocol: &str) -> Option<&Arc<dyn Checker>> {
+        self.checkers.get(protocol)
+    }
+}

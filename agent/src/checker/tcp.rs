@@ -1,0 +1,61 @@
+//! TCP connect, optionally sending a payload and matching the reply.
+
+use std::net::SocketAddr;
+
+use gslb_shared::{FailReason, Probe};
+use regex::bytes::Regex;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::{Checker, Failure, Outcome, ProbeFuture};
+use crate::target::Target;
+
+/// Most reply bytes read while looking for the expected pattern.
+pub const MAX_REPLY: usize = 64 * 1024;
+
+/// TCP checker.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpChecker;
+
+impl Checker for TcpChecker {
+    fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
+        Box::pin(async move {
+            let send = match &target.check.probe {
+                Probe::Tcp(s) => s.send.as_bytes(),
+                _ => b"",
+            };
+            let mut stream = TcpStream::connect(SocketAddr::new(target.address, target.port))
+                .await
+                .map_err(|e| Failure::io("connect", &e))?;
+            if !send.is_empty() {
+                stream.write_all(send).await.map_err(|e| Failure::io("send", &e))?;
+            }
+            if let Some(pattern) = &target.pattern {
+                read_until_match(&mut stream, pattern).await?;
+            }
+            // A graceful close; errors here say nothing about the service.
+            let _ = stream.shutdown().await;
+            Ok(())
+        })
+    }
+}
+
+/// Read until `pattern` matches what has arrived, the peer closes, or
+/// [`MAX_REPLY`] bytes have been read.
+pub async fn read_until_match<R: AsyncRead + Unpin>(reader: &mut R, pattern: &Regex) -> Outcome {
+    let mut reply = Vec::with_capacity(512);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = reader.read(&mut chunk).await.map_err(|e| Failure::io("read", &e))?;
+        if n == 0 {
+            return Err(Failure::new(FailReason::BodyMismatch, format!("reply of {} bytes did not match", reply.len())));
+        }
+        reply.extend_from_slice(&chunk[..n]);
+        if pattern.is_match(&reply) {
+            return Ok(());
+        }
+        if reply.len() >= MAX_REPLY {
+            return Err(Failure::new(FailReason::BodyMismatch, "no match in the first 64 KiB"));
+        }
+    }
+}

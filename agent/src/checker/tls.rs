@@ -1,0 +1,120 @@
+//! TLS client settings for HTTPS probes: one verifying configuration (the
+//! system roots plus an optional operator CA bundle) and one for checks that
+//! opt out of verification with `tlsVerify: false`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+/// The two client configurations HTTPS probes use.
+#[derive(Debug, Clone)]
+pub struct ProbeTls {
+    /// Verifies the server certificate and name.
+    pub verifying: Arc<ClientConfig>,
+    /// Still checks handshake signatures, but trusts any certificate.
+    pub insecure: Arc<ClientConfig>,
+}
+
+/// A TLS setup failure.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    /// The CA bundle could not be read or parsed.
+    #[error("probe CA file {path}: {error}")]
+    CaFile {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// No usable root certificate at all.
+    #[error("no trusted root certificates: the system store is empty and no probe CA file was given")]
+    NoRoots,
+}
+
+impl ProbeTls {
+    /// Build both configurations. `extra_ca` adds a PEM bundle to the roots.
+    pub fn new(extra_ca: Option<&Path>, use_system_roots: bool) -> Result<Self, TlsSetupError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = RootCertStore::empty();
+        if use_system_roots {
+            let native = rustls_native_certs::load_native_certs();
+            for cert in native.certs {
+                // A single unparsable system certificate must not disable HTTPS probes.
+                let _ = roots.add(cert);
+            }
+        }
+        if let Some(path) = extra_ca {
+            let err = |error: String| TlsSetupError::CaFile { path: path.display().to_string(), error };
+            let certs = CertificateDer::pem_file_iter(path).map_err(|e| err(e.to_string()))?;
+            for cert in certs {
+                roots.add(cert.map_err(|e| err(e.to_string()))?).map_err(|e| err(e.to_string()))?;
+            }
+        }
+        if roots.is_empty() {
+            return Err(TlsSetupError::NoRoots);
+        }
+        let builder = || {
+            ClientConfig::builder_with_provider(provider.clone())
+                .with_safe_default_protocol_versions()
+                .expect("the ring provider supports the default protocol versions")
+        };
+        let mut verifying = builder().with_root_certificates(roots).with_no_client_auth();
+        verifying.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let mut insecure = builder()
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider.clone())))
+            .with_no_client_auth();
+        insecure.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Self { verifying: Arc::new(verifying), insecure: Arc::new(insecure) })
+    }
+
+    /// The configuration for a check's `tlsVerify` setting.
+    pub fn config(&self, verify: bool) -> Arc<ClientConfig> {
+        if verify { self.verifying.clone() } else { self.insecure.clone() }
+    }
+}
+
+/// Accepts any certificate (for `tlsVerify: false`), while still checking
+/// that the handshake is signed by the key in the presented certificate.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,36 @@
+//! UDP: send the payload, wait for a reply, match it. A connected socket
+//! turns an ICMP port-unreachable into `refused`.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use gslb_shared::{FailReason, Probe};
+use tokio::net::UdpSocket;
+
+use super::{Checker, Failure, ProbeFuture};
+use crate::target::Target;
+
+/// UDP checker.
+#[derive(Debug, Clone, Copy)]
+pub struct UdpChecker;
+
+impl Checker for UdpChecker {
+    fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
+        Box::pin(async move {
+            let Probe::Udp(stream) = &target.check.probe else {
+                return Err(Failure::new(FailReason::Other, "not a udp check"));
+            };
+            let local: IpAddr = if target.address.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() };
+            let socket = UdpSocket::bind(SocketAddr::new(local, 0)).await.map_err(|e| Failure::io("bind", &e))?;
+            socket.connect(SocketAddr::new(target.address, target.port)).await.map_err(|e| Failure::io("connect", &e))?;
+            socket.send(stream.send.as_bytes()).await.map_err(|e| Failure::io("send", &e))?;
+            let mut reply = vec![0u8; 64 * 1024];
+            let n = socket.recv(&mut reply).await.map_err(|e| Failure::io("recv", &e))?;
+            match &target.pattern {
+                Some(pattern) if !pattern.is_match(&reply[..n]) => {
+                    Err(Failure::new(FailReason::BodyMismatch, format!("reply of {n} bytes did not match")))
+                }
+                _ => Ok(()),
+            }
+        })
+    }
+}

@@ -1,0 +1,39 @@
+//! Wall-clock milliseconds anchored to tokio's monotonic clock.
+//!
+//! Cycle numbers come from the wall clock (agents and the aggregator agree on
+//! them without talking), but sleeping uses tokio's `Instant`, so paused-time
+//! tests drive the scheduler and a wall-clock step never makes it spin.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::time::Instant;
+
+/// Converts between wall-clock milliseconds and tokio instants.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    anchor: Instant,
+    anchor_ms: u64,
+}
+
+impl Clock {
+    /// Anchor at the system clock's current time.
+    pub fn system() -> Self {
+        let ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        Self::at(ms)
+    }
+
+    /// Anchor "now" at `anchor_ms` (tests).
+    pub fn at(anchor_ms: u64) -> Self {
+        Self { anchor: Instant::now(), anchor_ms }
+    }
+
+    /// Wall-clock milliseconds now.
+    pub fn now_ms(&self) -> u64 {
+        self.anchor_ms + self.anchor.elapsed().as_millis() as u64
+    }
+
+    /// The tokio instant of a wall-clock millisecond (now, if it is past).
+    pub fn instant_at(&self, ms: u64) -> Instant {
+        self.anchor + Duration::from_millis(ms.saturating_sub(self.anchor_ms))
+    }
+}

@@ -1,0 +1,43 @@
+//! `gslb-agent`: parse settings, set up logging, TLS and metrics, then run the
+//! uplink (which drives the scheduler) until SIGINT or SIGTERM.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Parser;
+use gslb_agent::agent::Agent;
+use gslb_agent::config::{LogFormat, Settings};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let config = Settings::parse().merged()?.validate()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    match config.log_format {
+        LogFormat::Json => tracing_subscriber::fmt().json().with_env_filter(filter).with_writer(std::io::stderr).init(),
+        LogFormat::Text => {
+            tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init()
+        }
+    }
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .map_err(|_| anyhow::anyhow!("a TLS crypto provider was already installed"))?;
+    let agent = Arc::new(Agent::build(&config).await.context("starting the agent")?);
+    tracing::info!(location = %config.location, region = %config.region, aggregators = ?config.aggregators, "gslb-agent started");
+    tokio::select! {
+        result = agent.run(config) => result?,
+        _ = shutdown_signal() => tracing::info!("shutting down"),
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

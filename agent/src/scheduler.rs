@@ -1,0 +1,206 @@
+//! Runs every assigned target on its schedule: one lightweight task per
+//! target sleeping until its next slot, a global semaphore bounding probes in
+//! flight, the check timeout enforced on the whole probe, and results pushed
+//! to the uplink's buffer. Assignment changes replace or stop tasks at once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gslb_proto::convert::fail_reason_to_pb;
+use gslb_proto::pb;
+use gslb_shared::FailReason;
+use tokio::sync::Semaphore;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::buffer::ResultBuffer;
+use crate::checker::{Failure, Registry};
+use crate::clock::Clock;
+use crate::metrics::{Metrics, ProbeLabels, ProtocolLabels};
+use crate::schedule::{TargetKey, next_slot, phase_offset, slot_start};
+use crate::target::{InvalidTarget, Target, assignment_key};
+
+/// What every target task shares.
+#[derive(Debug)]
+pub struct ProbeContext {
+    /// Protocol → checker.
+    pub registry: Registry,
+    /// Bounds probes in flight across all targets.
+    pub limit: Semaphore,
+    /// Where results go.
+    pub buffer: Arc<ResultBuffer>,
+    /// Wall-clock ↔ tokio time.
+    pub clock: Clock,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+}
+
+/// An assignment the agent refused, to report to the aggregator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// The target.
+    pub key: TargetKey,
+    /// Why.
+    pub error: InvalidTarget,
+}
+
+struct Running {
+    assignment: pb::Assignment,
+    task: AbortHandle,
+    valid: bool,
+}
+
+/// The set of running targets.
+pub struct Scheduler {
+    ctx: Arc<ProbeContext>,
+    running: HashMap<TargetKey, Running>,
+}
+
+impl std::fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scheduler").field("targets", &self.running.len()).finish()
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        for r in self.running.values() {
+            r.task.abort();
+        }
+    }
+}
+
+impl Scheduler {
+    /// A scheduler with nothing assigned.
+    pub fn new(ctx: Arc<ProbeContext>) -> Self {
+        Self { ctx, running: HashMap::new() }
+    }
+
+    /// Number of assigned targets.
+    pub fn len(&self) -> usize {
+        self.running.len()
+    }
+
+    /// True when nothing is assigned.
+    pub fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
+
+    /// Replace the whole assignment set.
+    pub fn apply_full(&mut self, assignments: &[pb::Assignment]) -> Vec<Rejection> {
+        let keep: std::collections::HashSet<_> = assignments.iter().map(assignment_key).collect();
+        let stale: Vec<_> = self.running.keys().filter(|k| !keep.contains(k)).copied().collect();
+        self.remove(&stale);
+        let rejections = self.upsert(assignments);
+        self.ctx.metrics.set_ready();
+        rejections
+    }
+
+    /// Apply changes: upserts then removals.
+    pub fn apply_delta(&mut self, upserts: &[pb::Assignment], removals: &[TargetKey]) -> Vec<Rejection> {
+        let rejections = self.upsert(upserts);
+        self.remove(removals);
+        rejections
+    }
+
+    fn remove(&mut self, keys: &[TargetKey]) {
+        for key in keys {
+            if let Some(r) = self.running.remove(key) {
+                // Stops the next probe and any probe in flight.
+                r.task.abort();
+            }
+        }
+        self.update_gauges();
+    }
+
+    fn upsert(&mut self, assignments: &[pb::Assignment]) -> Vec<Rejection> {
+        let mut rejections = Vec::new();
+        for a in assignments {
+            let key = assignment_key(a);
+            if self.running.get(&key).is_some_and(|r| &r.assignment == a) {
+                continue;
+            }
+            if let Some(old) = self.running.remove(&key) {
+                old.task.abort();
+            }
+            let parsed = Target::from_assignment(a);
+            if let Err(error) = &parsed {
+                tracing::warn!(member = %key.member, check = %key.check, %error, "invalid target: reported, never probed");
+                rejections.push(Rejection { key, error: error.clone() });
+            }
+            let valid = parsed.is_ok();
+            let interval = a.check.as_ref().map_or(Duration::from_secs(10), |c| Duration::from_millis(c.interval_ms));
+            let task = tokio::spawn(run_target(key, interval, parsed, self.ctx.clone())).abort_handle();
+            self.running.insert(key, Running { assignment: a.clone(), task, valid });
+        }
+        self.update_gauges();
+        rejections
+    }
+
+    fn update_gauges(&self) {
+        self.ctx.metrics.assignments.set(self.running.len() as i64);
+        self.ctx.metrics.invalid_targets.set(self.running.values().filter(|r| !r.valid).count() as i64);
+    }
+}
+
+/// Probe one target forever, at `cycle·interval + phase` for every cycle.
+async fn run_target(key: TargetKey, interval: Duration, target: Result<Target, InvalidTarget>, ctx: Arc<ProbeContext>) {
+    // An invalid interval still needs a sane cadence for its invalid-target reports.
+    let interval = interval.max(Duration::from_millis(500));
+    let offset = phase_offset(key, interval);
+    let (mut cycle, _) = next_slot(ctx.clock.now_ms(), interval, offset);
+    loop {
+        let start_ms = slot_start(cycle, interval, offset);
+        tokio::time::sleep_until(ctx.clock.instant_at(start_ms)).await;
+        let (outcome, latency, protocol) = match &target {
+            Err(_) => (Err(Failure::new(FailReason::InvalidTarget, "target failed validation")), Duration::ZERO, "invalid"),
+            Ok(t) => probe_once(t, &ctx).await,
+        };
+        record(&ctx, key, cycle, protocol, &outcome, latency);
+        // Skip any slot already missed; never schedule relative to "now + interval".
+        let (next, _) = next_slot(ctx.clock.now_ms(), interval, offset);
+        cycle = next.max(cycle + 1);
+    }
+}
+
+async fn probe_once(target: &Target, ctx: &ProbeContext) -> (Result<(), Failure>, Duration, &'static str) {
+    let protocol = target.check.probe.protocol();
+    if let Err(err) = target.revalidate() {
+        return (Err(Failure::new(FailReason::InvalidTarget, err.to_string())), Duration::ZERO, protocol);
+    }
+    let Some(checker) = ctx.registry.get(protocol) else {
+        return (Err(Failure::new(FailReason::Other, format!("no checker for {protocol}"))), Duration::ZERO, protocol);
+    };
+    // The semaphore is never closed; a closed one would mean shutdown.
+    let Ok(_permit) = ctx.limit.acquire().await else {
+        return (Err(Failure::new(FailReason::Other, "shutting down")), Duration::ZERO, protocol);
+    };
+    let started = Instant::now();
+    let outcome = match tokio::time::timeout(target.check.timeout, checker.probe(target)).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(Failure::new(FailReason::Timeout, format!("no answer within {:?}", target.check.timeout))),
+    };
+    (outcome, started.elapsed(), protocol)
+}
+
+fn record(ctx: &ProbeContext, key: TargetKey, cycle: u64, protocol: &'static str, outcome: &Result<(), Failure>, latency: Duration) {
+    let reason = outcome.as_ref().err().map(|f| f.reason);
+    let label = reason.map_or("pass", FailReason::as_str);
+    ctx.metrics.probes.get_or_create(&ProbeLabels { protocol, outcome: label }).inc();
+    if reason != Some(FailReason::InvalidTarget) {
+        ctx.metrics.latency.get_or_create(&ProtocolLabels { protocol }).observe(latency.as_secs_f64());
+    }
+    if let Err(f) = outcome {
+        tracing::debug!(member = %key.member, check = %key.check, cycle, reason = label, detail = %f.detail, "probe failed");
+    }
+    ctx.buffer.push(pb::ProbeResult {
+        member_id: key.member.0,
+        check_id: key.check.0,
+        cycle,
+        failure: fail_reason_to_pb(reason) as i32,
+        latency_us: latency.as_micros().min(u128::from(u32::MAX)) as u32,
+        detail: outcome.as_ref().err().map(|f| f.detail.clone()).unwrap_or_default(),
+    });
+    ctx.metrics.queue_depth.set(ctx.buffer.len() as i64);
+}

@@ -1,0 +1,157 @@
+//! A probe target as the agent runs it: the assignment parsed and validated
+//! (seed 004) into plain values, with its regular expressions compiled.
+//!
+//! Validation happens when an assignment arrives (an invalid one is reported
+//! back and never probed) and again before every probe
+//! ([`Target::revalidate`]), so a target can never send traffic it should not.
+
+use std::net::IpAddr;
+
+use gslb_proto::pb;
+use gslb_shared::validate::{self, ValidationError};
+use gslb_shared::{Check, CheckId, MemberId, Probe};
+use regex::bytes::Regex;
+
+use crate::schedule::TargetKey;
+
+/// A target that passed validation.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Its id.
+    pub key: TargetKey,
+    /// The address probes connect to (the check's probe address, or the member's).
+    pub address: IpAddr,
+    /// The port probes use (the check's port, or the member's).
+    pub port: u16,
+    /// The check, validated.
+    pub check: Check,
+    /// The TCP/UDP expected-reply or HTTP body expression, compiled.
+    pub pattern: Option<Regex>,
+}
+
+/// Why an assignment cannot be probed: the field and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {rule}")]
+pub struct InvalidTarget {
+    /// The offending field.
+    pub field: String,
+    /// The rule it broke.
+    pub rule: String,
+}
+
+impl From<ValidationError> for InvalidTarget {
+    fn from(err: ValidationError) -> Self {
+        match err.errors.first() {
+            Some(first) => InvalidTarget { field: first.field.clone(), rule: err.to_string() },
+            None => InvalidTarget { field: String::new(), rule: "invalid".into() },
+        }
+    }
+}
+
+/// The key of an assignment, even an invalid one.
+pub fn assignment_key(a: &pb::Assignment) -> TargetKey {
+    TargetKey { member: MemberId(a.member_id), check: CheckId(a.check_id) }
+}
+
+impl Target {
+    /// Parse and validate an assignment from the aggregator.
+    pub fn from_assignment(a: &pb::Assignment) -> Result<Target, InvalidTarget> {
+        let key = assignment_key(a);
+        let pb_check = a.check.clone().ok_or_else(|| InvalidTarget { field: "check".into(), rule: "is missing".into() })?;
+        let check = Check::try_from(pb_check)?;
+        validate::check(&check)?;
+        let member_address = validate::plain_ip(&a.address)
+            .map_err(|e| InvalidTarget { field: "address".into(), rule: format!("address: {e}") })?;
+        let member_port = u16::try_from(a.port)
+            .ok()
+            .filter(|p| *p != 0)
+            .ok_or_else(|| InvalidTarget { field: "port".into(), rule: "port: must be between 1 and 65535".into() })?;
+        let pattern_text = match &check.probe {
+            Probe::Tcp(s) | Probe::Udp(s) => s.expect.clone(),
+            Probe::Http(h) | Probe::Https(h) => h.body_regex.clone(),
+            Probe::None | Probe::Icmp | Probe::Mysql => None,
+        };
+        let pattern = pattern_text
+            .map(|p| Regex::new(&p))
+            .transpose()
+            .map_err(|e| InvalidTarget { field: "probe".into(), rule: format!("regular expression: {e}") })?;
+        let target = Target {
+            key,
+            address: check.probe_address.unwrap_or(member_address),
+            port: check.port.unwrap_or(member_port),
+            check,
+            pattern,
+        };
+        target.revalidate()?;
+        Ok(target)
+    }
+
+    /// The runtime checks of seed 004, cheap enough to run before every
+    /// probe: a unicast address, a real port, an origin-form HTTP path,
+    /// token header names and control-free values.
+    pub fn revalidate(&self) -> Result<(), InvalidTarget> {
+        let bad = |field: &str, rule: String| InvalidTarget { field: field.into(), rule: format!("{field}: {rule}") };
+        if self.address.is_unspecified() || self.address.is_multicast() {
+            return Err(bad("address", "must be a unicast address".into()));
+        }
+        if self.port == 0 {
+            return Err(bad("port", "must be between 1 and 65535".into()));
+        }
+        if let Probe::Http(h) | Probe::Https(h) = &self.check.probe {
+            validate::http_path(&h.path).map_err(|e| bad("probe.path", e.to_string()))?;
+            validate::method(&h.method).map_err(|e| bad("probe.method", e.to_string()))?;
+            for (i, header) in h.headers.iter().enumerate() {
+                validate::header(&header.name, &header.value)
+                    .map_err(|e| bad(&format!("probe.headers[{i}]"), e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gslb_shared::{HttpProbe, Probe};
+
+    fn assignment(address: &str, probe: Probe) -> pb::Assignment {
+        let check = Check::new(CheckId(2), "c", probe);
+        pb::Assignment { member_id: 1, check_id: 2, address: address.into(), port: 80, check: Some(pb::Check::from(&check)) }
+    }
+
+    #[test]
+    fn valid_assignment_becomes_a_target() {
+        let t = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default()))).unwrap();
+        assert_eq!((t.address.to_string(), t.port), ("127.0.0.1".into(), 80));
+    }
+
+    #[test]
+    fn address_with_extra_url_parts_is_invalid() {
+        for bad in ["127.0.0.1:80", "user@127.0.0.1", "127.0.0.1/x", "host.example"] {
+            let err = Target::from_assignment(&assignment(bad, Probe::Icmp)).unwrap_err();
+            assert_eq!(err.field, "address", "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn invalid_http_target_names_the_field() {
+        let http = HttpProbe { path: "http://evil/".into(), ..HttpProbe::default() };
+        let err = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
+        assert_eq!(err.field, "probe.path");
+        let http = HttpProbe {
+            headers: vec![gslb_shared::Header { name: "Content-Length".into(), value: "1".into() }],
+            ..HttpProbe::default()
+        };
+        let err = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
+        assert_eq!(err.field, "probe.headers[0]");
+    }
+
+    #[test]
+    fn revalidation_catches_a_target_changed_after_parsing() {
+        let mut t = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default()))).unwrap();
+        if let Probe::Http(h) = &mut t.check.probe {
+            h.path = "//evil/".into();
+        }
+        assert_eq!(t.revalidate().unwrap_err().field, "probe.path");
+    }
+}
