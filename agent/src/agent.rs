@@ -44,13 +44,21 @@ impl Agent {
             Some(addr) => Some(metrics::bind(addr).await?),
             None => None,
         };
-        Ok(Self { ctx, metrics_listener: std::sync::Mutex::new(listener) })
+        Ok(Self {
+            ctx,
+            metrics_listener: std::sync::Mutex::new(listener),
+        })
     }
 
     /// Run the metrics listener and the uplink until the future is dropped.
     pub async fn run(&self, config: AgentConfig) -> anyhow::Result<()> {
-        let listener = self.metrics_listener.lock().map_err(|_| anyhow::anyhow!("metrics listener lock"))?.take();
-        let _metrics_task = listener.map(|l| AbortOnDrop(tokio::spawn(metrics::serve(l, self.ctx.metrics.clone()))));
+        let listener = self
+            .metrics_listener
+            .lock()
+            .map_err(|_| anyhow::anyhow!("metrics listener lock"))?
+            .take();
+        let _metrics_task = listener
+            .map(|l| AbortOnDrop(tokio::spawn(metrics::serve(l, self.ctx.metrics.clone()))));
         let uplink = Uplink::new(
             UplinkConfig {
                 addresses: config.aggregators.clone(),
@@ -83,8 +91,10 @@ fn link_tls(config: &AgentConfig) -> anyhow::Result<Option<ClientTlsConfig>> {
         c = c.ca_certificate(Certificate::from_pem(pem));
     }
     if let Some((cert, key)) = &tls.identity {
-        let cert = std::fs::read(cert).map_err(|e| anyhow::anyhow!("tls-cert {}: {e}", cert.display()))?;
-        let key = std::fs::read(key).map_err(|e| anyhow::anyhow!("tls-key {}: {e}", key.display()))?;
+        let cert =
+            std::fs::read(cert).map_err(|e| anyhow::anyhow!("tls-cert {}: {e}", cert.display()))?;
+        let key =
+            std::fs::read(key).map_err(|e| anyhow::anyhow!("tls-key {}: {e}", key.display()))?;
         c = c.identity(Identity::from_pem(cert, key));
     }
     Ok(Some(c))

@@ -27,7 +27,11 @@ pub enum BackoffError {
 
 impl Default for Backoff {
     fn default() -> Self {
-        Self { min: Duration::from_secs(1), max: Duration::from_secs(60), jitter: 0.5 }
+        Self {
+            min: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            jitter: 0.5,
+        }
     }
 }
 
@@ -73,9 +77,18 @@ mod tests {
 
     #[test]
     fn invalid_policies_are_refused() {
-        assert_eq!(Backoff::try_new(Duration::ZERO, Duration::from_secs(1), 0.5), Err(BackoffError::Range));
-        assert_eq!(Backoff::try_new(Duration::from_secs(2), Duration::from_secs(1), 0.5), Err(BackoffError::Range));
-        assert_eq!(Backoff::try_new(Duration::from_secs(1), Duration::from_secs(2), 1.5), Err(BackoffError::Jitter));
+        assert_eq!(
+            Backoff::try_new(Duration::ZERO, Duration::from_secs(1), 0.5),
+            Err(BackoffError::Range)
+        );
+        assert_eq!(
+            Backoff::try_new(Duration::from_secs(2), Duration::from_secs(1), 0.5),
+            Err(BackoffError::Range)
+        );
+        assert_eq!(
+            Backoff::try_new(Duration::from_secs(1), Duration::from_secs(2), 1.5),
+            Err(BackoffError::Jitter)
+        );
     }
 
     proptest! {

@@ -40,7 +40,9 @@ impl ResultBuffer {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // A panic while holding this lock cannot leave the queue inconsistent.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Append a result, dropping the oldest if full.
@@ -107,7 +109,10 @@ mod tests {
     use super::*;
 
     fn r(cycle: u64) -> pb::ProbeResult {
-        pb::ProbeResult { cycle, ..Default::default() }
+        pb::ProbeResult {
+            cycle,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -117,7 +122,10 @@ mod tests {
             b.push(r(c));
         }
         let (batch, dropped) = b.take(10);
-        assert_eq!(batch.iter().map(|r| r.cycle).collect::<Vec<_>>(), vec![3, 4, 5]);
+        assert_eq!(
+            batch.iter().map(|r| r.cycle).collect::<Vec<_>>(),
+            vec![3, 4, 5]
+        );
         assert_eq!((dropped, b.dropped_total()), (2, 2));
         assert_eq!(b.take(10).1, 0, "the dropped count is reported once");
     }
@@ -128,7 +136,10 @@ mod tests {
         b.push(r(9));
         b.requeue_front(vec![r(1), r(2), r(3)]);
         let (batch, dropped) = b.take(10);
-        assert_eq!(batch.iter().map(|r| r.cycle).collect::<Vec<_>>(), vec![2, 3, 9]);
+        assert_eq!(
+            batch.iter().map(|r| r.cycle).collect::<Vec<_>>(),
+            vec![2, 3, 9]
+        );
         assert_eq!(dropped, 1);
     }
 }

@@ -32,20 +32,23 @@ pub struct Failure {
 impl Failure {
     /// A failure with a detail.
     pub fn new(reason: FailReason, detail: impl Into<String>) -> Self {
-        Self { reason, detail: detail.into() }
+        Self {
+            reason,
+            detail: detail.into(),
+        }
     }
 
     /// Classify an I/O error from connecting, reading or writing.
     pub fn io(step: &str, err: &io::Error) -> Self {
         let reason = match err.kind() {
             io::ErrorKind::ConnectionRefused => FailReason::Refused,
-            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
-                FailReason::Reset
-            }
+            io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe => FailReason::Reset,
             io::ErrorKind::TimedOut => FailReason::Timeout,
-            io::ErrorKind::HostUnreachable | io::ErrorKind::NetworkUnreachable | io::ErrorKind::NetworkDown => {
-                FailReason::Unreachable
-            }
+            io::ErrorKind::HostUnreachable
+            | io::ErrorKind::NetworkUnreachable
+            | io::ErrorKind::NetworkDown => FailReason::Unreachable,
             io::ErrorKind::UnexpectedEof => FailReason::Protocol,
             _ => FailReason::Other,
         };
@@ -76,7 +79,9 @@ impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut names: Vec<_> = self.checkers.keys().collect();
         names.sort();
-        f.debug_struct("Registry").field("protocols", &names).finish()
+        f.debug_struct("Registry")
+            .field("protocols", &names)
+            .finish()
     }
 }
 

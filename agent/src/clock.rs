@@ -18,13 +18,18 @@ pub struct Clock {
 impl Clock {
     /// Anchor at the system clock's current time.
     pub fn system() -> Self {
-        let ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
         Self::at(ms)
     }
 
     /// Anchor "now" at `anchor_ms` (tests).
     pub fn at(anchor_ms: u64) -> Self {
-        Self { anchor: Instant::now(), anchor_ms }
+        Self {
+            anchor: Instant::now(),
+            anchor_ms,
+        }
     }
 
     /// Wall-clock milliseconds now.

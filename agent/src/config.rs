@@ -142,19 +142,28 @@ pub enum ConfigError {
 }
 
 fn invalid(field: &'static str, rule: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { field, rule: rule.into() }
+    ConfigError::Invalid {
+        field,
+        rule: rule.into(),
+    }
 }
 
 impl Settings {
     /// Read `--config` (if given) and let the flags in `self` override it.
     pub fn merged(self) -> Result<Settings, ConfigError> {
-        let Some(path) = self.config.clone() else { return Ok(self) };
+        let Some(path) = self.config.clone() else {
+            return Ok(self);
+        };
         let file = read_file(&path)?;
         Ok(Settings {
             config: Some(path),
             location: self.location.or(file.location),
             region: self.region.or(file.region),
-            aggregator: if self.aggregator.is_empty() { file.aggregator } else { self.aggregator },
+            aggregator: if self.aggregator.is_empty() {
+                file.aggregator
+            } else {
+                self.aggregator
+            },
             listen_metrics: self.listen_metrics.or(file.listen_metrics),
             concurrency: self.concurrency.or(file.concurrency),
             batch_size: self.batch_size.or(file.batch_size),
@@ -172,18 +181,32 @@ impl Settings {
 
     /// Validate into an [`AgentConfig`].
     pub fn validate(self) -> Result<AgentConfig, ConfigError> {
-        let location = LocationId::new(self.location.ok_or_else(|| invalid("location", "is required (e.g. --location fra1)"))?);
+        let location = LocationId::new(
+            self.location
+                .ok_or_else(|| invalid("location", "is required (e.g. --location fra1)"))?,
+        );
         validate::location_id(&location).map_err(|rule| invalid("location", rule))?;
-        let region = Region::new(self.region.ok_or_else(|| invalid("region", "is required (e.g. --region eu)"))?);
+        let region = Region::new(
+            self.region
+                .ok_or_else(|| invalid("region", "is required (e.g. --region eu)"))?,
+        );
         validate::region(&region).map_err(|rule| invalid("region", rule))?;
         if self.aggregator.is_empty() {
-            return Err(invalid("aggregator", "needs at least one URL (e.g. --aggregator http://127.0.0.1:7000)"));
+            return Err(invalid(
+                "aggregator",
+                "needs at least one URL (e.g. --aggregator http://127.0.0.1:7000)",
+            ));
         }
         for url in &self.aggregator {
-            let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+            let rest = url
+                .strip_prefix("http://")
+                .or_else(|| url.strip_prefix("https://"));
             let ok = rest.is_some_and(|r| !r.is_empty() && !r.contains(['/', '?', '#', '@']));
             if !ok {
-                return Err(invalid("aggregator", format!("{url:?} must be http://HOST:PORT or https://HOST:PORT")));
+                return Err(invalid(
+                    "aggregator",
+                    format!("{url:?} must be http://HOST:PORT or https://HOST:PORT"),
+                ));
             }
         }
         let concurrency = self.concurrency.unwrap_or(1024);
@@ -195,7 +218,8 @@ impl Settings {
             return Err(invalid("batch-size", "must be between 1 and 50000"));
         }
         let batch_interval = match self.batch_interval {
-            Some(text) => humantime::parse_duration(&text).map_err(|e| invalid("batch-interval", format!("{text:?}: {e}")))?,
+            Some(text) => humantime::parse_duration(&text)
+                .map_err(|e| invalid("batch-interval", format!("{text:?}: {e}")))?,
             None => Duration::from_millis(100),
         };
         if batch_interval < Duration::from_millis(10) || batch_interval > Duration::from_secs(10) {
@@ -210,7 +234,9 @@ impl Settings {
             (None, None) => None,
             _ => return Err(invalid("tls-cert", "--tls-cert and --tls-key go together")),
         };
-        let agent_id = self.agent_id.unwrap_or_else(|| format!("{}-{:08x}", location, rand::random::<u32>()));
+        let agent_id = self
+            .agent_id
+            .unwrap_or_else(|| format!("{}-{:08x}", location, rand::random::<u32>()));
         Ok(AgentConfig {
             location,
             region,
@@ -222,7 +248,10 @@ impl Settings {
             buffer_capacity,
             probe_ca_file: self.probe_ca_file,
             system_roots: !self.no_system_roots,
-            link_tls: LinkTls { identity, ca: self.tls_ca },
+            link_tls: LinkTls {
+                identity,
+                ca: self.tls_ca,
+            },
             agent_id,
             log_format: self.log_format.unwrap_or_default(),
         })
@@ -230,7 +259,10 @@ impl Settings {
 }
 
 fn read_file(path: &Path) -> Result<Settings, ConfigError> {
-    let err = |error: String| ConfigError::File { path: path.display().to_string(), error };
+    let err = |error: String| ConfigError::File {
+        path: path.display().to_string(),
+        error,
+    };
     let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
     toml::from_str(&text).map_err(|e| err(e.to_string()))
 }
@@ -245,24 +277,81 @@ mod tests {
 
     #[test]
     fn flags_validate_with_defaults() {
-        let c = settings(&["--location", "fra1", "--region", "eu", "--aggregator", "http://127.0.0.1:1,http://127.0.0.1:2"])
-            .merged()
-            .unwrap()
-            .validate()
-            .unwrap();
+        let c = settings(&[
+            "--location",
+            "fra1",
+            "--region",
+            "eu",
+            "--aggregator",
+            "http://127.0.0.1:1,http://127.0.0.1:2",
+        ])
+        .merged()
+        .unwrap()
+        .validate()
+        .unwrap();
         assert_eq!(c.aggregators.len(), 2);
-        assert_eq!((c.concurrency, c.batch_size, c.batch_interval), (1024, 1000, Duration::from_millis(100)));
+        assert_eq!(
+            (c.concurrency, c.batch_size, c.batch_interval),
+            (1024, 1000, Duration::from_millis(100))
+        );
     }
 
     #[test]
     fn each_bad_setting_is_named() {
         let cases: [(&[&str], &str); 6] = [
-            (&["--region", "eu", "--aggregator", "http://a:1"], "location"),
-            (&["--location", "FRA 1", "--region", "eu", "--aggregator", "http://a:1"], "location"),
+            (
+                &["--region", "eu", "--aggregator", "http://a:1"],
+                "location",
+            ),
+            (
+                &[
+                    "--location",
+                    "FRA 1",
+                    "--region",
+                    "eu",
+                    "--aggregator",
+                    "http://a:1",
+                ],
+                "location",
+            ),
             (&["--location", "fra1", "--region", "eu"], "aggregator"),
-            (&["--location", "fra1", "--region", "eu", "--aggregator", "a:1"], "aggregator"),
-            (&["--location", "fra1", "--region", "eu", "--aggregator", "http://a:1", "--batch-interval", "5ms"], "batch-interval"),
-            (&["--location", "fra1", "--region", "eu", "--aggregator", "http://a:1", "--tls-cert", "c.pem"], "tls-cert"),
+            (
+                &[
+                    "--location",
+                    "fra1",
+                    "--region",
+                    "eu",
+                    "--aggregator",
+                    "a:1",
+                ],
+                "aggregator",
+            ),
+            (
+                &[
+                    "--location",
+                    "fra1",
+                    "--region",
+                    "eu",
+                    "--aggregator",
+                    "http://a:1",
+                    "--batch-interval",
+                    "5ms",
+                ],
+                "batch-interval",
+            ),
+            (
+                &[
+                    "--location",
+                    "fra1",
+                    "--region",
+                    "eu",
+                    "--aggregator",
+                    "http://a:1",
+                    "--tls-cert",
+                    "c.pem",
+                ],
+                "tls-cert",
+            ),
         ];
         for (args, field) in cases {
             match settings(args).validate() {
@@ -278,10 +367,19 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("agent.toml");
         std::fs::write(&path, "location = \"iad1\"\nregion = \"us\"\naggregator = [\"http://127.0.0.1:7000\"]\nbatch-size = 50\n").unwrap();
-        let c = settings(&["--config", path.to_str().unwrap(), "--location", "sin1"]).merged().unwrap().validate().unwrap();
-        assert_eq!((c.location.as_str(), c.region.as_str(), c.batch_size), ("sin1", "us", 50));
+        let c = settings(&["--config", path.to_str().unwrap(), "--location", "sin1"])
+            .merged()
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert_eq!(
+            (c.location.as_str(), c.region.as_str(), c.batch_size),
+            ("sin1", "us", 50)
+        );
         std::fs::write(&path, "locaton = \"x\"\n").unwrap();
-        let err = settings(&["--config", path.to_str().unwrap()]).merged().unwrap_err();
+        let err = settings(&["--config", path.to_str().unwrap()])
+            .merged()
+            .unwrap_err();
         assert!(err.to_string().contains("unknown field `locaton`"), "{err}");
     }
 }

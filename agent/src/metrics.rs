@@ -65,21 +65,47 @@ impl Metrics {
     pub fn new() -> Arc<Self> {
         let mut registry = Registry::with_prefix("gslb_agent");
         let probes = Family::<ProbeLabels, Counter>::default();
-        let latency = Family::<ProtocolLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        let latency = Family::<ProtocolLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
         let queue_depth = Gauge::default();
         let dropped = Counter::default();
         let connected = Gauge::default();
         let assignments = Gauge::default();
         let invalid_targets = Gauge::default();
         let connects = Counter::default();
-        registry.register("probes", "Probes run, by protocol and outcome", probes.clone());
+        registry.register(
+            "probes",
+            "Probes run, by protocol and outcome",
+            probes.clone(),
+        );
         registry.register("probe_duration_seconds", "Probe latency", latency.clone());
-        registry.register("queue_depth", "Results waiting for the uplink", queue_depth.clone());
-        registry.register("results_dropped", "Results dropped because the queue was full", dropped.clone());
-        registry.register("connected", "1 while a stream to an aggregator is up", connected.clone());
+        registry.register(
+            "queue_depth",
+            "Results waiting for the uplink",
+            queue_depth.clone(),
+        );
+        registry.register(
+            "results_dropped",
+            "Results dropped because the queue was full",
+            dropped.clone(),
+        );
+        registry.register(
+            "connected",
+            "1 while a stream to an aggregator is up",
+            connected.clone(),
+        );
         registry.register("assignments", "Assigned targets", assignments.clone());
-        registry.register("invalid_targets", "Assigned targets refused by runtime validation", invalid_targets.clone());
-        registry.register("stream_connects", "Streams opened to an aggregator", connects.clone());
+        registry.register(
+            "invalid_targets",
+            "Assigned targets refused by runtime validation",
+            invalid_targets.clone(),
+        );
+        registry.register(
+            "stream_connects",
+            "Streams opened to an aggregator",
+            connects.clone(),
+        );
         Arc::new(Self {
             registry,
             probes,
@@ -116,7 +142,10 @@ impl Metrics {
 /// The metrics router: `/metrics`, `/livez`, `/readyz`.
 pub fn router(metrics: Arc<Metrics>) -> Router {
     Router::new()
-        .route("/metrics", get(|State(m): State<Arc<Metrics>>| async move { m.encode() }))
+        .route(
+            "/metrics",
+            get(|State(m): State<Arc<Metrics>>| async move { m.encode() }),
+        )
         .route("/livez", get(|| async { "ok" }))
         .route(
             "/readyz",
@@ -124,7 +153,10 @@ pub fn router(metrics: Arc<Metrics>) -> Router {
                 if m.is_ready() {
                     (StatusCode::OK, "ready")
                 } else {
-                    (StatusCode::SERVICE_UNAVAILABLE, "waiting for the first assignment set")
+                    (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "waiting for the first assignment set",
+                    )
                 }
             }),
         )
@@ -132,7 +164,10 @@ pub fn router(metrics: Arc<Metrics>) -> Router {
 }
 
 /// Serve the metrics router on a bound listener until the task is dropped.
-pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) -> std::io::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<()> {
     axum::serve(listener, router(metrics)).await
 }
 

@@ -22,7 +22,10 @@ pub fn phase_offset(key: TargetKey, interval: Duration) -> u64 {
     let mut hasher = rustc_hash::FxHasher::default();
     key.hash(&mut hasher);
     // FxHash's low bits are weak; mix before reducing.
-    let mixed = hasher.finish().wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    let mixed = hasher
+        .finish()
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(29);
     mixed % interval_ms(interval)
 }
 
@@ -52,7 +55,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn key(m: u64) -> TargetKey {
-        TargetKey { member: MemberId(m), check: CheckId(1) }
+        TargetKey {
+            member: MemberId(m),
+            check: CheckId(1),
+        }
     }
 
     #[test]
@@ -63,14 +69,20 @@ mod tests {
             buckets[(phase_offset(key(m), interval) / 1_000) as usize] += 1;
         }
         for (i, n) in buckets.iter().enumerate() {
-            assert!((850..=1150).contains(n), "second {i} has {n} of 10000 targets");
+            assert!(
+                (850..=1150).contains(n),
+                "second {i} has {n} of 10000 targets"
+            );
         }
     }
 
     #[test]
     fn offset_is_stable_for_a_target() {
         let interval = Duration::from_secs(30);
-        assert_eq!(phase_offset(key(42), interval), phase_offset(key(42), interval));
+        assert_eq!(
+            phase_offset(key(42), interval),
+            phase_offset(key(42), interval)
+        );
     }
 
     #[test]

@@ -59,7 +59,9 @@ pub struct Scheduler {
 
 impl std::fmt::Debug for Scheduler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Scheduler").field("targets", &self.running.len()).finish()
+        f.debug_struct("Scheduler")
+            .field("targets", &self.running.len())
+            .finish()
     }
 }
 
@@ -74,7 +76,10 @@ impl Drop for Scheduler {
 impl Scheduler {
     /// A scheduler with nothing assigned.
     pub fn new(ctx: Arc<ProbeContext>) -> Self {
-        Self { ctx, running: HashMap::new() }
+        Self {
+            ctx,
+            running: HashMap::new(),
+        }
     }
 
     /// Number of assigned targets.
@@ -90,7 +95,12 @@ impl Scheduler {
     /// Replace the whole assignment set.
     pub fn apply_full(&mut self, assignments: &[pb::Assignment]) -> Vec<Rejection> {
         let keep: std::collections::HashSet<_> = assignments.iter().map(assignment_key).collect();
-        let stale: Vec<_> = self.running.keys().filter(|k| !keep.contains(k)).copied().collect();
+        let stale: Vec<_> = self
+            .running
+            .keys()
+            .filter(|k| !keep.contains(k))
+            .copied()
+            .collect();
         self.remove(&stale);
         let rejections = self.upsert(assignments);
         self.ctx.metrics.set_ready();
@@ -98,7 +108,11 @@ impl Scheduler {
     }
 
     /// Apply changes: upserts then removals.
-    pub fn apply_delta(&mut self, upserts: &[pb::Assignment], removals: &[TargetKey]) -> Vec<Rejection> {
+    pub fn apply_delta(
+        &mut self,
+        upserts: &[pb::Assignment],
+        removals: &[TargetKey],
+    ) -> Vec<Rejection> {
         let rejections = self.upsert(upserts);
         self.remove(removals);
         rejections
@@ -127,12 +141,25 @@ impl Scheduler {
             let parsed = Target::from_assignment(a);
             if let Err(error) = &parsed {
                 tracing::warn!(member = %key.member, check = %key.check, %error, "invalid target: reported, never probed");
-                rejections.push(Rejection { key, error: error.clone() });
+                rejections.push(Rejection {
+                    key,
+                    error: error.clone(),
+                });
             }
             let valid = parsed.is_ok();
-            let interval = a.check.as_ref().map_or(Duration::from_secs(10), |c| Duration::from_millis(c.interval_ms));
-            let task = tokio::spawn(run_target(key, interval, parsed, self.ctx.clone())).abort_handle();
-            self.running.insert(key, Running { assignment: a.clone(), task, valid });
+            let interval = a.check.as_ref().map_or(Duration::from_secs(10), |c| {
+                Duration::from_millis(c.interval_ms)
+            });
+            let task =
+                tokio::spawn(run_target(key, interval, parsed, self.ctx.clone())).abort_handle();
+            self.running.insert(
+                key,
+                Running {
+                    assignment: a.clone(),
+                    task,
+                    valid,
+                },
+            );
         }
         self.update_gauges();
         rejections
@@ -140,12 +167,20 @@ impl Scheduler {
 
     fn update_gauges(&self) {
         self.ctx.metrics.assignments.set(self.running.len() as i64);
-        self.ctx.metrics.invalid_targets.set(self.running.values().filter(|r| !r.valid).count() as i64);
+        self.ctx
+            .metrics
+            .invalid_targets
+            .set(self.running.values().filter(|r| !r.valid).count() as i64);
     }
 }
 
 /// Probe one target forever, at `cycle·interval + phase` for every cycle.
-async fn run_target(key: TargetKey, interval: Duration, target: Result<Target, InvalidTarget>, ctx: Arc<ProbeContext>) {
+async fn run_target(
+    key: TargetKey,
+    interval: Duration,
+    target: Result<Target, InvalidTarget>,
+    ctx: Arc<ProbeContext>,
+) {
     // An invalid interval still needs a sane cadence for its invalid-target reports.
     let interval = interval.max(Duration::from_millis(500));
     let offset = phase_offset(key, interval);
@@ -154,7 +189,14 @@ async fn run_target(key: TargetKey, interval: Duration, target: Result<Target, I
         let start_ms = slot_start(cycle, interval, offset);
         tokio::time::sleep_until(ctx.clock.instant_at(start_ms)).await;
         let (outcome, latency, protocol) = match &target {
-            Err(_) => (Err(Failure::new(FailReason::InvalidTarget, "target failed validation")), Duration::ZERO, "invalid"),
+            Err(_) => (
+                Err(Failure::new(
+                    FailReason::InvalidTarget,
+                    "target failed validation",
+                )),
+                Duration::ZERO,
+                "invalid",
+            ),
             Ok(t) => probe_once(t, &ctx).await,
         };
         record(&ctx, key, cycle, protocol, &outcome, latency);
@@ -164,32 +206,72 @@ async fn run_target(key: TargetKey, interval: Duration, target: Result<Target, I
     }
 }
 
-async fn probe_once(target: &Target, ctx: &ProbeContext) -> (Result<(), Failure>, Duration, &'static str) {
+/// Run one probe of a target: revalidate, take a concurrency permit, run
+/// its checker under the check timeout. Returns the outcome, the latency
+/// and the protocol name.
+pub async fn probe_once(
+    target: &Target,
+    ctx: &ProbeContext,
+) -> (Result<(), Failure>, Duration, &'static str) {
     let protocol = target.check.probe.protocol();
     if let Err(err) = target.revalidate() {
-        return (Err(Failure::new(FailReason::InvalidTarget, err.to_string())), Duration::ZERO, protocol);
+        return (
+            Err(Failure::new(FailReason::InvalidTarget, err.to_string())),
+            Duration::ZERO,
+            protocol,
+        );
     }
     let Some(checker) = ctx.registry.get(protocol) else {
-        return (Err(Failure::new(FailReason::Other, format!("no checker for {protocol}"))), Duration::ZERO, protocol);
+        return (
+            Err(Failure::new(
+                FailReason::Other,
+                format!("no checker for {protocol}"),
+            )),
+            Duration::ZERO,
+            protocol,
+        );
     };
     // The semaphore is never closed; a closed one would mean shutdown.
     let Ok(_permit) = ctx.limit.acquire().await else {
-        return (Err(Failure::new(FailReason::Other, "shutting down")), Duration::ZERO, protocol);
+        return (
+            Err(Failure::new(FailReason::Other, "shutting down")),
+            Duration::ZERO,
+            protocol,
+        );
     };
     let started = Instant::now();
     let outcome = match tokio::time::timeout(target.check.timeout, checker.probe(target)).await {
         Ok(outcome) => outcome,
-        Err(_) => Err(Failure::new(FailReason::Timeout, format!("no answer within {:?}", target.check.timeout))),
+        Err(_) => Err(Failure::new(
+            FailReason::Timeout,
+            format!("no answer within {:?}", target.check.timeout),
+        )),
     };
     (outcome, started.elapsed(), protocol)
 }
 
-fn record(ctx: &ProbeContext, key: TargetKey, cycle: u64, protocol: &'static str, outcome: &Result<(), Failure>, latency: Duration) {
+fn record(
+    ctx: &ProbeContext,
+    key: TargetKey,
+    cycle: u64,
+    protocol: &'static str,
+    outcome: &Result<(), Failure>,
+    latency: Duration,
+) {
     let reason = outcome.as_ref().err().map(|f| f.reason);
     let label = reason.map_or("pass", FailReason::as_str);
-    ctx.metrics.probes.get_or_create(&ProbeLabels { protocol, outcome: label }).inc();
+    ctx.metrics
+        .probes
+        .get_or_create(&ProbeLabels {
+            protocol,
+            outcome: label,
+        })
+        .inc();
     if reason != Some(FailReason::InvalidTarget) {
-        ctx.metrics.latency.get_or_create(&ProtocolLabels { protocol }).observe(latency.as_secs_f64());
+        ctx.metrics
+            .latency
+            .get_or_create(&ProtocolLabels { protocol })
+            .observe(latency.as_secs_f64());
     }
     if let Err(f) = outcome {
         tracing::debug!(member = %key.member, check = %key.check, cycle, reason = label, detail = %f.detail, "probe failed");
@@ -200,7 +282,11 @@ fn record(ctx: &ProbeContext, key: TargetKey, cycle: u64, protocol: &'static str
         cycle,
         failure: fail_reason_to_pb(reason) as i32,
         latency_us: latency.as_micros().min(u128::from(u32::MAX)) as u32,
-        detail: outcome.as_ref().err().map(|f| f.detail.clone()).unwrap_or_default(),
+        detail: outcome
+            .as_ref()
+            .err()
+            .map(|f| f.detail.clone())
+            .unwrap_or_default(),
     });
     ctx.metrics.queue_depth.set(ctx.buffer.len() as i64);
 }

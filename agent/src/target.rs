@@ -42,30 +42,47 @@ pub struct InvalidTarget {
 impl From<ValidationError> for InvalidTarget {
     fn from(err: ValidationError) -> Self {
         match err.errors.first() {
-            Some(first) => InvalidTarget { field: first.field.clone(), rule: err.to_string() },
-            None => InvalidTarget { field: String::new(), rule: "invalid".into() },
+            Some(first) => InvalidTarget {
+                field: first.field.clone(),
+                rule: err.to_string(),
+            },
+            None => InvalidTarget {
+                field: String::new(),
+                rule: "invalid".into(),
+            },
         }
     }
 }
 
 /// The key of an assignment, even an invalid one.
 pub fn assignment_key(a: &pb::Assignment) -> TargetKey {
-    TargetKey { member: MemberId(a.member_id), check: CheckId(a.check_id) }
+    TargetKey {
+        member: MemberId(a.member_id),
+        check: CheckId(a.check_id),
+    }
 }
 
 impl Target {
     /// Parse and validate an assignment from the aggregator.
     pub fn from_assignment(a: &pb::Assignment) -> Result<Target, InvalidTarget> {
         let key = assignment_key(a);
-        let pb_check = a.check.clone().ok_or_else(|| InvalidTarget { field: "check".into(), rule: "is missing".into() })?;
+        let pb_check = a.check.clone().ok_or_else(|| InvalidTarget {
+            field: "check".into(),
+            rule: "is missing".into(),
+        })?;
         let check = Check::try_from(pb_check)?;
         validate::check(&check)?;
-        let member_address = validate::plain_ip(&a.address)
-            .map_err(|e| InvalidTarget { field: "address".into(), rule: format!("address: {e}") })?;
+        let member_address = validate::plain_ip(&a.address).map_err(|e| InvalidTarget {
+            field: "address".into(),
+            rule: format!("address: {e}"),
+        })?;
         let member_port = u16::try_from(a.port)
             .ok()
             .filter(|p| *p != 0)
-            .ok_or_else(|| InvalidTarget { field: "port".into(), rule: "port: must be between 1 and 65535".into() })?;
+            .ok_or_else(|| InvalidTarget {
+                field: "port".into(),
+                rule: "port: must be between 1 and 65535".into(),
+            })?;
         let pattern_text = match &check.probe {
             Probe::Tcp(s) | Probe::Udp(s) => s.expect.clone(),
             Probe::Http(h) | Probe::Https(h) => h.body_regex.clone(),
@@ -74,7 +91,10 @@ impl Target {
         let pattern = pattern_text
             .map(|p| Regex::new(&p))
             .transpose()
-            .map_err(|e| InvalidTarget { field: "probe".into(), rule: format!("regular expression: {e}") })?;
+            .map_err(|e| InvalidTarget {
+                field: "probe".into(),
+                rule: format!("regular expression: {e}"),
+            })?;
         let target = Target {
             key,
             address: check.probe_address.unwrap_or(member_address),
@@ -90,7 +110,10 @@ impl Target {
     /// probe: a unicast address, a real port, an origin-form HTTP path,
     /// token header names and control-free values.
     pub fn revalidate(&self) -> Result<(), InvalidTarget> {
-        let bad = |field: &str, rule: String| InvalidTarget { field: field.into(), rule: format!("{field}: {rule}") };
+        let bad = |field: &str, rule: String| InvalidTarget {
+            field: field.into(),
+            rule: format!("{field}: {rule}"),
+        };
         if self.address.is_unspecified() || self.address.is_multicast() {
             return Err(bad("address", "must be a unicast address".into()));
         }
@@ -116,18 +139,31 @@ mod tests {
 
     fn assignment(address: &str, probe: Probe) -> pb::Assignment {
         let check = Check::new(CheckId(2), "c", probe);
-        pb::Assignment { member_id: 1, check_id: 2, address: address.into(), port: 80, check: Some(pb::Check::from(&check)) }
+        pb::Assignment {
+            member_id: 1,
+            check_id: 2,
+            address: address.into(),
+            port: 80,
+            check: Some(pb::Check::from(&check)),
+        }
     }
 
     #[test]
     fn valid_assignment_becomes_a_target() {
-        let t = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default()))).unwrap();
+        let t =
+            Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default())))
+                .unwrap();
         assert_eq!((t.address.to_string(), t.port), ("127.0.0.1".into(), 80));
     }
 
     #[test]
     fn address_with_extra_url_parts_is_invalid() {
-        for bad in ["127.0.0.1:80", "user@127.0.0.1", "127.0.0.1/x", "host.example"] {
+        for bad in [
+            "127.0.0.1:80",
+            "user@127.0.0.1",
+            "127.0.0.1/x",
+            "host.example",
+        ] {
             let err = Target::from_assignment(&assignment(bad, Probe::Icmp)).unwrap_err();
             assert_eq!(err.field, "address", "{bad}: {err}");
         }
@@ -135,11 +171,17 @@ mod tests {
 
     #[test]
     fn invalid_http_target_names_the_field() {
-        let http = HttpProbe { path: "http://evil/".into(), ..HttpProbe::default() };
+        let http = HttpProbe {
+            path: "http://evil/".into(),
+            ..HttpProbe::default()
+        };
         let err = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
         assert_eq!(err.field, "probe.path");
         let http = HttpProbe {
-            headers: vec![gslb_shared::Header { name: "Content-Length".into(), value: "1".into() }],
+            headers: vec![gslb_shared::Header {
+                name: "Content-Length".into(),
+                value: "1".into(),
+            }],
             ..HttpProbe::default()
         };
         let err = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
@@ -148,7 +190,9 @@ mod tests {
 
     #[test]
     fn revalidation_catches_a_target_changed_after_parsing() {
-        let mut t = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default()))).unwrap();
+        let mut t =
+            Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default())))
+                .unwrap();
         if let Probe::Http(h) = &mut t.check.probe {
             h.path = "//evil/".into();
         }

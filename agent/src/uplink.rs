@@ -79,8 +79,19 @@ pub struct Uplink {
 
 impl Uplink {
     /// An uplink driving `scheduler` from the aggregator's assignments.
-    pub fn new(cfg: UplinkConfig, scheduler: Scheduler, buffer: Arc<ResultBuffer>, metrics: Arc<Metrics>) -> Self {
-        Self { cfg, scheduler, buffer, metrics, seq: 0 }
+    pub fn new(
+        cfg: UplinkConfig,
+        scheduler: Scheduler,
+        buffer: Arc<ResultBuffer>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            cfg,
+            scheduler,
+            buffer,
+            metrics,
+            seq: 0,
+        }
     }
 
     /// Run until the task is dropped.
@@ -121,7 +132,12 @@ impl Uplink {
     }
 
     async fn session(&mut self, address: &str) -> Result<SessionEnd, SessionError> {
-        let fail = |established: bool| move |e: &dyn std::error::Error| SessionError { established, error: error_chain(e) };
+        let fail = |established: bool| {
+            move |e: &dyn std::error::Error| SessionError {
+                established,
+                error: error_chain(e),
+            }
+        };
         let mut endpoint = Endpoint::from_shared(address.to_owned())
             .map_err(|e| fail(false)(&e))?
             .connect_timeout(self.cfg.connect_timeout)
@@ -129,7 +145,9 @@ impl Uplink {
             .http2_keep_alive_interval(Duration::from_secs(10))
             .keep_alive_timeout(Duration::from_secs(5));
         if let Some(tls) = &self.cfg.tls {
-            endpoint = endpoint.tls_config(tls.clone()).map_err(|e| fail(false)(&e))?;
+            endpoint = endpoint
+                .tls_config(tls.clone())
+                .map_err(|e| fail(false)(&e))?;
         }
         let channel = endpoint.connect().await.map_err(|e| fail(false)(&e))?;
         let (tx, rx) = mpsc::channel::<pb::AgentMessage>(64);
@@ -140,7 +158,9 @@ impl Uplink {
             agent_id: self.cfg.agent_id.clone(),
         };
         // The receiver is alive: it was just created and is moved below.
-        let _ = tx.send(msg(pb::agent_message::Msg::Register(register))).await;
+        let _ = tx
+            .send(msg(pb::agent_message::Msg::Register(register)))
+            .await;
         let mut inbound = AgentServiceClient::new(channel)
             .session(ReceiverStream::new(rx))
             .await
@@ -194,33 +214,55 @@ impl Uplink {
         let rejections = match m.msg? {
             Msg::Full(set) => {
                 let r = self.scheduler.apply_full(&set.assignments);
-                tracing::info!(version = set.version, targets = self.scheduler.len(), invalid = r.len(), "assignment set applied");
+                tracing::info!(
+                    version = set.version,
+                    targets = self.scheduler.len(),
+                    invalid = r.len(),
+                    "assignment set applied"
+                );
                 r
             }
             Msg::Delta(delta) => {
                 let removals: Vec<_> = delta
                     .removals
                     .iter()
-                    .map(|k| TargetKey { member: MemberId(k.member_id), check: CheckId(k.check_id) })
+                    .map(|k| TargetKey {
+                        member: MemberId(k.member_id),
+                        check: CheckId(k.check_id),
+                    })
                     .collect();
                 let r = self.scheduler.apply_delta(&delta.upserts, &removals);
-                tracing::debug!(version = delta.version, upserts = delta.upserts.len(), removals = removals.len(), "assignment delta applied");
+                tracing::debug!(
+                    version = delta.version,
+                    upserts = delta.upserts.len(),
+                    removals = removals.len(),
+                    "assignment delta applied"
+                );
                 r
             }
             Msg::Ack(ack) => {
                 unacked.remove(&ack.seq);
                 Vec::new()
             }
-            Msg::Redirect(hint) if !hint.leader_address.is_empty() => return Some(SessionEnd::Redirect(hint.leader_address)),
+            Msg::Redirect(hint) if !hint.leader_address.is_empty() => {
+                return Some(SessionEnd::Redirect(hint.leader_address));
+            }
             Msg::Redirect(_) => Vec::new(),
         };
         for Rejection { key, error } in rejections {
             let rejected = pb::AssignmentRejected {
-                key: Some(pb::AssignmentKey { member_id: key.member.0, check_id: key.check.0 }),
+                key: Some(pb::AssignmentKey {
+                    member_id: key.member.0,
+                    check_id: key.check.0,
+                }),
                 field: error.field,
                 reason: error.rule,
             };
-            if tx.send(msg(pb::agent_message::Msg::Rejected(rejected))).await.is_err() {
+            if tx
+                .send(msg(pb::agent_message::Msg::Rejected(rejected)))
+                .await
+                .is_err()
+            {
                 return Some(SessionEnd::Closed);
             }
         }
@@ -246,8 +288,14 @@ impl Uplink {
             while unacked.len() > MAX_UNACKED_BATCHES {
                 unacked.pop_first();
             }
-            let batch = pb::ResultBatch { seq: self.seq, results, dropped };
-            tx.send(msg(pb::agent_message::Msg::Results(batch))).await.map_err(|_| "stream closed")?;
+            let batch = pb::ResultBatch {
+                seq: self.seq,
+                results,
+                dropped,
+            };
+            tx.send(msg(pb::agent_message::Msg::Results(batch)))
+                .await
+                .map_err(|_| "stream closed")?;
             if self.buffer.is_empty() {
                 return Ok(());
             }

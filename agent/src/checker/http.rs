@@ -46,7 +46,11 @@ impl Drop for AbortOnDrop {
 }
 
 fn host_header(http: &HttpProbe, address: IpAddr, port: u16, https: bool) -> String {
-    if let Some(h) = http.headers.iter().find(|h| h.name.eq_ignore_ascii_case("host")) {
+    if let Some(h) = http
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("host"))
+    {
         return h.value.clone();
     }
     let host = match (&http.tls_server_name, address) {
@@ -55,12 +59,22 @@ fn host_header(http: &HttpProbe, address: IpAddr, port: u16, https: bool) -> Str
         (None, IpAddr::V4(v4)) => v4.to_string(),
     };
     let default_port = if https { 443 } else { 80 };
-    if port == default_port { host } else { format!("{host}:{port}") }
+    if port == default_port {
+        host
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 fn tls_failure(err: std::io::Error) -> Failure {
-    let is_tls = err.get_ref().is_some_and(|inner| inner.is::<rustls::Error>());
-    if is_tls { Failure::new(FailReason::Tls, format!("tls: {err}")) } else { Failure::io("tls handshake", &err) }
+    let is_tls = err
+        .get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>());
+    if is_tls {
+        Failure::new(FailReason::Tls, format!("tls: {err}"))
+    } else {
+        Failure::io("tls handshake", &err)
+    }
 }
 
 impl Checker for HttpChecker {
@@ -80,8 +94,9 @@ impl Checker for HttpChecker {
                 return exchange(tcp, http, &host, target).await;
             }
             let name = match &http.tls_server_name {
-                Some(sni) => ServerName::try_from(sni.clone())
-                    .map_err(|e| Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}")))?,
+                Some(sni) => ServerName::try_from(sni.clone()).map_err(|e| {
+                    Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}"))
+                })?,
                 None => ServerName::IpAddress(target.address.into()),
             };
             let connector = TlsConnector::from(self.tls.config(http.tls_verify));
@@ -95,17 +110,32 @@ async fn exchange<S>(io: S, http: &HttpProbe, host: &str, target: &Target) -> Ou
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake(TokioIo::new(io)).await.map_err(|e| http_error("handshake", &e))?;
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| http_error("handshake", &e))?;
     let _connection = AbortOnDrop(tokio::spawn(async move {
         let _ = connection.await;
     }));
-    let mut request = Request::builder().method(http.method.as_str()).uri(http.path.as_str());
-    let headers = request.headers_mut().ok_or_else(|| Failure::new(FailReason::Other, "invalid request"))?;
-    let value = |v: &str| HeaderValue::from_str(v).map_err(|e| Failure::new(FailReason::Other, format!("header: {e}")));
+    let mut request = Request::builder()
+        .method(http.method.as_str())
+        .uri(http.path.as_str());
+    let headers = request
+        .headers_mut()
+        .ok_or_else(|| Failure::new(FailReason::Other, "invalid request"))?;
+    let value = |v: &str| {
+        HeaderValue::from_str(v)
+            .map_err(|e| Failure::new(FailReason::Other, format!("header: {e}")))
+    };
     headers.insert(HOST, value(host)?);
-    headers.insert(USER_AGENT, HeaderValue::from_static(concat!("gslb-agent/", env!("CARGO_PKG_VERSION"))));
-    for h in http.headers.iter().filter(|h| !h.name.eq_ignore_ascii_case("host")) {
+    headers.insert(
+        USER_AGENT,
+        HeaderValue::from_static(concat!("gslb-agent/", env!("CARGO_PKG_VERSION"))),
+    );
+    for h in http
+        .headers
+        .iter()
+        .filter(|h| !h.name.eq_ignore_ascii_case("host"))
+    {
         let name = HeaderName::from_bytes(h.name.as_bytes())
             .map_err(|e| Failure::new(FailReason::Other, format!("header {}: {e}", h.name)))?;
         headers.append(name, value(&h.value)?);
@@ -113,22 +143,33 @@ where
     let request = request
         .body(Empty::<Bytes>::new())
         .map_err(|e| Failure::new(FailReason::Other, format!("request: {e}")))?;
-    let response = sender.send_request(request).await.map_err(|e| http_error("request", &e))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| http_error("request", &e))?;
     let status = response.status().as_u16();
     let accepted = if http.expected_status.is_empty() {
         (200..=299).contains(&status)
     } else {
-        http.expected_status.iter().any(|r| (r.from..=r.to).contains(&status))
+        http.expected_status
+            .iter()
+            .any(|r| (r.from..=r.to).contains(&status))
     };
     if !accepted {
-        let location = response.headers().get("location").and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let detail = match location {
             Some(to) => format!("status {status} (redirect to {to}, not followed)"),
             None => format!("status {status}"),
         };
         return Err(Failure::new(FailReason::Status, detail));
     }
-    let Some(pattern) = &target.pattern else { return Ok(()) };
+    let Some(pattern) = &target.pattern else {
+        return Ok(());
+    };
     let mut body = response.into_body();
     let mut seen = Vec::with_capacity(1024);
     while seen.len() < MAX_BODY {
@@ -146,16 +187,26 @@ where
     if pattern.is_match(&seen) {
         Ok(())
     } else {
-        Err(Failure::new(FailReason::BodyMismatch, format!("body ({} bytes read) did not match", seen.len())))
+        Err(Failure::new(
+            FailReason::BodyMismatch,
+            format!("body ({} bytes read) did not match", seen.len()),
+        ))
     }
 }
 
 fn http_error(step: &str, err: &hyper::Error) -> Failure {
     use std::error::Error;
-    if let Some(io) = err.source().and_then(|s| s.downcast_ref::<std::io::Error>()) {
+    if let Some(io) = err
+        .source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+    {
         return Failure::io(step, io);
     }
-    let reason = if err.is_incomplete_message() { FailReason::Reset } else { FailReason::Protocol };
+    let reason = if err.is_incomplete_message() {
+        FailReason::Reset
+    } else {
+        FailReason::Protocol
+    };
     Failure::new(reason, format!("{step}: {err}"))
 }
 
@@ -166,11 +217,23 @@ mod tests {
     #[test]
     fn host_header_defaults_to_name_or_address_with_non_default_port() {
         let mut h = HttpProbe::default();
-        assert_eq!(host_header(&h, "127.0.0.1".parse().unwrap(), 80, false), "127.0.0.1");
-        assert_eq!(host_header(&h, "::1".parse().unwrap(), 8443, true), "[::1]:8443");
+        assert_eq!(
+            host_header(&h, "127.0.0.1".parse().unwrap(), 80, false),
+            "127.0.0.1"
+        );
+        assert_eq!(
+            host_header(&h, "::1".parse().unwrap(), 8443, true),
+            "[::1]:8443"
+        );
         h.tls_server_name = Some("api.example.com".into());
-        assert_eq!(host_header(&h, "::1".parse().unwrap(), 443, true), "api.example.com");
-        h.headers.push(gslb_shared::Header { name: "host".into(), value: "x.test".into() });
+        assert_eq!(
+            host_header(&h, "::1".parse().unwrap(), 443, true),
+            "api.example.com"
+        );
+        h.headers.push(gslb_shared::Header {
+            name: "host".into(),
+            value: "x.test".into(),
+        });
         assert_eq!(host_header(&h, "::1".parse().unwrap(), 443, true), "x.test");
     }
 }

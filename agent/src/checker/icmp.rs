@@ -22,7 +22,10 @@ pub struct IcmpChecker {
 
 impl std::fmt::Debug for IcmpChecker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IcmpChecker").field("v4_open", &self.v4.initialized()).field("v6_open", &self.v6.initialized()).finish()
+        f.debug_struct("IcmpChecker")
+            .field("v4_open", &self.v4.initialized())
+            .field("v6_open", &self.v6.initialized())
+            .finish()
     }
 }
 
@@ -33,7 +36,11 @@ impl IcmpChecker {
     }
 
     async fn client(&self, v6: bool) -> Result<&Client, Failure> {
-        let (cell, kind, family) = if v6 { (&self.v6, ICMP::V6, "IPv6") } else { (&self.v4, ICMP::V4, "IPv4") };
+        let (cell, kind, family) = if v6 {
+            (&self.v6, ICMP::V6, "IPv6")
+        } else {
+            (&self.v4, ICMP::V4, "IPv4")
+        };
         let client = cell
             .get_or_init(|| async move {
                 let config = Config::builder().kind(kind).sock_type_hint(socket2::Type::DGRAM).build();
@@ -54,7 +61,9 @@ impl IcmpChecker {
                 }
             })
             .await;
-        client.as_ref().map_err(|e| Failure::new(FailReason::Other, format!("icmp socket: {e}")))
+        client
+            .as_ref()
+            .map_err(|e| Failure::new(FailReason::Other, format!("icmp socket: {e}")))
     }
 }
 
@@ -67,7 +76,9 @@ impl Checker for IcmpChecker {
             pinger.timeout(target.check.timeout);
             match pinger.ping(PingSequence(0), &[0u8; 16]).await {
                 Ok(_) => Ok(()),
-                Err(SurgeError::Timeout { .. }) => Err(Failure::new(FailReason::Timeout, "no echo reply")),
+                Err(SurgeError::Timeout { .. }) => {
+                    Err(Failure::new(FailReason::Timeout, "no echo reply"))
+                }
                 Err(SurgeError::IOError(e)) => Err(Failure::io("icmp", &e)),
                 Err(other) => Err(Failure::new(FailReason::Other, format!("icmp: {other}"))),
             }

@@ -28,7 +28,10 @@ impl Checker for TcpChecker {
                 .await
                 .map_err(|e| Failure::io("connect", &e))?;
             if !send.is_empty() {
-                stream.write_all(send).await.map_err(|e| Failure::io("send", &e))?;
+                stream
+                    .write_all(send)
+                    .await
+                    .map_err(|e| Failure::io("send", &e))?;
             }
             if let Some(pattern) = &target.pattern {
                 read_until_match(&mut stream, pattern).await?;
@@ -46,16 +49,25 @@ pub async fn read_until_match<R: AsyncRead + Unpin>(reader: &mut R, pattern: &Re
     let mut reply = Vec::with_capacity(512);
     let mut chunk = [0u8; 4096];
     loop {
-        let n = reader.read(&mut chunk).await.map_err(|e| Failure::io("read", &e))?;
+        let n = reader
+            .read(&mut chunk)
+            .await
+            .map_err(|e| Failure::io("read", &e))?;
         if n == 0 {
-            return Err(Failure::new(FailReason::BodyMismatch, format!("reply of {} bytes did not match", reply.len())));
+            return Err(Failure::new(
+                FailReason::BodyMismatch,
+                format!("reply of {} bytes did not match", reply.len()),
+            ));
         }
         reply.extend_from_slice(&chunk[..n]);
         if pattern.is_match(&reply) {
             return Ok(());
         }
         if reply.len() >= MAX_REPLY {
-            return Err(Failure::new(FailReason::BodyMismatch, "no match in the first 64 KiB"));
+            return Err(Failure::new(
+                FailReason::BodyMismatch,
+                "no match in the first 64 KiB",
+            ));
         }
     }
 }

@@ -32,7 +32,9 @@ pub enum TlsSetupError {
         error: String,
     },
     /// No usable root certificate at all.
-    #[error("no trusted root certificates: the system store is empty and no probe CA file was given")]
+    #[error(
+        "no trusted root certificates: the system store is empty and no probe CA file was given"
+    )]
     NoRoots,
 }
 
@@ -49,10 +51,15 @@ impl ProbeTls {
             }
         }
         if let Some(path) = extra_ca {
-            let err = |error: String| TlsSetupError::CaFile { path: path.display().to_string(), error };
+            let err = |error: String| TlsSetupError::CaFile {
+                path: path.display().to_string(),
+                error,
+            };
             let certs = CertificateDer::pem_file_iter(path).map_err(|e| err(e.to_string()))?;
             for cert in certs {
-                roots.add(cert.map_err(|e| err(e.to_string()))?).map_err(|e| err(e.to_string()))?;
+                roots
+                    .add(cert.map_err(|e| err(e.to_string()))?)
+                    .map_err(|e| err(e.to_string()))?;
             }
         }
         if roots.is_empty() {
@@ -63,19 +70,28 @@ impl ProbeTls {
                 .with_safe_default_protocol_versions()
                 .expect("the ring provider supports the default protocol versions")
         };
-        let mut verifying = builder().with_root_certificates(roots).with_no_client_auth();
+        let mut verifying = builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
         verifying.alpn_protocols = vec![b"http/1.1".to_vec()];
         let mut insecure = builder()
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider.clone())))
             .with_no_client_auth();
         insecure.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(Self { verifying: Arc::new(verifying), insecure: Arc::new(insecure) })
+        Ok(Self {
+            verifying: Arc::new(verifying),
+            insecure: Arc::new(insecure),
+        })
     }
 
     /// The configuration for a check's `tlsVerify` setting.
     pub fn config(&self, verify: bool) -> Arc<ClientConfig> {
-        if verify { self.verifying.clone() } else { self.insecure.clone() }
+        if verify {
+            self.verifying.clone()
+        } else {
+            self.insecure.clone()
+        }
     }
 }
 
@@ -102,7 +118,12 @@ impl ServerCertVerifier for AnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -111,7 +132,12 @@ impl ServerCertVerifier for AnyCertificate {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

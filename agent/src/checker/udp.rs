@@ -19,16 +19,32 @@ impl Checker for UdpChecker {
             let Probe::Udp(stream) = &target.check.probe else {
                 return Err(Failure::new(FailReason::Other, "not a udp check"));
             };
-            let local: IpAddr = if target.address.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() };
-            let socket = UdpSocket::bind(SocketAddr::new(local, 0)).await.map_err(|e| Failure::io("bind", &e))?;
-            socket.connect(SocketAddr::new(target.address, target.port)).await.map_err(|e| Failure::io("connect", &e))?;
-            socket.send(stream.send.as_bytes()).await.map_err(|e| Failure::io("send", &e))?;
+            let local: IpAddr = if target.address.is_ipv4() {
+                Ipv4Addr::UNSPECIFIED.into()
+            } else {
+                Ipv6Addr::UNSPECIFIED.into()
+            };
+            let socket = UdpSocket::bind(SocketAddr::new(local, 0))
+                .await
+                .map_err(|e| Failure::io("bind", &e))?;
+            socket
+                .connect(SocketAddr::new(target.address, target.port))
+                .await
+                .map_err(|e| Failure::io("connect", &e))?;
+            socket
+                .send(stream.send.as_bytes())
+                .await
+                .map_err(|e| Failure::io("send", &e))?;
             let mut reply = vec![0u8; 64 * 1024];
-            let n = socket.recv(&mut reply).await.map_err(|e| Failure::io("recv", &e))?;
+            let n = socket
+                .recv(&mut reply)
+                .await
+                .map_err(|e| Failure::io("recv", &e))?;
             match &target.pattern {
-                Some(pattern) if !pattern.is_match(&reply[..n]) => {
-                    Err(Failure::new(FailReason::BodyMismatch, format!("reply of {n} bytes did not match")))
-                }
+                Some(pattern) if !pattern.is_match(&reply[..n]) => Err(Failure::new(
+                    FailReason::BodyMismatch,
+                    format!("reply of {n} bytes did not match"),
+                )),
                 _ => Ok(()),
             }
         })

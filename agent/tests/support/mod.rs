@@ -1,0 +1,153 @@
+//! Real servers on loopback for checker and uplink tests.
+#![allow(dead_code, missing_docs, clippy::unwrap_used)]
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use gslb_agent::buffer::ResultBuffer;
+use gslb_agent::checker::tls::ProbeTls;
+use gslb_agent::checker::{Failure, Registry};
+use gslb_agent::clock::Clock;
+use gslb_agent::metrics::Metrics;
+use gslb_agent::scheduler::{ProbeContext, probe_once};
+use gslb_agent::target::Target;
+use gslb_proto::pb;
+use gslb_shared::{Check, CheckId, FailReason, Probe};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, UdpSocket};
+
+pub const LOCAL: &str = "127.0.0.1";
+
+pub fn assignment(member: u64, address: &str, port: u16, check: &Check) -> pb::Assignment {
+    pb::Assignment {
+        member_id: member,
+        check_id: check.id.0,
+        address: address.into(),
+        port: u32::from(port),
+        check: Some(pb::Check::from(check)),
+    }
+}
+
+pub fn check(probe: Probe, timeout_ms: u64) -> Check {
+    let mut c = Check::new(CheckId(1), "test", probe);
+    c.interval = Duration::from_secs(2);
+    c.timeout = Duration::from_millis(timeout_ms);
+    c
+}
+
+pub fn target(probe: Probe, port: u16) -> Target {
+    Target::from_assignment(&assignment(1, LOCAL, port, &check(probe, 1_000))).unwrap()
+}
+
+pub fn context(tls: Option<ProbeTls>) -> Arc<ProbeContext> {
+    let tls = tls.unwrap_or_else(|| ProbeTls::new(None, true).unwrap());
+    Arc::new(ProbeContext {
+        registry: Registry::builtin(tls),
+        limit: tokio::sync::Semaphore::new(64),
+        buffer: Arc::new(ResultBuffer::new(10_000, 100)),
+        clock: Clock::system(),
+        metrics: Metrics::new(),
+    })
+}
+
+/// Probe once; the failure reason, or None on pass.
+pub async fn probe(ctx: &ProbeContext, target: &Target) -> Result<(), Failure> {
+    probe_once(target, ctx).await.0
+}
+
+pub fn reason(outcome: Result<(), Failure>) -> Option<FailReason> {
+    outcome.err().map(|f| f.reason)
+}
+
+/// A TCP server: accepts, optionally replies `reply` after reading, counts connections.
+pub async fn tcp_server(reply: Option<&'static [u8]>) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind((LOCAL, 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                if let Some(reply) = reply {
+                    let mut buf = [0u8; 1024];
+                    let _ = stream.read(&mut buf).await;
+                    let _ = stream.write_all(reply).await;
+                }
+                // Hold the connection open a while (a silent server never writes).
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            });
+        }
+    });
+    (port, accepted)
+}
+
+/// A port with nothing listening (bound, then released).
+pub async fn closed_tcp_port() -> u16 {
+    let l = TcpListener::bind((LOCAL, 0)).await.unwrap();
+    l.local_addr().unwrap().port()
+}
+
+pub async fn closed_udp_port() -> u16 {
+    let s = UdpSocket::bind((LOCAL, 0)).await.unwrap();
+    s.local_addr().unwrap().port()
+}
+
+/// UDP server answering `ECHO <payload>`.
+pub async fn udp_echo() -> u16 {
+    let socket = UdpSocket::bind((LOCAL, 0)).await.unwrap();
+    let port = socket.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut buf = [0u8; 2048];
+        loop {
+            let Ok((n, from)) = socket.recv_from(&mut buf).await else {
+                return;
+            };
+            let mut reply = b"ECHO ".to_vec();
+            reply.extend_from_slice(&buf[..n]);
+            let _ = socket.send_to(&reply, from).await;
+        }
+    });
+    port
+}
+
+/// A server that writes `greeting` as a MySQL packet (sequence 0) on accept.
+pub async fn mysql_server(payload: &'static [u8]) -> u16 {
+    let listener = TcpListener::bind((LOCAL, 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let len = payload.len() as u32;
+            let mut packet = vec![len as u8, (len >> 8) as u8, (len >> 16) as u8, 0];
+            packet.extend_from_slice(payload);
+            let _ = stream.write_all(&packet).await;
+        }
+    });
+    port
+}
+
+pub fn addr(port: u16) -> SocketAddr {
+    SocketAddr::new(LOCAL.parse::<IpAddr>().unwrap(), port)
+}
+
+/// Poll `cond` every 10 ms until it holds or `within` passes; true if it held.
+pub async fn eventually(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        if cond() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
