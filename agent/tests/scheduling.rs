@@ -34,7 +34,12 @@ struct Recorder {
 impl Checker for Recorder {
     fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
         Box::pin(async move {
-            self.starts.lock().unwrap().entry(target.key.member.0).or_default().push(self.clock.now_ms());
+            self.starts
+                .lock()
+                .unwrap()
+                .entry(target.key.member.0)
+                .or_default()
+                .push(self.clock.now_ms());
             let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
             self.max_in_flight.fetch_max(now, Ordering::SeqCst);
             tokio::time::sleep(self.work).await;
@@ -72,7 +77,10 @@ fn assignments(n: u64, interval_s: u64, timeout_ms: u64) -> Vec<pb::Assignment> 
 }
 
 fn key(m: u64) -> TargetKey {
-    TargetKey { member: MemberId(m), check: CheckId(1) }
+    TargetKey {
+        member: MemberId(m),
+        check: CheckId(1),
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -98,7 +106,10 @@ async fn probes_run_at_their_phase_every_interval_without_drift() {
     for m in starts.keys() {
         per_second[(phase_offset(key(*m), Duration::from_secs(10)) / 1_000) as usize] += 1;
     }
-    assert!(per_second.iter().all(|n| (5..=60).contains(n)), "{per_second:?}");
+    assert!(
+        per_second.iter().all(|n| (5..=60).contains(n)),
+        "{per_second:?}"
+    );
     // Results carry the cycle of the scheduled start.
     let (results, _) = ctx.buffer.take(usize::MAX);
     for r in &results {
@@ -145,10 +156,20 @@ async fn a_removed_target_stops_at_once_even_mid_probe() {
     let _ = ctx.buffer.take(usize::MAX);
     s.apply_delta(&[], &[key(1)]);
     tokio::time::sleep(Duration::from_secs(60)).await;
-    assert_eq!(rec.starts.lock().unwrap()[&1].len(), started, "no probe after removal");
+    assert_eq!(
+        rec.starts.lock().unwrap()[&1].len(),
+        started,
+        "no probe after removal"
+    );
     let (results, _) = ctx.buffer.take(usize::MAX);
-    assert!(results.iter().all(|r| r.member_id != 1), "the in-flight probe was abandoned");
-    assert!(results.iter().any(|r| r.member_id == 2), "other targets go on");
+    assert!(
+        results.iter().all(|r| r.member_id != 1),
+        "the in-flight probe was abandoned"
+    );
+    assert!(
+        results.iter().any(|r| r.member_id == 2),
+        "other targets go on"
+    );
     assert_eq!(s.len(), 1);
 }
 
@@ -163,7 +184,11 @@ async fn a_changed_assignment_takes_effect_without_restart() {
     tokio::time::sleep(Duration::from_secs(20)).await;
     let times = rec.starts.lock().unwrap()[&1].clone();
     let after = &times[before..];
-    assert!(after.len() >= 9, "{} probes at a 2 s interval in 20 s", after.len());
+    assert!(
+        after.len() >= 9,
+        "{} probes at a 2 s interval in 20 s",
+        after.len()
+    );
     for pair in after.windows(2) {
         assert_eq!(pair[1] - pair[0], 2_000);
     }
@@ -177,11 +202,23 @@ async fn an_invalid_target_is_reported_without_probing_and_others_go_on() {
     set[0].address = "127.0.0.1:80".into();
     let rejected = s.apply_full(&set);
     assert_eq!(rejected.len(), 1);
-    assert_eq!((rejected[0].key, rejected[0].error.field.as_str()), (key(1), "address"));
+    assert_eq!(
+        (rejected[0].key, rejected[0].error.field.as_str()),
+        (key(1), "address")
+    );
     tokio::time::sleep(Duration::from_secs(30)).await;
     assert!(!rec.starts.lock().unwrap().contains_key(&1), "never probed");
     let (results, _) = ctx.buffer.take(usize::MAX);
-    assert!(results.iter().filter(|r| r.member_id == 1).all(|r| r.failure == pb::FailReason::InvalidTarget as i32));
+    assert!(
+        results
+            .iter()
+            .filter(|r| r.member_id == 1)
+            .all(|r| r.failure == pb::FailReason::InvalidTarget as i32)
+    );
     assert!(results.iter().any(|r| r.member_id == 1));
-    assert!(results.iter().any(|r| r.member_id == 2 && r.failure == pb::FailReason::Unspecified as i32));
+    assert!(
+        results
+            .iter()
+            .any(|r| r.member_id == 2 && r.failure == pb::FailReason::Unspecified as i32)
+    );
 }

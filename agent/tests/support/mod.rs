@@ -151,3 +151,24 @@ pub async fn eventually(within: Duration, mut cond: impl FnMut() -> bool) -> boo
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// GET `http://{addr}{path}` on a fresh connection: status and body, or None
+/// if nothing answers.
+pub async fn http_get(addr: &str, path: &str) -> Option<(u16, String)> {
+    use http_body_util::BodyExt;
+    let stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .ok()?;
+    let conn = tokio::spawn(conn);
+    let request = hyper::Request::get(path)
+        .header("host", addr)
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .ok()?;
+    let response = sender.send_request(request).await.ok()?;
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.ok()?.to_bytes();
+    conn.abort();
+    Some((status, String::from_utf8_lossy(&body).into_owned()))
+}
