@@ -477,3 +477,37 @@ mod https {
         );
     }
 }
+
+#[tokio::test]
+async fn tcp_connect_to_a_listener_that_never_accepts_times_out() {
+    // Backlog 0 and nobody accepting: once the queue holds a connection, the
+    // kernel drops further SYNs, so a connect neither succeeds nor is refused.
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&addr(0).into()).unwrap();
+    socket.listen(0).unwrap();
+    let port = socket.local_addr().unwrap().as_socket().unwrap().port();
+    let mut fillers = Vec::new();
+    loop {
+        match tokio::time::timeout(
+            Duration::from_millis(200),
+            tokio::net::TcpStream::connect(addr(port)),
+        )
+        .await
+        {
+            Ok(Ok(stream)) => fillers.push(stream),
+            Ok(Err(e)) => panic!("unexpected connect error {e}"),
+            Err(_) => break, // the queue is full: SYNs are now dropped
+        }
+        assert!(fillers.len() < 16, "the accept queue never filled");
+    }
+    let ctx = context(None);
+    let t = Target::from_assignment(&assignment(
+        1,
+        LOCAL,
+        port,
+        &check(Probe::Tcp(stream("", None)), 300),
+    ))
+    .unwrap();
+    assert_eq!(reason(probe(&ctx, &t).await), Some(FailReason::Timeout));
+    drop(socket);
+}

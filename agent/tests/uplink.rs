@@ -5,125 +5,16 @@
 
 mod support;
 
+use support::fake_aggregator::{Behaviour, Seen, start_aggregator};
+
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gslb_proto::pb;
-use gslb_proto::pb::agent_service_server::{AgentService, AgentServiceServer};
 use gslb_shared::{Probe, StreamProbe};
 use support::*;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
-use tonic::{Request, Response, Status, Streaming};
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Behaviour {
-    Normal,
-    /// Close the first session after its first result batch, without acking it.
-    DropFirstSessionAfterOneBatch,
-    /// Answer the registration with a leader hint.
-    Redirect(u16),
-}
-
-#[derive(Debug, Default)]
-struct Seen {
-    sessions: usize,
-    registers: Vec<pb::Register>,
-    batches: Vec<(usize, pb::ResultBatch)>,
-    rejected: Vec<pb::AssignmentRejected>,
-}
-
-#[derive(Clone)]
-struct FakeAggregator {
-    seen: Arc<Mutex<Seen>>,
-    assignments: Vec<pb::Assignment>,
-    behaviour: Behaviour,
-}
-
-#[tonic::async_trait]
-impl AgentService for FakeAggregator {
-    type SessionStream = ReceiverStream<Result<pb::AggregatorMessage, Status>>;
-
-    async fn session(
-        &self,
-        request: Request<Streaming<pb::AgentMessage>>,
-    ) -> Result<Response<Self::SessionStream>, Status> {
-        let mut inbound = request.into_inner();
-        let (tx, rx) = mpsc::channel(16);
-        let this = self.clone();
-        tokio::spawn(async move {
-            let session = {
-                let mut seen = this.seen.lock().unwrap();
-                seen.sessions += 1;
-                seen.sessions
-            };
-            let send = |m| pb::AggregatorMessage { msg: Some(m) };
-            use pb::aggregator_message::Msg;
-            while let Ok(Some(message)) = inbound.message().await {
-                match message.msg {
-                    Some(pb::agent_message::Msg::Register(r)) => {
-                        this.seen.lock().unwrap().registers.push(r);
-                        let reply = match this.behaviour {
-                            Behaviour::Redirect(port) => Msg::Redirect(pb::LeaderHint {
-                                leader_id: 2,
-                                leader_address: format!("http://127.0.0.1:{port}"),
-                            }),
-                            _ => Msg::Full(pb::AssignmentSet {
-                                version: 1,
-                                assignments: this.assignments.clone(),
-                            }),
-                        };
-                        let _ = tx.send(Ok(send(reply))).await;
-                    }
-                    Some(pb::agent_message::Msg::Results(batch)) => {
-                        let seq = batch.seq;
-                        this.seen.lock().unwrap().batches.push((session, batch));
-                        if this.behaviour == Behaviour::DropFirstSessionAfterOneBatch
-                            && session == 1
-                        {
-                            return; // drops tx: the stream ends without an ack
-                        }
-                        let _ = tx
-                            .send(Ok(send(Msg::Ack(pb::BatchAck {
-                                seq,
-                                accepted: 0,
-                                rejected: 0,
-                            }))))
-                            .await;
-                    }
-                    Some(pb::agent_message::Msg::Rejected(r)) => {
-                        this.seen.lock().unwrap().rejected.push(r)
-                    }
-                    None => {}
-                }
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
-    }
-}
-
-async fn start_aggregator(
-    assignments: Vec<pb::Assignment>,
-    behaviour: Behaviour,
-) -> (u16, Arc<Mutex<Seen>>) {
-    let listener = tokio::net::TcpListener::bind((LOCAL, 0)).await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let svc = FakeAggregator {
-        seen: seen.clone(),
-        assignments,
-        behaviour,
-    };
-    tokio::spawn(async move {
-        tonic::transport::Server::builder()
-            .add_service(AgentServiceServer::new(svc))
-            .serve_with_incoming(TcpListenerStream::new(listener))
-            .await
-    });
-    (port, seen)
-}
 
 /// The agent process; killed when dropped.
 struct AgentProcess(Child);
@@ -180,7 +71,8 @@ const WAIT: Duration = Duration::from_secs(15);
 #[tokio::test]
 async fn agent_registers_probes_and_streams_results() {
     let (backend, accepted) = tcp_server(None).await;
-    let (port, seen) = start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal).await;
+    let (port, seen) =
+        start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal, true).await;
     let _agent = start_agent(&format!("http://127.0.0.1:{port}"), &[]);
     assert!(
         eventually(WAIT, || results_of(&seen, 7).len() >= 3).await,
@@ -212,6 +104,7 @@ async fn a_dropped_stream_reconnects_and_resends_what_was_not_acknowledged() {
     let (port, seen) = start_aggregator(
         vec![tcp_assignment(7, backend)],
         Behaviour::DropFirstSessionAfterOneBatch,
+        true,
     )
     .await;
     let _agent = start_agent(&format!("http://127.0.0.1:{port}"), &[]);
@@ -243,7 +136,8 @@ async fn a_dropped_stream_reconnects_and_resends_what_was_not_acknowledged() {
 #[tokio::test]
 async fn first_address_down_rotates_to_the_second() {
     let (backend, _) = tcp_server(None).await;
-    let (port, seen) = start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal).await;
+    let (port, seen) =
+        start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal, true).await;
     let down = closed_tcp_port().await;
     let _agent = start_agent(
         &format!("http://127.0.0.1:{down},http://127.0.0.1:{port}"),
@@ -256,8 +150,9 @@ async fn first_address_down_rotates_to_the_second() {
 async fn a_leader_hint_is_followed() {
     let (backend, _) = tcp_server(None).await;
     let (leader, leader_seen) =
-        start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal).await;
-    let (follower, follower_seen) = start_aggregator(vec![], Behaviour::Redirect(leader)).await;
+        start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal, true).await;
+    let (follower, follower_seen) =
+        start_aggregator(vec![], Behaviour::Redirect(leader), true).await;
     let _agent = start_agent(&format!("http://127.0.0.1:{follower}"), &[]);
     assert!(eventually(WAIT, || !results_of(&leader_seen, 7).is_empty()).await);
     assert_eq!(follower_seen.lock().unwrap().batches.len(), 0);
@@ -268,7 +163,7 @@ async fn an_invalid_assignment_is_rejected_reported_and_never_probed() {
     let (backend, accepted) = tcp_server(None).await;
     let mut bad = tcp_assignment(8, backend);
     bad.address = format!("127.0.0.1:{backend}");
-    let (port, seen) = start_aggregator(vec![bad], Behaviour::Normal).await;
+    let (port, seen) = start_aggregator(vec![bad], Behaviour::Normal, true).await;
     let _agent = start_agent(&format!("http://127.0.0.1:{port}"), &[]);
     assert!(
         eventually(WAIT, || !seen.lock().unwrap().rejected.is_empty()
@@ -320,7 +215,8 @@ async fn metrics_and_readiness_follow_the_assignment_set() {
     assert_eq!(ready, Some(503));
     assert_eq!(get("/livez").await.map(|(c, _)| c), Some(200));
     drop(agent);
-    let (port, seen) = start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal).await;
+    let (port, seen) =
+        start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal, true).await;
     let _agent = start_agent(
         &format!("http://127.0.0.1:{port}"),
         &["--listen-metrics", &format!("127.0.0.1:{metrics_port}")],

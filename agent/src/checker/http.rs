@@ -89,6 +89,7 @@ impl Checker for HttpChecker {
                 .await
                 .map_err(|e| Failure::io("connect", &e))?;
             let _ = tcp.set_nodelay(true);
+            super::tcp::reset_on_close(&tcp);
             let host = host_header(http, target.address, target.port, https);
             if !https {
                 return exchange(tcp, http, &host, target).await;

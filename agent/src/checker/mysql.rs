@@ -23,6 +23,7 @@ impl Checker for MysqlChecker {
             let mut stream = TcpStream::connect(SocketAddr::new(target.address, target.port))
                 .await
                 .map_err(|e| Failure::io("connect", &e))?;
+            super::tcp::reset_on_close(&stream);
             let mut header = [0u8; 4];
             stream
                 .read_exact(&mut header)

@@ -33,14 +33,21 @@ impl Checker for TcpChecker {
                     .await
                     .map_err(|e| Failure::io("send", &e))?;
             }
+            reset_on_close(&stream);
             if let Some(pattern) = &target.pattern {
                 read_until_match(&mut stream, pattern).await?;
             }
-            // A graceful close; errors here say nothing about the service.
-            let _ = stream.shutdown().await;
             Ok(())
         })
     }
+}
+
+/// Close probe connections with a reset instead of a FIN: a probe that
+/// closes first would otherwise hold its port in TIME_WAIT for a minute, and
+/// at thousands of probes a second that exhausts the ephemeral port range.
+pub fn reset_on_close(stream: &TcpStream) {
+    // Best effort: failing to set it costs ports, not correctness.
+    let _ = socket2::SockRef::from(stream).set_linger(Some(std::time::Duration::ZERO));
 }
 
 /// Read until `pattern` matches what has arrived, the peer closes, or

@@ -1,6 +1,8 @@
 //! Real servers on loopback for checker and uplink tests.
 #![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
+pub mod fake_aggregator;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
