@@ -37,8 +37,11 @@ impl Clock {
         self.anchor_ms + self.anchor.elapsed().as_millis() as u64
     }
 
-    /// The tokio instant of a wall-clock millisecond (now, if it is past).
+    /// The tokio instant of a wall-clock millisecond (the anchor, if it is
+    /// past; a year ahead at most, so no input can overflow the clock).
     pub fn instant_at(&self, ms: u64) -> Instant {
-        self.anchor + Duration::from_millis(ms.saturating_sub(self.anchor_ms))
+        let ahead = Duration::from_millis(ms.saturating_sub(self.anchor_ms))
+            .min(Duration::from_secs(366 * 86_400));
+        self.anchor + ahead
     }
 }

@@ -182,7 +182,7 @@ async fn run_target(
     ctx: Arc<ProbeContext>,
 ) {
     // An invalid interval still needs a sane cadence for its invalid-target reports.
-    let interval = interval.max(Duration::from_millis(500));
+    let interval = interval.clamp(Duration::from_millis(500), Duration::from_secs(3600));
     let offset = phase_offset(key, interval);
     let (mut cycle, _) = next_slot(ctx.clock.now_ms(), interval, offset);
     loop {

@@ -188,6 +188,24 @@ mod tests {
         assert_eq!(err.field, "probe.headers[0]");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn no_assignment_makes_the_parser_panic(
+            address in ".{0,40}", port in proptest::prelude::any::<u32>(),
+            interval in proptest::prelude::any::<u64>(), timeout in proptest::prelude::any::<u64>(),
+            path in ".{0,30}", header in ".{0,20}", regex in ".{0,20}",
+        ) {
+            let http = HttpProbe { path, headers: vec![gslb_shared::Header { name: header.clone(), value: header }], body_regex: Some(regex), ..HttpProbe::default() };
+            let mut a = assignment(&address, Probe::Http(http));
+            a.port = port;
+            if let Some(c) = a.check.as_mut() {
+                c.interval_ms = interval;
+                c.timeout_ms = timeout;
+            }
+            let _ = Target::from_assignment(&a);
+        }
+    }
+
     #[test]
     fn revalidation_catches_a_target_changed_after_parsing() {
         let mut t =

@@ -222,3 +222,24 @@ async fn an_invalid_target_is_reported_without_probing_and_others_go_on() {
             .any(|r| r.member_id == 2 && r.failure == pb::FailReason::Unspecified as i32)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn absurd_intervals_from_the_aggregator_are_reported_not_fatal() {
+    let (_rec, ctx) = setup(Duration::from_millis(1), 1024);
+    let mut s = Scheduler::new(ctx.clone());
+    let mut set = assignments(3, 10, 1_000);
+    set[0].check.as_mut().unwrap().interval_ms = u64::MAX;
+    set[1].check.as_mut().unwrap().interval_ms = 0;
+    assert_eq!(s.apply_full(&set).len(), 2);
+    tokio::time::sleep(Duration::from_secs(7_200)).await;
+    let (results, _) = ctx.buffer.take(usize::MAX);
+    for m in [1, 2] {
+        assert!(
+            results
+                .iter()
+                .any(|r| r.member_id == m && r.failure == pb::FailReason::InvalidTarget as i32),
+            "member {m}"
+        );
+    }
+    assert!(results.iter().any(|r| r.member_id == 3 && r.failure == 0));
+}
