@@ -1,4 +1,5 @@
 //! The gslb aggregator. So far: the pure health engine that turns raw probe
 //! results, heartbeats and configuration into health decisions.
 
+pub mod catalog;
 pub mod engine;

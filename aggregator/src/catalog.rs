@@ -1,0 +1,367 @@
+//! The rules for changing the catalog: every write is validated — the object
+//! on its own and every reference it makes — before anything changes, ids
+//! are assigned here, every accepted change bumps the version, and a batch
+//! of changes (a declarative `apply`) is all-or-nothing.
+//!
+//! Pure: no store, no clock. The service persists the [`Change`]s it returns.
+
+use gslb_shared::validate::{self, ValidationError};
+use gslb_shared::*;
+use serde::{Deserialize, Serialize};
+
+/// A configured object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "object")]
+pub enum Object {
+    /// A zone.
+    Zone(Zone),
+    /// A record set.
+    Record(RecordSet),
+    /// A pool.
+    Pool(Pool),
+    /// A member.
+    Member(Member),
+    /// A health check.
+    Check(Check),
+}
+
+/// The id of a configured object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind", content = "id")]
+pub enum ObjectRef {
+    /// A zone.
+    Zone(ZoneId),
+    /// A record set.
+    Record(RecordSetId),
+    /// A pool.
+    Pool(PoolId),
+    /// A member.
+    Member(MemberId),
+    /// A health check.
+    Check(CheckId),
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ObjectRef::Zone(id) => write!(f, "zone {id}"),
+            ObjectRef::Record(id) => write!(f, "record set {id}"),
+            ObjectRef::Pool(id) => write!(f, "pool {id}"),
+            ObjectRef::Member(id) => write!(f, "member {id}"),
+            ObjectRef::Check(id) => write!(f, "check {id}"),
+        }
+    }
+}
+
+impl Object {
+    /// Its id.
+    pub fn reference(&self) -> ObjectRef {
+        match self {
+            Object::Zone(z) => ObjectRef::Zone(z.id),
+            Object::Record(r) => ObjectRef::Record(r.id),
+            Object::Pool(p) => ObjectRef::Pool(p.id),
+            Object::Member(m) => ObjectRef::Member(m.id),
+            Object::Check(c) => ObjectRef::Check(c.id),
+        }
+    }
+
+    fn set_id(&mut self, id: u64) {
+        match self {
+            Object::Zone(z) => z.id = ZoneId(id),
+            Object::Record(r) => r.id = RecordSetId(id),
+            Object::Pool(p) => p.id = PoolId(id),
+            Object::Member(m) => m.id = MemberId(id),
+            Object::Check(c) => c.id = CheckId(id),
+        }
+    }
+}
+
+/// One requested write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "op")]
+pub enum Op {
+    /// Create; an id of 0 is assigned one.
+    Create(Object),
+    /// Replace an existing object.
+    Update(Object),
+    /// Delete an existing object.
+    Delete(ObjectRef),
+}
+
+/// One applied write, as stored and published.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// The catalog version this change produced.
+    pub version: u64,
+    /// The object written (with its id), or the one deleted.
+    pub what: Written,
+}
+
+/// What a change did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Written {
+    /// Created or replaced.
+    Upserted(Box<Object>),
+    /// Removed.
+    Deleted(ObjectRef),
+}
+
+/// A refused write.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CatalogError {
+    /// A field broke a rule (INVALID_ARGUMENT / 400).
+    #[error("{0}")]
+    Invalid(ValidationError),
+    /// The object does not exist (NOT_FOUND / 404).
+    #[error("{0} does not exist")]
+    NotFound(ObjectRef),
+    /// The object is still used by others (FAILED_PRECONDITION / 409).
+    #[error("{what} is in use: {by}")]
+    InUse {
+        /// The object.
+        what: ObjectRef,
+        /// Who uses it.
+        by: String,
+    },
+    /// In a batch: which operation failed (0-based), and why.
+    #[error("operation {index}: {error}")]
+    InBatch {
+        /// Index of the failing operation.
+        index: usize,
+        /// Its error.
+        error: Box<CatalogError>,
+    },
+}
+
+fn invalid(field: &str, rule: impl Into<String>) -> CatalogError {
+    CatalogError::Invalid(ValidationError::single(field, rule))
+}
+
+/// The catalog with its version and id counter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogState {
+    /// Every configured object.
+    pub catalog: Catalog,
+    /// Version of the last accepted change.
+    pub version: u64,
+    /// Last id handed out.
+    pub last_id: u64,
+}
+
+impl CatalogState {
+    /// Apply one write; on error nothing changed.
+    pub fn apply(&mut self, op: Op) -> Result<Change, CatalogError> {
+        let what = match op {
+            Op::Create(mut object) => {
+                let id = if object_id(&object) == 0 {
+                    self.last_id + 1
+                } else {
+                    object_id(&object)
+                };
+                object.set_id(id);
+                if self.exists(object.reference()) {
+                    return Err(invalid(
+                        "id",
+                        format!("{} already exists", object.reference()),
+                    ));
+                }
+                self.check_object(&object)?;
+                self.last_id = self.last_id.max(id);
+                self.put(object.clone());
+                Written::Upserted(Box::new(object))
+            }
+            Op::Update(object) => {
+                if !self.exists(object.reference()) {
+                    return Err(CatalogError::NotFound(object.reference()));
+                }
+                self.check_object(&object)?;
+                self.put(object.clone());
+                Written::Upserted(Box::new(object))
+            }
+            Op::Delete(reference) => {
+                if !self.exists(reference) {
+                    return Err(CatalogError::NotFound(reference));
+                }
+                self.check_delete(reference)?;
+                self.remove(reference);
+                Written::Deleted(reference)
+            }
+        };
+        self.version += 1;
+        Ok(Change {
+            version: self.version,
+            what,
+        })
+    }
+
+    /// Apply every write or none: on the first error the state is unchanged.
+    pub fn apply_all(&mut self, ops: Vec<Op>) -> Result<Vec<Change>, CatalogError> {
+        let mut trial = self.clone();
+        let mut changes = Vec::with_capacity(ops.len());
+        for (index, op) in ops.into_iter().enumerate() {
+            let change = trial.apply(op).map_err(|error| CatalogError::InBatch {
+                index,
+                error: Box::new(error),
+            })?;
+            changes.push(change);
+        }
+        *self = trial;
+        Ok(changes)
+    }
+
+    /// True when the object exists.
+    pub fn exists(&self, r: ObjectRef) -> bool {
+        let c = &self.catalog;
+        match r {
+            ObjectRef::Zone(id) => c.zones.contains_key(&id),
+            ObjectRef::Record(id) => c.records.contains_key(&id),
+            ObjectRef::Pool(id) => c.pools.contains_key(&id),
+            ObjectRef::Member(id) => c.members.contains_key(&id),
+            ObjectRef::Check(id) => c.checks.contains_key(&id),
+        }
+    }
+
+    /// Store an already-validated object (also used when loading from disk).
+    pub fn put(&mut self, object: Object) {
+        let c = &mut self.catalog;
+        match object {
+            Object::Zone(z) => drop(c.zones.insert(z.id, z)),
+            Object::Record(r) => drop(c.records.insert(r.id, r)),
+            Object::Pool(p) => drop(c.pools.insert(p.id, p)),
+            Object::Member(m) => drop(c.members.insert(m.id, m)),
+            Object::Check(k) => drop(c.checks.insert(k.id, k)),
+        }
+    }
+
+    /// Remove an object (also used when loading from disk).
+    pub fn remove(&mut self, r: ObjectRef) {
+        let c = &mut self.catalog;
+        match r {
+            ObjectRef::Zone(id) => drop(c.zones.remove(&id)),
+            ObjectRef::Record(id) => drop(c.records.remove(&id)),
+            ObjectRef::Pool(id) => drop(c.pools.remove(&id)),
+            ObjectRef::Member(id) => drop(c.members.remove(&id)),
+            ObjectRef::Check(id) => drop(c.checks.remove(&id)),
+        }
+    }
+
+    fn check_object(&self, object: &Object) -> Result<(), CatalogError> {
+        let c = &self.catalog;
+        match object {
+            Object::Zone(z) => {
+                validate::zone(z).map_err(CatalogError::Invalid)?;
+                if let Some(old) = c.zones.get(&z.id)
+                    && old.apex != z.apex
+                {
+                    return Err(invalid("apex", "cannot change; create a new zone"));
+                }
+                if let Some(other) = c.zones.values().find(|o| o.apex == z.apex && o.id != z.id) {
+                    return Err(invalid(
+                        "apex",
+                        format!("zone {} already serves {}", other.id, z.apex),
+                    ));
+                }
+                Ok(())
+            }
+            Object::Record(r) => {
+                let zone = c
+                    .zones
+                    .get(&r.zone)
+                    .ok_or_else(|| invalid("zone", format!("zone {} does not exist", r.zone)))?;
+                validate::record(r, zone).map_err(CatalogError::Invalid)?;
+                if let RecordData::Dynamic(d) = &r.data {
+                    let branches = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
+                    if let Some(missing) = branches.flatten().find(|p| !c.pools.contains_key(p)) {
+                        return Err(invalid(
+                            "data.dynamic.pools",
+                            format!("pool {missing} does not exist"),
+                        ));
+                    }
+                }
+                for other in c
+                    .records
+                    .values()
+                    .filter(|o| o.name == r.name && o.id != r.id)
+                {
+                    if other.rtype == r.rtype {
+                        return Err(invalid(
+                            "name",
+                            format!(
+                                "{} already has a {:?} record set ({})",
+                                r.name, r.rtype, other.id
+                            ),
+                        ));
+                    }
+                    if other.rtype == RecordType::Cname || r.rtype == RecordType::Cname {
+                        return Err(invalid(
+                            "type",
+                            format!("a CNAME at {} cannot coexist with other types", r.name),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Object::Pool(p) => {
+                validate::pool(p).map_err(CatalogError::Invalid)?;
+                if let Some(check) = p.check
+                    && !c.checks.contains_key(&check)
+                {
+                    return Err(invalid("check", format!("check {check} does not exist")));
+                }
+                Ok(())
+            }
+            Object::Member(m) => {
+                validate::member(m).map_err(CatalogError::Invalid)?;
+                if !c.pools.contains_key(&m.pool) {
+                    return Err(invalid("pool", format!("pool {} does not exist", m.pool)));
+                }
+                Ok(())
+            }
+            Object::Check(k) => validate::check(k).map_err(CatalogError::Invalid),
+        }
+    }
+
+    fn check_delete(&self, r: ObjectRef) -> Result<(), CatalogError> {
+        let c = &self.catalog;
+        let in_use = |by: String| Err(CatalogError::InUse { what: r, by });
+        match r {
+            ObjectRef::Zone(id) => match c.records.values().find(|x| x.zone == id) {
+                Some(x) => in_use(format!("record set {} ({}) is in it", x.id, x.name)),
+                None => Ok(()),
+            },
+            ObjectRef::Pool(id) => {
+                if let Some(m) = c.members.values().find(|m| m.pool == id) {
+                    return in_use(format!("member {} belongs to it", m.id));
+                }
+                let uses = |x: &&RecordSet| match &x.data {
+                    RecordData::Dynamic(d) => {
+                        d.pools.contains(&id) || d.geo.iter().any(|b| b.pools.contains(&id))
+                    }
+                    RecordData::Static(_) => false,
+                };
+                match c.records.values().find(uses) {
+                    Some(x) => in_use(format!("record set {} ({}) answers from it", x.id, x.name)),
+                    None => Ok(()),
+                }
+            }
+            ObjectRef::Check(id) => match c.pools.values().find(|p| p.check == Some(id)) {
+                Some(p) => in_use(format!("pool {} ({}) uses it", p.id, p.name)),
+                None => Ok(()),
+            },
+            ObjectRef::Record(_) | ObjectRef::Member(_) => Ok(()),
+        }
+    }
+}
+
+fn object_id(object: &Object) -> u64 {
+    match object {
+        Object::Zone(z) => z.id.0,
+        Object::Record(r) => r.id.0,
+        Object::Pool(p) => p.id.0,
+        Object::Member(m) => m.id.0,
+        Object::Check(c) => c.id.0,
+    }
+}

@@ -1,0 +1,285 @@
+//! The catalog's write rules: validation before change, references, deletes
+//! that would orphan something, ids, versions, all-or-nothing batches.
+#![allow(clippy::unwrap_used)]
+
+use gslb_aggregator::catalog::*;
+use gslb_shared::*;
+
+fn zone() -> Zone {
+    Zone {
+        id: ZoneId(0),
+        apex: DnsName::parse("example.com").unwrap(),
+        soa: Soa {
+            mname: DnsName::parse("ns1.example.com").unwrap(),
+            rname: DnsName::parse("hostmaster.example.com").unwrap(),
+            refresh: 3600,
+            retry: 600,
+            expire: 604_800,
+            negative_ttl: 300,
+        },
+        ns: vec![DnsName::parse("ns1.example.com").unwrap()],
+        default_ttl: 300,
+    }
+}
+
+fn record(zone: ZoneId, name: &str, rtype: RecordType, data: RecordData) -> RecordSet {
+    RecordSet {
+        id: RecordSetId(0),
+        zone,
+        name: DnsName::parse(name).unwrap(),
+        rtype,
+        ttl: 30,
+        data,
+    }
+}
+
+fn dynamic(pools: &[PoolId]) -> RecordData {
+    RecordData::Dynamic(DynamicRecord {
+        steering: Steering::RoundRobin,
+        pools: pools.to_vec(),
+        geo: vec![],
+        first_n: 0,
+    })
+}
+
+fn created(state: &mut CatalogState, object: Object) -> ObjectRef {
+    match state.apply(Op::Create(object)).unwrap().what {
+        Written::Upserted(o) => o.reference(),
+        Written::Deleted(_) => unreachable!(),
+    }
+}
+
+/// A zone, a check, a pool using it, a member and a dynamic record.
+fn populated() -> (CatalogState, ZoneId, CheckId, PoolId, MemberId, RecordSetId) {
+    let mut s = CatalogState::default();
+    let ObjectRef::Zone(z) = created(&mut s, Object::Zone(zone())) else {
+        unreachable!()
+    };
+    let ObjectRef::Check(c) = created(
+        &mut s,
+        Object::Check(Check::new(
+            CheckId(0),
+            "http",
+            Probe::Http(HttpProbe::default()),
+        )),
+    ) else {
+        unreachable!()
+    };
+    let mut pool = Pool::new(PoolId(0), "web");
+    pool.check = Some(c);
+    let ObjectRef::Pool(p) = created(&mut s, Object::Pool(pool)) else {
+        unreachable!()
+    };
+    let ObjectRef::Member(m) = created(
+        &mut s,
+        Object::Member(Member::new(
+            MemberId(0),
+            p,
+            "web-1",
+            "192.0.2.1".parse().unwrap(),
+            80,
+        )),
+    ) else {
+        unreachable!()
+    };
+    let ObjectRef::Record(r) = created(
+        &mut s,
+        Object::Record(record(z, "www.example.com", RecordType::A, dynamic(&[p]))),
+    ) else {
+        unreachable!()
+    };
+    (s, z, c, p, m, r)
+}
+
+#[test]
+fn creates_assign_increasing_ids_and_versions() {
+    let (s, z, c, p, m, r) = populated();
+    assert_eq!((z.0, c.0, p.0, m.0, r.0), (1, 2, 3, 4, 5));
+    assert_eq!((s.version, s.last_id), (5, 5));
+}
+
+#[test]
+fn an_invalid_object_is_refused_naming_the_field_and_nothing_changes() {
+    let (mut s, _, _, p, _, _) = populated();
+    let before = s.clone();
+    let mut bad = Member::new(MemberId(0), p, "web-2", "192.0.2.2".parse().unwrap(), 80);
+    bad.weight = 5_000_000;
+    let err = s.apply(Op::Create(Object::Member(bad))).unwrap_err();
+    let CatalogError::Invalid(v) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(v.names("weight"), "{err}");
+    assert_eq!(s, before);
+}
+
+#[test]
+fn references_must_resolve() {
+    let (mut s, z, _, _, _, _) = populated();
+    let orphan = Member::new(
+        MemberId(0),
+        PoolId(99),
+        "x",
+        "192.0.2.9".parse().unwrap(),
+        80,
+    );
+    assert_eq!(
+        s.apply(Op::Create(Object::Member(orphan)))
+            .unwrap_err()
+            .to_string(),
+        "pool: pool 99 does not exist"
+    );
+    let mut pool = Pool::new(PoolId(0), "p");
+    pool.check = Some(CheckId(77));
+    assert_eq!(
+        s.apply(Op::Create(Object::Pool(pool)))
+            .unwrap_err()
+            .to_string(),
+        "check: check 77 does not exist"
+    );
+    let r = record(z, "api.example.com", RecordType::A, dynamic(&[PoolId(42)]));
+    assert_eq!(
+        s.apply(Op::Create(Object::Record(r)))
+            .unwrap_err()
+            .to_string(),
+        "data.dynamic.pools: pool 42 does not exist"
+    );
+    let r = record(ZoneId(50), "api.example.com", RecordType::A, dynamic(&[]));
+    assert_eq!(
+        s.apply(Op::Create(Object::Record(r)))
+            .unwrap_err()
+            .to_string(),
+        "zone: zone 50 does not exist"
+    );
+}
+
+#[test]
+fn one_record_set_per_name_and_type_and_cname_stands_alone() {
+    let (mut s, z, _, p, _, _) = populated();
+    let dup = record(z, "www.example.com", RecordType::A, dynamic(&[p]));
+    assert!(
+        s.apply(Op::Create(Object::Record(dup)))
+            .unwrap_err()
+            .to_string()
+            .starts_with("name: www.example.com already has a A")
+    );
+    let cname = record(
+        z,
+        "www.example.com",
+        RecordType::Cname,
+        RecordData::Static(vec![Rdata::Cname(DnsName::parse("x.example.net").unwrap())]),
+    );
+    assert!(
+        s.apply(Op::Create(Object::Record(cname)))
+            .unwrap_err()
+            .to_string()
+            .contains("CNAME")
+    );
+    let txt = record(
+        z,
+        "www.example.com",
+        RecordType::Txt,
+        RecordData::Static(vec![Rdata::Txt(vec!["v=1".into()])]),
+    );
+    s.apply(Op::Create(Object::Record(txt))).unwrap();
+}
+
+#[test]
+fn deletes_that_would_orphan_something_are_refused() {
+    let (mut s, z, c, p, m, r) = populated();
+    let in_use = |e: CatalogError| matches!(e, CatalogError::InUse { .. });
+    assert!(in_use(s.apply(Op::Delete(ObjectRef::Zone(z))).unwrap_err()));
+    assert!(in_use(
+        s.apply(Op::Delete(ObjectRef::Check(c))).unwrap_err()
+    ));
+    let err = s.apply(Op::Delete(ObjectRef::Pool(p))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("pool {p} is in use: member {m} belongs to it")
+    );
+    s.apply(Op::Delete(ObjectRef::Member(m))).unwrap();
+    let err = s.apply(Op::Delete(ObjectRef::Pool(p))).unwrap_err();
+    assert!(err.to_string().contains("answers from it"), "{err}");
+    s.apply(Op::Delete(ObjectRef::Record(r))).unwrap();
+    s.apply(Op::Delete(ObjectRef::Pool(p))).unwrap();
+    s.apply(Op::Delete(ObjectRef::Check(c))).unwrap();
+    s.apply(Op::Delete(ObjectRef::Zone(z))).unwrap();
+    assert_eq!(s.catalog, Catalog::default());
+}
+
+#[test]
+fn unknown_ids_are_not_found() {
+    let (mut s, ..) = populated();
+    assert_eq!(
+        s.apply(Op::Delete(ObjectRef::Member(MemberId(1234))))
+            .unwrap_err(),
+        CatalogError::NotFound(ObjectRef::Member(MemberId(1234)))
+    );
+    let ghost = Pool::new(PoolId(999), "ghost");
+    assert_eq!(
+        s.apply(Op::Update(Object::Pool(ghost))).unwrap_err(),
+        CatalogError::NotFound(ObjectRef::Pool(PoolId(999)))
+    );
+}
+
+#[test]
+fn the_apex_cannot_change_and_must_be_unique() {
+    let (mut s, z, ..) = populated();
+    let mut moved = s.catalog.zones[&z].clone();
+    moved.apex = DnsName::parse("example.org").unwrap();
+    assert_eq!(
+        s.apply(Op::Update(Object::Zone(moved)))
+            .unwrap_err()
+            .to_string(),
+        "apex: cannot change; create a new zone"
+    );
+    assert!(
+        s.apply(Op::Create(Object::Zone(zone())))
+            .unwrap_err()
+            .to_string()
+            .contains("already serves example.com")
+    );
+}
+
+#[test]
+fn a_batch_applies_entirely_or_not_at_all() {
+    let (mut s, _, _, p, _, _) = populated();
+    let before = s.clone();
+    let ok = Member::new(MemberId(0), p, "web-2", "192.0.2.2".parse().unwrap(), 80);
+    let bad = Member::new(
+        MemberId(0),
+        PoolId(404),
+        "web-3",
+        "192.0.2.3".parse().unwrap(),
+        80,
+    );
+    let err = s
+        .apply_all(vec![
+            Op::Create(Object::Member(ok.clone())),
+            Op::Create(Object::Member(bad)),
+        ])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "operation 1: pool: pool 404 does not exist"
+    );
+    assert_eq!(s, before, "nothing from the batch stayed");
+    let changes = s.apply_all(vec![Op::Create(Object::Member(ok))]).unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(s.version, before.version + 1);
+}
+
+#[test]
+fn changes_serialize_for_the_store() {
+    let (mut s, _, _, p, _, _) = populated();
+    let change = s
+        .apply(Op::Create(Object::Member(Member::new(
+            MemberId(0),
+            p,
+            "m",
+            "192.0.2.7".parse().unwrap(),
+            80,
+        ))))
+        .unwrap();
+    let json = serde_json::to_string(&change).unwrap();
+    assert_eq!(serde_json::from_str::<Change>(&json).unwrap(), change);
+}
