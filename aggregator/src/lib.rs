@@ -3,3 +3,4 @@
 
 pub mod catalog;
 pub mod engine;
+pub mod store;

@@ -1,0 +1,101 @@
+//! Durable state of a single aggregator: the catalog, each member's latched
+//! health (decided health, warm-up gate, manual override), the health log,
+//! and the version. Behind the [`Store`] trait so that a Raft log (issue 7)
+//! or another engine can take sled's place.
+
+mod sled_store;
+
+use std::collections::BTreeMap;
+
+use gslb_shared::{Health, MemberId};
+use serde::{Deserialize, Serialize};
+
+pub use sled_store::SledStore;
+
+use crate::catalog::{CatalogState, Change};
+
+/// The on-disk schema this build writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A member's state that must survive a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Latched {
+    /// Last decided health.
+    pub health: Health,
+    /// The warm-up gate has opened.
+    pub gate_open: bool,
+    /// Operator override.
+    pub manual: Option<Health>,
+}
+
+/// One health log entry as stored (the engine output, as JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    /// Member it is about.
+    pub member: MemberId,
+    /// The entry, JSON.
+    pub json: String,
+}
+
+/// Everything loaded at start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// Catalog, version and id counter.
+    pub state: CatalogState,
+    /// Latched member state.
+    pub latched: BTreeMap<MemberId, Latched>,
+    /// True when the store was empty (a first start).
+    pub first_start: bool,
+}
+
+/// One durable write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Commit {
+    /// Catalog changes, in order.
+    pub changes: Vec<Change>,
+    /// The id counter after them.
+    pub last_id: u64,
+    /// The version after them.
+    pub version: u64,
+    /// Latched state to set (`None` removes it).
+    pub latched: Vec<(MemberId, Option<Latched>)>,
+}
+
+/// A storage failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed.
+    #[error("store: {0}")]
+    Db(String),
+    /// Stored data could not be decoded.
+    #[error("store: corrupt {what}: {error}")]
+    Corrupt {
+        /// Which record.
+        what: String,
+        /// Decoder error.
+        error: String,
+    },
+    /// The data directory was written by a newer build.
+    #[error(
+        "store: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade gslb-aggregator"
+    )]
+    NewerSchema {
+        /// Version found on disk.
+        found: u32,
+    },
+}
+
+/// Durable storage for one aggregator.
+pub trait Store: Send + Sync + 'static {
+    /// Read everything back.
+    fn load(&self) -> Result<Loaded, StoreError>;
+    /// Write atomically; returns once the write is on disk.
+    fn commit(&self, commit: &Commit) -> Result<(), StoreError>;
+    /// Append health log entries (durable on return).
+    fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError>;
+    /// The newest `limit` entries of a member, oldest first.
+    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// Bytes used on disk.
+    fn size_on_disk(&self) -> u64;
+}

@@ -1,0 +1,255 @@
+//! The sled implementation of [`Store`]: one tree per object kind, keyed by
+//! big-endian id so iteration is in id order, values as JSON; the health log
+//! keyed by (member, sequence). Writes go through one transaction and a
+//! flush (fsync) before they are acknowledged.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use gslb_shared::MemberId;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+
+use super::{Commit, Latched, Loaded, LogRecord, SCHEMA_VERSION, Store, StoreError};
+use crate::catalog::{CatalogState, Object, ObjectRef, Written};
+
+/// Most health log entries kept per member.
+pub const LOG_PER_MEMBER: usize = 1_000;
+
+const KINDS: [&str; 5] = ["zones", "records", "pools", "members", "checks"];
+
+/// sled-backed store.
+#[derive(Debug)]
+pub struct SledStore {
+    db: sled::Db,
+    meta: sled::Tree,
+    kinds: [sled::Tree; 5],
+    latched: sled::Tree,
+    log: sled::Tree,
+    /// Next health log sequence number.
+    log_seq: AtomicU64,
+}
+
+fn db_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Db(e.to_string())
+}
+
+fn decode<T: DeserializeOwned>(what: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+        what: what.to_owned(),
+        error: e.to_string(),
+    })
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    // Our own types serialize infallibly to JSON (no non-string map keys).
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+fn kind_index(r: &ObjectRef) -> (usize, u64) {
+    match r {
+        ObjectRef::Zone(id) => (0, id.0),
+        ObjectRef::Record(id) => (1, id.0),
+        ObjectRef::Pool(id) => (2, id.0),
+        ObjectRef::Member(id) => (3, id.0),
+        ObjectRef::Check(id) => (4, id.0),
+    }
+}
+
+fn u64_at(tree: &sled::Tree, key: &str) -> Result<u64, StoreError> {
+    Ok(tree
+        .get(key)
+        .map_err(db_err)?
+        .and_then(|v| <[u8; 8]>::try_from(v.as_ref()).ok())
+        .map_or(0, u64::from_be_bytes))
+}
+
+impl SledStore {
+    /// Open (or create) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .mode(sled::Mode::LowSpace)
+            .open()
+            .map_err(db_err)?;
+        let meta = db.open_tree("meta").map_err(db_err)?;
+        let found = meta
+            .get("schema")
+            .map_err(db_err)?
+            .and_then(|v| <[u8; 4]>::try_from(v.as_ref()).ok())
+            .map(u32::from_be_bytes);
+        match found {
+            Some(v) if v > SCHEMA_VERSION => return Err(StoreError::NewerSchema { found: v }),
+            // Older schemas would be migrated here; version 1 is the first.
+            Some(_) => {}
+            None => {
+                meta.insert("schema", &SCHEMA_VERSION.to_be_bytes())
+                    .map_err(db_err)?;
+                db.flush().map_err(db_err)?;
+            }
+        }
+        let open = |name: &str| db.open_tree(name).map_err(db_err);
+        let kinds = [
+            open(KINDS[0])?,
+            open(KINDS[1])?,
+            open(KINDS[2])?,
+            open(KINDS[3])?,
+            open(KINDS[4])?,
+        ];
+        let latched = open("latched")?;
+        let log = open("log")?;
+        let log_seq = log
+            .iter()
+            .keys()
+            .filter_map(Result::ok)
+            .filter_map(|k| k.get(8..16).map(|s| s.to_vec()))
+            .filter_map(|s| <[u8; 8]>::try_from(s.as_slice()).ok())
+            .map(u64::from_be_bytes)
+            .max()
+            .map_or(0, |m| m + 1);
+        Ok(Self {
+            db,
+            meta,
+            kinds,
+            latched,
+            log,
+            log_seq: AtomicU64::new(log_seq),
+        })
+    }
+}
+
+type TxResult = Result<(), ConflictableTransactionError<StoreError>>;
+
+fn apply_commit(trees: &[TransactionalTree], commit: &Commit) -> TxResult {
+    // trees: meta, 5 kinds, latched
+    for change in &commit.changes {
+        match &change.what {
+            Written::Upserted(object) => {
+                let (kind, id) = kind_index(&object.reference());
+                trees[1 + kind].insert(&id.to_be_bytes(), encode(object.as_ref()))?;
+            }
+            Written::Deleted(r) => {
+                let (kind, id) = kind_index(r);
+                trees[1 + kind].remove(&id.to_be_bytes())?;
+                if let ObjectRef::Member(m) = r {
+                    trees[6].remove(&m.0.to_be_bytes())?;
+                }
+            }
+        }
+    }
+    for (member, latched) in &commit.latched {
+        match latched {
+            Some(l) => trees[6].insert(&member.0.to_be_bytes(), encode(l))?,
+            None => trees[6].remove(&member.0.to_be_bytes())?,
+        };
+    }
+    trees[0].insert("version", &commit.version.to_be_bytes())?;
+    trees[0].insert("last_id", &commit.last_id.to_be_bytes())?;
+    Ok(())
+}
+
+impl Store for SledStore {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        let mut state = CatalogState {
+            version: u64_at(&self.meta, "version")?,
+            last_id: u64_at(&self.meta, "last_id")?,
+            ..Default::default()
+        };
+        let mut empty = state.version == 0;
+        for (i, tree) in self.kinds.iter().enumerate() {
+            for item in tree.iter() {
+                let (_, value) = item.map_err(db_err)?;
+                empty = false;
+                let object = decode::<Object>(KINDS[i], &value)?;
+                state.put(object);
+            }
+        }
+        let mut latched = std::collections::BTreeMap::new();
+        for item in self.latched.iter() {
+            let (key, value) = item.map_err(db_err)?;
+            let id = <[u8; 8]>::try_from(key.as_ref())
+                .map(u64::from_be_bytes)
+                .map_err(|_| StoreError::Corrupt {
+                    what: "latched key".into(),
+                    error: "not 8 bytes".into(),
+                })?;
+            latched.insert(MemberId(id), decode::<Latched>("latched", &value)?);
+        }
+        Ok(Loaded {
+            state,
+            latched,
+            first_start: empty,
+        })
+    }
+
+    fn commit(&self, commit: &Commit) -> Result<(), StoreError> {
+        let trees = [
+            &self.meta,
+            &self.kinds[0],
+            &self.kinds[1],
+            &self.kinds[2],
+            &self.kinds[3],
+            &self.kinds[4],
+            &self.latched,
+        ];
+        let result: Result<(), TransactionError<StoreError>> =
+            trees.as_slice().transaction(|t| apply_commit(t, commit));
+        result.map_err(|e| match e {
+            TransactionError::Abort(e) => e,
+            TransactionError::Storage(e) => db_err(e),
+        })?;
+        self.db.flush().map_err(db_err)?;
+        Ok(())
+    }
+
+    fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError> {
+        let mut touched = Vec::new();
+        for r in records {
+            let seq = self.log_seq.fetch_add(1, Ordering::Relaxed);
+            let mut key = r.member.0.to_be_bytes().to_vec();
+            key.extend_from_slice(&seq.to_be_bytes());
+            self.log.insert(key, r.json.as_bytes()).map_err(db_err)?;
+            touched.push(r.member);
+        }
+        touched.dedup();
+        for member in touched {
+            let prefix = member.0.to_be_bytes();
+            let count = self.log.scan_prefix(prefix).count();
+            if count > LOG_PER_MEMBER {
+                let old: Vec<_> = self
+                    .log
+                    .scan_prefix(prefix)
+                    .keys()
+                    .take(count - LOG_PER_MEMBER)
+                    .filter_map(Result::ok)
+                    .collect();
+                for key in old {
+                    self.log.remove(key).map_err(db_err)?;
+                }
+            }
+        }
+        self.db.flush().map_err(db_err)?;
+        Ok(())
+    }
+
+    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError> {
+        let mut entries: Vec<String> = Vec::new();
+        for item in self
+            .log
+            .scan_prefix(member.0.to_be_bytes())
+            .rev()
+            .take(limit)
+        {
+            let (_, value) = item.map_err(db_err)?;
+            entries.push(String::from_utf8_lossy(&value).into_owned());
+        }
+        entries.reverse();
+        Ok(entries)
+    }
+
+    fn size_on_disk(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+}

@@ -1,0 +1,193 @@
+//! The sled store: everything written survives a reopen; a newer schema is
+//! refused; the health log is bounded per member.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use gslb_aggregator::catalog::*;
+use gslb_aggregator::store::*;
+use gslb_shared::*;
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("gslb-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn commit_of(
+    state: &CatalogState,
+    changes: Vec<Change>,
+    latched: Vec<(MemberId, Option<Latched>)>,
+) -> Commit {
+    Commit {
+        changes,
+        last_id: state.last_id,
+        version: state.version,
+        latched,
+    }
+}
+
+#[test]
+fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
+    let dir = TempDir::new("reopen");
+    let mut state = CatalogState::default();
+    {
+        let store = SledStore::open(&dir.0).unwrap();
+        let loaded = store.load().unwrap();
+        assert!(loaded.first_start);
+        let changes = state
+            .apply_all(vec![
+                Op::Create(Object::Check(Check::new(
+                    CheckId(0),
+                    "tcp",
+                    Probe::Tcp(StreamProbe::default()),
+                ))),
+                Op::Create(Object::Pool(Pool::new(PoolId(0), "web"))),
+                Op::Create(Object::Member(Member::new(
+                    MemberId(0),
+                    PoolId(2),
+                    "a",
+                    "192.0.2.1".parse().unwrap(),
+                    80,
+                ))),
+                Op::Create(Object::Member(Member::new(
+                    MemberId(0),
+                    PoolId(2),
+                    "b",
+                    "192.0.2.2".parse().unwrap(),
+                    80,
+                ))),
+            ])
+            .unwrap();
+        let latched = Latched {
+            health: Health::Up,
+            gate_open: true,
+            manual: None,
+        };
+        store
+            .commit(&commit_of(
+                &state,
+                changes,
+                vec![(MemberId(3), Some(latched))],
+            ))
+            .unwrap();
+        let delete = state
+            .apply(Op::Delete(ObjectRef::Member(MemberId(4))))
+            .unwrap();
+        store
+            .commit(&commit_of(&state, vec![delete], vec![]))
+            .unwrap();
+    }
+    let store = SledStore::open(&dir.0).unwrap();
+    let loaded = store.load().unwrap();
+    assert!(!loaded.first_start);
+    assert_eq!(loaded.state, state);
+    assert_eq!(loaded.state.version, 5);
+    assert_eq!(loaded.latched[&MemberId(3)].health, Health::Up);
+}
+
+#[test]
+fn deleting_a_member_drops_its_latched_state() {
+    let dir = TempDir::new("latched");
+    let store = SledStore::open(&dir.0).unwrap();
+    let mut state = CatalogState::default();
+    let changes = state
+        .apply_all(vec![
+            Op::Create(Object::Pool(Pool::new(PoolId(0), "web"))),
+            Op::Create(Object::Member(Member::new(
+                MemberId(0),
+                PoolId(1),
+                "a",
+                "192.0.2.1".parse().unwrap(),
+                80,
+            ))),
+        ])
+        .unwrap();
+    let latched = Latched {
+        health: Health::Down,
+        gate_open: false,
+        manual: Some(Health::Down),
+    };
+    store
+        .commit(&commit_of(
+            &state,
+            changes,
+            vec![(MemberId(2), Some(latched))],
+        ))
+        .unwrap();
+    let delete = state
+        .apply(Op::Delete(ObjectRef::Member(MemberId(2))))
+        .unwrap();
+    store
+        .commit(&commit_of(&state, vec![delete], vec![]))
+        .unwrap();
+    assert!(store.load().unwrap().latched.is_empty());
+}
+
+#[test]
+fn health_log_returns_the_newest_entries_oldest_first_and_is_bounded() {
+    let dir = TempDir::new("log");
+    let store = SledStore::open(&dir.0).unwrap();
+    let records: Vec<_> = (0..1_050)
+        .map(|i| LogRecord {
+            member: MemberId(7),
+            json: format!("{{\"n\":{i}}}"),
+        })
+        .collect();
+    store.append_log(&records).unwrap();
+    store
+        .append_log(&[LogRecord {
+            member: MemberId(8),
+            json: "{}".into(),
+        }])
+        .unwrap();
+    let last = store.health_log(MemberId(7), 3).unwrap();
+    assert_eq!(last, vec!["{\"n\":1047}", "{\"n\":1048}", "{\"n\":1049}"]);
+    assert_eq!(
+        store.health_log(MemberId(7), 5_000).unwrap().len(),
+        1_000,
+        "bounded per member"
+    );
+    assert_eq!(store.health_log(MemberId(8), 10).unwrap().len(), 1);
+    drop(store);
+    let store = SledStore::open(&dir.0).unwrap();
+    store
+        .append_log(&[LogRecord {
+            member: MemberId(7),
+            json: "{\"n\":\"after\"}".into(),
+        }])
+        .unwrap();
+    assert_eq!(
+        store.health_log(MemberId(7), 1).unwrap(),
+        vec!["{\"n\":\"after\"}"],
+        "sequence continues after reopen"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = TempDir::new("schema");
+    {
+        let db = sled::open(&dir.0).unwrap();
+        db.open_tree("meta")
+            .unwrap()
+            .insert("schema", &(SCHEMA_VERSION + 1).to_be_bytes())
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let err = SledStore::open(&dir.0).unwrap_err();
+    assert!(
+        matches!(err, StoreError::NewerSchema { found } if found == SCHEMA_VERSION + 1),
+        "{err}"
+    );
+}
