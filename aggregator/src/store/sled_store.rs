@@ -100,15 +100,7 @@ impl SledStore {
         ];
         let latched = open("latched")?;
         let log = open("log")?;
-        let log_seq = log
-            .iter()
-            .keys()
-            .filter_map(Result::ok)
-            .filter_map(|k| k.get(8..16).map(|s| s.to_vec()))
-            .filter_map(|s| <[u8; 8]>::try_from(s.as_slice()).ok())
-            .map(u64::from_be_bytes)
-            .max()
-            .map_or(0, |m| m + 1);
+        let log_seq = u64_at(&meta, "log_seq")?;
         Ok(Self {
             db,
             meta,
@@ -213,6 +205,10 @@ impl Store for SledStore {
             self.log.insert(key, r.json.as_bytes()).map_err(db_err)?;
             touched.push(r.member);
         }
+        let next = self.log_seq.load(Ordering::Relaxed);
+        self.meta
+            .insert("log_seq", &next.to_be_bytes())
+            .map_err(db_err)?;
         touched.dedup();
         for member in touched {
             let prefix = member.0.to_be_bytes();
