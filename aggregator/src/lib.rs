@@ -3,4 +3,5 @@
 
 pub mod catalog;
 pub mod engine;
+pub mod feed;
 pub mod store;

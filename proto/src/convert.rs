@@ -11,6 +11,7 @@ mod member;
 mod pool;
 mod probe;
 mod record;
+mod snapshot;
 mod zone;
 
 use gslb_shared::validate::ValidationError;
@@ -19,6 +20,7 @@ use gslb_shared::{DnsName, Region};
 pub use facts::{health_from_pb, health_to_pb};
 pub use probe::{fail_reason_from_pb, fail_reason_to_pb};
 pub use record::rtype_from_pb;
+pub use snapshot::{delta_from_pb, snapshot_from_pb};
 
 /// A conversion failure on `field`.
 pub(crate) fn bad(field: &str, rule: impl Into<String>) -> ValidationError {

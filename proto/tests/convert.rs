@@ -414,3 +414,74 @@ fn descriptor_set_lists_every_service() {
             .collect()
     }
 }
+
+mod snapshots {
+    use super::*;
+    use gslb_proto::convert::{delta_from_pb, snapshot_from_pb};
+
+    fn facts() -> impl Strategy<Value = Vec<(MemberId, MemberFacts)>> {
+        prop::collection::vec(
+            (
+                any::<u64>(),
+                prop_oneof![Just(Health::Up), Just(Health::Down), Just(Health::Unknown)],
+                any::<bool>(),
+            )
+                .prop_map(|(id, health, warming)| (MemberId(id), MemberFacts { health, warming })),
+            0..4,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn snapshot_round_trips(
+            zones in prop::collection::vec(zone(), 0..3), records in prop::collection::vec(record(), 0..3),
+            pools in prop::collection::vec(pool(), 0..3), members in prop::collection::vec(member(), 0..3),
+            facts in facts(), version in any::<u64>(), at in any::<u64>(),
+        ) {
+            let mut s = Snapshot { version, published_at_ms: at, ..Snapshot::default() };
+            for z in zones { s.catalog.zones.insert(z.id, z); }
+            for r in records { s.catalog.records.insert(r.id, r); }
+            for p in pools { s.catalog.pools.insert(p.id, p); }
+            for m in members { s.catalog.members.insert(m.id, m); }
+            s.facts = facts.into_iter().collect();
+            prop_assert_eq!(snapshot_from_pb(pb::Snapshot::from(&s), at).unwrap(), s);
+        }
+
+        #[test]
+        fn delta_round_trips(
+            zones in prop::collection::vec(zone(), 0..2), records in prop::collection::vec(record(), 0..2),
+            pools in prop::collection::vec(pool(), 0..2), members in prop::collection::vec(member(), 0..2),
+            removed in prop::collection::vec(any::<u64>(), 0..3), facts in facts(), base in any::<u64>(), at in any::<u64>(),
+        ) {
+            let d = Delta {
+                base_version: base, version: base.wrapping_add(1), published_at_ms: at,
+                zones, records, pools, members,
+                removed_zones: removed.iter().copied().map(ZoneId).collect(),
+                removed_records: removed.iter().copied().map(RecordSetId).collect(),
+                removed_pools: removed.iter().copied().map(PoolId).collect(),
+                removed_members: removed.iter().copied().map(MemberId).collect(),
+                facts,
+            };
+            prop_assert_eq!(delta_from_pb(pb::SnapshotDelta::from(&d), at).unwrap(), d);
+        }
+    }
+
+    #[test]
+    fn a_bad_member_in_a_snapshot_is_refused_naming_where() {
+        let mut m = pb::Member::from(&Member::new(
+            MemberId(1),
+            PoolId(1),
+            "a",
+            "10.0.0.1".parse().unwrap(),
+            80,
+        ));
+        m.address = "10.0.0.1:80".into();
+        let s = pb::Snapshot {
+            version: 3,
+            members: vec![m],
+            ..pb::Snapshot::default()
+        };
+        let err = snapshot_from_pb(s, 0).unwrap_err();
+        assert!(err.names("members[0].address"), "{err}");
+    }
+}

@@ -13,6 +13,7 @@ mod name;
 mod pool;
 mod probe;
 mod record;
+mod snapshot;
 mod zone;
 
 pub use catalog::*;
@@ -24,4 +25,5 @@ pub use name::*;
 pub use pool::*;
 pub use probe::*;
 pub use record::*;
+pub use snapshot::*;
 pub use zone::*;

@@ -1,0 +1,121 @@
+//! Snapshots and deltas of the edge feed.
+
+use gslb_shared::validate::ValidationError;
+use gslb_shared::{Delta, MemberFacts, MemberId, PoolId, RecordSetId, Snapshot, ZoneId};
+
+use crate::pb;
+
+fn facts_to_pb<'a>(
+    facts: impl Iterator<Item = (&'a MemberId, &'a MemberFacts)>,
+) -> Vec<pb::MemberFacts> {
+    facts
+        .map(|(id, f)| pb::MemberFacts::from((*id, *f)))
+        .collect()
+}
+
+fn facts_from_pb(
+    facts: Vec<pb::MemberFacts>,
+) -> Result<Vec<(MemberId, MemberFacts)>, ValidationError> {
+    facts
+        .into_iter()
+        .map(<(MemberId, MemberFacts)>::try_from)
+        .collect()
+}
+
+fn all<P, D: TryFrom<P, Error = ValidationError>>(
+    kind: &str,
+    items: Vec<P>,
+) -> Result<Vec<D>, ValidationError> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            D::try_from(item).map_err(|e| ValidationError {
+                errors: e
+                    .errors
+                    .into_iter()
+                    .map(|f| gslb_shared::validate::FieldError {
+                        field: format!("{kind}[{i}].{}", f.field),
+                        rule: f.rule,
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+impl From<&Snapshot> for pb::Snapshot {
+    fn from(s: &Snapshot) -> Self {
+        let c = &s.catalog;
+        pb::Snapshot {
+            version: s.version,
+            zones: c.zones.values().map(pb::Zone::from).collect(),
+            records: c.records.values().map(pb::RecordSet::from).collect(),
+            pools: c.pools.values().map(pb::Pool::from).collect(),
+            members: c.members.values().map(pb::Member::from).collect(),
+            facts: facts_to_pb(s.facts.iter()),
+        }
+    }
+}
+
+/// Decode a full snapshot sent at `published_at_ms`.
+pub fn snapshot_from_pb(
+    s: pb::Snapshot,
+    published_at_ms: u64,
+) -> Result<Snapshot, ValidationError> {
+    let mut out = Snapshot {
+        version: s.version,
+        published_at_ms,
+        ..Snapshot::default()
+    };
+    for z in all::<_, gslb_shared::Zone>("zones", s.zones)? {
+        out.catalog.zones.insert(z.id, z);
+    }
+    for r in all::<_, gslb_shared::RecordSet>("records", s.records)? {
+        out.catalog.records.insert(r.id, r);
+    }
+    for p in all::<_, gslb_shared::Pool>("pools", s.pools)? {
+        out.catalog.pools.insert(p.id, p);
+    }
+    for m in all::<_, gslb_shared::Member>("members", s.members)? {
+        out.catalog.members.insert(m.id, m);
+    }
+    out.facts = facts_from_pb(s.facts)?.into_iter().collect();
+    Ok(out)
+}
+
+impl From<&Delta> for pb::SnapshotDelta {
+    fn from(d: &Delta) -> Self {
+        pb::SnapshotDelta {
+            base_version: d.base_version,
+            version: d.version,
+            upsert_zones: d.zones.iter().map(pb::Zone::from).collect(),
+            removed_zones: d.removed_zones.iter().map(|i| i.0).collect(),
+            upsert_records: d.records.iter().map(pb::RecordSet::from).collect(),
+            removed_records: d.removed_records.iter().map(|i| i.0).collect(),
+            upsert_pools: d.pools.iter().map(pb::Pool::from).collect(),
+            removed_pools: d.removed_pools.iter().map(|i| i.0).collect(),
+            upsert_members: d.members.iter().map(pb::Member::from).collect(),
+            removed_members: d.removed_members.iter().map(|i| i.0).collect(),
+            facts: facts_to_pb(d.facts.iter().map(|(id, f)| (id, f))),
+        }
+    }
+}
+
+/// Decode a delta sent at `published_at_ms`.
+pub fn delta_from_pb(d: pb::SnapshotDelta, published_at_ms: u64) -> Result<Delta, ValidationError> {
+    Ok(Delta {
+        base_version: d.base_version,
+        version: d.version,
+        published_at_ms,
+        zones: all("upsertZones", d.upsert_zones)?,
+        removed_zones: d.removed_zones.into_iter().map(ZoneId).collect(),
+        records: all("upsertRecords", d.upsert_records)?,
+        removed_records: d.removed_records.into_iter().map(RecordSetId).collect(),
+        pools: all("upsertPools", d.upsert_pools)?,
+        removed_pools: d.removed_pools.into_iter().map(PoolId).collect(),
+        members: all("upsertMembers", d.upsert_members)?,
+        removed_members: d.removed_members.into_iter().map(MemberId).collect(),
+        facts: facts_from_pb(d.facts)?,
+    })
+}

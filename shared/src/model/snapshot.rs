@@ -1,0 +1,194 @@
+//! Versioned snapshots and the deltas between them: what a DNS edge holds
+//! and how it moves from one version to the next.
+
+use std::collections::BTreeMap;
+
+use super::{
+    Catalog, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, Zone, ZoneId,
+};
+
+/// Zones, records, pools and members (no checks) with member facts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    /// Version; only ever increases.
+    pub version: u64,
+    /// When it was published, ms since the Unix epoch.
+    pub published_at_ms: u64,
+    /// The catalog an edge needs (checks left out).
+    pub catalog: Catalog,
+    /// Facts per member.
+    pub facts: BTreeMap<MemberId, MemberFacts>,
+}
+
+/// The changes from `base_version` to `version`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Delta {
+    /// The version this delta applies to.
+    pub base_version: u64,
+    /// The version it produces.
+    pub version: u64,
+    /// When it was published, ms since the Unix epoch.
+    pub published_at_ms: u64,
+    /// Zones created or replaced.
+    pub zones: Vec<Zone>,
+    /// Zones removed.
+    pub removed_zones: Vec<ZoneId>,
+    /// Record sets created or replaced.
+    pub records: Vec<RecordSet>,
+    /// Record sets removed.
+    pub removed_records: Vec<RecordSetId>,
+    /// Pools created or replaced.
+    pub pools: Vec<Pool>,
+    /// Pools removed.
+    pub removed_pools: Vec<PoolId>,
+    /// Members created or replaced.
+    pub members: Vec<Member>,
+    /// Members removed (their facts go with them).
+    pub removed_members: Vec<MemberId>,
+    /// Facts set.
+    pub facts: Vec<(MemberId, MemberFacts)>,
+}
+
+/// A delta that does not follow the held version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("delta {base}->{version} does not apply to held version {held}: resync")]
+pub struct VersionGap {
+    /// Held version.
+    pub held: u64,
+    /// The delta's base.
+    pub base: u64,
+    /// The delta's target.
+    pub version: u64,
+}
+
+impl Delta {
+    /// True when it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.zones.is_empty()
+            && self.removed_zones.is_empty()
+            && self.records.is_empty()
+            && self.removed_records.is_empty()
+            && self.pools.is_empty()
+            && self.removed_pools.is_empty()
+            && self.members.is_empty()
+            && self.removed_members.is_empty()
+            && self.facts.is_empty()
+    }
+}
+
+impl Snapshot {
+    /// Apply a delta whose base is this snapshot's version.
+    pub fn apply(&mut self, d: &Delta) -> Result<(), VersionGap> {
+        if d.base_version != self.version || d.version <= self.version {
+            return Err(VersionGap {
+                held: self.version,
+                base: d.base_version,
+                version: d.version,
+            });
+        }
+        let c = &mut self.catalog;
+        for z in &d.zones {
+            c.zones.insert(z.id, z.clone());
+        }
+        for r in &d.records {
+            c.records.insert(r.id, r.clone());
+        }
+        for p in &d.pools {
+            c.pools.insert(p.id, p.clone());
+        }
+        for m in &d.members {
+            c.members.insert(m.id, m.clone());
+        }
+        for id in &d.removed_zones {
+            c.zones.remove(id);
+        }
+        for id in &d.removed_records {
+            c.records.remove(id);
+        }
+        for id in &d.removed_pools {
+            c.pools.remove(id);
+        }
+        for id in &d.removed_members {
+            c.members.remove(id);
+            self.facts.remove(id);
+        }
+        for (id, facts) in &d.facts {
+            if self.catalog.members.contains_key(id) {
+                self.facts.insert(*id, *facts);
+            }
+        }
+        self.version = d.version;
+        self.published_at_ms = d.published_at_ms;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_delta_must_follow_the_held_version() {
+        let mut s = Snapshot {
+            version: 5,
+            ..Snapshot::default()
+        };
+        let gap = Delta {
+            base_version: 4,
+            version: 6,
+            ..Delta::default()
+        };
+        assert_eq!(
+            s.apply(&gap),
+            Err(VersionGap {
+                held: 5,
+                base: 4,
+                version: 6
+            })
+        );
+        let backwards = Delta {
+            base_version: 5,
+            version: 5,
+            ..Delta::default()
+        };
+        assert!(s.apply(&backwards).is_err());
+        s.apply(&Delta {
+            base_version: 5,
+            version: 7,
+            ..Delta::default()
+        })
+        .unwrap();
+        assert_eq!(s.version, 7);
+    }
+
+    #[test]
+    fn removing_a_member_removes_its_facts_and_facts_of_unknown_members_are_ignored() {
+        let mut s = Snapshot::default();
+        let m = Member::new(
+            MemberId(1),
+            PoolId(1),
+            "a",
+            "192.0.2.1".parse().unwrap(),
+            80,
+        );
+        s.apply(&Delta {
+            version: 1,
+            members: vec![m],
+            facts: vec![
+                (MemberId(1), MemberFacts::UP),
+                (MemberId(9), MemberFacts::UP),
+            ],
+            ..Delta::default()
+        })
+        .unwrap();
+        assert_eq!(s.facts.len(), 1);
+        s.apply(&Delta {
+            base_version: 1,
+            version: 2,
+            removed_members: vec![MemberId(1)],
+            ..Delta::default()
+        })
+        .unwrap();
+        assert!(s.facts.is_empty() && s.catalog.members.is_empty());
+    }
+}
