@@ -1,6 +1,7 @@
 //! The gslb aggregator. So far: the pure health engine that turns raw probe
 //! results, heartbeats and configuration into health decisions.
 
+pub mod assignments;
 pub mod catalog;
 pub mod engine;
 pub mod feed;

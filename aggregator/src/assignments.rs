@@ -1,0 +1,168 @@
+//! Which targets each probe location runs: every persistent member of a pool
+//! whose check actively probes and is assigned to that location (a check
+//! with no location list runs everywhere). Disabled members are still probed
+//! so their health is known when they come back. Ephemeral members are kept
+//! by heartbeats and never probed.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use gslb_shared::{Catalog, Check, CheckId, LocationId, MemberId, MemberKind};
+
+/// One target for one location.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assignment {
+    /// Member probed.
+    pub member: MemberId,
+    /// Its member address (the check may name another probe address).
+    pub address: IpAddr,
+    /// The member's port (the check may override it).
+    pub port: u16,
+    /// The check to run.
+    pub check: Check,
+}
+
+/// A location's assignment set, keyed by (member, check).
+pub type AssignmentSet = BTreeMap<(MemberId, CheckId), Assignment>;
+
+/// The assignment set of `location`.
+pub fn assignments_for(catalog: &Catalog, location: &LocationId) -> AssignmentSet {
+    let mut set = AssignmentSet::new();
+    for member in catalog.members.values() {
+        if !matches!(member.kind, MemberKind::Persistent) {
+            continue;
+        }
+        let Some(check) = catalog.member_check(member) else {
+            continue;
+        };
+        if !check.is_active() || !(check.locations.is_empty() || check.locations.contains(location))
+        {
+            continue;
+        }
+        set.insert(
+            (member.id, check.id),
+            Assignment {
+                member: member.id,
+                address: member.address,
+                port: member.port,
+                check: check.clone(),
+            },
+        );
+    }
+    set
+}
+
+/// What changed from `old` to `new`: targets to add or replace, and targets to stop.
+pub fn diff<'a>(
+    old: &AssignmentSet,
+    new: &'a AssignmentSet,
+) -> (Vec<&'a Assignment>, Vec<(MemberId, CheckId)>) {
+    let upserts = new
+        .iter()
+        .filter(|(k, a)| old.get(k) != Some(a))
+        .map(|(_, a)| a)
+        .collect();
+    let removals = old
+        .keys()
+        .filter(|k| !new.contains_key(k))
+        .copied()
+        .collect();
+    (upserts, removals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gslb_shared::{EphemeralPolicy, HttpProbe, Member, Pool, PoolId, Probe};
+
+    fn catalog() -> Catalog {
+        let mut c = Catalog::default();
+        let mut everywhere = Check::new(CheckId(1), "http", Probe::Http(HttpProbe::default()));
+        everywhere.port = Some(8080);
+        let mut eu_only = Check::new(CheckId(2), "icmp", Probe::Icmp);
+        eu_only.locations = vec![LocationId::new("fra1")];
+        let none = Check::new(CheckId(3), "none", Probe::None);
+        for check in [everywhere, eu_only, none] {
+            c.checks.insert(check.id, check);
+        }
+        for (pool, check) in [(1, Some(1)), (2, Some(2)), (3, Some(3)), (4, None)] {
+            let mut p = Pool::new(PoolId(pool), format!("p{pool}"));
+            p.check = check.map(CheckId);
+            c.pools.insert(p.id, p);
+        }
+        for (id, pool) in [(10, 1), (11, 1), (20, 2), (30, 3), (40, 4)] {
+            let m = Member::new(
+                MemberId(id),
+                PoolId(pool),
+                "m",
+                format!("192.0.2.{id}").parse().unwrap(),
+                80,
+            );
+            c.members.insert(m.id, m);
+        }
+        let mut eph = Member::new(
+            MemberId(12),
+            PoolId(1),
+            "eph",
+            "192.0.2.12".parse().unwrap(),
+            80,
+        );
+        eph.kind = MemberKind::Ephemeral(EphemeralPolicy::default());
+        c.members.insert(eph.id, eph);
+        let mut off = Member::new(
+            MemberId(13),
+            PoolId(1),
+            "off",
+            "192.0.2.13".parse().unwrap(),
+            80,
+        );
+        off.enabled = false;
+        c.members.insert(off.id, off);
+        c
+    }
+
+    fn keys(set: &AssignmentSet) -> Vec<(u64, u64)> {
+        set.keys().map(|(m, c)| (m.0, c.0)).collect()
+    }
+
+    #[test]
+    fn locations_get_active_checks_of_persistent_members_they_are_assigned() {
+        let c = catalog();
+        assert_eq!(
+            keys(&assignments_for(&c, &LocationId::new("fra1"))),
+            vec![(10, 1), (11, 1), (13, 1), (20, 2)]
+        );
+        assert_eq!(
+            keys(&assignments_for(&c, &LocationId::new("iad1"))),
+            vec![(10, 1), (11, 1), (13, 1)]
+        );
+        let a = &assignments_for(&c, &LocationId::new("iad1"))[&(MemberId(10), CheckId(1))];
+        assert_eq!(
+            (a.port, a.check.port),
+            (80, Some(8080)),
+            "the member port travels; the check may override it"
+        );
+    }
+
+    #[test]
+    fn diff_lists_added_changed_and_removed_targets() {
+        let mut c = catalog();
+        let before = assignments_for(&c, &LocationId::new("fra1"));
+        c.members.remove(&MemberId(11));
+        c.members.get_mut(&MemberId(10)).unwrap().address = "192.0.2.99".parse().unwrap();
+        let m = Member::new(
+            MemberId(14),
+            PoolId(1),
+            "new",
+            "192.0.2.14".parse().unwrap(),
+            80,
+        );
+        c.members.insert(m.id, m);
+        let after = assignments_for(&c, &LocationId::new("fra1"));
+        let (upserts, removals) = diff(&before, &after);
+        let up: Vec<_> = upserts.iter().map(|a| a.member.0).collect();
+        assert_eq!(up, vec![10, 14]);
+        assert_eq!(removals, vec![(MemberId(11), CheckId(1))]);
+        assert_eq!(diff(&after, &after), (vec![], vec![]));
+    }
+}
