@@ -3,6 +3,7 @@
 
 pub mod assignments;
 pub mod catalog;
+pub mod control;
 pub mod engine;
 pub mod feed;
 pub mod store;

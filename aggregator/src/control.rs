@@ -1,0 +1,252 @@
+//! The control core: the one implementation behind the admin gRPC API, the
+//! REST API and gslbctl. A write is validated against the catalog, made
+//! durable, then handed to the health engine and published to the feed;
+//! engine decisions are made durable (latched state, health log) and
+//! published the same way. Time comes in as an argument; no sockets here.
+
+mod decisions;
+
+use std::collections::BTreeMap;
+
+use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Snapshot};
+
+use crate::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
+use crate::engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
+use crate::feed::{Feed, delta_of};
+use crate::store::{Commit, Latched, Loaded, Store, StoreError};
+
+/// Deltas kept for edges that reconnect.
+pub const FEED_WINDOW: usize = 1_024;
+
+/// A refused or failed control operation.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// The write broke a catalog rule; nothing was stored.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// The engine refused the input (e.g. manual health on a checked member).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// Storage failed; the write was not acknowledged.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Catalog, engine, feed and store, kept consistent.
+pub struct Control {
+    state: CatalogState,
+    store: Box<dyn Store>,
+    engine: Engine,
+    feed: Feed,
+    latched: BTreeMap<MemberId, Latched>,
+    /// Scratch for engine outputs, reused across steps.
+    outputs: Vec<Output>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("version", &self.state.version)
+            .finish()
+    }
+}
+
+impl Control {
+    /// Load the store, rebuild the engine from the catalog and the latched
+    /// state (the engine's startup gate then holds decisions until fresh
+    /// results have arrived), and start the feed at the stored version.
+    pub fn open(
+        store: Box<dyn Store>,
+        engine: EngineConfig,
+        now: Timestamp,
+    ) -> Result<Self, ControlError> {
+        let Loaded {
+            state,
+            latched,
+            first_start,
+        } = store.load()?;
+        let mut control = Self {
+            feed: Feed::new(Snapshot::default(), FEED_WINDOW),
+            engine: Engine::new(engine),
+            state,
+            store,
+            latched,
+            outputs: Vec::new(),
+        };
+        let catalog = control.state.catalog.clone();
+        for check in catalog.checks.values() {
+            control
+                .engine
+                .step(now, Input::UpsertCheck(check), &mut control.outputs)?;
+        }
+        for member in catalog.members.values() {
+            control
+                .engine
+                .step(now, member_input(&catalog, member), &mut control.outputs)?;
+        }
+        let restored: Vec<_> = control
+            .latched
+            .iter()
+            .map(|(id, l)| RestoredMember {
+                member: *id,
+                health: l.health,
+                gate_open: l.gate_open,
+                manual: l.manual,
+            })
+            .collect();
+        control.engine.step(
+            now,
+            Input::Restore {
+                members: &restored,
+                first_start,
+            },
+            &mut control.outputs,
+        )?;
+        let facts = control.facts_from_outputs();
+        let mut snapshot = Snapshot {
+            version: control.state.version,
+            published_at_ms: now.0,
+            catalog,
+            facts,
+        };
+        snapshot.catalog.checks.clear();
+        control.feed = Feed::new(snapshot, FEED_WINDOW);
+        Ok(control)
+    }
+
+    /// Apply writes all-or-nothing; acknowledged only once on disk.
+    pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
+        let mut trial = self.state.clone();
+        let changes = trial.apply_all(ops)?;
+        let removed: Vec<_> = changes
+            .iter()
+            .filter_map(|c| match c.what {
+                Written::Deleted(ObjectRef::Member(m)) => Some((m, None)),
+                _ => None,
+            })
+            .collect();
+        self.store.commit(&Commit {
+            changes: changes.clone(),
+            last_id: trial.last_id,
+            version: trial.version,
+            latched: removed,
+        })?;
+        self.state = trial;
+        for change in &changes {
+            self.feed_engine(change, now)?;
+        }
+        self.publish(&changes, now)?;
+        Ok(changes)
+    }
+
+    /// Hand one engine input over (results, heartbeats, location changes,
+    /// manual health, ticks) and make its decisions durable and published.
+    pub fn step(&mut self, input: Input<'_>, now: Timestamp) -> Result<(), ControlError> {
+        self.engine.step(now, input, &mut self.outputs)?;
+        self.publish(&[], now)
+    }
+
+    /// The catalog as it stands.
+    pub fn catalog(&self) -> &Catalog {
+        &self.state.catalog
+    }
+
+    /// The current version (catalog writes and health decisions both bump it).
+    pub fn version(&self) -> u64 {
+        self.state.version
+    }
+
+    /// The health engine (read-only: status views).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The edge feed.
+    pub fn feed(&self) -> &Feed {
+        &self.feed
+    }
+
+    /// The newest `limit` health log entries of a member (JSON, oldest first).
+    pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, ControlError> {
+        Ok(self.store.health_log(member, limit)?)
+    }
+
+    /// Tell the engine about a catalog change. A pool change re-announces its
+    /// members, whose check may have changed with it.
+    fn feed_engine(&mut self, change: &Change, now: Timestamp) -> Result<(), ControlError> {
+        let catalog = &self.state.catalog;
+        let out = &mut self.outputs;
+        match &change.what {
+            Written::Upserted(object) => match object.as_ref() {
+                Object::Check(check) => self.engine.step(now, Input::UpsertCheck(check), out)?,
+                Object::Member(member) => {
+                    self.engine.step(now, member_input(catalog, member), out)?
+                }
+                Object::Pool(pool) => {
+                    for member in catalog.pool_members(pool.id) {
+                        self.engine.step(now, member_input(catalog, member), out)?;
+                    }
+                }
+                Object::Zone(_) | Object::Record(_) => {}
+            },
+            Written::Deleted(ObjectRef::Check(id)) => {
+                self.engine.step(now, Input::RemoveCheck(*id), out)?
+            }
+            Written::Deleted(ObjectRef::Member(id)) => {
+                // Already gone from the engine when it expired there.
+                let _ = self.engine.step(now, Input::RemoveMember(*id), out);
+            }
+            Written::Deleted(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// The engine input announcing a member with its pool's check.
+fn member_input<'a>(catalog: &Catalog, member: &'a Member) -> Input<'a> {
+    let check = catalog.pools.get(&member.pool).and_then(|p| p.check);
+    Input::UpsertMember { member, check }
+}
+
+/// Facts in an output list, last value per member.
+fn facts_in(outputs: &[Output]) -> BTreeMap<MemberId, MemberFacts> {
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Facts { member, facts } => Some((*member, *facts)),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Control {
+    fn facts_from_outputs(&mut self) -> BTreeMap<MemberId, MemberFacts> {
+        let facts = facts_in(&self.outputs);
+        self.outputs.clear();
+        facts
+    }
+
+    /// Publish catalog `changes` and whatever the engine decided since the
+    /// last call, under one new version.
+    fn publish(&mut self, changes: &[Change], now: Timestamp) -> Result<(), ControlError> {
+        let decided = self.take_decisions(now)?;
+        if changes.is_empty() && decided.facts.is_empty() && decided.expired.is_empty() {
+            return Ok(());
+        }
+        if !decided.facts.is_empty() || !decided.expired.is_empty() {
+            self.state.version += 1;
+            self.store.commit(&Commit {
+                changes: decided.expired.clone(),
+                last_id: self.state.last_id,
+                version: self.state.version,
+                latched: decided.latched,
+            })?;
+        }
+        let mut all = changes.to_vec();
+        all.extend(decided.expired);
+        let facts: Vec<_> = decided.facts.into_iter().collect();
+        self.feed
+            .publish(delta_of(&all, &facts, now.0), self.state.version);
+        Ok(())
+    }
+}

@@ -1,0 +1,261 @@
+//! The control core with a real sled store: writes are durable and
+//! validated, decisions are published and latched, a restart keeps
+//! everything and holds decisions behind the startup gate.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gslb_aggregator::catalog::*;
+use gslb_aggregator::control::{Control, ControlError};
+use gslb_aggregator::engine::{EngineConfig, Input, Timestamp};
+use gslb_aggregator::feed::Catchup;
+use gslb_aggregator::store::SledStore;
+use gslb_shared::*;
+
+const INTERVAL_MS: u64 = 10_000;
+
+struct Dir(PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn dir(name: &str) -> Dir {
+    let d = std::env::temp_dir().join(format!("gslb-control-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    Dir(d)
+}
+
+fn open(dir: &Dir, now: Timestamp) -> Control {
+    Control::open(
+        Box::new(SledStore::open(&dir.0).unwrap()),
+        EngineConfig::default(),
+        now,
+    )
+    .unwrap()
+}
+
+fn t(cycle: u64, ms: u64) -> Timestamp {
+    Timestamp(cycle * INTERVAL_MS + ms)
+}
+
+/// check 1 (http), pool 2 using it, members 3 (threshold 0) and 4 (warm-up 2).
+fn configure(c: &mut Control, now: Timestamp) {
+    let mut check = Check::new(CheckId(0), "http", Probe::Http(HttpProbe::default()));
+    check.interval = Duration::from_millis(INTERVAL_MS);
+    let mut pool = Pool::new(PoolId(0), "web");
+    pool.check = Some(CheckId(1));
+    let m3 = Member::new(
+        MemberId(0),
+        PoolId(2),
+        "a",
+        "192.0.2.3".parse().unwrap(),
+        80,
+    );
+    let mut m4 = Member::new(
+        MemberId(0),
+        PoolId(2),
+        "b",
+        "192.0.2.4".parse().unwrap(),
+        80,
+    );
+    m4.warmup_threshold = 2;
+    c.write(
+        vec![
+            Op::Create(Object::Check(check)),
+            Op::Create(Object::Pool(pool)),
+            Op::Create(Object::Member(m3)),
+            Op::Create(Object::Member(m4)),
+        ],
+        now,
+    )
+    .unwrap();
+}
+
+fn pass_cycle(c: &mut Control, location: &LocationId, cycle: u64) {
+    let results: Vec<_> = [3, 4]
+        .iter()
+        .map(|m| ProbeResult {
+            member: MemberId(*m),
+            check: CheckId(1),
+            cycle,
+            failure: None,
+            latency_us: 100,
+        })
+        .collect();
+    c.step(
+        Input::Results {
+            location,
+            results: &results,
+        },
+        t(cycle, 2_000),
+    )
+    .unwrap();
+}
+
+#[test]
+fn writes_are_published_to_the_feed_with_their_version() {
+    let d = dir("publish");
+    let mut c = open(&d, t(1_000, 0));
+    configure(&mut c, t(1_000, 0));
+    let snapshot = c.feed().current();
+    assert_eq!(snapshot.version, c.version());
+    assert_eq!(snapshot.catalog.members.len(), 2);
+    assert!(
+        snapshot.catalog.checks.is_empty(),
+        "edges do not get checks"
+    );
+    assert_eq!(
+        snapshot.facts[&MemberId(4)],
+        MemberFacts {
+            health: Health::Unknown,
+            warming: true
+        }
+    );
+    assert!(matches!(c.feed().since(0), Catchup::Full(_)));
+}
+
+#[test]
+fn a_refused_write_stores_nothing() {
+    let d = dir("refused");
+    {
+        let mut c = open(&d, t(1_000, 0));
+        configure(&mut c, t(1_000, 0));
+        let version = c.version();
+        let bad = Member::new(
+            MemberId(0),
+            PoolId(77),
+            "x",
+            "192.0.2.9".parse().unwrap(),
+            80,
+        );
+        let err = c
+            .write(vec![Op::Create(Object::Member(bad))], t(1_000, 1))
+            .unwrap_err();
+        assert!(matches!(err, ControlError::Catalog(_)), "{err}");
+        assert_eq!(c.version(), version);
+    }
+    let c = open(&d, t(1_000, 2));
+    assert_eq!(c.catalog().members.len(), 2);
+}
+
+#[test]
+fn decisions_are_published_logged_and_latched_and_survive_a_restart() {
+    let d = dir("restart");
+    let fra = LocationId::new("fra1");
+    let version;
+    {
+        let mut c = open(&d, t(1_000, 0));
+        configure(&mut c, t(1_000, 0));
+        c.step(Input::LocationConnected(&fra), t(1_000, 1)).unwrap();
+        let before = c.version();
+        pass_cycle(&mut c, &fra, 1_001);
+        pass_cycle(&mut c, &fra, 1_002);
+        version = c.version();
+        assert!(version > before, "decisions bump the version");
+        let s = c.feed().current();
+        assert_eq!(s.facts[&MemberId(3)], MemberFacts::UP);
+        assert_eq!(s.facts[&MemberId(4)], MemberFacts::UP, "warm-up 2/2 passed");
+        let log = c.health_log(MemberId(3), 10).unwrap();
+        assert!(log.iter().any(|e| e.contains("\"to\":\"up\"")), "{log:?}");
+        assert!(
+            c.health_log(MemberId(4), 10)
+                .unwrap()
+                .iter()
+                .any(|e| e.contains("\"event\":\"opened\""))
+        );
+    }
+    let mut c = open(&d, t(1_100, 0));
+    assert_eq!(c.version(), version);
+    let s = c.feed().current();
+    assert_eq!(
+        s.facts[&MemberId(3)],
+        MemberFacts::UP,
+        "latched health restored"
+    );
+    assert_eq!(
+        s.facts[&MemberId(4)],
+        MemberFacts::UP,
+        "the warm-up latch survives"
+    );
+    assert!(
+        !c.engine().decisions_enabled(),
+        "startup gate closed after a restart"
+    );
+    // A failing cycle right after the restart changes nothing yet.
+    c.step(Input::LocationConnected(&fra), t(1_100, 1)).unwrap();
+    let fail: Vec<_> = [3, 4]
+        .iter()
+        .map(|m| ProbeResult {
+            member: MemberId(*m),
+            check: CheckId(1),
+            cycle: 1_101,
+            failure: Some(FailReason::Refused),
+            latency_us: 1,
+        })
+        .collect();
+    c.step(
+        Input::Results {
+            location: &fra,
+            results: &fail,
+        },
+        t(1_101, 2_000),
+    )
+    .unwrap();
+    assert_eq!(c.feed().current().facts[&MemberId(3)], MemberFacts::UP);
+}
+
+#[test]
+fn manual_health_on_a_checked_member_is_refused() {
+    let d = dir("manual");
+    let mut c = open(&d, t(1_000, 0));
+    configure(&mut c, t(1_000, 0));
+    let err = c
+        .step(
+            Input::ManualHealth {
+                member: MemberId(3),
+                health: Some(Health::Down),
+            },
+            t(1_000, 5),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, ControlError::Engine(_)) && err.to_string().contains("active health check"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_expired_ephemeral_member_is_deleted_everywhere() {
+    let d = dir("ephemeral");
+    let mut c = open(&d, t(1_000, 0));
+    c.write(
+        vec![Op::Create(Object::Pool(Pool::new(PoolId(0), "eph")))],
+        t(1_000, 0),
+    )
+    .unwrap();
+    let mut m = Member::new(
+        MemberId(0),
+        PoolId(1),
+        "worker",
+        "192.0.2.50".parse().unwrap(),
+        80,
+    );
+    m.kind = MemberKind::Ephemeral(EphemeralPolicy::default());
+    c.write(vec![Op::Create(Object::Member(m))], t(1_000, 0))
+        .unwrap();
+    assert_eq!(c.feed().current().facts[&MemberId(2)], MemberFacts::UP);
+    c.step(Input::Tick, t(1_000, 16_000)).unwrap();
+    assert_eq!(c.feed().current().facts[&MemberId(2)].health, Health::Down);
+    c.step(Input::Tick, t(1_000, 31_000)).unwrap();
+    assert!(c.catalog().members.is_empty());
+    assert!(c.feed().current().catalog.members.is_empty());
+    drop(c);
+    assert!(
+        open(&d, t(1_010, 0)).catalog().members.is_empty(),
+        "the deletion is durable"
+    );
+}
