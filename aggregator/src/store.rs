@@ -76,6 +76,14 @@ pub enum StoreError {
         /// Decoder error.
         error: String,
     },
+    /// Another process holds the data directory.
+    #[error(
+        "store: data directory {dir} is in use by another process (is another gslb-aggregator running on it?)"
+    )]
+    InUse {
+        /// The directory.
+        dir: String,
+    },
     /// The data directory was written by a newer build.
     #[error(
         "store: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade gslb-aggregator"

@@ -191,3 +191,12 @@ fn a_newer_schema_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_directory_held_by_another_store_is_reported_in_use() {
+    let dir = TempDir::new("locked");
+    let _held = SledStore::open(&dir.0).unwrap();
+    let err = SledStore::open(&dir.0).unwrap_err();
+    assert!(matches!(err, StoreError::InUse { .. }), "{err}");
+    assert!(err.to_string().contains("in use by another process"));
+}

@@ -66,14 +66,37 @@ fn u64_at(tree: &sled::Tree, key: &str) -> Result<u64, StoreError> {
         .map_or(0, u64::from_be_bytes))
 }
 
-impl SledStore {
-    /// Open (or create) the store in `dir`.
-    pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        let db = sled::Config::new()
+/// How long `open` waits for another holder of the directory lock (a
+/// process still shutting down, or sled's own flusher after a drop).
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn open_locked(dir: &Path) -> Result<sled::Db, StoreError> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match sled::Config::new()
             .path(dir)
             .mode(sled::Mode::LowSpace)
             .open()
-            .map_err(db_err)?;
+        {
+            Ok(db) => return Ok(db),
+            // sled reports a held lock as an IO error of kind Other with this text.
+            Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(StoreError::InUse {
+                        dir: dir.display().to_string(),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(db_err(e)),
+        }
+    }
+}
+
+impl SledStore {
+    /// Open (or create) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let db = open_locked(dir)?;
         let meta = db.open_tree("meta").map_err(db_err)?;
         let found = meta
             .get("schema")
