@@ -5,20 +5,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+pub use gslb_shared::telemetry::LogFormat;
 use gslb_shared::{LocationId, Region, validate};
 use serde::Deserialize;
-
-/// Log line format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    /// Human-readable lines.
-    #[default]
-    Text,
-    /// One JSON object per line.
-    Json,
-}
 
 /// gslb-agent: probes backends from one location and streams the results to
 /// an aggregator. Every flag can also be set in the --config file under the
@@ -75,8 +65,8 @@ pub struct Settings {
     /// Identity reported to the aggregator [default: random per process].
     #[arg(long)]
     pub agent_id: Option<String>,
-    /// Log format.
-    #[arg(long, value_enum)]
+    /// Log format: text or json [default: text].
+    #[arg(long)]
     pub log_format: Option<LogFormat>,
 }
 

@@ -6,26 +6,12 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use gslb_agent::agent::Agent;
-use gslb_agent::config::{LogFormat, Settings};
+use gslb_agent::config::Settings;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config = Settings::parse().merged()?.validate()?;
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    match config.log_format {
-        LogFormat::Json => tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .init(),
-        LogFormat::Text => tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(ansi)
-            .with_writer(std::io::stderr)
-            .init(),
-    }
+    gslb_shared::telemetry::init(config.log_format);
     rustls::crypto::ring::default_provider()
         .install_default()
         .map_err(|_| anyhow::anyhow!("a TLS crypto provider was already installed"))?;

@@ -41,6 +41,9 @@ pub struct Control {
     latched: BTreeMap<MemberId, Latched>,
     /// Scratch for engine outputs, reused across steps.
     outputs: Vec<Output>,
+    /// Bumped on every catalog change (not on health decisions), so agent
+    /// streams recompute assignments only when they can have changed.
+    catalog_generation: u64,
 }
 
 impl std::fmt::Debug for Control {
@@ -72,6 +75,7 @@ impl Control {
             store,
             latched,
             outputs: Vec::new(),
+            catalog_generation: 0,
         };
         let catalog = control.state.catalog.clone();
         for check in catalog.checks.values() {
@@ -132,6 +136,7 @@ impl Control {
             latched: removed,
         })?;
         self.state = trial;
+        self.catalog_generation += 1;
         for change in &changes {
             self.feed_engine(change, now)?;
         }
@@ -154,6 +159,16 @@ impl Control {
     /// The current version (catalog writes and health decisions both bump it).
     pub fn version(&self) -> u64 {
         self.state.version
+    }
+
+    /// Bytes the store uses on disk.
+    pub fn store_size(&self) -> u64 {
+        self.store.size_on_disk()
+    }
+
+    /// Changes whenever the catalog does.
+    pub fn catalog_generation(&self) -> u64 {
+        self.catalog_generation
     }
 
     /// The health engine (read-only: status views).
@@ -241,6 +256,9 @@ impl Control {
                 version: self.state.version,
                 latched: decided.latched,
             })?;
+        }
+        if !decided.expired.is_empty() {
+            self.catalog_generation += 1;
         }
         let mut all = changes.to_vec();
         all.extend(decided.expired);

@@ -103,6 +103,17 @@ impl Feed {
         }
     }
 
+    /// When `version` was published, if it is the current one or in the window.
+    pub fn published_at(&self, version: u64) -> Option<u64> {
+        if version == self.current.version {
+            return Some(self.current.published_at_ms);
+        }
+        self.window
+            .iter()
+            .find(|d| d.version == version)
+            .map(|d| d.published_at_ms)
+    }
+
     /// What a subscriber holding `held` needs.
     pub fn since(&self, held: u64) -> Catchup {
         if held == self.current.version {

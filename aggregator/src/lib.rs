@@ -3,7 +3,10 @@
 
 pub mod assignments;
 pub mod catalog;
+pub mod config;
 pub mod control;
 pub mod engine;
 pub mod feed;
+pub mod server;
+pub mod service;
 pub mod store;

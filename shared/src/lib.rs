@@ -4,6 +4,7 @@
 pub mod duration;
 pub mod model;
 pub mod selection;
+pub mod telemetry;
 pub mod validate;
 
 pub use model::*;

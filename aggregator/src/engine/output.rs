@@ -1,12 +1,12 @@
 //! What the engine decides: facts to publish, and log entries that say why.
 
 use gslb_shared::{FailReason, Health, LocationId, MemberFacts, MemberId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
 
 /// One decision of the engine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Output {
     /// The facts selection reads changed for a member: publish them.
@@ -55,7 +55,7 @@ pub enum Output {
 }
 
 /// A warm-up gate event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WarmupEvent {
     /// The threshold was reached; the member enters rotation.
@@ -65,7 +65,7 @@ pub enum WarmupEvent {
 }
 
 /// A change of a member's health with the evidence behind it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Transition {
     /// Member.
@@ -107,7 +107,7 @@ impl Transition {
 }
 
 /// Why a transition happened.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Reason {
     /// The score crossed `rise` or `fall`.
@@ -140,7 +140,7 @@ pub enum Reason {
 }
 
 /// One location's part in a decision.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Evidence {
     /// Location.
@@ -152,7 +152,7 @@ pub struct Evidence {
 }
 
 /// What a location contributed to a cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "result")]
 pub enum EvidenceOutcome {
     /// Passed.

@@ -1,0 +1,113 @@
+//! The running aggregator's shared state: the control core behind one lock,
+//! a version watch that wakes every agent and edge stream when something
+//! changes, and the registries of connected agents and edges. The gRPC
+//! services in the submodules are thin adapters over it.
+
+pub mod admin;
+pub mod agents;
+pub mod edges;
+pub mod status;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use gslb_shared::LocationId;
+use tokio::sync::watch;
+
+use crate::control::Control;
+use crate::engine::Timestamp;
+
+/// What the aggregator knows about an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// Agent id (from its registration).
+    pub agent_id: String,
+    /// Location.
+    pub location: LocationId,
+    /// Region.
+    pub region: String,
+    /// Agent version.
+    pub version: String,
+    /// Last message, ms since the Unix epoch.
+    pub last_seen_ms: u64,
+    /// Stream open now.
+    pub connected: bool,
+    /// Targets assigned.
+    pub assignments: usize,
+}
+
+/// What the aggregator knows about an edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeInfo {
+    /// Edge id.
+    pub edge_id: String,
+    /// Version it reported as applied.
+    pub applied_version: u64,
+    /// Milliseconds from publication of that version to its application.
+    pub lag_ms: u64,
+    /// Last contact.
+    pub last_seen_ms: u64,
+    /// Subscribed now.
+    pub connected: bool,
+}
+
+/// Shared state of a running aggregator.
+#[derive(Debug)]
+pub struct Service {
+    /// The control core; every operation on it is short (an fsync at most).
+    control: Mutex<Control>,
+    /// The current version; agent and edge streams wait on it.
+    version: watch::Sender<u64>,
+    /// Agents by id.
+    pub(crate) agents: Mutex<BTreeMap<String, AgentInfo>>,
+    /// Connected agent streams per location (the engine hears of a location
+    /// leaving only when its last agent does).
+    pub(crate) locations: Mutex<HashMap<LocationId, usize>>,
+    /// Edges by id.
+    pub(crate) edges: Mutex<BTreeMap<String, EdgeInfo>>,
+}
+
+/// Lock a mutex, ignoring poisoning: every critical section here leaves the
+/// data consistent before anything that could panic.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The wall clock as engine time.
+pub fn now() -> Timestamp {
+    Timestamp::from_system(std::time::SystemTime::now())
+}
+
+impl Service {
+    /// Wrap a control core.
+    pub fn new(control: Control) -> Self {
+        let (version, _) = watch::channel(control.version());
+        Self {
+            control: Mutex::new(control),
+            version,
+            agents: Mutex::default(),
+            locations: Mutex::default(),
+            edges: Mutex::default(),
+        }
+    }
+
+    /// Run `f` on the control core, then wake the streams if the version moved.
+    pub fn with_control<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
+        let (result, version) = {
+            let mut control = lock(&self.control);
+            let result = f(&mut control);
+            (result, control.version())
+        };
+        self.version.send_if_modified(|v| {
+            let moved = *v != version;
+            *v = version;
+            moved
+        });
+        result
+    }
+
+    /// A receiver that sees every version change.
+    pub fn watch_version(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+}

@@ -1,0 +1,374 @@
+//! The admin gRPC service: CRUD for zones, record sets, pools, members and
+//! checks; status; health logs; explain; manual health; ephemeral members;
+//! agents and edges. Every call goes through the control core, so gRPC and
+//! REST share one implementation and one set of rules.
+
+mod views;
+
+use std::sync::Arc;
+
+use gslb_proto::pb;
+use gslb_proto::pb::admin_service_server::AdminService;
+use gslb_shared::validate::ValidationError;
+use gslb_shared::*;
+use tonic::{Request, Response, Status};
+
+use super::status::invalid;
+use super::{Service, now};
+use crate::catalog::{Change, Object, ObjectRef, Op, Written};
+use crate::engine::Input;
+
+/// The `AdminService` gRPC service.
+#[derive(Debug, Clone)]
+pub struct Admin(pub Arc<Service>);
+
+type Reply<T> = Result<Response<T>, Status>;
+
+impl Admin {
+    fn write(&self, op: Op) -> Result<Change, Status> {
+        let mut changes = self.0.with_control(|c| c.write(vec![op], now()))?;
+        changes
+            .pop()
+            .ok_or_else(|| Status::internal("a write produced no change"))
+    }
+
+    fn create<P, D, R>(
+        &self,
+        r: Request<P>,
+        wrap: fn(D) -> Object,
+        out: fn(&Object) -> Option<R>,
+    ) -> Reply<R>
+    where
+        D: TryFrom<P, Error = ValidationError>,
+    {
+        let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
+        self.upserted(self.write(Op::Create(object))?, out)
+    }
+
+    fn update<P, D, R>(
+        &self,
+        r: Request<P>,
+        wrap: fn(D) -> Object,
+        out: fn(&Object) -> Option<R>,
+    ) -> Reply<R>
+    where
+        D: TryFrom<P, Error = ValidationError>,
+    {
+        let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
+        self.upserted(self.write(Op::Update(object))?, out)
+    }
+
+    fn upserted<R>(&self, change: Change, out: fn(&Object) -> Option<R>) -> Reply<R> {
+        match change.what {
+            Written::Upserted(object) => out(&object)
+                .map(Response::new)
+                .ok_or_else(|| Status::internal("unexpected object kind")),
+            Written::Deleted(_) => Err(Status::internal("a create or update deleted something")),
+        }
+    }
+
+    fn delete(&self, r: ObjectRef) -> Reply<pb::DeleteResponse> {
+        let change = self.write(Op::Delete(r))?;
+        let id = match r {
+            ObjectRef::Zone(i) => i.0,
+            ObjectRef::Record(i) => i.0,
+            ObjectRef::Pool(i) => i.0,
+            ObjectRef::Member(i) => i.0,
+            ObjectRef::Check(i) => i.0,
+        };
+        Ok(Response::new(pb::DeleteResponse {
+            id,
+            version: change.version,
+        }))
+    }
+
+    fn read<R>(&self, r: ObjectRef, get: impl FnOnce(&Catalog) -> Option<R>) -> Reply<R> {
+        self.0
+            .with_control(|c| get(c.catalog()))
+            .map(Response::new)
+            .ok_or_else(|| Status::not_found(format!("{r} does not exist")))
+    }
+
+    fn list<R>(&self, get: impl FnOnce(&Catalog) -> R) -> Reply<R> {
+        Ok(Response::new(self.0.with_control(|c| get(c.catalog()))))
+    }
+}
+
+#[tonic::async_trait]
+impl AdminService for Admin {
+    async fn create_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
+        self.create(r, Object::Zone, |o| {
+            if let Object::Zone(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
+        self.update(r, Object::Zone, |o| {
+            if let Object::Zone(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Zone(ZoneId(r.into_inner().id)))
+    }
+    async fn get_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
+        let id = ZoneId(r.into_inner().id);
+        self.read(ObjectRef::Zone(id), |c| c.zones.get(&id).map(Into::into))
+    }
+    async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
+        self.list(|c| pb::ZoneList {
+            zones: c.zones.values().map(Into::into).collect(),
+        })
+    }
+
+    async fn create_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
+        self.create(r, Object::Record, |o| {
+            if let Object::Record(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
+        self.update(r, Object::Record, |o| {
+            if let Object::Record(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Record(RecordSetId(r.into_inner().id)))
+    }
+    async fn get_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::RecordSet> {
+        let id = RecordSetId(r.into_inner().id);
+        self.read(ObjectRef::Record(id), |c| {
+            c.records.get(&id).map(Into::into)
+        })
+    }
+    async fn list_record_sets(&self, r: Request<pb::ListRequest>) -> Reply<pb::RecordSetList> {
+        let zone = r.into_inner().zone_id;
+        self.list(|c| pb::RecordSetList {
+            records: c
+                .records
+                .values()
+                .filter(|x| zone == 0 || x.zone.0 == zone)
+                .map(Into::into)
+                .collect(),
+        })
+    }
+
+    async fn create_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
+        self.create(r, Object::Pool, |o| {
+            if let Object::Pool(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
+        self.update(r, Object::Pool, |o| {
+            if let Object::Pool(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Pool(PoolId(r.into_inner().id)))
+    }
+    async fn get_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::Pool> {
+        let id = PoolId(r.into_inner().id);
+        self.read(ObjectRef::Pool(id), |c| c.pools.get(&id).map(Into::into))
+    }
+    async fn list_pools(&self, _r: Request<pb::ListRequest>) -> Reply<pb::PoolList> {
+        self.list(|c| pb::PoolList {
+            pools: c.pools.values().map(Into::into).collect(),
+        })
+    }
+
+    async fn create_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
+        self.create(r, Object::Member, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
+        self.update(r, Object::Member, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Member(MemberId(r.into_inner().id)))
+    }
+    async fn get_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::Member> {
+        let id = MemberId(r.into_inner().id);
+        self.read(ObjectRef::Member(id), |c| {
+            c.members.get(&id).map(Into::into)
+        })
+    }
+    async fn list_members(&self, r: Request<pb::ListRequest>) -> Reply<pb::MemberList> {
+        let pool = r.into_inner().pool_id;
+        self.list(|c| pb::MemberList {
+            members: c
+                .members
+                .values()
+                .filter(|m| pool == 0 || m.pool.0 == pool)
+                .map(Into::into)
+                .collect(),
+        })
+    }
+
+    async fn create_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
+        self.create(r, Object::Check, |o| {
+            if let Object::Check(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
+        self.update(r, Object::Check, |o| {
+            if let Object::Check(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Check(CheckId(r.into_inner().id)))
+    }
+    async fn get_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::Check> {
+        let id = CheckId(r.into_inner().id);
+        self.read(ObjectRef::Check(id), |c| c.checks.get(&id).map(Into::into))
+    }
+    async fn list_checks(&self, _r: Request<pb::ListRequest>) -> Reply<pb::CheckList> {
+        self.list(|c| pb::CheckList {
+            checks: c.checks.values().map(Into::into).collect(),
+        })
+    }
+
+    async fn get_member_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::MemberStatus> {
+        let id = MemberId(r.into_inner().id);
+        self.0
+            .with_control(|c| views::member_status(c, id, now()))
+            .map(Response::new)
+    }
+
+    async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
+        let id = PoolId(r.into_inner().id);
+        self.0
+            .with_control(|c| views::pool_status(c, id, now()))
+            .map(Response::new)
+    }
+
+    async fn get_health_log(&self, r: Request<pb::HealthLogRequest>) -> Reply<pb::HealthLog> {
+        let r = r.into_inner();
+        let limit = if r.limit == 0 {
+            100
+        } else {
+            r.limit.min(1_000)
+        } as usize;
+        let entries = self
+            .0
+            .with_control(|c| c.health_log(MemberId(r.member_id), limit))?;
+        Ok(Response::new(pb::HealthLog {
+            entries: entries
+                .iter()
+                .filter_map(|json| views::log_entry(json))
+                .collect(),
+        }))
+    }
+
+    async fn explain(&self, r: Request<pb::ExplainRequest>) -> Reply<pb::ExplainResponse> {
+        let r = r.into_inner();
+        self.0
+            .with_control(|c| views::explain(c, &r))
+            .map(Response::new)
+    }
+
+    async fn set_manual_health(
+        &self,
+        r: Request<pb::ManualHealthRequest>,
+    ) -> Reply<pb::MemberStatus> {
+        let r = r.into_inner();
+        let health = gslb_proto::convert::health_from_pb("health", r.health).map_err(invalid)?;
+        let member = MemberId(r.member_id);
+        self.0
+            .with_control(|c| {
+                c.step(Input::ManualHealth { member, health }, now())?;
+                views::member_status(c, member, now())
+            })
+            .map(Response::new)
+    }
+
+    async fn register_ephemeral(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
+        let member = Member::try_from(r.into_inner()).map_err(invalid)?;
+        if !member.is_ephemeral() {
+            return Err(Status::invalid_argument(
+                "ephemeral: required when registering an ephemeral member",
+            ));
+        }
+        self.upserted(self.write(Op::Create(Object::Member(member)))?, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+
+    async fn heartbeat(&self, r: Request<pb::IdRequest>) -> Reply<pb::HeartbeatResponse> {
+        let member = MemberId(r.into_inner().id);
+        let health = self.0.with_control(|c| {
+            c.step(Input::Heartbeat(member), now())?;
+            Ok::<_, Status>(c.engine().member_status(member, now()).map(|s| s.health))
+        })?;
+        let health = gslb_proto::convert::health_to_pb(health.unwrap_or_default()) as i32;
+        Ok(Response::new(pb::HeartbeatResponse {
+            member_id: member.0,
+            health,
+        }))
+    }
+
+    async fn deregister_ephemeral(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        let id = MemberId(r.into_inner().id);
+        let ephemeral = self
+            .0
+            .with_control(|c| c.catalog().members.get(&id).map(Member::is_ephemeral));
+        match ephemeral {
+            None => Err(Status::not_found(format!("member {id} does not exist"))),
+            Some(false) => Err(Status::failed_precondition(format!(
+                "member {id} is persistent; delete it instead"
+            ))),
+            Some(true) => self.delete(ObjectRef::Member(id)),
+        }
+    }
+
+    async fn list_agents(&self, _r: Request<pb::ListRequest>) -> Reply<pb::AgentList> {
+        Ok(Response::new(views::agents(&self.0)))
+    }
+
+    async fn list_edges(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EdgeList> {
+        Ok(Response::new(views::edges(&self.0)))
+    }
+}

@@ -1,0 +1,284 @@
+//! Read views for the admin API: member and pool status (seed 000's fields
+//! plus protection and fail-open), health log entries, explain, and the
+//! agent and edge registries.
+
+use std::collections::HashMap;
+
+use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
+use gslb_proto::pb;
+use gslb_shared::selection::{
+    CatalogIndex, Family, PoolRef, PoolVerdict, Query, Selector, evaluate_pool,
+};
+use gslb_shared::*;
+use rand::SeedableRng;
+use tonic::Status;
+
+use crate::control::Control;
+use crate::engine::{EvidenceOutcome, Output, Reason, Timestamp};
+use crate::service::{Service, lock};
+
+/// (eligible, protected, fail-open) of a pool as selection sees it now.
+pub fn pool_flags(c: &Control, pool: PoolId) -> (bool, bool, bool) {
+    let snapshot = c.feed().current();
+    let Some(p) = snapshot.catalog.pools.get(&pool) else {
+        return (false, false, true);
+    };
+    let members: Vec<Member> = snapshot.catalog.pool_members(pool).cloned().collect();
+    let facts: Vec<MemberFacts> = members
+        .iter()
+        .map(|m| snapshot.facts.get(&m.id).copied().unwrap_or_default())
+        .collect();
+    let pool_ref = PoolRef {
+        pool: p,
+        members: &members,
+        facts: &facts,
+    };
+    let (mut eligible, mut protected) = (false, false);
+    for family in [Family::V4, Family::V6] {
+        if !members.iter().any(|m| family.matches(&m.address)) {
+            continue;
+        }
+        if let PoolVerdict::Eligible { protected: p } =
+            evaluate_pool(pool_ref, family, &mut Vec::new(), &mut Vec::new(), None)
+        {
+            eligible = true;
+            protected |= p;
+        }
+    }
+    (eligible, protected, !eligible)
+}
+
+/// A member's status.
+pub fn member_status(
+    c: &Control,
+    id: MemberId,
+    now: Timestamp,
+) -> Result<pb::MemberStatus, Status> {
+    let not_found = || Status::not_found(format!("member {id} does not exist"));
+    let member = c.catalog().members.get(&id).ok_or_else(not_found)?;
+    let s = c.engine().member_status(id, now).ok_or_else(not_found)?;
+    let (_, protected, fail_open) = pool_flags(c, member.pool);
+    Ok(pb::MemberStatus {
+        member_id: id.0,
+        healthy: s.health == Health::Up,
+        health: health_to_pb(s.health) as i32,
+        score: s.score,
+        warming: s.warming,
+        warmup_passes: s.warmup_passes,
+        warmup_threshold: member.warmup_threshold,
+        protected,
+        fail_open,
+        manual: s.manual.map_or(0, |h| health_to_pb(h) as i32),
+        suppressed: s.suppressed,
+        since_ms: s.since.0,
+        locations: s
+            .locations
+            .iter()
+            .map(|l| pb::LocationResult {
+                location: l.location.to_string(),
+                cycle: l.cycle,
+                failure: fail_reason_to_pb(l.failure) as i32,
+                latency_us: l.latency_us,
+                stale: l.stale,
+                quarantined: l.quarantined,
+            })
+            .collect(),
+    })
+}
+
+/// A pool's status with each member's.
+pub fn pool_status(c: &Control, id: PoolId, now: Timestamp) -> Result<pb::PoolStatus, Status> {
+    if !c.catalog().pools.contains_key(&id) {
+        return Err(Status::not_found(format!("pool {id} does not exist")));
+    }
+    let (eligible, protected, fail_open) = pool_flags(c, id);
+    let members = c
+        .catalog()
+        .pool_members(id)
+        .map(|m| member_status(c, m.id, now))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(pb::PoolStatus {
+        pool_id: id.0,
+        eligible,
+        protected,
+        fail_open,
+        members,
+    })
+}
+
+fn reason_text(reason: &Reason) -> String {
+    match reason {
+        Reason::Quorum {
+            score,
+            pass_fraction,
+            rise,
+            fall,
+        } => {
+            format!(
+                "quorum: score {score:.2} (cycle {pass_fraction:.2}) against rise {rise} / fall {fall}"
+            )
+        }
+        Reason::DampingReleased { score } => format!("flap damping released at score {score:.2}"),
+        Reason::Heartbeat => "heartbeat".into(),
+        Reason::HeartbeatTimeout { silent_ms } => format!("no heartbeat for {silent_ms} ms"),
+        Reason::Manual => "manual".into(),
+        Reason::Config => "configuration changed who owns the health".into(),
+    }
+}
+
+/// A stored log entry (engine output JSON) as the API shows it.
+pub fn log_entry(json: &str) -> Option<pb::HealthLogEntry> {
+    let output: Output = serde_json::from_str(json).ok()?;
+    let h = |x: Health| health_to_pb(x) as i32;
+    Some(match output {
+        Output::Transition(t) => {
+            let score = match t.reason {
+                Reason::Quorum { score, .. } | Reason::DampingReleased { score } => Some(score),
+                _ => None,
+            };
+            pb::HealthLogEntry {
+                member_id: t.member.0,
+                at_ms: t.at.0,
+                from: h(t.from),
+                to: h(t.to),
+                reason: reason_text(&t.reason),
+                score,
+                cycle: t.cycle.unwrap_or(0),
+                evidence: t
+                    .evidence
+                    .iter()
+                    .map(|e| {
+                        let (outcome, failure) = match e.outcome {
+                            EvidenceOutcome::Pass => ("pass", None),
+                            EvidenceOutcome::Fail { reason } => ("fail", Some(reason)),
+                            EvidenceOutcome::Quarantined { .. } => ("quarantined", None),
+                            EvidenceOutcome::Missing => ("missing", None),
+                            EvidenceOutcome::Stale => ("stale", None),
+                        };
+                        pb::Evidence {
+                            location: e.location.to_string(),
+                            outcome: outcome.into(),
+                            failure: fail_reason_to_pb(failure) as i32,
+                            latency_us: e.latency_us,
+                        }
+                    })
+                    .collect(),
+            }
+        }
+        Output::Warmup {
+            member,
+            at,
+            event,
+            passes,
+            threshold,
+        } => pb::HealthLogEntry {
+            member_id: member.0,
+            at_ms: at.0,
+            reason: format!("warm-up gate {event:?} at {passes}/{threshold}").to_lowercase(),
+            ..Default::default()
+        },
+        Output::Expired { member, at } => pb::HealthLogEntry {
+            member_id: member.0,
+            at_ms: at.0,
+            reason: "expired: no heartbeat within the delete timeout".into(),
+            ..Default::default()
+        },
+        Output::Facts { .. } | Output::Quarantine { .. } | Output::StartupGateOpened { .. } => {
+            return None;
+        }
+    })
+}
+
+/// Run selection for a name and type with a full trace. `client` is a
+/// region name, or an address (region lookup from addresses needs the geo
+/// table, which the DNS edge brings; until then an address means "no region").
+pub fn explain(c: &Control, r: &pb::ExplainRequest) -> Result<pb::ExplainResponse, Status> {
+    let name =
+        DnsName::parse(&r.name).map_err(|e| Status::invalid_argument(format!("name: {e}")))?;
+    let rtype = rtype_from_pb(r.r#type).map_err(|e| Status::invalid_argument(e.to_string()))?;
+    let snapshot = c.feed().current();
+    let record = snapshot
+        .catalog
+        .records
+        .values()
+        .find(|x| x.name == name && x.rtype == rtype)
+        .ok_or_else(|| Status::not_found(format!("no {rtype:?} record set at {name}")))?;
+    let RecordData::Dynamic(dynamic) = &record.data else {
+        return Ok(pb::ExplainResponse {
+            steps: vec![],
+            answers: vec![],
+            outcome: "static record: answered as configured".into(),
+        });
+    };
+    let family = if rtype == RecordType::Aaaa {
+        Family::V6
+    } else {
+        Family::V4
+    };
+    let region = (!r.client.is_empty() && r.client.parse::<std::net::IpAddr>().is_err())
+        .then(|| Region::new(r.client.clone()));
+    let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
+    let index = CatalogIndex::new(&snapshot.catalog, &facts);
+    let mut trace = Vec::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let query = Query {
+        family,
+        region: region.as_ref(),
+        rotation: 0,
+    };
+    let mut selector = Selector::new();
+    let (outcome, answers) = selector.select(&index, dynamic, query, &mut rng, Some(&mut trace));
+    let steps = trace
+        .iter()
+        .map(|s| {
+            let value = serde_json::to_value(s).unwrap_or_default();
+            pb::ExplainStep {
+                step: value
+                    .get("step")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_owned(),
+                detail_json: value.to_string(),
+            }
+        })
+        .collect();
+    Ok(pb::ExplainResponse {
+        steps,
+        answers: answers.iter().map(|a| a.address.to_string()).collect(),
+        outcome: serde_json::to_string(&outcome).unwrap_or_default(),
+    })
+}
+
+/// The agent registry.
+pub fn agents(service: &Service) -> pb::AgentList {
+    pb::AgentList {
+        agents: lock(&service.agents)
+            .values()
+            .map(|a| pb::AgentInfo {
+                agent_id: a.agent_id.clone(),
+                location: a.location.to_string(),
+                region: a.region.clone(),
+                version: a.version.clone(),
+                last_seen_ms: a.last_seen_ms,
+                connected: a.connected,
+                assignments: a.assignments as u32,
+            })
+            .collect(),
+    }
+}
+
+/// The edge registry.
+pub fn edges(service: &Service) -> pb::EdgeList {
+    pb::EdgeList {
+        edges: lock(&service.edges)
+            .values()
+            .map(|e| pb::EdgeInfo {
+                edge_id: e.edge_id.clone(),
+                applied_version: e.applied_version,
+                lag_ms: e.lag_ms,
+                last_seen_ms: e.last_seen_ms,
+                connected: e.connected,
+            })
+            .collect(),
+    }
+}

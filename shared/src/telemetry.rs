@@ -1,0 +1,43 @@
+//! Logging setup shared by every binary: `tracing` to stderr, text or JSON,
+//! filtered by `RUST_LOG` (default `info`).
+
+use std::str::FromStr;
+
+use serde::Deserialize;
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines (colour only on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("log format {other:?} must be text or json")),
+        }
+    }
+}
+
+/// Install the global subscriber.
+pub fn init(format: LogFormat) {
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.with_ansi(ansi).init(),
+    }
+}
