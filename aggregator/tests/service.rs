@@ -1,0 +1,490 @@
+//! The real `gslb-aggregator` binary on loopback: admin CRUD over gRPC with
+//! validation, a scripted agent streaming results, member status and the
+//! health log following them, an edge subscriber receiving the full
+//! snapshot and then deltas, and a restart that keeps everything.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use gslb_proto::pb;
+use gslb_proto::pb::admin_service_client::AdminServiceClient;
+use gslb_proto::pb::agent_service_client::AgentServiceClient;
+use gslb_proto::pb::edge_feed_client::EdgeFeedClient;
+use gslb_shared::*;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Code;
+use tonic::transport::Channel;
+
+const INTERVAL_MS: u64 = 1_000;
+
+struct Aggregator {
+    child: Child,
+    grpc: String,
+}
+
+impl Drop for Aggregator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(data_dir: &std::path::Path) -> Aggregator {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gslb-aggregator"))
+        .args([
+            "--data-dir",
+            data_dir.to_str().unwrap(),
+            "--listen-grpc",
+            "127.0.0.1:0",
+            "--listen-http",
+            "127.0.0.1:0",
+        ])
+        .args(["--startup-window", "2s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut grpc = String::new();
+    for _ in 0..2 {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(addr) = line.strip_prefix("grpc listening on ") {
+            grpc = format!("http://{addr}");
+        }
+    }
+    Aggregator { child, grpc }
+}
+
+async fn admin(a: &Aggregator) -> AdminServiceClient<Channel> {
+    AdminServiceClient::connect(a.grpc.clone()).await.unwrap()
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+async fn eventually<F, Fut>(within: Duration, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < deadline {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Zone 1, check 2 (tcp, 1 s), pool 3, members 4 (plain) and 5 (warm-up 2), record 6.
+async fn configure(c: &mut AdminServiceClient<Channel>) {
+    let zone = Zone {
+        id: ZoneId(0),
+        apex: DnsName::parse("example.test").unwrap(),
+        soa: Soa {
+            mname: DnsName::parse("ns1.example.test").unwrap(),
+            rname: DnsName::parse("hostmaster.example.test").unwrap(),
+            refresh: 3600,
+            retry: 600,
+            expire: 604_800,
+            negative_ttl: 60,
+        },
+        ns: vec![DnsName::parse("ns1.example.test").unwrap()],
+        default_ttl: 300,
+    };
+    c.create_zone(pb::Zone::from(&zone)).await.unwrap();
+    let mut check = Check::new(CheckId(0), "tcp", Probe::Tcp(StreamProbe::default()));
+    check.interval = Duration::from_millis(INTERVAL_MS);
+    check.timeout = Duration::from_millis(500);
+    c.create_check(pb::Check::from(&check)).await.unwrap();
+    let mut pool = Pool::new(PoolId(0), "web");
+    pool.check = Some(CheckId(2));
+    c.create_pool(pb::Pool::from(&pool)).await.unwrap();
+    c.create_member(pb::Member::from(&Member::new(
+        MemberId(0),
+        PoolId(3),
+        "web-1",
+        "127.0.0.11".parse().unwrap(),
+        80,
+    )))
+    .await
+    .unwrap();
+    let mut warm = Member::new(
+        MemberId(0),
+        PoolId(3),
+        "web-2",
+        "127.0.0.12".parse().unwrap(),
+        80,
+    );
+    warm.warmup_threshold = 2;
+    c.create_member(pb::Member::from(&warm)).await.unwrap();
+    let record = RecordSet {
+        id: RecordSetId(0),
+        zone: ZoneId(1),
+        name: DnsName::parse("www.example.test").unwrap(),
+        rtype: RecordType::A,
+        ttl: 30,
+        data: RecordData::Dynamic(DynamicRecord {
+            steering: Steering::RoundRobin,
+            pools: vec![PoolId(3)],
+            geo: vec![],
+            first_n: 0,
+        }),
+    };
+    c.create_record_set(pb::RecordSet::from(&record))
+        .await
+        .unwrap();
+}
+
+/// A scripted agent: registers, returns its first assignment set, and a
+/// sender for results.
+async fn agent(
+    a: &Aggregator,
+    location: &str,
+) -> (
+    pb::AssignmentSet,
+    mpsc::Sender<pb::AgentMessage>,
+    tonic::Streaming<pb::AggregatorMessage>,
+) {
+    let (tx, rx) = mpsc::channel(16);
+    let register = pb::Register {
+        location: location.into(),
+        region: "eu".into(),
+        version: "test".into(),
+        agent_id: format!("{location}-test"),
+    };
+    tx.send(pb::AgentMessage {
+        msg: Some(pb::agent_message::Msg::Register(register)),
+    })
+    .await
+    .unwrap();
+    let mut inbound = AgentServiceClient::connect(a.grpc.clone())
+        .await
+        .unwrap()
+        .session(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = inbound.message().await.unwrap().unwrap();
+    let Some(pb::aggregator_message::Msg::Full(set)) = first.msg else {
+        panic!("expected the assignment set, got {first:?}")
+    };
+    (set, tx, inbound)
+}
+
+async fn report(tx: &mpsc::Sender<pb::AgentMessage>, seq: u64, pass: bool) {
+    report_each(tx, seq, &[(4, pass), (5, pass)]).await;
+}
+
+async fn report_each(tx: &mpsc::Sender<pb::AgentMessage>, seq: u64, outcomes: &[(u64, bool)]) {
+    let cycle = now_ms() / INTERVAL_MS;
+    let results = outcomes
+        .iter()
+        .map(|(m, pass)| pb::ProbeResult {
+            member_id: *m,
+            check_id: 2,
+            cycle,
+            failure: if *pass {
+                0
+            } else {
+                pb::FailReason::Refused as i32
+            },
+            latency_us: 250,
+            detail: String::new(),
+        })
+        .collect();
+    tx.send(pb::AgentMessage {
+        msg: Some(pb::agent_message::Msg::Results(pb::ResultBatch {
+            seq,
+            results,
+            dropped: 0,
+        })),
+    })
+    .await
+    .unwrap();
+}
+
+async fn status(c: &mut AdminServiceClient<Channel>, member: u64) -> pb::MemberStatus {
+    c.get_member_status(pb::IdRequest { id: member })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+#[tokio::test]
+async fn admin_agent_status_log_edge_and_restart() {
+    let dir = std::env::temp_dir().join(format!("gslb-agg-service-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let version_before_restart;
+    {
+        let a = start(&dir);
+        let mut c = admin(&a).await;
+        configure(&mut c).await;
+
+        // Bad input names the field and stores nothing.
+        let mut bad = pb::Member::from(&Member::new(
+            MemberId(0),
+            PoolId(3),
+            "bad",
+            "127.0.0.13".parse().unwrap(),
+            80,
+        ));
+        bad.address = "127.0.0.13:80".into();
+        let err = c.create_member(bad).await.unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument);
+        assert_eq!(
+            err.message(),
+            "address: must be a plain IP address without a port"
+        );
+        let err = c.delete_pool(pb::IdRequest { id: 3 }).await.unwrap_err();
+        assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());
+        assert_eq!(
+            c.get_member(pb::IdRequest { id: 999 })
+                .await
+                .unwrap_err()
+                .code(),
+            Code::NotFound
+        );
+        assert_eq!(
+            c.list_members(pb::ListRequest {
+                pool_id: 3,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .members
+            .len(),
+            2
+        );
+        let err = c
+            .set_manual_health(pb::ManualHealthRequest {
+                member_id: 4,
+                health: pb::Health::Down as i32,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::FailedPrecondition);
+        assert!(
+            err.message().contains("active health check"),
+            "{}",
+            err.message()
+        );
+
+        // An edge subscribes from nothing and gets the full snapshot.
+        let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
+        let mut feed = edge
+            .subscribe(pb::SubscribeRequest {
+                edge_id: "edge-1".into(),
+                held_version: 0,
+                edge_version: "test".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let first = feed.message().await.unwrap().unwrap();
+        let Some(pb::snapshot_update::Update::Full(full)) = first.update else {
+            panic!("expected a full snapshot")
+        };
+        assert_eq!((full.members.len(), full.records.len()), (2, 1));
+        let mut held = full.version;
+
+        // An agent gets both members assigned and reports passing cycles.
+        let (set, tx, mut inbound) = agent(&a, "fra1").await;
+        assert_eq!(set.assignments.len(), 2);
+        report(&tx, 1, true).await;
+        let ack = inbound.message().await.unwrap().unwrap();
+        assert!(
+            matches!(
+                ack.msg,
+                Some(pb::aggregator_message::Msg::Ack(pb::BatchAck {
+                    seq: 1,
+                    accepted: 2,
+                    rejected: 0
+                }))
+            ),
+            "{ack:?}"
+        );
+        let s = status(&mut c, 5).await;
+        assert!(
+            s.healthy && s.warming && s.warmup_passes == 1 && s.warmup_threshold == 2,
+            "warming 1/2: {s:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(INTERVAL_MS)).await;
+        report(&tx, 2, true).await;
+        let _ = inbound.message().await.unwrap();
+        let s = status(&mut c, 5).await;
+        assert!(s.healthy && !s.warming && s.warmup_passes == 2, "{s:?}");
+        assert_eq!(s.locations.len(), 1);
+
+        // The edge receives the decisions as deltas chained on its version.
+        let mut up = false;
+        while !up {
+            let update = tokio::time::timeout(Duration::from_secs(5), feed.message())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let Some(pb::snapshot_update::Update::Delta(d)) = update.update else {
+                panic!("expected a delta")
+            };
+            assert_eq!(d.base_version, held);
+            held = d.version;
+            up = d
+                .facts
+                .iter()
+                .any(|f| f.member_id == 5 && f.health == pb::Health::Up as i32 && !f.warming);
+        }
+        edge.report_applied(pb::AppliedReport {
+            edge_id: "edge-1".into(),
+            version: held,
+            applied_at_ms: now_ms(),
+        })
+        .await
+        .unwrap();
+        let edges = c
+            .list_edges(pb::ListRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .edges;
+        assert_eq!(
+            (
+                edges[0].edge_id.as_str(),
+                edges[0].applied_version,
+                edges[0].connected
+            ),
+            ("edge-1", held, true)
+        );
+
+        // A failing cycle takes member 4 down; the log says why, with evidence.
+        tokio::time::sleep(Duration::from_millis(INTERVAL_MS)).await;
+        report_each(&tx, 3, &[(4, false), (5, true)]).await;
+        let _ = inbound.message().await.unwrap();
+        assert!(!status(&mut c, 4).await.healthy);
+        let log = c
+            .get_health_log(pb::HealthLogRequest {
+                member_id: 4,
+                limit: 10,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .entries;
+        let down = log
+            .iter()
+            .find(|e| e.to == pb::Health::Down as i32)
+            .expect("a down transition");
+        assert!(down.reason.starts_with("quorum"), "{}", down.reason);
+        assert_eq!(down.evidence[0].location, "fra1");
+        assert_eq!(
+            (down.evidence[0].outcome.as_str(), down.evidence[0].failure),
+            ("fail", pb::FailReason::Refused as i32)
+        );
+
+        // Explain walks the selection for the record.
+        let explain = c
+            .explain(pb::ExplainRequest {
+                name: "www.example.test".into(),
+                r#type: pb::RecordType::A as i32,
+                client: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(explain.answers, vec!["127.0.0.12"]);
+        assert!(explain.steps.iter().any(|s| s.step == "healthy"));
+        let agents = c
+            .list_agents(pb::ListRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .agents;
+        assert_eq!(
+            (
+                agents[0].location.as_str(),
+                agents[0].connected,
+                agents[0].assignments
+            ),
+            ("fra1", true, 2)
+        );
+        // Drain the feed: the edge now holds the latest version.
+        while let Ok(Some(Ok(update))) =
+            tokio::time::timeout(Duration::from_millis(300), feed.message())
+                .await
+                .map(Result::transpose)
+        {
+            if let Some(pb::snapshot_update::Update::Delta(d)) = update.update {
+                assert_eq!(d.base_version, held);
+                held = d.version;
+            }
+        }
+        version_before_restart = held;
+    }
+
+    // Restart: everything is still there, and the startup gate holds health.
+    let a = start(&dir);
+    let mut c = admin(&a).await;
+    assert_eq!(
+        c.list_members(pb::ListRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .members
+            .len(),
+        2
+    );
+    let s4 = status(&mut c, 4).await;
+    let s5 = status(&mut c, 5).await;
+    assert!(
+        !s4.healthy && s5.healthy && !s5.warming,
+        "latched state restored: {s4:?} {s5:?}"
+    );
+    let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
+    let mut feed = edge
+        .subscribe(pb::SubscribeRequest {
+            edge_id: "edge-1".into(),
+            held_version: version_before_restart,
+            edge_version: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // Nothing changed since: the edge is up to date, so no message comes at once.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), feed.message())
+            .await
+            .is_err(),
+        "versions survive a restart"
+    );
+    let (_, tx, mut inbound) = agent(&a, "fra1").await;
+    report(&tx, 1, true).await;
+    let _ = inbound.message().await.unwrap();
+    assert!(
+        !status(&mut c, 4).await.healthy,
+        "no flip inside the startup gate"
+    );
+    let mut seq = 2;
+    let recovered = eventually(Duration::from_secs(10), || {
+        let tx = tx.clone();
+        let mut c = c.clone();
+        seq += 1;
+        let s = seq;
+        async move {
+            report(&tx, s, true).await;
+            tokio::time::sleep(Duration::from_millis(INTERVAL_MS)).await;
+            status(&mut c, 4).await.healthy
+        }
+    })
+    .await;
+    assert!(recovered, "decisions resume once the gate opens");
+    let _ = std::fs::remove_dir_all(&dir);
+}
