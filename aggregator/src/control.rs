@@ -120,8 +120,13 @@ impl Control {
 
     /// Apply writes all-or-nothing; acknowledged only once on disk.
     pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
+        let single = ops.len() == 1;
         let mut trial = self.state.clone();
-        let changes = trial.apply_all(ops)?;
+        let changes = trial.apply_all(ops).map_err(|e| match e {
+            // One write needs no "operation 0:" prefix.
+            CatalogError::InBatch { error, .. } if single => *error,
+            other => other,
+        })?;
         let removed: Vec<_> = changes
             .iter()
             .filter_map(|c| match c.what {
@@ -142,6 +147,11 @@ impl Control {
         }
         self.publish(&changes, now)?;
         Ok(changes)
+    }
+
+    /// Validate writes as [`Control::write`] would, changing nothing (a dry run).
+    pub fn check_all(&self, ops: Vec<Op>) -> Result<Vec<Change>, ControlError> {
+        Ok(self.state.clone().apply_all(ops)?)
     }
 
     /// Hand one engine input over (results, heartbeats, location changes,

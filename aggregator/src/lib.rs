@@ -7,6 +7,7 @@ pub mod config;
 pub mod control;
 pub mod engine;
 pub mod feed;
+pub mod rest;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -64,11 +64,12 @@ async fn clock(service: Arc<Service>, tick: Duration) {
 }
 
 fn router(service: Arc<Service>) -> Router {
-    Router::new()
+    let operations = Router::new()
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ready" }))
         .route("/metrics", get(metrics))
-        .with_state(service)
+        .with_state(service.clone());
+    crate::rest::router(service).merge(operations)
 }
 
 async fn metrics(State(service): State<Arc<Service>>) -> String {

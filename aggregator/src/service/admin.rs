@@ -3,7 +3,8 @@
 //! agents and edges. Every call goes through the control core, so gRPC and
 //! REST share one implementation and one set of rules.
 
-mod views;
+mod apply;
+pub mod views;
 
 use std::sync::Arc;
 
@@ -362,6 +363,22 @@ impl AdminService for Admin {
             ))),
             Some(true) => self.delete(ObjectRef::Member(id)),
         }
+    }
+
+    async fn apply(&self, r: Request<pb::ApplyRequest>) -> Reply<pb::ApplyResponse> {
+        let r = r.into_inner();
+        let ops = apply::ops_from_pb(r.ops)?;
+        let (changes, version) = self.0.with_control(|c| {
+            if r.dry_run {
+                c.check_all(ops).map(|changes| (changes, c.version()))
+            } else {
+                c.write(ops, now()).map(|changes| (changes, c.version()))
+            }
+        })?;
+        Ok(Response::new(pb::ApplyResponse {
+            applied: apply::changes_to_pb(&changes),
+            version,
+        }))
     }
 
     async fn list_agents(&self, _r: Request<pb::ListRequest>) -> Reply<pb::AgentList> {

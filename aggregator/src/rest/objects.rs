@@ -1,0 +1,236 @@
+//! Zones, record sets, pools and checks. A create is the body over the
+//! documented defaults; a `PUT` is a merge-patch over the current object
+//! (fields not sent keep their value); the id always comes from the path.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use gslb_shared::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::error::{ApiError, decode};
+use crate::catalog::{Change, Object, ObjectRef, Op, Written};
+use crate::service::{Service, now};
+
+type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+
+/// `base` with the body's top-level fields laid over it, then `id` set.
+pub fn merged<T: Serialize + DeserializeOwned>(
+    base: Value,
+    body: &[u8],
+    id: u64,
+) -> Result<T, ApiError> {
+    let patch: Map<String, Value> = decode(body)?;
+    let mut value = match base {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    value.extend(patch);
+    value.insert("id".into(), Value::from(id));
+    decode(&serde_json::to_vec(&value).unwrap_or_default())
+}
+
+fn to_json<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Write one op; the object written, as JSON.
+pub fn write(service: &Service, op: Op, created: bool) -> Reply {
+    let change: Change = service
+        .with_control(|c| c.write(vec![op], now()))?
+        .pop()
+        .ok_or_else(|| ApiError::not_found("nothing was written"))?;
+    let value = match change.what {
+        Written::Upserted(object) => match *object {
+            Object::Zone(x) => to_json(&x),
+            Object::Record(x) => to_json(&x),
+            Object::Pool(x) => to_json(&x),
+            Object::Member(x) => super::members::view(&x),
+            Object::Check(x) => to_json(&x),
+        },
+        Written::Deleted(_) => Value::Null,
+    };
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(value)))
+}
+
+fn deleted(service: &Service, r: ObjectRef) -> Result<StatusCode, ApiError> {
+    service.with_control(|c| c.write(vec![Op::Delete(r)], now()))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn current<T: Serialize>(
+    service: &Service,
+    r: ObjectRef,
+    get: impl FnOnce(&Catalog) -> Option<T>,
+) -> Result<Value, ApiError> {
+    service
+        .with_control(|c| get(c.catalog()).map(|x| to_json(&x)))
+        .ok_or_else(|| ApiError::not_found(format!("{r} does not exist")))
+}
+
+fn without(mut value: Value, key: &str) -> Value {
+    if let Value::Object(map) = &mut value {
+        map.remove(key);
+    }
+    value
+}
+
+macro_rules! object_routes {
+    ($list:ident, $create:ident, $get:ident, $update:ident, $delete:ident, $ty:ty, $variant:ident, $refv:ident, $idty:ident, $map:ident, $base:expr) => {
+        /// List.
+        pub async fn $list(State(s): State<Arc<Service>>) -> Json<Value> {
+            Json(s.with_control(|c| Value::Array(c.catalog().$map.values().map(to_json).collect())))
+        }
+
+        /// Create from the body over the defaults.
+        pub async fn $create(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
+            let object: $ty = merged($base, &body, 0)?;
+            write(&s, Op::Create(Object::$variant(object)), true)
+        }
+
+        /// Read one.
+        pub async fn $get(
+            State(s): State<Arc<Service>>,
+            Path(id): Path<u64>,
+        ) -> Result<Json<Value>, ApiError> {
+            let r = ObjectRef::$refv($idty(id));
+            current(&s, r, |c| c.$map.get(&$idty(id)).cloned()).map(Json)
+        }
+
+        /// Merge-patch one.
+        pub async fn $update(
+            State(s): State<Arc<Service>>,
+            Path(id): Path<u64>,
+            body: Bytes,
+        ) -> Reply {
+            let r = ObjectRef::$refv($idty(id));
+            let base = current(&s, r, |c| c.$map.get(&$idty(id)).cloned())?;
+            let object: $ty = merged(base, &body, id)?;
+            write(&s, Op::Update(Object::$variant(object)), false)
+        }
+
+        /// Delete one.
+        pub async fn $delete(
+            State(s): State<Arc<Service>>,
+            Path(id): Path<u64>,
+        ) -> Result<StatusCode, ApiError> {
+            deleted(&s, ObjectRef::$refv($idty(id)))
+        }
+    };
+}
+
+object_routes!(
+    list_zones,
+    create_zone,
+    get_zone,
+    update_zone,
+    delete_zone,
+    Zone,
+    Zone,
+    Zone,
+    ZoneId,
+    zones,
+    Value::Null
+);
+object_routes!(
+    list_pools,
+    create_pool,
+    get_pool,
+    update_pool,
+    delete_pool,
+    Pool,
+    Pool,
+    Pool,
+    PoolId,
+    pools,
+    to_json(&Pool::new(PoolId(0), ""))
+);
+object_routes!(
+    list_checks,
+    create_check,
+    get_check,
+    update_check,
+    delete_check,
+    Check,
+    Check,
+    Check,
+    CheckId,
+    checks,
+    without(to_json(&Check::new(CheckId(0), "", Probe::None)), "probe")
+);
+object_routes!(
+    list_records_all,
+    create_record,
+    get_record,
+    update_record,
+    delete_record,
+    RecordSet,
+    Record,
+    Record,
+    RecordSetId,
+    records,
+    serde_json::json!({ "ttl": DEFAULT_DYNAMIC_TTL })
+);
+
+/// `?zoneId=` filter of the record list.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordFilter {
+    zone_id: Option<u64>,
+}
+
+/// List record sets, optionally of one zone.
+pub async fn list_records(
+    State(s): State<Arc<Service>>,
+    Query(f): Query<RecordFilter>,
+) -> Json<Value> {
+    let Some(zone) = f.zone_id else {
+        return list_records_all(State(s)).await;
+    };
+    Json(s.with_control(|c| {
+        Value::Array(
+            c.catalog()
+                .records
+                .values()
+                .filter(|r| r.zone.0 == zone)
+                .map(to_json)
+                .collect(),
+        )
+    }))
+}
+
+/// Body of `POST /api/v1/apply`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplyBody {
+    ops: Vec<Op>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// Apply a batch all-or-nothing (or only validate it with `dryRun`).
+pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
+    let ApplyBody { ops, dry_run } = decode(&body)?;
+    let (changes, version) = s.with_control(|c| {
+        let changes = if dry_run {
+            c.check_all(ops)
+        } else {
+            c.write(ops, now())
+        };
+        changes.map(|changes| (changes, c.version()))
+    })?;
+    Ok((
+        StatusCode::OK,
+        Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),
+    ))
+}

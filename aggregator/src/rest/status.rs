@@ -1,0 +1,216 @@
+//! Status, health logs, explain, agents and edges as JSON: the same views as
+//! the gRPC API (built once in `service::admin::views`), in seed 000's shape.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use gslb_proto::pb;
+use gslb_shared::{MemberId, PoolId};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use crate::service::admin::views;
+use crate::service::{Service, now};
+
+fn health_name(value: i32) -> Value {
+    match pb::Health::try_from(value) {
+        Ok(pb::Health::Up) => json!("up"),
+        Ok(pb::Health::Down) => json!("down"),
+        Ok(pb::Health::Unknown) => json!("unknown"),
+        _ => Value::Null,
+    }
+}
+
+fn failure_name(value: i32) -> Value {
+    match gslb_proto::convert::fail_reason_from_pb(value) {
+        Ok(Some(reason)) => json!(reason.as_str()),
+        _ => Value::Null,
+    }
+}
+
+fn status_json(s: &pb::MemberStatus) -> Value {
+    json!({
+        "memberId": s.member_id,
+        "healthy": s.healthy,
+        "health": health_name(s.health),
+        "score": s.score,
+        "warming": s.warming,
+        "warmupPasses": s.warmup_passes,
+        "warmupThreshold": s.warmup_threshold,
+        "protected": s.protected,
+        "failOpen": s.fail_open,
+        "manual": health_name(s.manual),
+        "suppressed": s.suppressed,
+        "sinceMs": s.since_ms,
+        "locations": s.locations.iter().map(|l| json!({
+            "location": l.location, "cycle": l.cycle, "passed": l.failure == 0, "failure": failure_name(l.failure),
+            "latencyUs": l.latency_us, "stale": l.stale, "quarantined": l.quarantined,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn status_error(status: tonic::Status) -> ApiError {
+    ApiError::not_found(status.message().to_owned())
+}
+
+/// `GET /api/v1/members/{id}/status`.
+pub async fn member_status(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+) -> Result<Json<Value>, ApiError> {
+    let status = s
+        .with_control(|c| views::member_status(c, MemberId(id), now()))
+        .map_err(status_error)?;
+    Ok(Json(status_json(&status)))
+}
+
+/// `GET /api/v1/pools/{id}/status`: members keyed by address, as seed 000 shows.
+pub async fn pool_status(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+) -> Result<Json<Value>, ApiError> {
+    let (status, addresses) = s
+        .with_control(|c| {
+            let addresses: std::collections::HashMap<u64, String> = c
+                .catalog()
+                .pool_members(PoolId(id))
+                .map(|m| (m.id.0, m.address.to_string()))
+                .collect();
+            views::pool_status(c, PoolId(id), now()).map(|st| (st, addresses))
+        })
+        .map_err(status_error)?;
+    let members: serde_json::Map<String, Value> = status
+        .members
+        .iter()
+        .map(|m| {
+            (
+                addresses
+                    .get(&m.member_id)
+                    .cloned()
+                    .unwrap_or_else(|| m.member_id.to_string()),
+                status_json(m),
+            )
+        })
+        .collect();
+    Ok(Json(json!({
+        "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
+        "failOpen": status.fail_open, "members": members,
+    })))
+}
+
+/// `?limit=` of the log.
+#[derive(Debug, Deserialize)]
+pub struct LogQuery {
+    limit: Option<usize>,
+}
+
+/// `GET /api/v1/members/{id}/logs`: transitions with per-location evidence.
+pub async fn member_logs(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+    Query(q): Query<LogQuery>,
+) -> Result<Json<Value>, ApiError> {
+    if !s.with_control(|c| c.catalog().members.contains_key(&MemberId(id))) {
+        return Err(ApiError::not_found(format!("member {id} does not exist")));
+    }
+    let limit = q.limit.unwrap_or(100).clamp(1, 1_000);
+    let entries = s.with_control(|c| c.health_log(MemberId(id), limit))?;
+    let entries: Vec<Value> = entries
+        .iter()
+        .filter_map(|json| views::log_entry(json))
+        .map(|e| {
+            json!({
+                "atMs": e.at_ms, "from": health_name(e.from), "to": health_name(e.to), "reason": e.reason,
+                "score": e.score, "cycle": e.cycle,
+                "evidence": e.evidence.iter().map(|ev| json!({
+                    "location": ev.location, "outcome": ev.outcome, "failure": failure_name(ev.failure), "latencyUs": ev.latency_us,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "memberId": id, "entries": entries })))
+}
+
+/// `?name=&type=&client=` of explain.
+#[derive(Debug, Deserialize)]
+pub struct ExplainQuery {
+    name: String,
+    #[serde(rename = "type", default = "a_record")]
+    rtype: String,
+    #[serde(default)]
+    client: String,
+}
+
+fn a_record() -> String {
+    "A".into()
+}
+
+/// `GET /api/v1/explain`: every selection step for a name, type and client.
+pub async fn explain(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ExplainQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let rtype = match q.rtype.to_ascii_uppercase().as_str() {
+        "A" => pb::RecordType::A,
+        "AAAA" => pb::RecordType::Aaaa,
+        other => {
+            return Err(ApiError::invalid(
+                "type",
+                format!("{other:?} must be A or AAAA"),
+            ));
+        }
+    };
+    let request = pb::ExplainRequest {
+        name: q.name,
+        r#type: rtype as i32,
+        client: q.client,
+    };
+    let r = s
+        .with_control(|c| views::explain(c, &request))
+        .map_err(|st| match st.code() {
+            tonic::Code::NotFound => ApiError::not_found(st.message().to_owned()),
+            _ => ApiError::invalid("name", st.message().to_owned()),
+        })?;
+    let steps: Vec<Value> = r
+        .steps
+        .iter()
+        .map(|st| serde_json::from_str(&st.detail_json).unwrap_or(Value::Null))
+        .collect();
+    let outcome: Value =
+        serde_json::from_str(&r.outcome).unwrap_or(Value::String(r.outcome.clone()));
+    Ok(Json(
+        json!({ "outcome": outcome, "answers": r.answers, "steps": steps }),
+    ))
+}
+
+/// `GET /api/v1/agents`.
+pub async fn agents(State(s): State<Arc<Service>>) -> Json<Value> {
+    let list = views::agents(&s);
+    Json(Value::Array(
+        list.agents
+            .iter()
+            .map(|a| json!({
+                "agentId": a.agent_id, "location": a.location, "region": a.region, "version": a.version,
+                "lastSeenMs": a.last_seen_ms, "connected": a.connected, "assignments": a.assignments,
+            }))
+            .collect(),
+    ))
+}
+
+/// `GET /api/v1/edges`.
+pub async fn edges(State(s): State<Arc<Service>>) -> Json<Value> {
+    let list = views::edges(&s);
+    Json(Value::Array(
+        list.edges
+            .iter()
+            .map(|e| {
+                json!({
+                    "edgeId": e.edge_id, "appliedVersion": e.applied_version, "lagMs": e.lag_ms,
+                    "lastSeenMs": e.last_seen_ms, "connected": e.connected,
+                })
+            })
+            .collect(),
+    ))
+}

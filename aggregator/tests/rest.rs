@@ -1,0 +1,378 @@
+//! The REST API through its router (no socket), over a real store: seed
+//! 000's paths and bodies, errors that name the field, nothing stored on a
+//! refusal, atomic apply, manual health, ephemeral members, explain.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use gslb_aggregator::control::Control;
+use gslb_aggregator::engine::{EngineConfig, Timestamp};
+use gslb_aggregator::rest::router;
+use gslb_aggregator::service::Service;
+use gslb_aggregator::store::SledStore;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+struct Api {
+    app: Router,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn api(name: &str) -> Api {
+    let dir = std::env::temp_dir().join(format!("gslb-rest-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = SledStore::open(&dir).unwrap();
+    let now = Timestamp::from_system(std::time::SystemTime::now());
+    let control = Control::open(Box::new(store), EngineConfig::default(), now).unwrap();
+    Api {
+        app: router(Arc::new(Service::new(control))),
+        dir,
+    }
+}
+
+impl Api {
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header("content-type", "application/json")
+            .body(body)
+            .unwrap();
+        let response = self.app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    async fn ok(&self, method: Method, path: &str, body: Option<Value>) -> Value {
+        let (status, value) = self.call(method, path, body).await;
+        assert!(status.is_success(), "{status}: {value}");
+        value
+    }
+
+    /// check 1 (http), pool 2 using it.
+    async fn pool(&self) {
+        self.ok(Method::POST, "/api/v1/checks", Some(json!({"name": "web", "probe": {"type": "http", "method": "GET", "path": "/health"}}))).await;
+        self.ok(
+            Method::POST,
+            "/api/v1/pools",
+            Some(json!({"name": "web", "check": 1})),
+        )
+        .await;
+    }
+}
+
+fn error_field(v: &Value) -> &str {
+    v["error"]["field"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn seed_000_member_paths_and_status_fields() {
+    let api = api("seed");
+    api.pool().await;
+    let (status, created) = api
+        .call(Method::POST, "/api/v1/pools/2/members", Some(json!({"name": "web-03", "ipAddress": "10.0.0.3", "port": 80, "weight": 100, "warmupThreshold": 3})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(
+        (
+            created["id"].as_u64(),
+            created["ipAddress"].as_str(),
+            created["warmupThreshold"].as_u64()
+        ),
+        (Some(3), Some("10.0.0.3"), Some(3))
+    );
+    let updated = api
+        .ok(
+            Method::PUT,
+            "/api/v1/members/3",
+            Some(json!({"warmupThreshold": 5})),
+        )
+        .await;
+    assert_eq!(
+        (
+            updated["warmupThreshold"].as_u64(),
+            updated["name"].as_str(),
+            updated["weight"].as_u64()
+        ),
+        (Some(5), Some("web-03"), Some(100))
+    );
+    for path in ["/api/v1/members/3", "/api/v1/pools/2/members"] {
+        let v = api.ok(Method::GET, path, None).await;
+        let member = if v.is_array() { v[0].clone() } else { v };
+        assert_eq!(
+            member["warmupThreshold"].as_u64(),
+            Some(5),
+            "warmupThreshold in every member response ({path})"
+        );
+    }
+    let s = api.ok(Method::GET, "/api/v1/members/3/status", None).await;
+    assert_eq!(
+        (
+            s["memberId"].as_u64(),
+            s["warming"].as_bool(),
+            s["warmupPasses"].as_u64(),
+            s["warmupThreshold"].as_u64()
+        ),
+        (Some(3), Some(true), Some(0), Some(5))
+    );
+    assert_eq!(s["healthy"].as_bool(), Some(false));
+    let p = api.ok(Method::GET, "/api/v1/pools/2/status", None).await;
+    assert_eq!(
+        p["members"]["10.0.0.3"]["warmupThreshold"].as_u64(),
+        Some(5),
+        "{p}"
+    );
+    assert_eq!(p["failOpen"].as_bool(), Some(true));
+}
+
+#[tokio::test]
+async fn refusals_name_the_field_and_store_nothing() {
+    let api = api("refusals");
+    api.pool().await;
+    let cases = [
+        (
+            json!({"name": "a", "ipAddress": "10.0.0.4:80"}),
+            "ipAddress",
+            "without a port",
+        ),
+        (
+            json!({"name": "a", "ipAddress": "user@10.0.0.4"}),
+            "ipAddress",
+            "user information",
+        ),
+        (
+            json!({"name": "a", "ipAddress": "10.0.0.4", "weight": -5}),
+            "weight",
+            "expected u32",
+        ),
+        (
+            json!({"name": "a", "ipAddress": "10.0.0.4", "weight": 5_000_000}),
+            "weight",
+            "between 0 and",
+        ),
+        (
+            json!({"name": "a", "ipAddress": "10.0.0.4", "colour": "red"}),
+            "colour",
+            "unknown field",
+        ),
+        (json!({"ipAddress": "10.0.0.4"}), "name", "required"),
+        (json!({"name": "a"}), "ipAddress", "required"),
+    ];
+    for (body, field, rule) in cases {
+        let (status, v) = api
+            .call(Method::POST, "/api/v1/pools/2/members", Some(body.clone()))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert_eq!(error_field(&v), field, "{body}: {v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(rule) && !message.contains(" at line "),
+            "{body}: {message}"
+        );
+    }
+    let bad_check =
+        json!({"name": "c", "probe": {"type": "http", "method": "GET", "path": "http://evil/"}});
+    let (status, v) = api
+        .call(Method::POST, "/api/v1/checks", Some(bad_check))
+        .await;
+    assert_eq!(
+        (status, error_field(&v)),
+        (StatusCode::BAD_REQUEST, "probe.path"),
+        "{v}"
+    );
+    assert_eq!(
+        api.ok(Method::GET, "/api/v1/pools/2/members", None).await,
+        json!([]),
+        "nothing was stored"
+    );
+    assert_eq!(
+        api.call(Method::GET, "/api/v1/members/99", None).await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        api.call(Method::PUT, "/api/v1/pools/99", Some(json!({"name": "x"})))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    api.ok(
+        Method::POST,
+        "/api/v1/pools/2/members",
+        Some(json!({"name": "a", "ipAddress": "10.0.0.4"})),
+    )
+    .await;
+    let (status, v) = api.call(Method::DELETE, "/api/v1/pools/2", None).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(
+        v["error"]["message"],
+        "pool 2 is in use: member 3 belongs to it"
+    );
+    let (status, v) = api
+        .call(
+            Method::PUT,
+            "/api/v1/members/3/health",
+            Some(json!({"health": "down"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("active health check")
+    );
+}
+
+#[tokio::test]
+async fn apply_is_all_or_nothing_and_dry_run_changes_nothing() {
+    let api = api("apply");
+    let ops = |address: &str| {
+        json!({"ops": [
+            {"op": "create", "kind": "pool", "object": {"id": 0, "name": "p", "check": null, "minHealthy": 1, "protectThreshold": 0.0, "failMode": "open"}},
+            {"op": "create", "kind": "member", "object": {"id": 0, "pool": 1, "name": "m", "address": address, "port": 80, "weight": 100,
+             "priority": 0, "region": null, "enabled": true, "backup": false, "warmupThreshold": 0, "rewarmAfterDown": false, "kind": "persistent"}}
+        ]})
+    };
+    let mut bad = ops("10.0.0.1");
+    bad["ops"][1]["object"]["pool"] = json!(42);
+    let (status, v) = api.call(Method::POST, "/api/v1/apply", Some(bad)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        v["error"]["message"],
+        "operation 1: pool: pool 42 does not exist"
+    );
+    assert_eq!(
+        api.ok(Method::GET, "/api/v1/pools", None).await,
+        json!([]),
+        "the first op did not stay"
+    );
+    let mut dry = ops("10.0.0.1");
+    dry["dryRun"] = json!(true);
+    assert_eq!(
+        api.ok(Method::POST, "/api/v1/apply", Some(dry)).await["applied"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(api.ok(Method::GET, "/api/v1/pools", None).await, json!([]));
+    let applied = api
+        .ok(Method::POST, "/api/v1/apply", Some(ops("10.0.0.1")))
+        .await;
+    // Two catalog versions, then the new member's facts (no check: up) take the next.
+    assert_eq!(applied["version"].as_u64(), Some(3));
+    assert_eq!(
+        api.ok(Method::GET, "/api/v1/pools/1/members", None)
+            .await
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn manual_health_ephemeral_members_and_explain() {
+    let api = api("manual");
+    api.ok(
+        Method::POST,
+        "/api/v1/checks",
+        Some(json!({"name": "none", "probe": {"type": "none"}})),
+    )
+    .await;
+    api.ok(
+        Method::POST,
+        "/api/v1/pools",
+        Some(json!({"name": "static", "check": 1})),
+    )
+    .await;
+    api.ok(
+        Method::POST,
+        "/api/v1/pools/2/members",
+        Some(json!({"name": "a", "ipAddress": "192.0.2.1"})),
+    )
+    .await;
+    api.ok(
+        Method::POST,
+        "/api/v1/pools/2/members",
+        Some(json!({"name": "b", "ipAddress": "192.0.2.2"})),
+    )
+    .await;
+    let s = api
+        .ok(
+            Method::PUT,
+            "/api/v1/members/3/health",
+            Some(json!({"health": "down"})),
+        )
+        .await;
+    assert_eq!(
+        (s["health"].as_str(), s["manual"].as_str()),
+        (Some("down"), Some("down"))
+    );
+    api.ok(
+        Method::POST,
+        "/api/v1/zones",
+        Some(json!({"apex": "example.test", "soa": {"mname": "ns1.example.test", "rname": "h.example.test", "refresh": 3600, "retry": 600, "expire": 86400, "negativeTtl": 60}, "ns": ["ns1.example.test"], "defaultTtl": 300})),
+    )
+    .await;
+    api.ok(Method::POST, "/api/v1/records", Some(json!({"zone": 5, "name": "www.example.test", "type": "A", "data": {"dynamic": {"steering": "roundrobin", "pools": [2]}}}))).await;
+    let e = api
+        .ok(
+            Method::GET,
+            "/api/v1/explain?name=www.example.test&type=A",
+            None,
+        )
+        .await;
+    assert_eq!(e["answers"], json!(["192.0.2.2"]), "{e}");
+    assert!(
+        e["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "healthy")
+    );
+    let log = api.ok(Method::GET, "/api/v1/members/3/logs", None).await;
+    assert_eq!(log["entries"][0]["reason"], "manual");
+
+    let (status, eph) = api
+        .call(Method::POST, "/api/v1/pools/2/members", Some(json!({"name": "worker", "ipAddress": "192.0.2.9", "ephemeral": {"heartbeatTimeout": "15s", "deleteTimeout": "30s", "expire": true}})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{eph}");
+    let id = eph["id"].as_u64().unwrap();
+    let hb = api
+        .ok(
+            Method::POST,
+            &format!("/api/v1/members/{id}/heartbeat"),
+            None,
+        )
+        .await;
+    assert_eq!(hb["health"], "up");
+    assert_eq!(
+        api.call(Method::POST, "/api/v1/members/3/heartbeat", None)
+            .await
+            .0,
+        StatusCode::CONFLICT,
+        "persistent members have no heartbeat"
+    );
+    assert_eq!(
+        api.call(Method::DELETE, &format!("/api/v1/members/{id}"), None)
+            .await
+            .0,
+        StatusCode::NO_CONTENT
+    );
+}
