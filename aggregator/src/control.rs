@@ -154,6 +154,23 @@ impl Control {
         Ok(self.state.clone().apply_all(ops)?)
     }
 
+    /// Make the catalog match a declarative document; with `dry_run` only
+    /// plan and validate. Returns the plan and the version after it.
+    pub fn apply_document(
+        &mut self,
+        desired: &crate::declarative::Desired,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<(crate::declarative::Plan, u64), ControlError> {
+        let plan = crate::declarative::plan(&self.state, desired).map_err(CatalogError::Invalid)?;
+        if dry_run {
+            self.check_all(plan.ops.clone())?;
+        } else if !plan.ops.is_empty() {
+            self.write(plan.ops.clone(), now)?;
+        }
+        Ok((plan, self.version()))
+    }
+
     /// Hand one engine input over (results, heartbeats, location changes,
     /// manual health, ticks) and make its decisions durable and published.
     pub fn step(&mut self, input: Input<'_>, now: Timestamp) -> Result<(), ControlError> {

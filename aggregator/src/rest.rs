@@ -76,6 +76,7 @@ pub fn router(service: Arc<Service>) -> Router {
         )
         .route("/api/v1/explain", get(status::explain))
         .route("/api/v1/apply", post(objects::apply))
+        .route("/api/v1/config", post(objects::apply_config))
         .route("/api/v1/agents", get(status::agents))
         .route("/api/v1/edges", get(status::edges))
         .with_state(service)

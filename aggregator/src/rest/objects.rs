@@ -234,3 +234,27 @@ pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
         Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),
     ))
 }
+
+/// `?dryRun=` of the config apply.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigQuery {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `POST /api/v1/config`: make the catalog match a TOML or JSON document.
+pub async fn apply_config(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ConfigQuery>,
+    body: Bytes,
+) -> Reply {
+    let text =
+        std::str::from_utf8(&body).map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
+    let desired = crate::declarative::parse(text)?;
+    let (plan, version) = s.with_control(|c| c.apply_document(&desired, q.dry_run, now()))?;
+    Ok((
+        StatusCode::OK,
+        Json(serde_json::json!({ "plan": plan.lines, "version": version, "applied": !q.dry_run })),
+    ))
+}

@@ -381,6 +381,22 @@ impl AdminService for Admin {
         }))
     }
 
+    async fn apply_config(
+        &self,
+        r: Request<pb::ApplyConfigRequest>,
+    ) -> Reply<pb::ApplyConfigResponse> {
+        let r = r.into_inner();
+        let desired = crate::declarative::parse(&r.document).map_err(invalid)?;
+        let (plan, version) = self
+            .0
+            .with_control(|c| c.apply_document(&desired, r.dry_run, now()))?;
+        Ok(Response::new(pb::ApplyConfigResponse {
+            plan: plan.lines,
+            version,
+            applied: !r.dry_run,
+        }))
+    }
+
     async fn list_agents(&self, _r: Request<pb::ListRequest>) -> Reply<pb::AgentList> {
         Ok(Response::new(views::agents(&self.0)))
     }

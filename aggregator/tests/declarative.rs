@@ -1,0 +1,143 @@
+//! The declarative document: the example under deploy/examples parses and
+//! applies; applying again changes nothing; edits and removals plan updates
+//! and deletes; a document that fails changes nothing.
+#![allow(clippy::unwrap_used)]
+
+use gslb_aggregator::catalog::CatalogState;
+use gslb_aggregator::declarative::{parse, plan};
+use gslb_shared::*;
+
+const EXAMPLE: &str = include_str!("../../deploy/examples/quickstart.toml");
+
+fn applied(state: &mut CatalogState, text: &str) -> Vec<String> {
+    let p = plan(state, &parse(text).unwrap()).unwrap();
+    state.apply_all(p.ops).unwrap();
+    p.lines
+}
+
+#[test]
+fn the_example_applies_and_is_valid_as_a_whole() {
+    let mut state = CatalogState::default();
+    let lines = applied(&mut state, EXAMPLE);
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with('+')).count(),
+        lines.len(),
+        "first apply only creates: {lines:?}"
+    );
+    let c = &state.catalog;
+    assert_eq!(
+        (
+            c.zones.len(),
+            c.checks.len(),
+            c.pools.len(),
+            c.members.len(),
+            c.records.len()
+        ),
+        (1, 2, 3, 6, 3)
+    );
+    validate::catalog(c).unwrap();
+    let warm = c.members.values().find(|m| m.name == "web-eu-2").unwrap();
+    assert_eq!(warm.warmup_threshold, 3);
+    let www = c
+        .records
+        .values()
+        .find(|r| r.name.as_str() == "www.example.test")
+        .unwrap();
+    let RecordData::Dynamic(d) = &www.data else {
+        panic!()
+    };
+    assert_eq!(
+        (d.first_n, d.geo.len(), d.steering),
+        (2, 1, Steering::Weighted)
+    );
+}
+
+#[test]
+fn applying_the_same_document_again_changes_nothing() {
+    let mut state = CatalogState::default();
+    applied(&mut state, EXAMPLE);
+    let version = state.version;
+    assert!(applied(&mut state, EXAMPLE).is_empty());
+    assert_eq!(state.version, version);
+}
+
+#[test]
+fn edits_and_removals_plan_updates_and_deletes_in_dependency_order() {
+    // The api pool and its record go; the api-tcp check stays in the document.
+    let mut state = CatalogState::default();
+    applied(&mut state, EXAMPLE);
+    let edited = EXAMPLE.replace("weight = 200", "weight = 50");
+    let cut = edited.find("[[pool]]\nname = \"api\"").unwrap();
+    let end = edited.find("# www:").unwrap();
+    let api_record = edited
+        .find("[[record]]\nzone = \"example.test\"\nname = \"api.example.test\"")
+        .unwrap();
+    let txt = edited
+        .find("[[record]]\nzone = \"example.test\"\nname = \"example.test\"")
+        .unwrap();
+    let text = format!(
+        "{}{}{}",
+        &edited[..cut],
+        &edited[end..api_record],
+        &edited[txt..]
+    );
+    let lines = applied(&mut state, &text);
+    assert_eq!(
+        lines,
+        vec![
+            "~ member web-us/web-us-1",
+            "- record api.example.test A",
+            "- member api-1",
+            "- pool api",
+        ],
+    );
+    assert_eq!(state.catalog.pools.len(), 2);
+}
+
+#[test]
+fn a_failing_document_changes_nothing_and_names_where() {
+    let mut state = CatalogState::default();
+    applied(&mut state, EXAMPLE);
+    let before = state.clone();
+    let bad = EXAMPLE.replace("address = \"127.0.0.12\"", "address = \"127.0.0.12:80\"");
+    let p = plan(&state, &parse(&bad).unwrap());
+    let err = match p {
+        Err(e) => e.to_string(),
+        Ok(p) => state.apply_all(p.ops).unwrap_err().to_string(),
+    };
+    assert!(err.contains("pool[0].member[1].address"), "{err}");
+    assert_eq!(state, before);
+    let dangling = EXAMPLE.replace("check = \"api-tcp\"", "check = \"missing\"");
+    let err = plan(&state, &parse(&dangling).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "pool[2].check: no check named missing in this document"
+    );
+}
+
+#[test]
+fn ephemeral_members_are_left_to_their_heartbeats() {
+    let mut state = CatalogState::default();
+    applied(&mut state, EXAMPLE);
+    let pool = state
+        .catalog
+        .pools
+        .values()
+        .find(|p| p.name == "api")
+        .unwrap()
+        .id;
+    let mut eph = Member::new(
+        MemberId(0),
+        pool,
+        "worker",
+        "127.0.0.99".parse().unwrap(),
+        80,
+    );
+    eph.kind = MemberKind::Ephemeral(EphemeralPolicy::default());
+    state
+        .apply(gslb_aggregator::catalog::Op::Create(
+            gslb_aggregator::catalog::Object::Member(eph),
+        ))
+        .unwrap();
+    assert!(applied(&mut state, EXAMPLE).is_empty());
+}
