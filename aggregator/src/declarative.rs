@@ -142,24 +142,17 @@ fn bad(field: String, rule: impl Into<String>) -> ValidationError {
 /// Decode a model object from JSON with `id` set, naming `at` on failure.
 fn object<T: serde::de::DeserializeOwned>(
     at: &str,
-    mut value: serde_json::Value,
+    value: serde_json::Value,
     id: u64,
 ) -> Result<T, ValidationError> {
-    if let serde_json::Value::Object(map) = &mut value {
-        map.insert("id".into(), id.into());
-    }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let message = e.inner().to_string();
-        let path = e.path().to_string();
-        bad(
-            if path == "." {
-                at.to_owned()
-            } else {
-                format!("{at}.{path}")
-            },
-            message,
-        )
-    })
+    let map = match value {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    crate::defaults::decode(
+        at,
+        crate::defaults::overlay(serde_json::Value::Null, map, id),
+    )
 }
 
 impl Planner<'_> {
@@ -255,12 +248,10 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
             .cloned()
             .map(Object::Check);
         // The documented defaults under what the document gives; the probe has none.
-        let mut value = serde_json::to_value(Check::new(CheckId(0), name.clone(), Probe::None))
-            .unwrap_or_default();
+        let mut value = crate::defaults::base(crate::defaults::Kind::Check);
         if let (serde_json::Value::Object(map), serde_json::Value::Object(given)) =
             (&mut value, &k.0)
         {
-            map.remove("probe");
             map.extend(given.clone());
         }
         let id = p.upsert(
@@ -322,14 +313,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
                 .and_then(|v| v.as_str())
                 .ok_or_else(|| bad(format!("{at}.name"), "is required"))?
                 .to_owned();
-            let mut value = serde_json::to_value(Member::new(
-                MemberId(0),
-                pool_id,
-                name.clone(),
-                std::net::Ipv4Addr::UNSPECIFIED.into(),
-                80,
-            ))
-            .unwrap_or_default();
+            let mut value = crate::defaults::base(crate::defaults::Kind::Member);
             if let (serde_json::Value::Object(map), serde_json::Value::Object(given)) =
                 (&mut value, m)
             {

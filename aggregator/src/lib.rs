@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod config;
 pub mod control;
 pub mod declarative;
+pub mod defaults;
 pub mod engine;
 pub mod feed;
 pub mod rest;

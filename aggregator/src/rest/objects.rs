@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, decode};
 use crate::catalog::{Change, Object, ObjectRef, Op, Written};
+use crate::defaults::{Kind, base};
 use crate::service::{Service, now};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
@@ -26,13 +27,10 @@ pub fn merged<T: Serialize + DeserializeOwned>(
     id: u64,
 ) -> Result<T, ApiError> {
     let patch: Map<String, Value> = decode(body)?;
-    let mut value = match base {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    value.extend(patch);
-    value.insert("id".into(), Value::from(id));
-    decode(&serde_json::to_vec(&value).unwrap_or_default())
+    Ok(crate::defaults::decode(
+        "",
+        crate::defaults::overlay(base, patch, id),
+    )?)
 }
 
 fn to_json<T: Serialize>(value: &T) -> Value {
@@ -76,13 +74,6 @@ fn current<T: Serialize>(
     service
         .with_control(|c| get(c.catalog()).map(|x| to_json(&x)))
         .ok_or_else(|| ApiError::not_found(format!("{r} does not exist")))
-}
-
-fn without(mut value: Value, key: &str) -> Value {
-    if let Value::Object(map) = &mut value {
-        map.remove(key);
-    }
-    value
 }
 
 macro_rules! object_routes {
@@ -140,7 +131,7 @@ object_routes!(
     Zone,
     ZoneId,
     zones,
-    Value::Null
+    base(Kind::Zone)
 );
 object_routes!(
     list_pools,
@@ -153,7 +144,7 @@ object_routes!(
     Pool,
     PoolId,
     pools,
-    to_json(&Pool::new(PoolId(0), ""))
+    base(Kind::Pool)
 );
 object_routes!(
     list_checks,
@@ -166,7 +157,7 @@ object_routes!(
     Check,
     CheckId,
     checks,
-    without(to_json(&Check::new(CheckId(0), "", Probe::None)), "probe")
+    base(Kind::Check)
 );
 object_routes!(
     list_records_all,
@@ -179,7 +170,7 @@ object_routes!(
     Record,
     RecordSetId,
     records,
-    serde_json::json!({ "ttl": DEFAULT_DYNAMIC_TTL })
+    base(Kind::Record)
 );
 
 /// `?zoneId=` filter of the record list.
