@@ -400,7 +400,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
                     data,
                 }))
             },
-            format!("record {} {:?}", r.name, r.rtype),
+            format!("record {} {}", r.name, r.rtype),
         )?;
         kept_records.push(RecordSetId(id));
     }
@@ -408,7 +408,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
     for r in c.records.values().filter(|r| !kept_records.contains(&r.id)) {
         p.plan
             .lines
-            .push(format!("- record {} {:?}", r.name, r.rtype));
+            .push(format!("- record {} {}", r.name, r.rtype));
         p.plan.ops.push(Op::Delete(ObjectRef::Record(r.id)));
     }
     for m in c

@@ -5,6 +5,7 @@ pub mod assignments;
 pub mod catalog;
 pub mod config;
 pub mod control;
+pub mod ctl;
 pub mod declarative;
 pub mod defaults;
 pub mod engine;

@@ -5,7 +5,7 @@
 mod error;
 mod members;
 mod objects;
-mod status;
+pub(crate) mod status;
 
 use std::sync::Arc;
 

@@ -4,8 +4,6 @@
 //! snapshot and then deltas, and a restart that keeps everything.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gslb_proto::pb;
@@ -20,43 +18,9 @@ use tonic::transport::Channel;
 
 const INTERVAL_MS: u64 = 1_000;
 
-struct Aggregator {
-    child: Child,
-    grpc: String,
-}
+mod support;
 
-impl Drop for Aggregator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(data_dir: &std::path::Path) -> Aggregator {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gslb-aggregator"))
-        .args([
-            "--data-dir",
-            data_dir.to_str().unwrap(),
-            "--listen-grpc",
-            "127.0.0.1:0",
-            "--listen-http",
-            "127.0.0.1:0",
-        ])
-        .args(["--startup-window", "2s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut grpc = String::new();
-    for _ in 0..2 {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(addr) = line.strip_prefix("grpc listening on ") {
-            grpc = format!("http://{addr}");
-        }
-    }
-    Aggregator { child, grpc }
-}
+use support::process::{Aggregator, start};
 
 async fn admin(a: &Aggregator) -> AdminServiceClient<Channel> {
     AdminServiceClient::connect(a.grpc.clone()).await.unwrap()

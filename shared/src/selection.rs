@@ -52,7 +52,11 @@ pub struct Answer {
 
 /// How the answer set was arrived at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind"
+)]
 pub enum Outcome {
     /// An eligible pool answered.
     Pool {

@@ -7,7 +7,11 @@ use super::Timestamp;
 
 /// One decision of the engine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind"
+)]
 pub enum Output {
     /// The facts selection reads changed for a member: publish them.
     Facts {
@@ -108,7 +112,11 @@ impl Transition {
 
 /// Why a transition happened.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "kind"
+)]
 pub enum Reason {
     /// The score crossed `rise` or `fall`.
     Quorum {
@@ -153,7 +161,11 @@ pub struct Evidence {
 
 /// What a location contributed to a cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "result")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "result"
+)]
 pub enum EvidenceOutcome {
     /// Passed.
     Pass,

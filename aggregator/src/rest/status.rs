@@ -14,7 +14,8 @@ use super::error::ApiError;
 use crate::service::admin::views;
 use crate::service::{Service, now};
 
-fn health_name(value: i32) -> Value {
+/// A proto health as its lower-case name.
+pub(crate) fn health_name(value: i32) -> Value {
     match pb::Health::try_from(value) {
         Ok(pb::Health::Up) => json!("up"),
         Ok(pb::Health::Down) => json!("down"),
@@ -23,14 +24,16 @@ fn health_name(value: i32) -> Value {
     }
 }
 
-fn failure_name(value: i32) -> Value {
+/// A proto failure reason as its kebab-case name.
+pub(crate) fn failure_name(value: i32) -> Value {
     match gslb_proto::convert::fail_reason_from_pb(value) {
         Ok(Some(reason)) => json!(reason.as_str()),
         _ => Value::Null,
     }
 }
 
-fn status_json(s: &pb::MemberStatus) -> Value {
+/// A member status as JSON (also what `gslbctl --output json` prints).
+pub(crate) fn status_json(s: &pb::MemberStatus) -> Value {
     json!({
         "memberId": s.member_id,
         "healthy": s.healthy,

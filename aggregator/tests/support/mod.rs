@@ -1,6 +1,8 @@
 //! A harness that drives the engine cycle by cycle with an explicit clock.
 #![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
+pub mod process;
+
 use std::time::Duration;
 
 use gslb_aggregator::engine::*;

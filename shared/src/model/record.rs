@@ -31,6 +31,21 @@ pub enum RecordType {
     Ns,
 }
 
+impl std::fmt::Display for RecordType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RecordType::A => "A",
+            RecordType::Aaaa => "AAAA",
+            RecordType::Cname => "CNAME",
+            RecordType::Txt => "TXT",
+            RecordType::Mx => "MX",
+            RecordType::Srv => "SRV",
+            RecordType::Caa => "CAA",
+            RecordType::Ns => "NS",
+        })
+    }
+}
+
 /// A record set `(name, type)` in a zone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -7,7 +7,11 @@ use crate::model::{FailMode, Health, MemberId, PoolId, Region, Steering};
 
 /// A step of selection and what it decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "step")]
+#[serde(
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    tag = "step"
+)]
 pub enum Step {
     /// The geo branch used (`None` = default branch) and its pools.
     Branch {

@@ -1,0 +1,653 @@
+//! `gslbctl`: every admin call as a subcommand over gRPC. `run` returns the
+//! text to print, so tests can drive it without a process.
+
+mod render;
+mod table;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use gslb_proto::pb;
+use gslb_proto::pb::admin_service_client::AdminServiceClient;
+use gslb_shared::*;
+use serde_json::{Map, Value};
+use tonic::transport::Channel;
+
+use crate::defaults::{Kind, base, decode, overlay, to_json};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Output {
+    /// Aligned columns.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
+}
+
+/// gslbctl: operate a gslb aggregator.
+#[derive(Debug, Parser)]
+#[command(name = "gslbctl", version)]
+pub struct Cli {
+    /// Aggregator gRPC address.
+    #[arg(
+        long,
+        global = true,
+        env = "GSLB_SERVER",
+        default_value = "http://127.0.0.1:7000"
+    )]
+    pub server: String,
+    /// Output format.
+    #[arg(long, short, global = true, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Zones.
+    Zones(Crud),
+    /// Record sets.
+    Records(Crud),
+    /// Pools (`status ID` shows eligibility and member health).
+    Pools(Crud),
+    /// Members of pools.
+    Members(Crud),
+    /// Health checks.
+    Checks(Crud),
+    /// Probe agents.
+    Agents,
+    /// DNS edges and their applied versions.
+    Edges,
+    /// Every pool's eligibility, healthy members, protection and fail-open.
+    Status,
+    /// A member's health log.
+    Logs {
+        /// Member id.
+        member: u64,
+        /// Most entries.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// Walk selection for a name.
+    Explain {
+        /// Name, e.g. www.example.com.
+        name: String,
+        /// A or AAAA.
+        #[arg(long = "type", default_value = "A")]
+        rtype: String,
+        /// Client region (or address).
+        #[arg(long, default_value = "")]
+        client: String,
+    },
+    /// Make the catalog match a declarative file; prints the plan.
+    Apply {
+        /// TOML or JSON document.
+        #[arg(short, long)]
+        file: PathBuf,
+        /// Only plan and validate.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Set (or clear) a member's health; only for pools whose check is `none`.
+    Health {
+        /// Member id.
+        member: u64,
+        /// up, down or clear.
+        state: String,
+    },
+    /// Ephemeral members: register, heartbeat, deregister.
+    Ephemeral {
+        /// Action.
+        #[command(subcommand)]
+        action: EphemeralAction,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Create, read, update, delete (and status) of one kind.
+#[derive(Debug, clap::Args)]
+pub struct Crud {
+    /// The action.
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// Actions on one kind.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// List (members need --pool; records take --zone).
+    List {
+        /// Pool id (members).
+        #[arg(long)]
+        pool: Option<u64>,
+        /// Zone id (records).
+        #[arg(long)]
+        zone: Option<u64>,
+    },
+    /// Show one.
+    Get {
+        /// Id.
+        id: u64,
+    },
+    /// Create from a TOML or JSON file (fields over the documented defaults).
+    Create {
+        /// File.
+        #[arg(short, long)]
+        file: PathBuf,
+        /// Pool id (members).
+        #[arg(long)]
+        pool: Option<u64>,
+    },
+    /// Change the fields a TOML or JSON file names.
+    Update {
+        /// Id.
+        id: u64,
+        /// File.
+        #[arg(short, long)]
+        file: PathBuf,
+    },
+    /// Delete.
+    Delete {
+        /// Id.
+        id: u64,
+    },
+    /// Health status (members and pools).
+    Status {
+        /// Id.
+        id: u64,
+    },
+}
+
+/// Ephemeral member actions.
+#[derive(Debug, Subcommand)]
+pub enum EphemeralAction {
+    /// Register from a file (needs an `ephemeral` policy).
+    Register {
+        /// Pool id.
+        #[arg(long)]
+        pool: u64,
+        /// File.
+        #[arg(short, long)]
+        file: PathBuf,
+    },
+    /// Send a heartbeat.
+    Heartbeat {
+        /// Member id.
+        id: u64,
+    },
+    /// Remove.
+    Deregister {
+        /// Member id.
+        id: u64,
+    },
+}
+
+/// A gslbctl failure, printed as `gslbctl: <message>`.
+#[derive(Debug, thiserror::Error)]
+pub enum CtlError {
+    /// The server refused or failed the call.
+    #[error("{}", .0.message())]
+    Server(#[from] tonic::Status),
+    /// The server could not be reached.
+    #[error("cannot reach {server}: {error}")]
+    Connect {
+        /// Address.
+        server: String,
+        /// Why.
+        error: String,
+    },
+    /// Local input is wrong.
+    #[error("{0}")]
+    Input(String),
+}
+
+/// An error with its causes (tonic's transport errors say little alone).
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+fn read_document(path: &Path) -> Result<String, CtlError> {
+    std::fs::read_to_string(path).map_err(|e| CtlError::Input(format!("{}: {e}", path.display())))
+}
+
+fn read_object(path: &Path) -> Result<Map<String, Value>, CtlError> {
+    let text = read_document(path)?;
+    let value: Value = if text.trim_start().starts_with('{') {
+        serde_json::from_str(&text)
+            .map_err(|e| CtlError::Input(format!("{}: {e}", path.display())))?
+    } else {
+        toml::from_str(&text).map_err(|e| CtlError::Input(format!("{}: {e}", path.display())))?
+    };
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(CtlError::Input(format!(
+            "{}: must hold one object",
+            path.display()
+        ))),
+    }
+}
+
+fn object<T: serde::de::DeserializeOwned>(
+    base_value: Value,
+    patch: Map<String, Value>,
+    id: u64,
+) -> Result<T, CtlError> {
+    decode("", overlay(base_value, patch, id)).map_err(|e| CtlError::Input(e.to_string()))
+}
+
+/// Run a command; the text to print.
+pub async fn run(cli: Cli) -> Result<String, CtlError> {
+    if let Command::Completions { shell } = cli.command {
+        let mut out = Vec::new();
+        clap_complete::generate(
+            shell,
+            &mut <Cli as clap::CommandFactory>::command(),
+            "gslbctl",
+            &mut out,
+        );
+        return Ok(String::from_utf8_lossy(&out).into_owned());
+    }
+    let mut c = AdminServiceClient::connect(cli.server.clone())
+        .await
+        .map_err(|e| CtlError::Connect {
+            server: cli.server.clone(),
+            error: chain(&e),
+        })?;
+    let out = cli.output;
+    match cli.command {
+        Command::Zones(crud) => zones(&mut c, crud.action, out).await,
+        Command::Records(crud) => records(&mut c, crud.action, out).await,
+        Command::Pools(crud) => pools(&mut c, crud.action, out).await,
+        Command::Members(crud) => members(&mut c, crud.action, out).await,
+        Command::Checks(crud) => checks(&mut c, crud.action, out).await,
+        Command::Agents => Ok(render::agents(
+            &c.list_agents(pb::ListRequest::default())
+                .await?
+                .into_inner(),
+            out,
+        )),
+        Command::Edges => Ok(render::edges(
+            &c.list_edges(pb::ListRequest::default()).await?.into_inner(),
+            out,
+        )),
+        Command::Status => {
+            let pools = c
+                .list_pools(pb::ListRequest::default())
+                .await?
+                .into_inner()
+                .pools;
+            let mut statuses = Vec::new();
+            for p in &pools {
+                statuses.push((
+                    p.name.clone(),
+                    c.get_pool_status(pb::IdRequest { id: p.id })
+                        .await?
+                        .into_inner(),
+                ));
+            }
+            Ok(render::overview(&statuses, out))
+        }
+        Command::Logs { member, limit } => {
+            let log = c
+                .get_health_log(pb::HealthLogRequest {
+                    member_id: member,
+                    limit,
+                })
+                .await?
+                .into_inner();
+            Ok(render::log(&log, out))
+        }
+        Command::Explain {
+            name,
+            rtype,
+            client,
+        } => {
+            let r#type = match rtype.to_ascii_uppercase().as_str() {
+                "A" => pb::RecordType::A,
+                "AAAA" => pb::RecordType::Aaaa,
+                other => {
+                    return Err(CtlError::Input(format!(
+                        "--type {other}: must be A or AAAA"
+                    )));
+                }
+            } as i32;
+            let r = c
+                .explain(pb::ExplainRequest {
+                    name,
+                    r#type,
+                    client,
+                })
+                .await?
+                .into_inner();
+            Ok(render::explain(&r, out))
+        }
+        Command::Apply { file, dry_run } => {
+            let document = read_document(&file)?;
+            let r = c
+                .apply_config(pb::ApplyConfigRequest { document, dry_run })
+                .await?
+                .into_inner();
+            Ok(render::plan(&r, out))
+        }
+        Command::Health { member, state } => {
+            let health = match state.as_str() {
+                "up" => pb::Health::Up,
+                "down" => pb::Health::Down,
+                "clear" => pb::Health::Unspecified,
+                other => {
+                    return Err(CtlError::Input(format!(
+                        "{other}: must be up, down or clear"
+                    )));
+                }
+            } as i32;
+            let s = c
+                .set_manual_health(pb::ManualHealthRequest {
+                    member_id: member,
+                    health,
+                })
+                .await?
+                .into_inner();
+            Ok(render::member_status(&s, out))
+        }
+        Command::Ephemeral { action } => ephemeral(&mut c, action, out).await,
+        Command::Completions { .. } => Ok(String::new()),
+    }
+}
+
+fn converted<P: Clone, D: TryFrom<P, Error = gslb_shared::validate::ValidationError>>(
+    items: &[P],
+) -> Result<Vec<D>, CtlError> {
+    items
+        .iter()
+        .cloned()
+        .map(|p| D::try_from(p).map_err(|e| CtlError::Input(format!("server sent {e}"))))
+        .collect()
+}
+
+fn deleted(kind: &str, r: pb::DeleteResponse) -> String {
+    format!("deleted {kind} {} (version {})\n", r.id, r.version)
+}
+
+fn no_status(kind: &str) -> CtlError {
+    CtlError::Input(format!("{kind} have no status; try members or pools"))
+}
+
+async fn zones(
+    c: &mut AdminServiceClient<Channel>,
+    action: Action,
+    out: Output,
+) -> Result<String, CtlError> {
+    let show = |z: pb::Zone| -> Result<String, CtlError> {
+        Ok(render::zones(&converted::<_, Zone>(&[z])?, out))
+    };
+    match action {
+        Action::List { .. } => Ok(render::zones(
+            &converted::<_, Zone>(
+                &c.list_zones(pb::ListRequest::default())
+                    .await?
+                    .into_inner()
+                    .zones,
+            )?,
+            out,
+        )),
+        Action::Get { id } => show(c.get_zone(pb::IdRequest { id }).await?.into_inner()),
+        Action::Create { file, .. } => {
+            let z: Zone = object(base(Kind::Zone), read_object(&file)?, 0)?;
+            show(c.create_zone(pb::Zone::from(&z)).await?.into_inner())
+        }
+        Action::Update { id, file } => {
+            let current: Zone =
+                converted(&[c.get_zone(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
+            let z: Zone = object(to_json(&current), read_object(&file)?, id)?;
+            show(c.update_zone(pb::Zone::from(&z)).await?.into_inner())
+        }
+        Action::Delete { id } => Ok(deleted(
+            "zone",
+            c.delete_zone(pb::IdRequest { id }).await?.into_inner(),
+        )),
+        Action::Status { .. } => Err(no_status("zones")),
+    }
+}
+
+async fn records(
+    c: &mut AdminServiceClient<Channel>,
+    action: Action,
+    out: Output,
+) -> Result<String, CtlError> {
+    let show = |r: pb::RecordSet| -> Result<String, CtlError> {
+        Ok(render::records(&converted::<_, RecordSet>(&[r])?, out))
+    };
+    match action {
+        Action::List { zone, .. } => {
+            let list = c
+                .list_record_sets(pb::ListRequest {
+                    zone_id: zone.unwrap_or(0),
+                    ..Default::default()
+                })
+                .await?
+                .into_inner();
+            Ok(render::records(
+                &converted::<_, RecordSet>(&list.records)?,
+                out,
+            ))
+        }
+        Action::Get { id } => show(c.get_record_set(pb::IdRequest { id }).await?.into_inner()),
+        Action::Create { file, .. } => {
+            let r: RecordSet = object(base(Kind::Record), read_object(&file)?, 0)?;
+            show(
+                c.create_record_set(pb::RecordSet::from(&r))
+                    .await?
+                    .into_inner(),
+            )
+        }
+        Action::Update { id, file } => {
+            let current: RecordSet =
+                converted(&[c.get_record_set(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
+            let r: RecordSet = object(to_json(&current), read_object(&file)?, id)?;
+            show(
+                c.update_record_set(pb::RecordSet::from(&r))
+                    .await?
+                    .into_inner(),
+            )
+        }
+        Action::Delete { id } => Ok(deleted(
+            "record set",
+            c.delete_record_set(pb::IdRequest { id })
+                .await?
+                .into_inner(),
+        )),
+        Action::Status { .. } => Err(no_status("records")),
+    }
+}
+
+async fn pools(
+    c: &mut AdminServiceClient<Channel>,
+    action: Action,
+    out: Output,
+) -> Result<String, CtlError> {
+    let show = |p: pb::Pool| -> Result<String, CtlError> {
+        Ok(render::pools(&converted::<_, Pool>(&[p])?, out))
+    };
+    match action {
+        Action::List { .. } => Ok(render::pools(
+            &converted::<_, Pool>(
+                &c.list_pools(pb::ListRequest::default())
+                    .await?
+                    .into_inner()
+                    .pools,
+            )?,
+            out,
+        )),
+        Action::Get { id } => show(c.get_pool(pb::IdRequest { id }).await?.into_inner()),
+        Action::Create { file, .. } => {
+            let p: Pool = object(base(Kind::Pool), read_object(&file)?, 0)?;
+            show(c.create_pool(pb::Pool::from(&p)).await?.into_inner())
+        }
+        Action::Update { id, file } => {
+            let current: Pool =
+                converted(&[c.get_pool(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
+            let p: Pool = object(to_json(&current), read_object(&file)?, id)?;
+            show(c.update_pool(pb::Pool::from(&p)).await?.into_inner())
+        }
+        Action::Delete { id } => Ok(deleted(
+            "pool",
+            c.delete_pool(pb::IdRequest { id }).await?.into_inner(),
+        )),
+        Action::Status { id } => Ok(render::pool_status(
+            &c.get_pool_status(pb::IdRequest { id }).await?.into_inner(),
+            out,
+        )),
+    }
+}
+
+async fn checks(
+    c: &mut AdminServiceClient<Channel>,
+    action: Action,
+    out: Output,
+) -> Result<String, CtlError> {
+    let show = |k: pb::Check| -> Result<String, CtlError> {
+        Ok(render::checks(&converted::<_, Check>(&[k])?, out))
+    };
+    match action {
+        Action::List { .. } => Ok(render::checks(
+            &converted::<_, Check>(
+                &c.list_checks(pb::ListRequest::default())
+                    .await?
+                    .into_inner()
+                    .checks,
+            )?,
+            out,
+        )),
+        Action::Get { id } => show(c.get_check(pb::IdRequest { id }).await?.into_inner()),
+        Action::Create { file, .. } => {
+            let k: Check = object(base(Kind::Check), read_object(&file)?, 0)?;
+            show(c.create_check(pb::Check::from(&k)).await?.into_inner())
+        }
+        Action::Update { id, file } => {
+            let current: Check =
+                converted(&[c.get_check(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
+            let k: Check = object(to_json(&current), read_object(&file)?, id)?;
+            show(c.update_check(pb::Check::from(&k)).await?.into_inner())
+        }
+        Action::Delete { id } => Ok(deleted(
+            "check",
+            c.delete_check(pb::IdRequest { id }).await?.into_inner(),
+        )),
+        Action::Status { .. } => Err(no_status("checks")),
+    }
+}
+
+async fn member_rows(
+    c: &mut AdminServiceClient<Channel>,
+    members: Vec<pb::Member>,
+) -> Result<Vec<(Member, pb::MemberStatus)>, CtlError> {
+    let mut rows = Vec::new();
+    for m in converted::<_, Member>(&members)? {
+        let status = c
+            .get_member_status(pb::IdRequest { id: m.id.0 })
+            .await?
+            .into_inner();
+        rows.push((m, status));
+    }
+    Ok(rows)
+}
+
+async fn members(
+    c: &mut AdminServiceClient<Channel>,
+    action: Action,
+    out: Output,
+) -> Result<String, CtlError> {
+    match action {
+        Action::List { pool, .. } => {
+            let pool_id =
+                pool.ok_or_else(|| CtlError::Input("members list needs --pool POOL_ID".into()))?;
+            c.get_pool(pb::IdRequest { id: pool_id }).await?;
+            let list = c
+                .list_members(pb::ListRequest {
+                    pool_id,
+                    ..Default::default()
+                })
+                .await?
+                .into_inner()
+                .members;
+            Ok(render::members(&member_rows(c, list).await?, out))
+        }
+        Action::Get { id } => {
+            let m = c.get_member(pb::IdRequest { id }).await?.into_inner();
+            Ok(render::members(&member_rows(c, vec![m]).await?, out))
+        }
+        Action::Create { file, pool } => {
+            let pool =
+                pool.ok_or_else(|| CtlError::Input("members create needs --pool POOL_ID".into()))?;
+            let mut patch = read_object(&file)?;
+            patch.insert("pool".into(), pool.into());
+            let m: Member = object(base(Kind::Member), patch, 0)?;
+            let created = c.create_member(pb::Member::from(&m)).await?.into_inner();
+            Ok(render::members(&member_rows(c, vec![created]).await?, out))
+        }
+        Action::Update { id, file } => {
+            let current: Member =
+                converted(&[c.get_member(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
+            let m: Member = object(to_json(&current), read_object(&file)?, id)?;
+            let updated = c.update_member(pb::Member::from(&m)).await?.into_inner();
+            Ok(render::members(&member_rows(c, vec![updated]).await?, out))
+        }
+        Action::Delete { id } => Ok(deleted(
+            "member",
+            c.delete_member(pb::IdRequest { id }).await?.into_inner(),
+        )),
+        Action::Status { id } => Ok(render::member_status(
+            &c.get_member_status(pb::IdRequest { id })
+                .await?
+                .into_inner(),
+            out,
+        )),
+    }
+}
+
+async fn ephemeral(
+    c: &mut AdminServiceClient<Channel>,
+    action: EphemeralAction,
+    out: Output,
+) -> Result<String, CtlError> {
+    match action {
+        EphemeralAction::Register { pool, file } => {
+            let mut patch = read_object(&file)?;
+            patch.insert("pool".into(), pool.into());
+            let m: Member = object(base(Kind::Member), patch, 0)?;
+            let created = c
+                .register_ephemeral(pb::Member::from(&m))
+                .await?
+                .into_inner();
+            Ok(render::members(&member_rows(c, vec![created]).await?, out))
+        }
+        EphemeralAction::Heartbeat { id } => {
+            let r = c.heartbeat(pb::IdRequest { id }).await?.into_inner();
+            Ok(format!(
+                "member {} {}\n",
+                r.member_id,
+                render::health_word(r.health)
+            ))
+        }
+        EphemeralAction::Deregister { id } => Ok(deleted(
+            "member",
+            c.deregister_ephemeral(pb::IdRequest { id })
+                .await?
+                .into_inner(),
+        )),
+    }
+}

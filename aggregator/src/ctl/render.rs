@@ -1,0 +1,481 @@
+//! What gslbctl prints: a table per kind, or JSON.
+
+use gslb_proto::pb;
+use gslb_shared::*;
+use serde_json::{Value, json};
+
+use super::Output;
+use super::table::render;
+use crate::defaults::to_json;
+use crate::rest::status::{failure_name, health_name, status_json};
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+}
+
+fn list<T: serde::Serialize>(items: &[T]) -> String {
+    pretty(&Value::Array(items.iter().map(to_json).collect()))
+}
+
+/// `up`, `down` or `unknown`.
+pub fn health_word(health: i32) -> String {
+    health_name(health).as_str().unwrap_or("unknown").to_owned()
+}
+
+fn region(r: &Option<Region>) -> String {
+    r.as_ref().map_or_else(|| "-".into(), ToString::to_string)
+}
+
+/// Zones.
+pub fn zones(items: &[Zone], out: Output) -> String {
+    if out == Output::Json {
+        return list(items);
+    }
+    let rows = items
+        .iter()
+        .map(|z| {
+            vec![
+                z.id.to_string(),
+                z.apex.to_string(),
+                z.ns.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                z.default_ttl.to_string(),
+            ]
+        })
+        .collect::<Vec<_>>();
+    render(&["ID", "APEX", "NS", "TTL"], &rows)
+}
+
+/// Record sets.
+pub fn records(items: &[RecordSet], out: Output) -> String {
+    if out == Output::Json {
+        return list(items);
+    }
+    let rows = items
+        .iter()
+        .map(|r| {
+            let data = match &r.data {
+                RecordData::Dynamic(d) => {
+                    let pools = d
+                        .pools
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    format!(
+                        "{:?} pools={pools} geo={} firstN={}",
+                        d.steering,
+                        d.geo.len(),
+                        d.first_n
+                    )
+                    .to_lowercase()
+                }
+                RecordData::Static(rdata) => serde_json::to_string(rdata).unwrap_or_default(),
+            };
+            vec![
+                r.id.to_string(),
+                r.name.to_string(),
+                r.rtype.to_string(),
+                r.ttl.to_string(),
+                data,
+            ]
+        })
+        .collect::<Vec<_>>();
+    render(&["ID", "NAME", "TYPE", "TTL", "DATA"], &rows)
+}
+
+/// Pools.
+pub fn pools(items: &[Pool], out: Output) -> String {
+    if out == Output::Json {
+        return list(items);
+    }
+    let rows = items
+        .iter()
+        .map(|p| {
+            vec![
+                p.id.to_string(),
+                p.name.clone(),
+                p.check.map_or_else(|| "-".into(), |c| c.to_string()),
+                p.min_healthy.to_string(),
+                p.protect_threshold.to_string(),
+                format!("{:?}", p.fail_mode).to_lowercase(),
+            ]
+        })
+        .collect::<Vec<_>>();
+    render(
+        &["ID", "NAME", "CHECK", "MIN-HEALTHY", "PROTECT", "FAIL-MODE"],
+        &rows,
+    )
+}
+
+/// Checks.
+pub fn checks(items: &[Check], out: Output) -> String {
+    if out == Output::Json {
+        return list(items);
+    }
+    let rows = items
+        .iter()
+        .map(|c| {
+            vec![
+                c.id.to_string(),
+                c.name.clone(),
+                c.probe.protocol().into(),
+                humantime::format_duration(c.interval).to_string(),
+                humantime::format_duration(c.timeout).to_string(),
+                format!("{}/{}", c.rise, c.fall),
+                if c.locations.is_empty() {
+                    "all".into()
+                } else {
+                    c.locations
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                },
+            ]
+        })
+        .collect::<Vec<_>>();
+    render(
+        &[
+            "ID",
+            "NAME",
+            "PROTOCOL",
+            "INTERVAL",
+            "TIMEOUT",
+            "RISE/FALL",
+            "LOCATIONS",
+        ],
+        &rows,
+    )
+}
+
+/// The STATUS column: `warming X/N` while warming, else the health (seed 000).
+fn status_word(m: &Member, s: &pb::MemberStatus) -> String {
+    if !m.enabled {
+        return "disabled".into();
+    }
+    if s.warming {
+        return format!("warming {}/{}", s.warmup_passes, s.warmup_threshold);
+    }
+    match health_word(s.health).as_str() {
+        "up" => "healthy".into(),
+        "down" => "unhealthy".into(),
+        other => other.into(),
+    }
+}
+
+/// `ID NAME IP PORT W PRI STATUS REGION` and `warmup:N` when a threshold is set.
+pub fn members(rows: &[(Member, pb::MemberStatus)], out: Output) -> String {
+    if out == Output::Json {
+        let items: Vec<Value> = rows
+            .iter()
+            .map(|(m, s)| {
+                let mut v = to_json(m);
+                v["status"] = status_json(s);
+                v
+            })
+            .collect();
+        return pretty(&Value::Array(items));
+    }
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(m, s)| {
+            let warmup = if m.warmup_threshold > 0 {
+                format!("warmup:{}", m.warmup_threshold)
+            } else {
+                String::new()
+            };
+            vec![
+                m.id.to_string(),
+                m.name.clone(),
+                m.address.to_string(),
+                m.port.to_string(),
+                m.weight.to_string(),
+                m.priority.to_string(),
+                status_word(m, s),
+                region(&m.region),
+                warmup,
+            ]
+        })
+        .collect();
+    render(
+        &[
+            "ID", "NAME", "IP", "PORT", "W", "PRI", "STATUS", "REGION", "",
+        ],
+        &table,
+    )
+}
+
+/// One member's status.
+pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
+    if out == Output::Json {
+        return pretty(&status_json(s));
+    }
+    let mut text = render(
+        &[
+            "MEMBER",
+            "HEALTH",
+            "SCORE",
+            "WARMING",
+            "PROTECTED",
+            "FAIL-OPEN",
+            "MANUAL",
+        ],
+        &[vec![
+            s.member_id.to_string(),
+            health_word(s.health),
+            s.score.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
+            if s.warming {
+                format!("{}/{}", s.warmup_passes, s.warmup_threshold)
+            } else {
+                "no".into()
+            },
+            s.protected.to_string(),
+            s.fail_open.to_string(),
+            health_name(s.manual).as_str().unwrap_or("-").to_owned(),
+        ]],
+    );
+    if !s.locations.is_empty() {
+        let rows: Vec<Vec<String>> = s
+            .locations
+            .iter()
+            .map(|l| {
+                let result = failure_name(l.failure)
+                    .as_str()
+                    .unwrap_or("pass")
+                    .to_owned();
+                let note = if l.quarantined {
+                    "quarantined"
+                } else if l.stale {
+                    "stale"
+                } else {
+                    ""
+                };
+                vec![
+                    l.location.clone(),
+                    l.cycle.to_string(),
+                    result,
+                    format!("{}us", l.latency_us),
+                    note.into(),
+                ]
+            })
+            .collect();
+        text.push('\n');
+        text.push_str(&render(
+            &["LOCATION", "CYCLE", "RESULT", "LATENCY", ""],
+            &rows,
+        ));
+    }
+    text
+}
+
+/// A pool's status.
+pub fn pool_status(s: &pb::PoolStatus, out: Output) -> String {
+    if out == Output::Json {
+        return pretty(&json!({
+            "poolId": s.pool_id, "eligible": s.eligible, "protected": s.protected, "failOpen": s.fail_open,
+            "members": s.members.iter().map(status_json).collect::<Vec<_>>(),
+        }));
+    }
+    let head = format!(
+        "pool {}: eligible={} protected={} failOpen={}\n",
+        s.pool_id, s.eligible, s.protected, s.fail_open
+    );
+    let rows: Vec<Vec<String>> = s
+        .members
+        .iter()
+        .map(|m| {
+            let warming = if m.warming {
+                format!("warming {}/{}", m.warmup_passes, m.warmup_threshold)
+            } else {
+                String::new()
+            };
+            vec![
+                m.member_id.to_string(),
+                health_word(m.health),
+                m.score.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
+                warming,
+            ]
+        })
+        .collect();
+    head + &render(&["MEMBER", "HEALTH", "SCORE", ""], &rows)
+}
+
+/// Every pool at a glance.
+pub fn overview(pools: &[(String, pb::PoolStatus)], out: Output) -> String {
+    if out == Output::Json {
+        let items: Vec<Value> = pools
+            .iter()
+            .map(|(name, s)| json!({"pool": name, "poolId": s.pool_id, "eligible": s.eligible, "protected": s.protected, "failOpen": s.fail_open,
+                "healthy": s.members.iter().filter(|m| m.healthy && !m.warming).count(), "members": s.members.len()}))
+            .collect();
+        return pretty(&Value::Array(items));
+    }
+    let rows: Vec<Vec<String>> = pools
+        .iter()
+        .map(|(name, s)| {
+            let healthy = s.members.iter().filter(|m| m.healthy && !m.warming).count();
+            vec![
+                s.pool_id.to_string(),
+                name.clone(),
+                format!("{healthy}/{}", s.members.len()),
+                s.eligible.to_string(),
+                s.protected.to_string(),
+                s.fail_open.to_string(),
+            ]
+        })
+        .collect();
+    render(
+        &[
+            "ID",
+            "POOL",
+            "HEALTHY",
+            "ELIGIBLE",
+            "PROTECTED",
+            "FAIL-OPEN",
+        ],
+        &rows,
+    )
+}
+
+/// A health log.
+pub fn log(log: &pb::HealthLog, out: Output) -> String {
+    let entries: Vec<Value> = log
+        .entries
+        .iter()
+        .map(|e| {
+            json!({"atMs": e.at_ms, "from": health_name(e.from), "to": health_name(e.to), "reason": e.reason, "cycle": e.cycle,
+                "evidence": e.evidence.iter().map(|ev| json!({"location": ev.location, "outcome": ev.outcome, "failure": failure_name(ev.failure)})).collect::<Vec<_>>()})
+        })
+        .collect();
+    if out == Output::Json {
+        return pretty(&Value::Array(entries));
+    }
+    let rows: Vec<Vec<String>> = log
+        .entries
+        .iter()
+        .map(|e| {
+            let evidence = e
+                .evidence
+                .iter()
+                .map(|ev| match failure_name(ev.failure).as_str() {
+                    Some(f) => format!("{}:{}({f})", ev.location, ev.outcome),
+                    None => format!("{}:{}", ev.location, ev.outcome),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            let change = if e.from == 0 && e.to == 0 {
+                "-".into()
+            } else {
+                format!("{}->{}", health_word(e.from), health_word(e.to))
+            };
+            vec![e.at_ms.to_string(), change, e.reason.clone(), evidence]
+        })
+        .collect();
+    render(&["AT(ms)", "CHANGE", "REASON", "EVIDENCE"], &rows)
+}
+
+/// Explain.
+pub fn explain(r: &pb::ExplainResponse, out: Output) -> String {
+    if out == Output::Json {
+        let steps: Vec<Value> = r
+            .steps
+            .iter()
+            .map(|s| serde_json::from_str(&s.detail_json).unwrap_or(Value::Null))
+            .collect();
+        return pretty(
+            &json!({"outcome": serde_json::from_str::<Value>(&r.outcome).unwrap_or(Value::Null), "answers": r.answers, "steps": steps}),
+        );
+    }
+    let mut text = String::new();
+    for s in &r.steps {
+        text.push_str(&format!("{:<12} {}\n", s.step, s.detail_json));
+    }
+    text.push_str(&format!(
+        "outcome      {}\nanswers      {}\n",
+        r.outcome,
+        r.answers.join(" ")
+    ));
+    text
+}
+
+/// An apply's plan.
+pub fn plan(r: &pb::ApplyConfigResponse, out: Output) -> String {
+    if out == Output::Json {
+        return pretty(&json!({"plan": r.plan, "applied": r.applied, "version": r.version}));
+    }
+    let mut text: String = r.plan.iter().map(|l| format!("{l}\n")).collect();
+    if r.plan.is_empty() {
+        text.push_str("no changes\n");
+    }
+    text.push_str(&if r.applied {
+        format!("applied: {} changes, version {}\n", r.plan.len(), r.version)
+    } else {
+        format!("dry run: {} changes, nothing applied\n", r.plan.len())
+    });
+    text
+}
+
+/// Agents.
+pub fn agents(list: &pb::AgentList, out: Output) -> String {
+    if out == Output::Json {
+        let items: Vec<Value> = list.agents.iter().map(|a| json!({"agentId": a.agent_id, "location": a.location, "region": a.region,
+            "version": a.version, "connected": a.connected, "assignments": a.assignments, "lastSeenMs": a.last_seen_ms})).collect();
+        return pretty(&Value::Array(items));
+    }
+    let rows: Vec<Vec<String>> = list
+        .agents
+        .iter()
+        .map(|a| {
+            vec![
+                a.agent_id.clone(),
+                a.location.clone(),
+                a.region.clone(),
+                a.version.clone(),
+                a.connected.to_string(),
+                a.assignments.to_string(),
+            ]
+        })
+        .collect();
+    render(
+        &[
+            "AGENT",
+            "LOCATION",
+            "REGION",
+            "VERSION",
+            "CONNECTED",
+            "TARGETS",
+        ],
+        &rows,
+    )
+}
+
+/// Edges.
+pub fn edges(list: &pb::EdgeList, out: Output) -> String {
+    if out == Output::Json {
+        let items: Vec<Value> = list
+            .edges
+            .iter()
+            .map(|e| {
+                json!({"edgeId": e.edge_id, "appliedVersion": e.applied_version,
+            "lagMs": e.lag_ms, "connected": e.connected, "lastSeenMs": e.last_seen_ms})
+            })
+            .collect();
+        return pretty(&Value::Array(items));
+    }
+    let rows: Vec<Vec<String>> = list
+        .edges
+        .iter()
+        .map(|e| {
+            vec![
+                e.edge_id.clone(),
+                e.applied_version.to_string(),
+                format!("{}ms", e.lag_ms),
+                e.connected.to_string(),
+            ]
+        })
+        .collect();
+    render(&["EDGE", "VERSION", "LAG", "CONNECTED"], &rows)
+}

@@ -1,0 +1,127 @@
+//! `gslbctl` against the real aggregator: apply prints the plan and is
+//! idempotent, a failing apply changes nothing, members list prints seed
+//! 000's columns with warm-up, JSON output parses.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::process::Command;
+
+use support::process::start;
+
+fn gslbctl(server: &str, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gslbctl"))
+        .arg("--server")
+        .arg(server)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const EXAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../deploy/examples/quickstart.toml"
+);
+
+#[test]
+fn apply_plan_members_list_status_and_errors() {
+    let dir = std::env::temp_dir().join(format!("gslb-gslbctl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start(&dir);
+    let server = a.grpc.as_str();
+
+    let (ok, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE, "--dry-run"]);
+    assert!(ok);
+    assert!(
+        out.ends_with("dry run: 15 changes, nothing applied\n"),
+        "{out}"
+    );
+    let (ok, out, _) = gslbctl(server, &["pools", "list"]);
+    assert!(
+        ok && out == "ID  NAME  CHECK  MIN-HEALTHY  PROTECT  FAIL-MODE\n",
+        "the dry run changed nothing: {out}"
+    );
+
+    let (ok, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "+ zone example.test\n+ check web-http\n+ check api-tcp\n+ pool web-eu\n+ member web-eu/web-eu-1\n+ member web-eu/web-eu-2\n\
+         + member web-eu/web-eu-backup\n+ pool web-us\n+ member web-us/web-us-1\n+ member web-us/web-us-2\n+ pool api\n\
+         + member api/api-1\n+ record www.example.test A\n+ record api.example.test A\n+ record example.test TXT\n\
+         applied: 15 changes, version 16\n"
+    );
+    let (ok, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE]);
+    assert!(ok && out.starts_with("no changes\n"), "{out}");
+
+    let (ok, out, _) = gslbctl(server, &["members", "list", "--pool", "4"]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "ID  NAME           IP          PORT   W    PRI  STATUS       REGION\n\
+         5   web-eu-1       127.0.0.11  18081  100  0    unknown      eu\n\
+         6   web-eu-2       127.0.0.12  18082  100  0    warming 0/3  eu      warmup:3\n\
+         7   web-eu-backup  127.0.0.13  18083  100  0    unknown      eu\n"
+    );
+    let (ok, out, _) = gslbctl(
+        server,
+        &["--output", "json", "members", "list", "--pool", "4"],
+    );
+    assert!(ok);
+    let members: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(members[1]["warmupThreshold"], 3);
+    assert_eq!(members[1]["status"]["warming"], true);
+
+    let (ok, out, _) = gslbctl(server, &["status"]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "ID  POOL    HEALTHY  ELIGIBLE  PROTECTED  FAIL-OPEN\n\
+         4   web-eu  0/3      false     false      true\n\
+         8   web-us  0/2      false     false      true\n\
+         11  api     0/1      true      true       false\n"
+    );
+
+    // A failing apply changes nothing and says where.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(EXAMPLE)
+            .unwrap()
+            .replace("address = \"127.0.0.12\"", "address = \"127.0.0.12:80\""),
+    )
+    .unwrap();
+    let (ok, _, err) = gslbctl(server, &["apply", "-f", bad.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.starts_with("gslbctl: ") && err.contains("pool[0].member[1].address"),
+        "{err}"
+    );
+    let (_, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE, "--dry-run"]);
+    assert!(
+        out.starts_with("no changes\n"),
+        "nothing was half-applied: {out}"
+    );
+
+    let (ok, _, err) = gslbctl(server, &["members", "get", "999"]);
+    assert!(
+        !ok && err == "gslbctl: member 999 does not exist\n",
+        "{err}"
+    );
+    let (ok, _, err) = gslbctl(server, &["health", "5", "down"]);
+    assert!(!ok && err.contains("active health check"), "{err}");
+    let (ok, _, err) = gslbctl("http://127.0.0.1:1", &["pools", "list"]);
+    assert!(
+        !ok && err.contains("cannot reach http://127.0.0.1:1"),
+        "{err}"
+    );
+    let (ok, out, _) = gslbctl(server, &["completions", "bash"]);
+    assert!(ok && out.contains("gslbctl"));
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,44 @@
+//! Starting the real `gslb-aggregator` binary for integration tests.
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A running `gslb-aggregator`; killed on drop.
+pub struct Aggregator {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT` of its gRPC listener.
+    pub grpc: String,
+}
+
+impl Drop for Aggregator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start the binary on port 0 with `data_dir`; read the bound address from stdout.
+pub fn start(data_dir: &std::path::Path) -> Aggregator {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gslb-aggregator"))
+        .args([
+            "--data-dir",
+            data_dir.to_str().unwrap(),
+            "--listen-grpc",
+            "127.0.0.1:0",
+            "--listen-http",
+            "127.0.0.1:0",
+        ])
+        .args(["--startup-window", "2s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut grpc = String::new();
+    for _ in 0..2 {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(addr) = line.strip_prefix("grpc listening on ") {
+            grpc = format!("http://{addr}");
+        }
+    }
+    Aggregator { child, grpc }
+}
