@@ -452,3 +452,75 @@ async fn admin_agent_status_log_edge_and_restart() {
     assert!(recovered, "decisions resume once the gate opens");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
+    let dir = std::env::temp_dir().join(format!("gslb-agg-malformed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start(&dir);
+    let mut c = admin(&a).await;
+    configure(&mut c).await;
+    let (_, tx, mut inbound) = agent(&a, "fra1").await;
+    let cycle = now_ms() / INTERVAL_MS;
+    let results = vec![
+        pb::ProbeResult {
+            member_id: 4,
+            check_id: 2,
+            cycle,
+            failure: 99,
+            latency_us: 1,
+            detail: String::new(),
+        },
+        pb::ProbeResult {
+            member_id: 5,
+            check_id: 2,
+            cycle,
+            failure: 0,
+            latency_us: 1,
+            detail: String::new(),
+        },
+    ];
+    tx.send(pb::AgentMessage {
+        msg: Some(pb::agent_message::Msg::Results(pb::ResultBatch {
+            seq: 7,
+            results,
+            dropped: 0,
+        })),
+    })
+    .await
+    .unwrap();
+    let ack = inbound.message().await.unwrap().unwrap();
+    assert!(
+        matches!(
+            ack.msg,
+            Some(pb::aggregator_message::Msg::Ack(pb::BatchAck {
+                seq: 7,
+                accepted: 1,
+                rejected: 1
+            }))
+        ),
+        "the bad result is counted, the good one ingested: {ack:?}"
+    );
+    // The stream goes on.
+    report(&tx, 8, true).await;
+    assert!(inbound.message().await.unwrap().is_some());
+
+    // An edge holding a version this aggregator never had gets a full snapshot.
+    let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
+    let mut feed = edge
+        .subscribe(pb::SubscribeRequest {
+            edge_id: "edge-ahead".into(),
+            held_version: 1_000_000,
+            edge_version: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = feed.message().await.unwrap().unwrap();
+    assert!(
+        matches!(first.update, Some(pb::snapshot_update::Update::Full(ref s)) if s.version < 1_000_000),
+        "{first:?}"
+    );
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}
