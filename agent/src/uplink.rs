@@ -161,7 +161,9 @@ impl Uplink {
         let _ = tx
             .send(msg(pb::agent_message::Msg::Register(register)))
             .await;
+        // Assignment sets of large locations exceed tonic's 4 MiB default.
         let mut inbound = AgentServiceClient::new(channel)
+            .max_decoding_message_size(256 * 1024 * 1024)
             .session(ReceiverStream::new(rx))
             .await
             .map_err(|e| fail(false)(&e))?

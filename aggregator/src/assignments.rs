@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use gslb_shared::{Catalog, Check, CheckId, LocationId, MemberId, MemberKind};
 
@@ -18,8 +19,8 @@ pub struct Assignment {
     pub address: IpAddr,
     /// The member's port (the check may override it).
     pub port: u16,
-    /// The check to run.
-    pub check: Check,
+    /// The check to run (shared: one location may hold 100,000 targets of one check).
+    pub check: Arc<Check>,
 }
 
 /// A location's assignment set, keyed by (member, check).
@@ -28,6 +29,7 @@ pub type AssignmentSet = BTreeMap<(MemberId, CheckId), Assignment>;
 /// The assignment set of `location`.
 pub fn assignments_for(catalog: &Catalog, location: &LocationId) -> AssignmentSet {
     let mut set = AssignmentSet::new();
+    let mut shared: BTreeMap<CheckId, Arc<Check>> = BTreeMap::new();
     for member in catalog.members.values() {
         if !matches!(member.kind, MemberKind::Persistent) {
             continue;
@@ -45,7 +47,10 @@ pub fn assignments_for(catalog: &Catalog, location: &LocationId) -> AssignmentSe
                 member: member.id,
                 address: member.address,
                 port: member.port,
-                check: check.clone(),
+                check: shared
+                    .entry(check.id)
+                    .or_insert_with(|| Arc::new(check.clone()))
+                    .clone(),
             },
         );
     }

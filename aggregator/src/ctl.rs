@@ -266,7 +266,9 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
         .map_err(|e| CtlError::Connect {
             server: cli.server.clone(),
             error: chain(&e),
-        })?;
+        })?
+        .max_decoding_message_size(crate::server::MAX_MESSAGE)
+        .max_encoding_message_size(crate::server::MAX_MESSAGE);
     let out = cli.output;
     match cli.command {
         Command::Zones(crud) => zones(&mut c, crud.action, out).await,

@@ -23,10 +23,14 @@ pub enum Catchup {
     Full(Arc<Snapshot>),
 }
 
-/// The current snapshot and the retained deltas.
-#[derive(Debug, Clone)]
+/// The current snapshot and the retained deltas. Deltas are applied to the
+/// snapshot in place (cost of the delta, not of the catalog); the shared
+/// full snapshot a resyncing edge needs is built only when one asks.
+#[derive(Debug)]
 pub struct Feed {
-    current: Arc<Snapshot>,
+    current: Snapshot,
+    /// The last full snapshot handed out, until the next publish.
+    full: std::sync::Mutex<Option<Arc<Snapshot>>>,
     window: VecDeque<Arc<Delta>>,
     retain: usize,
 }
@@ -68,15 +72,23 @@ impl Feed {
     /// A feed starting at `snapshot`, keeping at most `retain` deltas.
     pub fn new(snapshot: Snapshot, retain: usize) -> Self {
         Self {
-            current: Arc::new(snapshot),
+            current: snapshot,
+            full: std::sync::Mutex::new(None),
             window: VecDeque::new(),
             retain: retain.max(1),
         }
     }
 
-    /// The current snapshot.
+    /// The current snapshot, borrowed.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.current
+    }
+
+    /// The current snapshot, shared (built once per version, on demand).
     pub fn current(&self) -> Arc<Snapshot> {
-        self.current.clone()
+        let mut full = self.full.lock().unwrap_or_else(|p| p.into_inner());
+        full.get_or_insert_with(|| Arc::new(self.current.clone()))
+            .clone()
     }
 
     /// The current version.
@@ -92,11 +104,10 @@ impl Feed {
         }
         delta.base_version = self.current.version;
         delta.version = version;
-        let mut next = (*self.current).clone();
-        if next.apply(&delta).is_err() {
+        if self.current.apply(&delta).is_err() {
             return; // unreachable: base and version were just set
         }
-        self.current = Arc::new(next);
+        *self.full.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
         self.window.push_back(Arc::new(delta));
         while self.window.len() > self.retain {
             self.window.pop_front();
@@ -120,11 +131,11 @@ impl Feed {
             return Catchup::UpToDate;
         }
         if held == 0 || held > self.current.version {
-            return Catchup::Full(self.current.clone());
+            return Catchup::Full(self.current());
         }
         match self.window.iter().position(|d| d.base_version == held) {
             Some(start) => Catchup::Deltas(self.window.iter().skip(start).cloned().collect()),
-            None => Catchup::Full(self.current.clone()),
+            None => Catchup::Full(self.current()),
         }
     }
 }

@@ -18,6 +18,10 @@ use crate::service::agents::AgentStreams;
 use crate::service::edges::EdgeStreams;
 use crate::service::{Service, lock, now};
 
+/// Largest gRPC message: a location with 100,000 targets receives an
+/// assignment set, and an edge a full snapshot, far above tonic's 4 MiB default.
+pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
 /// Serve until `shutdown` completes.
 pub async fn run(
     service: Arc<Service>,
@@ -31,15 +35,20 @@ pub async fn run(
         .build_v1()?;
     let grpc_server = tonic::transport::Server::builder()
         .add_service(reflection)
-        .add_service(pb::agent_service_server::AgentServiceServer::new(
-            AgentStreams(service.clone()),
-        ))
-        .add_service(pb::edge_feed_server::EdgeFeedServer::new(EdgeStreams(
-            service.clone(),
-        )))
-        .add_service(pb::admin_service_server::AdminServiceServer::new(Admin(
-            service.clone(),
-        )))
+        .add_service(
+            pb::agent_service_server::AgentServiceServer::new(AgentStreams(service.clone()))
+                .max_encoding_message_size(MAX_MESSAGE)
+                .max_decoding_message_size(MAX_MESSAGE),
+        )
+        .add_service(
+            pb::edge_feed_server::EdgeFeedServer::new(EdgeStreams(service.clone()))
+                .max_encoding_message_size(MAX_MESSAGE),
+        )
+        .add_service(
+            pb::admin_service_server::AdminServiceServer::new(Admin(service.clone()))
+                .max_encoding_message_size(MAX_MESSAGE)
+                .max_decoding_message_size(MAX_MESSAGE),
+        )
         .serve_with_incoming_shutdown(TcpListenerStream::new(grpc), shutdown);
     let http_server = axum::serve(http, router(service.clone()));
     let ticker = tokio::spawn(clock(service, tick));

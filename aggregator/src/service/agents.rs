@@ -27,7 +27,7 @@ fn to_pb(a: &Assignment) -> pb::Assignment {
         check_id: a.check.id.0,
         address: a.address.to_string(),
         port: u32::from(a.port),
-        check: Some(pb::Check::from(&a.check)),
+        check: Some(pb::Check::from(a.check.as_ref())),
     }
 }
 

@@ -19,7 +19,7 @@ use crate::service::{Service, lock};
 
 /// (eligible, protected, fail-open) of a pool as selection sees it now.
 pub fn pool_flags(c: &Control, pool: PoolId) -> (bool, bool, bool) {
-    let snapshot = c.feed().current();
+    let snapshot = c.feed().snapshot();
     let Some(p) = snapshot.catalog.pools.get(&pool) else {
         return (false, false, true);
     };
@@ -196,7 +196,7 @@ pub fn explain(c: &Control, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
     let name =
         DnsName::parse(&r.name).map_err(|e| Status::invalid_argument(format!("name: {e}")))?;
     let rtype = rtype_from_pb(r.r#type).map_err(|e| Status::invalid_argument(e.to_string()))?;
-    let snapshot = c.feed().current();
+    let snapshot = c.feed().snapshot();
     let record = snapshot
         .catalog
         .records

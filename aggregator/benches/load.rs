@@ -1,0 +1,364 @@
+//! Aggregator load benchmark (run by `scripts/bench-aggregator.sh`).
+//!
+//! 1. Snapshot size and encode time for 100,000 members (in process).
+//! 2. The real `gslb-aggregator` (pinned by the script to CPU 1) with one
+//!    pool of 100,000 members; 20 simulated agents (20 locations) each send
+//!    100,000 results per 1 s cycle as one batch and wait for its ack.
+//!    Measured: results acknowledged per second and the aggregator's CPU
+//!    seconds per million results.
+//! 3. Transition latency: with the load stopped, 200 times flip one member
+//!    down by having all 20 locations fail it, and time from the last
+//!    location's batch to a subscribed edge receiving the delta.
+#![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use gslb_proto::pb;
+use gslb_proto::pb::admin_service_client::AdminServiceClient;
+use gslb_proto::pb::agent_service_client::AgentServiceClient;
+use gslb_proto::pb::edge_feed_client::EdgeFeedClient;
+use gslb_shared::*;
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+const BIG: usize = 512 * 1024 * 1024;
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_owned())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn peak_rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn members(n: u64, pool: PoolId) -> Vec<Member> {
+    (1..=n)
+        .map(|i| {
+            Member::new(
+                MemberId(i),
+                pool,
+                format!("m{i}"),
+                std::net::Ipv4Addr::from(0x0a00_0000 + i as u32).into(),
+                80,
+            )
+        })
+        .collect()
+}
+
+fn snapshot_figures(n: u64) {
+    let mut s = Snapshot {
+        version: 1,
+        ..Snapshot::default()
+    };
+    s.catalog.pools.insert(PoolId(1), Pool::new(PoolId(1), "p"));
+    for m in members(n, PoolId(1)) {
+        s.facts.insert(m.id, MemberFacts::UP);
+        s.catalog.members.insert(m.id, m);
+    }
+    let mut times = Vec::new();
+    let mut size = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let bytes = pb::Snapshot::from(&s).encode_to_vec();
+        times.push(t.elapsed());
+        size = bytes.len();
+    }
+    times.sort();
+    println!(
+        "snapshot members={n} bytes={size} mib={:.1} encode_ms_median={:.1}",
+        size as f64 / 1048576.0,
+        times[2].as_secs_f64() * 1e3
+    );
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn configure(server: &str, n: u64) {
+    let mut c = AdminServiceClient::connect(server.to_owned())
+        .await
+        .unwrap()
+        .max_encoding_message_size(BIG)
+        .max_decoding_message_size(BIG);
+    let mut check = Check::new(CheckId(1), "tcp", Probe::Tcp(StreamProbe::default()));
+    check.interval = Duration::from_secs(1);
+    check.timeout = Duration::from_millis(500);
+    let mut pool = Pool::new(PoolId(2), "big");
+    pool.check = Some(CheckId(1));
+    let mut ops = vec![
+        pb::WriteOp {
+            op: Some(pb::write_op::Op::Create(pb::Object {
+                kind: Some(pb::object::Kind::Check((&check).into())),
+            })),
+        },
+        pb::WriteOp {
+            op: Some(pb::write_op::Op::Create(pb::Object {
+                kind: Some(pb::object::Kind::Pool((&pool).into())),
+            })),
+        },
+    ];
+    for m in members(n, PoolId(2)) {
+        let m = Member {
+            id: MemberId(m.id.0 + 2),
+            ..m
+        };
+        ops.push(pb::WriteOp {
+            op: Some(pb::write_op::Op::Create(pb::Object {
+                kind: Some(pb::object::Kind::Member((&m).into())),
+            })),
+        });
+    }
+    let t = Instant::now();
+    c.apply(pb::ApplyRequest {
+        ops,
+        dry_run: false,
+    })
+    .await
+    .unwrap();
+    println!(
+        "configure members={n} apply_ms={:.0}",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
+
+struct Agent {
+    tx: mpsc::Sender<pb::AgentMessage>,
+    inbound: tonic::Streaming<pb::AggregatorMessage>,
+}
+
+async fn agent(server: &str, i: usize) -> Agent {
+    let (tx, rx) = mpsc::channel(4);
+    let register = pb::Register {
+        location: format!("loc{i}"),
+        region: "eu".into(),
+        version: "bench".into(),
+        agent_id: format!("bench-{i}"),
+    };
+    tx.send(pb::AgentMessage {
+        msg: Some(pb::agent_message::Msg::Register(register)),
+    })
+    .await
+    .unwrap();
+    let client = AgentServiceClient::connect(server.to_owned())
+        .await
+        .unwrap()
+        .max_decoding_message_size(BIG)
+        .max_encoding_message_size(BIG);
+    let mut inbound = client
+        .clone()
+        .session(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = inbound.message().await.unwrap().unwrap();
+    assert!(matches!(
+        first.msg,
+        Some(pb::aggregator_message::Msg::Full(_))
+    ));
+    Agent { tx, inbound }
+}
+
+fn batch(seq: u64, cycle: u64, ids: impl Iterator<Item = u64>, failure: i32) -> pb::AgentMessage {
+    let results = ids
+        .map(|m| pb::ProbeResult {
+            member_id: m,
+            check_id: 1,
+            cycle,
+            failure,
+            latency_us: 500,
+            detail: String::new(),
+        })
+        .collect();
+    pb::AgentMessage {
+        msg: Some(pb::agent_message::Msg::Results(pb::ResultBatch {
+            seq,
+            results,
+            dropped: 0,
+        })),
+    }
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let n: u64 = env_or("MEMBERS", "100000").parse().unwrap();
+    let agents_n: usize = env_or("AGENTS", "20").parse().unwrap();
+    let window = Duration::from_secs(env_or("WINDOW_SECS", "10").parse().unwrap());
+    snapshot_figures(n);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let dir = std::env::temp_dir().join(format!("gslb-bench-agg-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let bin = env_or("GSLB_AGGREGATOR_BIN", "target/release/gslb-aggregator");
+        let mut child = Command::new("taskset")
+            .args(["-c", &env_or("AGGREGATOR_CPU", "1"), &bin, "--data-dir", dir.to_str().unwrap()])
+            .args(["--listen-grpc", "127.0.0.1:0", "--listen-http", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .env("TOKIO_WORKER_THREADS", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let line = BufReader::new(child.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+        let server = format!("http://{}", line.trim_start_matches("grpc listening on "));
+        let aggregator = Killed(child);
+        let pid = aggregator.0.id();
+        configure(&server, n).await;
+
+        // The edge: records when each member's facts arrive.
+        let mut edge = EdgeFeedClient::connect(server.clone()).await.unwrap().max_decoding_message_size(BIG);
+        let mut feed = edge.subscribe(pb::SubscribeRequest { edge_id: "bench-edge".into(), held_version: 0, edge_version: "bench".into() }).await.unwrap().into_inner();
+        let full = feed.message().await.unwrap().unwrap();
+        println!("edge full_snapshot_bytes={}", full.encoded_len());
+        let (seen_tx, mut seen_rx) = mpsc::unbounded_channel::<(u64, Instant)>();
+        tokio::spawn(async move {
+            while let Ok(Some(update)) = feed.message().await {
+                let at = Instant::now();
+                if let Some(pb::snapshot_update::Update::Delta(d)) = update.update {
+                    for f in d.facts.iter().filter(|f| f.health == pb::Health::Down as i32) {
+                        let _ = seen_tx.send((f.member_id, at));
+                    }
+                }
+            }
+        });
+
+        let mut agents = Vec::new();
+        for i in 0..agents_n {
+            agents.push(agent(&server, i).await);
+        }
+
+        // Ingest: every agent sends one batch per cycle, all members, and waits for the ack.
+        let acked = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut tasks = Vec::new();
+        for (i, mut a) in agents.drain(..).enumerate() {
+            let (acked, stop) = (acked.clone(), stop.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut seq = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let cycle = now_ms() / 1000;
+                    seq += 1;
+                    let _ = i;
+                    if a.tx.send(batch(seq, cycle, 3..n + 3, 0)).await.is_err() {
+                        break;
+                    }
+                    if let Ok(Some(m)) = a.inbound.message().await
+                        && let Some(pb::aggregator_message::Msg::Ack(ack)) = m.msg
+                    {
+                        acked.fetch_add(u64::from(ack.accepted), Ordering::Relaxed);
+                    }
+                    let next = (cycle + 1) * 1000;
+                    let wait = next.saturating_sub(now_ms());
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                }
+                a
+            }));
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let (a0, c0, t0) = (acked.load(Ordering::Relaxed), cpu_seconds(pid), Instant::now());
+        tokio::time::sleep(window).await;
+        let (a1, c1, elapsed) = (acked.load(Ordering::Relaxed), cpu_seconds(pid), t0.elapsed().as_secs_f64());
+        stop.store(true, Ordering::Relaxed);
+        let mut agents = Vec::new();
+        for t in tasks {
+            agents.push(t.await.unwrap());
+        }
+        let results = (a1 - a0) as f64;
+        println!(
+            "ingest agents={agents_n} members={n} offered_per_s={} results_per_s={:.0} cpu_s_per_million={:.3} aggregator_cpu_pct={:.1} peak_rss_mib={:.0}",
+            agents_n as u64 * n,
+            results / elapsed,
+            (c1 - c0) / results.max(1.0) * 1e6,
+            (c1 - c0) / elapsed * 100.0,
+            peak_rss_mib(pid)
+        );
+
+        // Transition latency: the load is stopped; flip members down one at a time.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        while seen_rx.try_recv().is_ok() {}
+        let mut latencies = Vec::new();
+        let mut seq = 1_000_000;
+        for trial in 0..200u64 {
+            let member = 3 + trial;
+            if now_ms() % 1000 > 850 {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            let cycle = now_ms() / 1000;
+            let mut sent_at = Instant::now();
+            for a in agents.iter_mut() {
+                seq += 1;
+                a.tx.send(batch(seq, cycle, std::iter::once(member), pb::FailReason::Refused as i32)).await.unwrap();
+                sent_at = Instant::now();
+            }
+            for a in agents.iter_mut() {
+                let _ = a.inbound.message().await;
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match tokio::time::timeout(Duration::from_secs(5), seen_rx.recv()).await {
+                    Ok(Some((m, at))) if m == member => {
+                        latencies.push(at.duration_since(sent_at));
+                        break;
+                    }
+                    Ok(Some(_)) => {}
+                    _ => break,
+                }
+                if Instant::now() > deadline {
+                    break;
+                }
+            }
+        }
+        latencies.sort();
+        let pct = |p: f64| latencies.get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1))).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
+        println!(
+            "transition_to_edge samples={} p50_ms={:.2} p99_ms={:.2} max_ms={:.2}",
+            latencies.len(),
+            pct(0.5),
+            pct(0.99),
+            latencies.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+        );
+        drop(aggregator);
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
