@@ -373,3 +373,25 @@ mod tests {
         assert!(err.to_string().contains("unknown field `locaton`"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod example {
+    use super::*;
+
+    #[test]
+    fn the_example_config_parses_and_validates() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/examples/agent.toml");
+        let c = Settings {
+            config: Some(path.into()),
+            ..Settings::default()
+        }
+        .merged()
+        .unwrap()
+        .validate()
+        .unwrap();
+        assert_eq!(
+            (c.location.as_str(), c.log_format),
+            ("fra1", LogFormat::Json)
+        );
+    }
+}

@@ -170,3 +170,41 @@ impl Settings {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_parses_and_validates() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../deploy/examples/aggregator.toml"
+        );
+        let settings = Settings {
+            config: Some(path.into()),
+            ..Settings::default()
+        };
+        let c = settings.merged().unwrap().validate().unwrap();
+        assert_eq!(c.listen_grpc.port(), 7000);
+        assert_eq!(c.tick, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn a_missing_data_dir_and_a_bad_tick_are_named() {
+        let err = Settings::default().validate().unwrap_err();
+        assert!(
+            err.to_string().starts_with("data-dir: is required"),
+            "{err}"
+        );
+        let s = Settings {
+            data_dir: Some("/tmp/x".into()),
+            tick: Some("5s".into()),
+            ..Settings::default()
+        };
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "tick: must be between 10ms and 1s"
+        );
+    }
+}

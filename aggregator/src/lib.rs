@@ -10,6 +10,7 @@ pub mod declarative;
 pub mod defaults;
 pub mod engine;
 pub mod feed;
+pub mod metrics;
 pub mod rest;
 pub mod server;
 pub mod service;
