@@ -2,10 +2,12 @@
 //! same keys (flags win), validated into an [`AgentConfig`].
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+pub use gslb_shared::config::ConfigError;
+use gslb_shared::config::{duration, invalid};
 pub use gslb_shared::telemetry::LogFormat;
 use gslb_shared::{LocationId, Region, validate};
 use serde::Deserialize;
@@ -110,41 +112,13 @@ pub struct AgentConfig {
     pub log_format: LogFormat,
 }
 
-/// A setting that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The config file could not be read or parsed.
-    #[error("config file {path}: {error}")]
-    File {
-        /// File.
-        path: String,
-        /// Why.
-        error: String,
-    },
-    /// A setting broke a rule.
-    #[error("{field}: {rule}")]
-    Invalid {
-        /// Setting name.
-        field: &'static str,
-        /// Rule.
-        rule: String,
-    },
-}
-
-fn invalid(field: &'static str, rule: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid {
-        field,
-        rule: rule.into(),
-    }
-}
-
 impl Settings {
     /// Read `--config` (if given) and let the flags in `self` override it.
     pub fn merged(self) -> Result<Settings, ConfigError> {
         let Some(path) = self.config.clone() else {
             return Ok(self);
         };
-        let file = read_file(&path)?;
+        let file = gslb_shared::config::read_toml::<Settings>(&path)?;
         Ok(Settings {
             config: Some(path),
             location: self.location.or(file.location),
@@ -207,11 +181,11 @@ impl Settings {
         if !(1..=50_000).contains(&batch_size) {
             return Err(invalid("batch-size", "must be between 1 and 50000"));
         }
-        let batch_interval = match self.batch_interval {
-            Some(text) => humantime::parse_duration(&text)
-                .map_err(|e| invalid("batch-interval", format!("{text:?}: {e}")))?,
-            None => Duration::from_millis(100),
-        };
+        let batch_interval = duration(
+            "batch-interval",
+            self.batch_interval,
+            Duration::from_millis(100),
+        )?;
         if batch_interval < Duration::from_millis(10) || batch_interval > Duration::from_secs(10) {
             return Err(invalid("batch-interval", "must be between 10ms and 10s"));
         }
@@ -246,15 +220,6 @@ impl Settings {
             log_format: self.log_format.unwrap_or_default(),
         })
     }
-}
-
-fn read_file(path: &Path) -> Result<Settings, ConfigError> {
-    let err = |error: String| ConfigError::File {
-        path: path.display().to_string(),
-        error,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-    toml::from_str(&text).map_err(|e| err(e.to_string()))
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+pub use gslb_shared::config::ConfigError;
+use gslb_shared::config::{duration, invalid};
 use gslb_shared::telemetry::LogFormat;
 use serde::Deserialize;
 
@@ -66,53 +68,13 @@ pub struct AggregatorConfig {
     pub log_format: LogFormat,
 }
 
-/// A setting that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The config file could not be read or parsed.
-    #[error("config file {path}: {error}")]
-    File {
-        /// File.
-        path: String,
-        /// Why.
-        error: String,
-    },
-    /// A setting broke a rule.
-    #[error("{field}: {rule}")]
-    Invalid {
-        /// Setting.
-        field: &'static str,
-        /// Rule.
-        rule: String,
-    },
-}
-
-fn duration(
-    field: &'static str,
-    text: Option<String>,
-    default: Duration,
-) -> Result<Duration, ConfigError> {
-    match text {
-        None => Ok(default),
-        Some(t) => humantime::parse_duration(&t).map_err(|e| ConfigError::Invalid {
-            field,
-            rule: format!("{t:?}: {e}"),
-        }),
-    }
-}
-
 impl Settings {
     /// Read `--config` (if given) under the flags.
     pub fn merged(self) -> Result<Settings, ConfigError> {
         let Some(path) = self.config.clone() else {
             return Ok(self);
         };
-        let err = |error: String| ConfigError::File {
-            path: path.display().to_string(),
-            error,
-        };
-        let text = std::fs::read_to_string(&path).map_err(|e| err(e.to_string()))?;
-        let file: Settings = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let file: Settings = gslb_shared::config::read_toml(&path)?;
         Ok(Settings {
             config: Some(path),
             data_dir: self.data_dir.or(file.data_dir),
@@ -128,16 +90,12 @@ impl Settings {
 
     /// Validate.
     pub fn validate(self) -> Result<AggregatorConfig, ConfigError> {
-        let data_dir = self.data_dir.ok_or_else(|| ConfigError::Invalid {
-            field: "data-dir",
-            rule: "is required (e.g. --data-dir /var/lib/gslb)".into(),
-        })?;
+        let data_dir = self
+            .data_dir
+            .ok_or_else(|| invalid("data-dir", "is required (e.g. --data-dir /var/lib/gslb)"))?;
         let tick = duration("tick", self.tick, Duration::from_millis(100))?;
         if tick < Duration::from_millis(10) || tick > Duration::from_secs(1) {
-            return Err(ConfigError::Invalid {
-                field: "tick",
-                rule: "must be between 10ms and 1s".into(),
-            });
+            return Err(invalid("tick", "must be between 10ms and 1s"));
         }
         let startup_window = self
             .startup_window

@@ -1,0 +1,58 @@
+//! Config loading shared by every binary: one error type naming the file or
+//! the setting, TOML files with unknown keys refused, humane durations.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+/// A setting that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read or parsed.
+    #[error("config file {path}: {error}")]
+    File {
+        /// File.
+        path: String,
+        /// Why.
+        error: String,
+    },
+    /// A setting broke a rule.
+    #[error("{field}: {rule}")]
+    Invalid {
+        /// Setting name, as the flag and the file key spell it.
+        field: &'static str,
+        /// Rule.
+        rule: String,
+    },
+}
+
+/// A broken rule.
+pub fn invalid(field: &'static str, rule: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        field,
+        rule: rule.into(),
+    }
+}
+
+/// Read and parse a TOML settings file.
+pub fn read_toml<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
+    let err = |error: String| ConfigError::File {
+        path: path.display().to_string(),
+        error,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    toml::from_str(&text).map_err(|e| err(e.to_string()))
+}
+
+/// A humane duration setting (`"100ms"`), or `default` when unset.
+pub fn duration(
+    field: &'static str,
+    text: Option<String>,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    match text {
+        None => Ok(default),
+        Some(t) => humantime::parse_duration(&t).map_err(|e| invalid(field, format!("{t:?}: {e}"))),
+    }
+}
