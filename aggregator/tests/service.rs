@@ -524,3 +524,71 @@ async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// GET on the HTTP listener: status and body.
+async fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use http_body_util::BodyExt;
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let request = hyper::Request::get(path)
+        .header("host", addr)
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn reflection_lists_the_services_and_http_serves_probes_and_metrics() {
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    let dir = std::env::temp_dir().join(format!("gslb-agg-reflection-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start(&dir);
+    let channel = tonic::transport::Endpoint::from_shared(a.grpc.clone()).unwrap().connect().await.unwrap();
+    let mut reflection = ServerReflectionClient::new(channel);
+    let request = tonic_reflection::pb::v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut responses = reflection
+        .server_reflection_info(tokio_stream::iter(vec![request]))
+        .await
+        .unwrap()
+        .into_inner();
+    let response = responses.message().await.unwrap().unwrap();
+    let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else {
+        panic!("{response:?}")
+    };
+    let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
+    for service in [
+        "gslb.v1.AdminService",
+        "gslb.v1.AgentService",
+        "gslb.v1.EdgeFeed",
+    ] {
+        assert!(names.contains(&service), "{service} in {names:?}");
+    }
+    assert_eq!(http_get(&a.http, "/livez").await, (200, "ok".into()));
+    assert_eq!(http_get(&a.http, "/readyz").await.0, 200);
+    let mut c = admin(&a).await;
+    configure(&mut c).await;
+    let (status, metrics) = http_get(&a.http, "/metrics").await;
+    assert_eq!(status, 200);
+    assert!(metrics.contains("gslb_aggregator_members 2"), "{metrics}");
+    assert!(
+        metrics.contains("# TYPE gslb_aggregator_results_accepted counter"),
+        "{metrics}"
+    );
+    let (status, body) = http_get(&a.http, "/api/v1/members/4").await;
+    assert_eq!(status, 200);
+    assert!(body.contains("\"warmupThreshold\":0"), "{body}");
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

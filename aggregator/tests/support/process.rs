@@ -7,6 +7,8 @@ pub struct Aggregator {
     pub child: Child,
     /// `http://127.0.0.1:PORT` of its gRPC listener.
     pub grpc: String,
+    /// `127.0.0.1:PORT` of its HTTP listener.
+    pub http: String,
 }
 
 impl Drop for Aggregator {
@@ -33,12 +35,15 @@ pub fn start(data_dir: &std::path::Path) -> Aggregator {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut grpc = String::new();
+    let (mut grpc, mut http) = (String::new(), String::new());
     for _ in 0..2 {
         let line = lines.next().unwrap().unwrap();
         if let Some(addr) = line.strip_prefix("grpc listening on ") {
             grpc = format!("http://{addr}");
         }
+        if let Some(addr) = line.strip_prefix("http listening on ") {
+            http = addr.to_owned();
+        }
     }
-    Aggregator { child, grpc }
+    Aggregator { child, grpc, http }
 }
