@@ -552,7 +552,11 @@ async fn reflection_lists_the_services_and_http_serves_probes_and_metrics() {
     let dir = std::env::temp_dir().join(format!("gslb-agg-reflection-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let a = start(&dir);
-    let channel = tonic::transport::Endpoint::from_shared(a.grpc.clone()).unwrap().connect().await.unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(a.grpc.clone())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
     let mut reflection = ServerReflectionClient::new(channel);
     let request = tonic_reflection::pb::v1::ServerReflectionRequest {
         host: String::new(),

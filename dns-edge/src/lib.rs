@@ -1,4 +1,5 @@
-//! The gslb DNS edge (`gslb-edge`).
-//!
-//! Not built yet: the snapshot feed, answer tables and DNS server are issue 5.
-//! The crate exists so the workspace has its final shape; it exports nothing.
+//! The gslb DNS edge (`gslb-edge`), being built (issue 5). So far: the
+//! client-region table. The snapshot feed, answer tables and DNS server
+//! are not written yet; this crate has no binary.
+
+pub mod geo;
