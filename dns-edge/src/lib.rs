@@ -1,5 +1,6 @@
 //! The gslb DNS edge (`gslb-edge`), being built (issue 5). So far: the
-//! client-region table. The snapshot feed, answer tables and DNS server
-//! are not written yet; this crate has no binary.
+//! client-region table and name resolution over a snapshot. Wire encoding,
+//! the snapshot feed and the DNS server are not written yet; no binary.
 
 pub mod geo;
+pub mod lookup;

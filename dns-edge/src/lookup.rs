@@ -1,0 +1,554 @@
+//! Name resolution over a snapshot: which zone serves a name (REFUSED if
+//! none), whether the name exists (NXDOMAIN) or only lacks the type
+//! (NODATA, empty non-terminals included), in-zone CNAME chains, wildcards
+//! at the closest encloser (RFC 4592), the apex SOA and NS, and minimal
+//! ANY (RFC 8482). Pure: the answer builder encodes what this decides, and
+//! runs selection for dynamic record sets.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use gslb_shared::{DnsName, RecordData, RecordSet, RecordType, Snapshot, Zone, ZoneId};
+
+/// Most CNAMEs followed for one query.
+pub const MAX_CHAIN: usize = 8;
+
+/// The type a query asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryType {
+    /// A type we serve.
+    Record(RecordType),
+    /// SOA.
+    Soa,
+    /// ANY (answered minimally).
+    Any,
+    /// Any other type number: NODATA where the name exists.
+    Other(u16),
+}
+
+/// What the final name of a chain yields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found<'a> {
+    /// This record set (static, or dynamic: selection decides the addresses).
+    Records(&'a RecordSet),
+    /// The zone's SOA (at the apex).
+    Soa,
+    /// The zone's NS set (at the apex).
+    Ns,
+    /// The name exists without data of the type.
+    NoData,
+    /// The name does not exist.
+    NxDomain,
+    /// A CNAME pointed outside the served zones: the resolver follows it.
+    Elsewhere,
+}
+
+/// The resolution of one query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolution<'a> {
+    /// No served zone contains the name.
+    Refused,
+    /// Served: the CNAMEs followed (in order), then what the last name yields,
+    /// in `zone` (the zone of the last name, for the SOA of a negative answer).
+    Answer {
+        /// Zone of the final name.
+        zone: &'a Zone,
+        /// CNAME record sets followed, in order.
+        cnames: Vec<&'a RecordSet>,
+        /// The outcome at the end of the chain.
+        found: Found<'a>,
+        /// True when the final name matched a wildcard (owner is the query name).
+        wildcard: bool,
+    },
+}
+
+/// One zone's names.
+#[derive(Debug, Default)]
+struct ZoneNames {
+    /// Names that own record sets, with their sets by type.
+    owners: HashMap<DnsName, BTreeMap<RecordType, usize>>,
+    /// Names that exist only because something lies below them.
+    empty_non_terminals: HashSet<DnsName>,
+}
+
+/// The lookup index of a snapshot.
+#[derive(Debug)]
+pub struct Index<'a> {
+    zones: HashMap<&'a DnsName, (&'a Zone, ZoneNames)>,
+    records: Vec<&'a RecordSet>,
+}
+
+fn parent(name: &DnsName) -> Option<DnsName> {
+    name.as_str()
+        .split_once('.')
+        .and_then(|(_, rest)| DnsName::parse(rest).ok())
+}
+
+impl<'a> Index<'a> {
+    /// Index every record set of every zone in a snapshot.
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        let by_id: HashMap<ZoneId, &Zone> =
+            snapshot.catalog.zones.values().map(|z| (z.id, z)).collect();
+        let mut zones: HashMap<&DnsName, (&Zone, ZoneNames)> = snapshot
+            .catalog
+            .zones
+            .values()
+            .map(|z| (&z.apex, (z, ZoneNames::default())))
+            .collect();
+        let mut records = Vec::new();
+        for r in snapshot.catalog.records.values() {
+            let Some(zone) = by_id.get(&r.zone) else {
+                continue;
+            };
+            let Some((_, names)) = zones.get_mut(&zone.apex) else {
+                continue;
+            };
+            records.push(r);
+            names
+                .owners
+                .entry(r.name.clone())
+                .or_default()
+                .insert(r.rtype, records.len() - 1);
+            let mut up = parent(&r.name);
+            while let Some(p) = up {
+                if !p.is_in_zone(&zone.apex) || p == zone.apex {
+                    break;
+                }
+                names.empty_non_terminals.insert(p.clone());
+                up = parent(&p);
+            }
+        }
+        Self { zones, records }
+    }
+
+    /// The zone serving `name`: the longest apex it lies in.
+    fn zone_of(&self, name: &DnsName) -> Option<&(&'a Zone, ZoneNames)> {
+        let mut candidate = Some(name.clone());
+        while let Some(n) = candidate {
+            if let Some(z) = self.zones.get(&n) {
+                return Some(z);
+            }
+            candidate = parent(&n);
+        }
+        None
+    }
+
+    fn exists(names: &ZoneNames, name: &DnsName, apex: &DnsName) -> bool {
+        name == apex || names.owners.contains_key(name) || names.empty_non_terminals.contains(name)
+    }
+
+    /// Resolve a query.
+    pub fn resolve(&self, qname: &DnsName, qtype: QueryType) -> Resolution<'a> {
+        let Some(&(first_zone, _)) = self.zone_of(qname) else {
+            return Resolution::Refused;
+        };
+        let mut zone = first_zone;
+        let mut name = qname.clone();
+        let mut cnames: Vec<&'a RecordSet> = Vec::new();
+        let mut seen = HashSet::new();
+        loop {
+            let Some((z, names)) = self.zone_of(&name) else {
+                // The chain left our zones: the resolver follows it.
+                return Resolution::Answer {
+                    zone,
+                    cnames,
+                    found: Found::Elsewhere,
+                    wildcard: false,
+                };
+            };
+            zone = z;
+            let (owner, wildcard) = match names.owners.get(&name) {
+                Some(sets) => (Some(sets), false),
+                None if Self::exists(names, &name, &z.apex) => (None, false),
+                None => match self.wildcard(names, &name, &z.apex) {
+                    Some(sets) => (Some(sets), true),
+                    None => {
+                        return Resolution::Answer {
+                            zone,
+                            cnames,
+                            found: Found::NxDomain,
+                            wildcard: false,
+                        };
+                    }
+                },
+            };
+            let at_apex = name == z.apex;
+            let sets = owner.cloned().unwrap_or_default();
+            if let Some(&i) = sets.get(&RecordType::Cname)
+                && qtype != QueryType::Record(RecordType::Cname)
+            {
+                let set = self.records[i];
+                let RecordData::Static(rdata) = &set.data else {
+                    return self.end(zone, cnames, Found::NoData, wildcard);
+                };
+                let Some(gslb_shared::Rdata::Cname(target)) = rdata.first() else {
+                    return self.end(zone, cnames, Found::NoData, wildcard);
+                };
+                cnames.push(set);
+                if cnames.len() > MAX_CHAIN || !seen.insert(name.clone()) {
+                    return self.end(zone, cnames, Found::NoData, wildcard);
+                }
+                name = target.clone();
+                continue;
+            }
+            let found = match qtype {
+                QueryType::Soa if at_apex => Found::Soa,
+                QueryType::Record(RecordType::Ns) if at_apex => Found::Ns,
+                QueryType::Record(t) => sets
+                    .get(&t)
+                    .map_or(Found::NoData, |&i| Found::Records(self.records[i])),
+                // RFC 8482: answer ANY with one record set (or the SOA at the apex).
+                QueryType::Any => match sets.values().next() {
+                    Some(&i) => Found::Records(self.records[i]),
+                    None if at_apex => Found::Soa,
+                    None => Found::NoData,
+                },
+                QueryType::Soa | QueryType::Other(_) => Found::NoData,
+            };
+            return self.end(zone, cnames, found, wildcard);
+        }
+    }
+
+    fn end(
+        &self,
+        zone: &'a Zone,
+        cnames: Vec<&'a RecordSet>,
+        found: Found<'a>,
+        wildcard: bool,
+    ) -> Resolution<'a> {
+        Resolution::Answer {
+            zone,
+            cnames,
+            found,
+            wildcard,
+        }
+    }
+
+    /// The wildcard below the closest encloser of a name that does not exist.
+    fn wildcard<'n>(
+        &self,
+        names: &'n ZoneNames,
+        name: &DnsName,
+        apex: &DnsName,
+    ) -> Option<&'n BTreeMap<RecordType, usize>> {
+        let mut encloser = parent(name);
+        while let Some(e) = encloser {
+            if Self::exists(names, &e, apex) {
+                let star = DnsName::parse(&format!("*.{e}")).ok()?;
+                return names.owners.get(&star);
+            }
+            if e == *apex {
+                return None;
+            }
+            encloser = parent(&e);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gslb_shared::*;
+
+    fn name(s: &str) -> DnsName {
+        DnsName::parse(s).unwrap()
+    }
+
+    fn snapshot() -> Snapshot {
+        let mut s = Snapshot::default();
+        for (id, apex) in [
+            (1, "example.test"),
+            (2, "sub.example.test"),
+            (3, "other.test"),
+        ] {
+            let z = Zone {
+                id: ZoneId(id),
+                apex: name(apex),
+                soa: Soa {
+                    mname: name("ns1.example.test"),
+                    rname: name("h.example.test"),
+                    refresh: 1,
+                    retry: 1,
+                    expire: 1,
+                    negative_ttl: 1,
+                },
+                ns: vec![name("ns1.example.test")],
+                default_ttl: 300,
+            };
+            s.catalog.zones.insert(z.id, z);
+        }
+        let records = [
+            (
+                1,
+                "www.example.test",
+                RecordType::A,
+                RecordData::Dynamic(DynamicRecord {
+                    steering: Steering::RoundRobin,
+                    pools: vec![PoolId(1)],
+                    geo: vec![],
+                    first_n: 0,
+                }),
+            ),
+            (
+                1,
+                "mail.example.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.25".parse().unwrap())]),
+            ),
+            (
+                1,
+                "mail.example.test",
+                RecordType::Txt,
+                RecordData::Static(vec![Rdata::Txt(vec!["t".into()])]),
+            ),
+            (
+                1,
+                "a.b.c.example.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.9".parse().unwrap())]),
+            ),
+            (
+                1,
+                "alias.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("www.example.test"))]),
+            ),
+            (
+                1,
+                "alias2.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("alias.example.test"))]),
+            ),
+            (
+                1,
+                "out.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("cdn.elsewhere.test"))]),
+            ),
+            (
+                1,
+                "to-other.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("host.other.test"))]),
+            ),
+            (
+                1,
+                "loop1.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("loop2.example.test"))]),
+            ),
+            (
+                1,
+                "loop2.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("loop1.example.test"))]),
+            ),
+            (
+                1,
+                "*.wild.example.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.77".parse().unwrap())]),
+            ),
+            (
+                1,
+                "exact.wild.example.test",
+                RecordType::Txt,
+                RecordData::Static(vec![Rdata::Txt(vec!["x".into()])]),
+            ),
+            (
+                2,
+                "api.sub.example.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.50".parse().unwrap())]),
+            ),
+            (
+                3,
+                "host.other.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.60".parse().unwrap())]),
+            ),
+        ];
+        for (i, (zone, owner, rtype, data)) in records.into_iter().enumerate() {
+            let r = RecordSet {
+                id: RecordSetId(i as u64 + 10),
+                zone: ZoneId(zone),
+                name: name(owner),
+                rtype,
+                ttl: 30,
+                data,
+            };
+            s.catalog.records.insert(r.id, r);
+        }
+        s
+    }
+
+    fn resolve(s: &Snapshot, q: &str, t: QueryType) -> (Option<String>, Vec<String>, String, bool) {
+        match Index::new(s).resolve(&name(q), t) {
+            Resolution::Refused => (None, vec![], "refused".into(), false),
+            Resolution::Answer {
+                zone,
+                cnames,
+                found,
+                wildcard,
+            } => {
+                let found = match found {
+                    Found::Records(r) => format!("{} {}", r.name, r.rtype),
+                    other => format!("{other:?}").to_lowercase(),
+                };
+                (
+                    Some(zone.apex.to_string()),
+                    cnames.iter().map(|c| c.name.to_string()).collect(),
+                    found,
+                    wildcard,
+                )
+            }
+        }
+    }
+
+    const A: QueryType = QueryType::Record(RecordType::A);
+
+    #[test]
+    fn names_outside_served_zones_are_refused() {
+        let s = snapshot();
+        assert_eq!(resolve(&s, "example.org", A).2, "refused");
+        assert_eq!(resolve(&s, "test", A).2, "refused");
+    }
+
+    #[test]
+    fn existing_types_answer_and_missing_types_are_nodata() {
+        let s = snapshot();
+        assert_eq!(
+            resolve(&s, "www.example.test", A),
+            (
+                Some("example.test".into()),
+                vec![],
+                "www.example.test A".into(),
+                false
+            )
+        );
+        assert_eq!(
+            resolve(&s, "mail.example.test", QueryType::Record(RecordType::Aaaa)).2,
+            "nodata"
+        );
+        assert_eq!(
+            resolve(&s, "mail.example.test", QueryType::Other(99)).2,
+            "nodata"
+        );
+    }
+
+    #[test]
+    fn missing_names_are_nxdomain_but_empty_non_terminals_are_nodata() {
+        let s = snapshot();
+        assert_eq!(resolve(&s, "nope.example.test", A).2, "nxdomain");
+        assert_eq!(
+            resolve(&s, "b.c.example.test", A).2,
+            "nodata",
+            "an empty non-terminal exists"
+        );
+        assert_eq!(resolve(&s, "c.example.test", A).2, "nodata");
+        assert_eq!(resolve(&s, "x.a.b.c.example.test", A).2, "nxdomain");
+    }
+
+    #[test]
+    fn the_longest_apex_serves_a_name() {
+        let s = snapshot();
+        assert_eq!(
+            resolve(&s, "api.sub.example.test", A).0.as_deref(),
+            Some("sub.example.test")
+        );
+        assert_eq!(
+            resolve(&s, "nope.sub.example.test", A),
+            (
+                Some("sub.example.test".into()),
+                vec![],
+                "nxdomain".into(),
+                false
+            )
+        );
+    }
+
+    #[test]
+    fn apex_answers_soa_and_ns_and_any_is_minimal() {
+        let s = snapshot();
+        assert_eq!(resolve(&s, "example.test", QueryType::Soa).2, "soa");
+        assert_eq!(
+            resolve(&s, "example.test", QueryType::Record(RecordType::Ns)).2,
+            "ns"
+        );
+        assert_eq!(resolve(&s, "www.example.test", QueryType::Soa).2, "nodata");
+        assert_eq!(
+            resolve(&s, "mail.example.test", QueryType::Any).2,
+            "mail.example.test A",
+            "one set only (RFC 8482)"
+        );
+        assert_eq!(resolve(&s, "example.test", QueryType::Any).2, "soa");
+    }
+
+    #[test]
+    fn cname_chains_are_followed_within_served_zones() {
+        let s = snapshot();
+        assert_eq!(
+            resolve(&s, "alias2.example.test", A),
+            (
+                Some("example.test".into()),
+                vec!["alias2.example.test".into(), "alias.example.test".into()],
+                "www.example.test A".into(),
+                false
+            )
+        );
+        assert_eq!(
+            resolve(
+                &s,
+                "alias.example.test",
+                QueryType::Record(RecordType::Cname)
+            )
+            .2,
+            "alias.example.test CNAME",
+            "asking for the CNAME itself"
+        );
+        let (zone, chain, found, _) = resolve(&s, "to-other.example.test", A);
+        assert_eq!(
+            (zone.as_deref(), chain.len(), found.as_str()),
+            (Some("other.test"), 1, "host.other.test A"),
+            "across served zones"
+        );
+        assert_eq!(
+            resolve(&s, "out.example.test", A).2,
+            "elsewhere",
+            "the resolver follows it"
+        );
+        let (_, chain, found, _) = resolve(&s, "loop1.example.test", A);
+        assert!(
+            chain.len() <= MAX_CHAIN + 1 && found == "nodata",
+            "a loop ends: {chain:?}"
+        );
+    }
+
+    #[test]
+    fn wildcards_match_below_the_closest_encloser_only() {
+        let s = snapshot();
+        assert_eq!(
+            resolve(&s, "anything.wild.example.test", A).2,
+            "*.wild.example.test A"
+        );
+        assert!(resolve(&s, "anything.wild.example.test", A).3);
+        assert_eq!(
+            resolve(&s, "exact.wild.example.test", A).2,
+            "nodata",
+            "an existing name never uses the wildcard"
+        );
+        assert_eq!(
+            resolve(&s, "a.b.wild.example.test", A).2,
+            "*.wild.example.test A"
+        );
+        assert_eq!(
+            resolve(
+                &s,
+                "anything.wild.example.test",
+                QueryType::Record(RecordType::Mx)
+            )
+            .2,
+            "nodata"
+        );
+    }
+}
