@@ -155,6 +155,27 @@ async fn configure(server: &str, n: u64) {
         "configure members={n} apply_ms={:.0}",
         t.elapsed().as_secs_f64() * 1e3
     );
+    // Single durable writes with the catalog at full size.
+    let mut latencies = Vec::new();
+    for i in 0..200u64 {
+        let mut m = c
+            .get_member(pb::IdRequest { id: 3 + i })
+            .await
+            .unwrap()
+            .into_inner();
+        m.weight = 50 + (i % 50) as u32;
+        let t = Instant::now();
+        c.update_member(m).await.unwrap();
+        latencies.push(t.elapsed());
+    }
+    latencies.sort();
+    let total: f64 = latencies.iter().map(Duration::as_secs_f64).sum();
+    println!(
+        "single_writes members={n} writes_per_s={:.0} p50_ms={:.2} p99_ms={:.2}",
+        latencies.len() as f64 / total,
+        latencies[latencies.len() / 2].as_secs_f64() * 1e3,
+        latencies[latencies.len() * 99 / 100].as_secs_f64() * 1e3
+    );
 }
 
 struct Agent {

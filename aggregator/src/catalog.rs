@@ -108,6 +108,15 @@ pub enum Written {
     Deleted(ObjectRef),
 }
 
+/// A validated write, not yet applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// The change it makes.
+    pub change: Change,
+    /// The id counter after it.
+    pub last_id: u64,
+}
+
 /// A refused write.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CatalogError {
@@ -154,6 +163,15 @@ pub struct CatalogState {
 impl CatalogState {
     /// Apply one write; on error nothing changed.
     pub fn apply(&mut self, op: Op) -> Result<Change, CatalogError> {
+        let prepared = self.prepare(op)?;
+        Ok(self.commit(prepared))
+    }
+
+    /// Validate one write without changing anything: the change it would
+    /// make (version and id included). Apply it with [`CatalogState::commit`]
+    /// before any other write, e.g. once it is durable.
+    pub fn prepare(&self, op: Op) -> Result<Prepared, CatalogError> {
+        let mut last_id = self.last_id;
         let what = match op {
             Op::Create(mut object) => {
                 let id = if object_id(&object) == 0 {
@@ -169,8 +187,7 @@ impl CatalogState {
                     ));
                 }
                 self.check_object(&object)?;
-                self.last_id = self.last_id.max(id);
-                self.put(object.clone());
+                last_id = last_id.max(id);
                 Written::Upserted(Box::new(object))
             }
             Op::Update(object) => {
@@ -178,7 +195,6 @@ impl CatalogState {
                     return Err(CatalogError::NotFound(object.reference()));
                 }
                 self.check_object(&object)?;
-                self.put(object.clone());
                 Written::Upserted(Box::new(object))
             }
             Op::Delete(reference) => {
@@ -186,15 +202,28 @@ impl CatalogState {
                     return Err(CatalogError::NotFound(reference));
                 }
                 self.check_delete(reference)?;
-                self.remove(reference);
                 Written::Deleted(reference)
             }
         };
-        self.version += 1;
-        Ok(Change {
-            version: self.version,
-            what,
+        Ok(Prepared {
+            change: Change {
+                version: self.version + 1,
+                what,
+            },
+            last_id,
         })
+    }
+
+    /// Apply a prepared write (prepared against this very state).
+    pub fn commit(&mut self, prepared: Prepared) -> Change {
+        let Prepared { change, last_id } = prepared;
+        match &change.what {
+            Written::Upserted(object) => self.put(object.as_ref().clone()),
+            Written::Deleted(r) => self.remove(*r),
+        }
+        self.last_id = last_id;
+        self.version = change.version;
+        change
     }
 
     /// Apply every write or none: on the first error the state is unchanged.

@@ -283,3 +283,27 @@ fn changes_serialize_for_the_store() {
     let json = serde_json::to_string(&change).unwrap();
     assert_eq!(serde_json::from_str::<Change>(&json).unwrap(), change);
 }
+
+#[test]
+fn prepare_changes_nothing_and_commit_equals_apply() {
+    let (s, _, _, p, _, _) = populated();
+    let op = || {
+        Op::Create(Object::Member(Member::new(
+            MemberId(0),
+            p,
+            "web-9",
+            "192.0.2.9".parse().unwrap(),
+            80,
+        )))
+    };
+    let before = s.clone();
+    let prepared = s.prepare(op()).unwrap();
+    assert_eq!(s, before, "prepare is read-only");
+    let mut via_commit = s.clone();
+    let committed = via_commit.commit(prepared);
+    let mut via_apply = s.clone();
+    assert_eq!(via_apply.apply(op()).unwrap(), committed);
+    assert_eq!(via_commit, via_apply);
+    let bad = Op::Delete(ObjectRef::Pool(p));
+    assert!(s.prepare(bad).is_err());
+}
