@@ -135,7 +135,7 @@ impl Uplink {
         let fail = |established: bool| {
             move |e: &dyn std::error::Error| SessionError {
                 established,
-                error: error_chain(e),
+                error: gslb_shared::telemetry::error_chain(e),
             }
         };
         let mut endpoint = Endpoint::from_shared(address.to_owned())
@@ -303,21 +303,6 @@ impl Uplink {
             }
         }
     }
-}
-
-/// An error and its causes, `a: b: c` (tonic's transport errors say little on their own).
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 fn msg(m: pb::agent_message::Msg) -> pb::AgentMessage {

@@ -293,14 +293,13 @@ fn main() {
         let acked = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
-        for (i, mut a) in agents.drain(..).enumerate() {
+        for mut a in agents.drain(..) {
             let (acked, stop) = (acked.clone(), stop.clone());
             tasks.push(tokio::spawn(async move {
                 let mut seq = 0;
                 while !stop.load(Ordering::Relaxed) {
                     let cycle = now_ms() / 1000;
                     seq += 1;
-                    let _ = i;
                     if a.tx.send(batch(seq, cycle, 3..n + 3, 0)).await.is_err() {
                         break;
                     }

@@ -209,17 +209,6 @@ pub enum CtlError {
     Input(String),
 }
 
-/// An error with its causes (tonic's transport errors say little alone).
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
-}
-
 fn read_document(path: &Path) -> Result<String, CtlError> {
     std::fs::read_to_string(path).map_err(|e| CtlError::Input(format!("{}: {e}", path.display())))
 }
@@ -265,7 +254,7 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
         .await
         .map_err(|e| CtlError::Connect {
             server: cli.server.clone(),
-            error: chain(&e),
+            error: gslb_shared::telemetry::error_chain(&e),
         })?
         .max_decoding_message_size(crate::server::MAX_MESSAGE)
         .max_encoding_message_size(crate::server::MAX_MESSAGE);

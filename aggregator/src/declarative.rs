@@ -279,9 +279,9 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
             })?),
             None => None,
         };
-        let mut value =
-            serde_json::to_value(Pool::new(PoolId(0), d.name.clone())).unwrap_or_default();
+        let mut value = crate::defaults::base(crate::defaults::Kind::Pool);
         if let serde_json::Value::Object(map) = &mut value {
+            map.insert("name".into(), d.name.clone().into());
             map.extend(d.rest.clone());
             map.insert(
                 "check".into(),

@@ -56,8 +56,11 @@ pub struct EdgeInfo {
 pub struct Service {
     /// The control core; every operation on it is short (an fsync at most).
     control: Mutex<Control>,
-    /// The current version; agent and edge streams wait on it.
+    /// The current version; edge streams wait on it.
     version: watch::Sender<u64>,
+    /// The catalog generation; agent streams wait on it, so a health
+    /// decision (a new version) does not wake them.
+    catalog: watch::Sender<u64>,
     /// Agents by id.
     pub(crate) agents: Mutex<BTreeMap<String, AgentInfo>>,
     /// Connected agent streams per location (the engine hears of a location
@@ -82,28 +85,40 @@ impl Service {
     /// Wrap a control core.
     pub fn new(control: Control) -> Self {
         let (version, _) = watch::channel(control.version());
+        let (catalog, _) = watch::channel(control.catalog_generation());
         Self {
             control: Mutex::new(control),
             version,
+            catalog,
             agents: Mutex::default(),
             locations: Mutex::default(),
             edges: Mutex::default(),
         }
     }
 
-    /// Run `f` on the control core, then wake the streams if the version moved.
+    /// Run `f` on the control core, then wake the streams whose watch moved.
     pub fn with_control<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
-        let (result, version) = {
+        let (result, version, generation) = {
             let mut control = lock(&self.control);
             let result = f(&mut control);
-            (result, control.version())
+            (result, control.version(), control.catalog_generation())
         };
         self.version.send_if_modified(|v| {
             let moved = *v != version;
             *v = version;
             moved
         });
+        self.catalog.send_if_modified(|g| {
+            let moved = *g != generation;
+            *g = generation;
+            moved
+        });
         result
+    }
+
+    /// A receiver that sees every catalog change.
+    pub fn watch_catalog(&self) -> watch::Receiver<u64> {
+        self.catalog.subscribe()
     }
 
     /// A receiver that sees every version change.

@@ -505,6 +505,56 @@ async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
     report(&tx, 8, true).await;
     assert!(inbound.message().await.unwrap().is_some());
 
+    // A catalog change reaches the agent as an assignment delta.
+    let added = Member::new(
+        MemberId(0),
+        PoolId(3),
+        "web-3",
+        "127.0.0.14".parse().unwrap(),
+        80,
+    );
+    let created = c
+        .create_member(pb::Member::from(&added))
+        .await
+        .unwrap()
+        .into_inner();
+    let update = tokio::time::timeout(std::time::Duration::from_secs(5), inbound.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Some(pb::aggregator_message::Msg::Delta(delta)) = update.msg else {
+        panic!("expected a delta: {update:?}")
+    };
+    assert_eq!(
+        delta
+            .upserts
+            .iter()
+            .map(|a| a.member_id)
+            .collect::<Vec<_>>(),
+        vec![created.id]
+    );
+    assert!(delta.removals.is_empty());
+    c.delete_member(pb::IdRequest { id: created.id })
+        .await
+        .unwrap();
+    let update = tokio::time::timeout(std::time::Duration::from_secs(5), inbound.message())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let Some(pb::aggregator_message::Msg::Delta(delta)) = update.msg else {
+        panic!("expected a delta: {update:?}")
+    };
+    assert_eq!(
+        delta
+            .removals
+            .iter()
+            .map(|k| k.member_id)
+            .collect::<Vec<_>>(),
+        vec![created.id]
+    );
+
     // An edge holding a version this aggregator never had gets a full snapshot.
     let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
     let mut feed = edge

@@ -41,3 +41,19 @@ pub fn init(format: LogFormat) {
         LogFormat::Text => builder.with_ansi(ansi).init(),
     }
 }
+
+/// An error and its causes, `a: b: c`, skipping a cause its parent already
+/// quotes (tonic's transport errors say little on their own).
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -78,15 +78,8 @@ pub async fn create(
             return Err(ApiError::invalid(name, "is required"));
         }
     }
-    let placeholder = Member::new(
-        MemberId(0),
-        PoolId(pool),
-        "",
-        std::net::Ipv4Addr::UNSPECIFIED.into(),
-        80,
-    );
     let member: Member = merged(
-        serde_json::to_value(placeholder).unwrap_or(Value::Null),
+        crate::defaults::base(crate::defaults::Kind::Member),
         &body,
         0,
     )?;

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, decode};
 use crate::catalog::{Change, Object, ObjectRef, Op, Written};
-use crate::defaults::{Kind, base};
+use crate::defaults::{Kind, base, to_json};
 use crate::service::{Service, now};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
@@ -31,10 +31,6 @@ pub fn merged<T: Serialize + DeserializeOwned>(
         "",
         crate::defaults::overlay(base, patch, id),
     )?)
-}
-
-fn to_json<T: Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// Write one op; the object written, as JSON.

@@ -77,13 +77,8 @@ async fn run(
     let agent_id = register.agent_id.clone();
     connect(&service, &register, &location);
     tracing::info!(agent = %agent_id, %location, version = %register.version, "agent connected");
-    let mut versions = service.watch_version();
-    let (mut sent, mut generation) = service.with_control(|c| {
-        (
-            assignments_for(c.catalog(), &location),
-            c.catalog_generation(),
-        )
-    });
+    let mut catalog = service.watch_catalog();
+    let mut sent = service.with_control(|c| assignments_for(c.catalog(), &location));
     let mut set_version = 1u64;
     let full = pb::AssignmentSet {
         version: set_version,
@@ -111,16 +106,11 @@ async fn run(
                     break;
                 }
             },
-            changed = versions.changed() => {
+            changed = catalog.changed() => {
                 if changed.is_err() {
                     break;
                 }
-                let (now_gen, fresh) = service.with_control(|c| {
-                    let g = c.catalog_generation();
-                    (g, (g != generation).then(|| assignments_for(c.catalog(), &location)))
-                });
-                generation = now_gen;
-                let Some(fresh) = fresh else { continue };
+                let fresh = service.with_control(|c| assignments_for(c.catalog(), &location));
                 if let Some(delta) = delta(&sent, &fresh, &mut set_version) {
                     set_assignments(&service, &agent_id, fresh.len());
                     sent = fresh;
