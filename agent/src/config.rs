@@ -162,16 +162,7 @@ impl Settings {
             ));
         }
         for url in &self.aggregator {
-            let rest = url
-                .strip_prefix("http://")
-                .or_else(|| url.strip_prefix("https://"));
-            let ok = rest.is_some_and(|r| !r.is_empty() && !r.contains(['/', '?', '#', '@']));
-            if !ok {
-                return Err(invalid(
-                    "aggregator",
-                    format!("{url:?} must be http://HOST:PORT or https://HOST:PORT"),
-                ));
-            }
+            gslb_shared::config::aggregator_url("aggregator", url)?;
         }
         let concurrency = self.concurrency.unwrap_or(1024);
         if !(1..=100_000).contains(&concurrency) {

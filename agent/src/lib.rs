@@ -1,7 +1,7 @@
 //! The gslb probe agent: checkers, scheduling and the result uplink.
 
 pub mod agent;
-pub mod backoff;
+pub use gslb_shared::backoff;
 pub mod buffer;
 pub mod checker;
 pub mod clock;

@@ -56,3 +56,19 @@ pub fn duration(
         Some(t) => humantime::parse_duration(&t).map_err(|e| invalid(field, format!("{t:?}: {e}"))),
     }
 }
+
+/// Check an aggregator URL: `http://HOST:PORT` or `https://HOST:PORT`.
+pub fn aggregator_url(field: &'static str, url: &str) -> Result<(), ConfigError> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    let ok = rest.is_some_and(|r| !r.is_empty() && !r.contains(['/', '?', '#', '@']));
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{url:?} must be http://HOST:PORT or https://HOST:PORT"),
+        ))
+    }
+}

@@ -1,6 +1,7 @@
 //! The gslb domain: the model every component shares, its validation, and the
 //! pure selection function that turns health facts and a query into an answer.
 
+pub mod backoff;
 pub mod config;
 pub mod duration;
 pub mod model;
