@@ -1,0 +1,519 @@
+//! The compiled answer table: built once per applied snapshot so that a
+//! query costs a hash lookup of its lower-cased wire name, the per-query
+//! part of selection, and encoding.
+//!
+//! Names are keyed by their canonical (lower-case) wire form. Every owner
+//! name and every empty non-terminal is an entry, so a miss means the name
+//! does not exist and the closest encloser is found by looking up suffixes.
+//! CNAME chains are resolved here (with [`crate::lookup`]), not per query.
+
+use std::net::IpAddr;
+
+use domain::base::{Name, Serial, Ttl};
+use domain::rdata::caa::{CaaFlags, CaaTag};
+use domain::rdata::{A, Aaaa, Caa, Cname, Mx, Ns, Soa, Srv, Txt, ZoneRecordData};
+use gslb_shared::selection::CatalogIndex;
+use gslb_shared::{DnsName, DynamicRecord, Rdata, RecordData, RecordType, Snapshot, Zone};
+use rustc_hash::FxHashMap;
+
+use crate::lookup::{self, Found, QueryType, Resolution};
+
+/// Record data as the encoder pushes it.
+pub type Data = ZoneRecordData<Vec<u8>, WireName>;
+/// An absolute domain name in wire form.
+pub type WireName = Name<Vec<u8>>;
+
+/// A static record set or a pool-backed one, ready to encode.
+#[derive(Debug, Clone)]
+pub struct Set {
+    /// Its type.
+    pub rtype: RecordType,
+    /// TTL of every record in it.
+    pub ttl: Ttl,
+    /// What it answers.
+    pub data: SetData,
+}
+
+/// The data of a [`Set`].
+#[derive(Debug, Clone)]
+pub enum SetData {
+    /// Fixed records.
+    Static(Box<[Data]>),
+    /// Chosen per query: index into [`Table::dynamic`].
+    Dynamic(u32),
+}
+
+/// One CNAME hop of a chain.
+#[derive(Debug, Clone)]
+pub struct Link {
+    /// Owner; `None` for the query name itself (the first hop).
+    pub owner: Option<WireName>,
+    /// TTL.
+    pub ttl: Ttl,
+    /// The CNAME record.
+    pub data: Data,
+}
+
+/// Where a CNAME chain ends.
+#[derive(Debug, Clone)]
+pub enum ChainEnd {
+    /// At this entry; `owner` is the final name (it differs from the
+    /// entry's own name when a wildcard matched).
+    Entry {
+        /// Index into [`Table::entries`].
+        entry: u32,
+        /// The final name.
+        owner: WireName,
+    },
+    /// The final name does not exist in zone `zone`.
+    NxDomain {
+        /// Index into [`Table::zones`].
+        zone: u32,
+    },
+    /// The chain leaves the served zones, or loops: the answer is the chain.
+    Elsewhere,
+}
+
+/// A resolved CNAME chain.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// The hops, in order.
+    pub links: Box<[Link]>,
+    /// What follows the last hop.
+    pub end: ChainEnd,
+}
+
+/// An existing name.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Index into [`Table::zones`].
+    pub zone: u32,
+    /// The zone apex (answers SOA and NS).
+    pub apex: bool,
+    /// Record sets other than CNAME, in type order.
+    pub sets: Box<[Set]>,
+    /// The chain when the name owns a CNAME.
+    pub cname: Option<Box<Chain>>,
+    /// The CNAME set itself, for queries of type CNAME.
+    pub cname_set: Option<Link>,
+    /// Index of `*.<this name>` when that wildcard exists.
+    pub wildcard: Option<u32>,
+}
+
+/// A served zone.
+#[derive(Debug, Clone)]
+pub struct ZoneInfo {
+    /// Apex in wire form.
+    pub apex: WireName,
+    /// SOA with the serial of this table's version.
+    pub soa: Data,
+    /// TTL of the SOA record.
+    pub soa_ttl: Ttl,
+    /// TTL of the SOA in negative answers: min(SOA TTL, negative TTL).
+    pub negative_ttl: Ttl,
+    /// NS records at the apex.
+    pub ns: Box<[Data]>,
+}
+
+/// A pool-backed record set.
+#[derive(Debug, Clone)]
+pub struct Dynamic {
+    /// Steering, pools, geo branches, firstN.
+    pub record: DynamicRecord,
+    /// The answer depends on the client's region (ECS scope is not /0).
+    pub geo: bool,
+}
+
+/// Everything a query needs, for one snapshot version.
+#[derive(Debug)]
+pub struct Table {
+    /// Snapshot version (the SOA serial).
+    pub version: u64,
+    /// When the snapshot was published (ms since the Unix epoch).
+    pub published_at_ms: u64,
+    /// Zones.
+    pub zones: Vec<ZoneInfo>,
+    /// Existing names.
+    pub entries: Vec<Entry>,
+    /// Canonical wire name -> index into `entries`.
+    pub names: FxHashMap<Box<[u8]>, u32>,
+    /// Pool-backed record sets.
+    pub dynamic: Vec<Dynamic>,
+    /// Pools with their members and facts, for selection.
+    pub pools: CatalogIndex,
+}
+
+/// A snapshot that cannot be compiled (the aggregator validated it, so
+/// this means a bug or a corrupt cache).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot compile {what} {name:?}: {rule}")]
+pub struct CompileError {
+    /// The kind of object.
+    pub what: &'static str,
+    /// Its name.
+    pub name: String,
+    /// What is wrong.
+    pub rule: String,
+}
+
+fn error(what: &'static str, name: impl ToString, rule: impl ToString) -> CompileError {
+    CompileError {
+        what,
+        name: name.to_string(),
+        rule: rule.to_string(),
+    }
+}
+
+/// The canonical wire form of a model name (labels, then the root).
+pub fn wire_key(name: &DnsName) -> Vec<u8> {
+    let mut out = Vec::with_capacity(name.as_str().len() + 2);
+    for label in name.as_str().split('.') {
+        out.push(label.len() as u8);
+        out.extend_from_slice(label.as_bytes());
+    }
+    out.push(0);
+    out
+}
+
+/// A model name as a wire name.
+pub fn wire_name(name: &DnsName) -> Result<WireName, CompileError> {
+    Name::from_octets(wire_key(name)).map_err(|e| error("name", name, e))
+}
+
+fn ttl(secs: u32) -> Ttl {
+    Ttl::from_secs(secs)
+}
+
+fn data(rdata: &Rdata, owner: &DnsName) -> Result<Data, CompileError> {
+    let bad = |e: &dyn std::fmt::Display| error("record", owner, e);
+    Ok(match rdata {
+        Rdata::A(a) => ZoneRecordData::A(A::new(*a)),
+        Rdata::Aaaa(a) => ZoneRecordData::Aaaa(Aaaa::new(*a)),
+        Rdata::Cname(n) => ZoneRecordData::Cname(Cname::new(wire_name(n)?)),
+        Rdata::Ns(n) => ZoneRecordData::Ns(Ns::new(wire_name(n)?)),
+        Rdata::Mx {
+            preference,
+            exchange,
+        } => ZoneRecordData::Mx(Mx::new(*preference, wire_name(exchange)?)),
+        Rdata::Txt(strings) => {
+            let mut raw = Vec::new();
+            for s in strings {
+                let bytes = s.as_bytes();
+                let len = u8::try_from(bytes.len()).map_err(|e| bad(&e))?;
+                raw.push(len);
+                raw.extend_from_slice(bytes);
+            }
+            ZoneRecordData::Txt(Txt::from_octets(raw).map_err(|e| bad(&e))?)
+        }
+        Rdata::Srv {
+            priority,
+            weight,
+            port,
+            target,
+        } => ZoneRecordData::Srv(Srv::new(*priority, *weight, *port, wire_name(target)?)),
+        Rdata::Caa { flags, tag, value } => {
+            let tag = CaaTag::from_octets(tag.as_bytes().to_vec()).map_err(|e| bad(&e))?;
+            ZoneRecordData::Caa(Caa::new(
+                CaaFlags::new(*flags),
+                tag,
+                value.as_bytes().to_vec(),
+            ))
+        }
+    })
+}
+
+fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
+    let s = &zone.soa;
+    let soa_ttl = zone.default_ttl;
+    Ok(ZoneInfo {
+        apex: wire_name(&zone.apex)?,
+        // Serial arithmetic (RFC 1982) wraps at 2^32: the low bits of the version.
+        soa: ZoneRecordData::Soa(Soa::new(
+            wire_name(&s.mname)?,
+            wire_name(&s.rname)?,
+            Serial(version as u32),
+            ttl(s.refresh),
+            ttl(s.retry),
+            ttl(s.expire),
+            ttl(s.negative_ttl),
+        )),
+        soa_ttl: ttl(soa_ttl),
+        negative_ttl: ttl(soa_ttl.min(s.negative_ttl)),
+        ns: zone
+            .ns
+            .iter()
+            .map(|n| Ok(ZoneRecordData::Ns(Ns::new(wire_name(n)?))))
+            .collect::<Result<_, CompileError>>()?,
+    })
+}
+
+/// Builds a table.
+struct Builder<'a> {
+    snapshot: &'a Snapshot,
+    index: lookup::Index<'a>,
+    zone_slot: FxHashMap<gslb_shared::ZoneId, u32>,
+    table: Table,
+}
+
+impl Table {
+    /// Compile a snapshot.
+    pub fn compile(snapshot: &Snapshot) -> Result<Table, CompileError> {
+        let facts = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut b = Builder {
+            snapshot,
+            index: lookup::Index::new(snapshot),
+            zone_slot: FxHashMap::default(),
+            table: Table {
+                version: snapshot.version,
+                published_at_ms: snapshot.published_at_ms,
+                zones: Vec::new(),
+                entries: Vec::new(),
+                names: FxHashMap::default(),
+                dynamic: Vec::new(),
+                pools: CatalogIndex::new(&snapshot.catalog, &facts),
+            },
+        };
+        b.zones()?;
+        b.names()?;
+        b.chains()?;
+        b.wildcards();
+        Ok(b.table)
+    }
+
+    /// The entry of a canonical wire name.
+    pub fn entry(&self, key: &[u8]) -> Option<&Entry> {
+        self.names.get(key).map(|&i| &self.entries[i as usize])
+    }
+}
+
+impl Builder<'_> {
+    fn zones(&mut self) -> Result<(), CompileError> {
+        for zone in self.snapshot.catalog.zones.values() {
+            let slot = self.table.zones.len() as u32;
+            self.table
+                .zones
+                .push(zone_info(zone, self.snapshot.version)?);
+            self.zone_slot.insert(zone.id, slot);
+            self.entry_for(&zone.apex, slot).apex = true;
+        }
+        Ok(())
+    }
+
+    /// The entry of `name`, created empty (as an empty non-terminal) if new.
+    fn entry_for(&mut self, name: &DnsName, zone: u32) -> &mut Entry {
+        let key = wire_key(name).into_boxed_slice();
+        let next = self.table.entries.len() as u32;
+        let index = *self.table.names.entry(key).or_insert(next);
+        if index == next {
+            self.table.entries.push(Entry {
+                zone,
+                apex: false,
+                sets: Box::new([]),
+                cname: None,
+                cname_set: None,
+                wildcard: None,
+            });
+        }
+        &mut self.table.entries[index as usize]
+    }
+
+    fn names(&mut self) -> Result<(), CompileError> {
+        let snapshot = self.snapshot;
+        for record in snapshot.catalog.records.values() {
+            let Some(&zone) = self.zone_slot.get(&record.zone) else {
+                continue;
+            };
+            let apex = &snapshot.catalog.zones[&record.zone].apex;
+            if !record.name.is_in_zone(apex) {
+                continue;
+            }
+            // Every name between the owner and the apex exists.
+            let mut up = parent(&record.name);
+            while let Some(p) = up {
+                if !p.is_in_zone(apex) || &p == apex {
+                    break;
+                }
+                self.entry_for(&p, zone);
+                up = parent(&p);
+            }
+            let set = self.set(record)?;
+            let entry = self.entry_for(&record.name, zone);
+            if record.rtype == RecordType::Cname {
+                if let SetData::Static(rdata) = set.data
+                    && let Some(first) = rdata.first()
+                {
+                    entry.cname_set = Some(Link {
+                        owner: None,
+                        ttl: set.ttl,
+                        data: first.clone(),
+                    });
+                }
+                continue;
+            }
+            let mut sets = std::mem::take(&mut entry.sets).into_vec();
+            sets.push(set);
+            sets.sort_by_key(|s| s.rtype);
+            entry.sets = sets.into_boxed_slice();
+        }
+        Ok(())
+    }
+
+    fn set(&mut self, record: &gslb_shared::RecordSet) -> Result<Set, CompileError> {
+        let data = match &record.data {
+            RecordData::Static(rdata) => SetData::Static(
+                rdata
+                    .iter()
+                    .map(|r| data(r, &record.name))
+                    .collect::<Result<_, _>>()?,
+            ),
+            RecordData::Dynamic(d) => {
+                let slot = self.table.dynamic.len() as u32;
+                self.table.dynamic.push(Dynamic {
+                    record: d.clone(),
+                    geo: !d.geo.is_empty(),
+                });
+                SetData::Dynamic(slot)
+            }
+        };
+        Ok(Set {
+            rtype: record.rtype,
+            ttl: ttl(record.ttl),
+            data,
+        })
+    }
+
+    /// Resolve the chain of every name that owns a CNAME.
+    fn chains(&mut self) -> Result<(), CompileError> {
+        let snapshot = self.snapshot;
+        for record in snapshot.catalog.records.values() {
+            if record.rtype != RecordType::Cname {
+                continue;
+            }
+            let key = wire_key(&record.name);
+            let Some(&entry) = self.table.names.get(key.as_slice()) else {
+                continue;
+            };
+            let chain = self.chain(&record.name)?;
+            self.table.entries[entry as usize].cname = chain.map(Box::new);
+        }
+        Ok(())
+    }
+
+    fn chain(&self, name: &DnsName) -> Result<Option<Chain>, CompileError> {
+        // Any type but CNAME follows the chain; what the final name holds
+        // is decided per query type, so only the chain itself matters here.
+        let Resolution::Answer {
+            cnames,
+            found,
+            zone,
+            ..
+        } = self.index.resolve(name, QueryType::Other(0))
+        else {
+            return Ok(None);
+        };
+        let mut links = Vec::with_capacity(cnames.len());
+        let mut owner: Option<DnsName> = None;
+        let mut target: Option<DnsName> = None;
+        for set in &cnames {
+            let RecordData::Static(rdata) = &set.data else {
+                return Ok(None);
+            };
+            let Some(first) = rdata.first() else {
+                return Ok(None);
+            };
+            links.push(Link {
+                owner: owner.as_ref().map(wire_name).transpose()?,
+                ttl: ttl(set.ttl),
+                data: data(first, &set.name)?,
+            });
+            if let Rdata::Cname(t) = first {
+                owner = Some(t.clone());
+                target = Some(t.clone());
+            }
+        }
+        let end = match (found, target) {
+            (Found::NxDomain, _) => ChainEnd::NxDomain {
+                zone: self.zone_slot.get(&zone.id).copied().unwrap_or(0),
+            },
+            (Found::Elsewhere, _) | (_, None) => ChainEnd::Elsewhere,
+            (_, Some(t)) => match self.final_entry(&t) {
+                Some(entry) => ChainEnd::Entry {
+                    entry,
+                    owner: wire_name(&t)?,
+                },
+                // The chain ended in a loop or overlong: answer what we have.
+                None => ChainEnd::Elsewhere,
+            },
+        };
+        // A loop leaves the last target owning a CNAME: stop there.
+        if let ChainEnd::Entry { entry, .. } = end
+            && self.table.entries[entry as usize].cname_set.is_some()
+        {
+            return Ok(Some(Chain {
+                links: links.into_boxed_slice(),
+                end: ChainEnd::Elsewhere,
+            }));
+        }
+        Ok(Some(Chain {
+            links: links.into_boxed_slice(),
+            end,
+        }))
+    }
+
+    /// The entry that answers for `name`: its own, or the wildcard of its
+    /// closest encloser.
+    fn final_entry(&self, name: &DnsName) -> Option<u32> {
+        if let Some(&i) = self.table.names.get(wire_key(name).as_slice()) {
+            return Some(i);
+        }
+        let mut up = parent(name);
+        while let Some(p) = up {
+            if self.table.names.contains_key(wire_key(&p).as_slice()) {
+                let star = DnsName::parse(&format!("*.{p}")).ok()?;
+                return self.table.names.get(wire_key(&star).as_slice()).copied();
+            }
+            up = parent(&p);
+        }
+        None
+    }
+
+    fn wildcards(&mut self) {
+        let mut links = Vec::new();
+        for (key, &index) in &self.table.names {
+            // "\x01*" followed by the encloser's wire name.
+            if key.len() > 2
+                && key[0] == 1
+                && key[1] == b'*'
+                && let Some(&encloser) = self.table.names.get(&key[2..])
+            {
+                links.push((encloser, index));
+            }
+        }
+        for (encloser, wildcard) in links {
+            self.table.entries[encloser as usize].wildcard = Some(wildcard);
+        }
+    }
+}
+
+fn parent(name: &DnsName) -> Option<DnsName> {
+    name.as_str()
+        .split_once('.')
+        .and_then(|(_, rest)| DnsName::parse(rest).ok())
+}
+
+/// The family a dynamic set answers, from its type.
+pub fn family_of(rtype: RecordType) -> Option<gslb_shared::selection::Family> {
+    match rtype {
+        RecordType::A => Some(gslb_shared::selection::Family::V4),
+        RecordType::Aaaa => Some(gslb_shared::selection::Family::V6),
+        _ => None,
+    }
+}
+
+/// Record data for one selected address.
+pub fn address_data(addr: IpAddr) -> Data {
+    match addr {
+        IpAddr::V4(a) => ZoneRecordData::A(A::new(a)),
+        IpAddr::V6(a) => ZoneRecordData::Aaaa(Aaaa::new(a)),
+    }
+}
