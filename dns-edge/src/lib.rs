@@ -1,6 +1,18 @@
-//! The gslb DNS edge (`gslb-edge`), being built (issue 5). So far: the
-//! client-region table and name resolution over a snapshot. Wire encoding,
-//! the snapshot feed and the DNS server are not written yet; no binary.
+//! The gslb DNS edge (`gslb-edge`): subscribes to the aggregator's snapshot
+//! feed, compiles each applied snapshot into an answer table, and answers
+//! authoritative DNS over UDP and TCP from memory.
 
+pub mod answer;
+pub mod cache;
+pub mod config;
+pub mod edge;
+pub mod feed;
 pub mod geo;
 pub mod lookup;
+pub mod metrics;
+pub mod request;
+pub mod rrl;
+pub mod server;
+pub mod state;
+pub mod status;
+pub mod table;

@@ -1,0 +1,311 @@
+//! Edge settings: command-line flags and an optional TOML file with the
+//! same keys (flags win), validated into an [`EdgeConfig`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+pub use gslb_shared::config::ConfigError;
+use gslb_shared::config::{duration, invalid};
+pub use gslb_shared::telemetry::LogFormat;
+use serde::Deserialize;
+
+use crate::rrl::RrlConfig;
+use crate::server::tcp::TcpConfig;
+
+/// gslb-edge: an authoritative DNS server that answers from the snapshots
+/// an aggregator publishes. Every flag can also be set in the --config file
+/// under the same name (e.g. `listen-dns = "0.0.0.0:53"`); flags win.
+#[derive(Debug, Clone, Default, Parser, Deserialize)]
+#[command(name = "gslb-edge", version)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct Settings {
+    /// TOML file with any of these settings.
+    #[arg(long)]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// Aggregator gRPC URLs, comma-separated (`http://host:port` or `https://host:port`); tried in turn.
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default)]
+    pub aggregator: Vec<String>,
+    /// DNS address (UDP and TCP), bound once a snapshot is applied [default: 127.0.0.1:53].
+    #[arg(long)]
+    pub listen_dns: Option<SocketAddr>,
+    /// Status address (/livez, /readyz, /status/*, /metrics), bound at start [default: 127.0.0.1:8053].
+    #[arg(long)]
+    pub listen_status: Option<SocketAddr>,
+    /// Directory of the snapshot cache (written on every apply, read at start); no cache when unset.
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
+    /// File of `CIDR REGION` lines mapping client addresses to regions.
+    #[arg(long)]
+    pub geo_file: Option<PathBuf>,
+    /// Identity reported to the aggregator [default: edge-<random>].
+    #[arg(long)]
+    pub edge_id: Option<String>,
+    /// UDP worker threads, one socket each [default: number of CPUs].
+    #[arg(long)]
+    pub udp_workers: Option<usize>,
+    /// Close a DNS TCP connection idle this long [default: 10s].
+    #[arg(long)]
+    pub tcp_idle_timeout: Option<String>,
+    /// Most DNS TCP connections from one client address [default: 16].
+    #[arg(long)]
+    pub tcp_max_per_client: Option<usize>,
+    /// Most DNS TCP connections in all [default: 1024].
+    #[arg(long)]
+    pub tcp_max_connections: Option<usize>,
+    /// On SIGTERM/SIGINT keep answering at least this many seconds [default: 5].
+    #[arg(long)]
+    pub min_drain_secs: Option<u64>,
+    /// Responses per second per client subnet; 0 turns rate limiting off [default: 0].
+    #[arg(long)]
+    pub rrl_rate: Option<u32>,
+    /// Responses a subnet may burst above the rate [default: the rate].
+    #[arg(long)]
+    pub rrl_burst: Option<u32>,
+    /// Every Nth rate-limited response is sent truncated (TC) instead of dropped; 0 drops all [default: 2].
+    #[arg(long)]
+    pub rrl_slip: Option<u32>,
+    /// IPv4 subnet length one bucket covers [default: 24].
+    #[arg(long)]
+    pub rrl_ipv4_prefix: Option<u8>,
+    /// IPv6 subnet length one bucket covers (at most 64) [default: 56].
+    #[arg(long)]
+    pub rrl_ipv6_prefix: Option<u8>,
+    /// Client certificate (PEM) for mutual TLS to the aggregator.
+    #[arg(long)]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long)]
+    pub tls_key: Option<PathBuf>,
+    /// CA bundle (PEM) that signs the aggregator's certificate.
+    #[arg(long)]
+    pub tls_ca: Option<PathBuf>,
+    /// Log format: text or json [default: text].
+    #[arg(long)]
+    pub log_format: Option<LogFormat>,
+}
+
+/// Client TLS material for the aggregator link.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LinkTls {
+    /// Client certificate and key, for mutual TLS.
+    pub identity: Option<(PathBuf, PathBuf)>,
+    /// CA of the aggregator's certificate.
+    pub ca: Option<PathBuf>,
+}
+
+/// Validated edge settings.
+#[derive(Debug, Clone)]
+pub struct EdgeConfig {
+    /// Aggregator URLs (may be empty: serve the cache only).
+    pub aggregators: Vec<String>,
+    /// DNS address.
+    pub listen_dns: SocketAddr,
+    /// Status address.
+    pub listen_status: SocketAddr,
+    /// Snapshot cache directory.
+    pub cache_dir: Option<PathBuf>,
+    /// Geo table file.
+    pub geo_file: Option<PathBuf>,
+    /// Edge id.
+    pub edge_id: String,
+    /// UDP workers.
+    pub udp_workers: usize,
+    /// TCP limits.
+    pub tcp: TcpConfig,
+    /// Minimum drain window.
+    pub min_drain: Duration,
+    /// Rate limiting.
+    pub rrl: RrlConfig,
+    /// TLS to the aggregator.
+    pub link_tls: LinkTls,
+    /// Log format.
+    pub log_format: LogFormat,
+}
+
+impl Settings {
+    /// Read `--config` (if given) and let the flags in `self` override it.
+    pub fn merged(self) -> Result<Settings, ConfigError> {
+        let Some(path) = self.config.clone() else {
+            return Ok(self);
+        };
+        let file = gslb_shared::config::read_toml::<Settings>(&path)?;
+        Ok(Settings {
+            config: Some(path),
+            aggregator: if self.aggregator.is_empty() {
+                file.aggregator
+            } else {
+                self.aggregator
+            },
+            listen_dns: self.listen_dns.or(file.listen_dns),
+            listen_status: self.listen_status.or(file.listen_status),
+            cache_dir: self.cache_dir.or(file.cache_dir),
+            geo_file: self.geo_file.or(file.geo_file),
+            edge_id: self.edge_id.or(file.edge_id),
+            udp_workers: self.udp_workers.or(file.udp_workers),
+            tcp_idle_timeout: self.tcp_idle_timeout.or(file.tcp_idle_timeout),
+            tcp_max_per_client: self.tcp_max_per_client.or(file.tcp_max_per_client),
+            tcp_max_connections: self.tcp_max_connections.or(file.tcp_max_connections),
+            min_drain_secs: self.min_drain_secs.or(file.min_drain_secs),
+            rrl_rate: self.rrl_rate.or(file.rrl_rate),
+            rrl_burst: self.rrl_burst.or(file.rrl_burst),
+            rrl_slip: self.rrl_slip.or(file.rrl_slip),
+            rrl_ipv4_prefix: self.rrl_ipv4_prefix.or(file.rrl_ipv4_prefix),
+            rrl_ipv6_prefix: self.rrl_ipv6_prefix.or(file.rrl_ipv6_prefix),
+            tls_cert: self.tls_cert.or(file.tls_cert),
+            tls_key: self.tls_key.or(file.tls_key),
+            tls_ca: self.tls_ca.or(file.tls_ca),
+            log_format: self.log_format.or(file.log_format),
+        })
+    }
+
+    /// Validate into an [`EdgeConfig`].
+    pub fn validate(self) -> Result<EdgeConfig, ConfigError> {
+        for url in &self.aggregator {
+            gslb_shared::config::aggregator_url("aggregator", url)?;
+        }
+        if self.aggregator.is_empty() && self.cache_dir.is_none() {
+            return Err(invalid(
+                "aggregator",
+                "needs at least one URL (or a --cache-dir to serve from)",
+            ));
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let udp_workers = self.udp_workers.unwrap_or(cpus);
+        if !(1..=256).contains(&udp_workers) {
+            return Err(invalid("udp-workers", "must be between 1 and 256"));
+        }
+        let idle = duration(
+            "tcp-idle-timeout",
+            self.tcp_idle_timeout,
+            Duration::from_secs(10),
+        )?;
+        if idle < Duration::from_millis(100) || idle > Duration::from_secs(300) {
+            return Err(invalid(
+                "tcp-idle-timeout",
+                "must be between 100ms and 300s",
+            ));
+        }
+        let max_per_client = self.tcp_max_per_client.unwrap_or(16);
+        let max_connections = self.tcp_max_connections.unwrap_or(1024);
+        if max_per_client == 0 || max_connections == 0 {
+            return Err(invalid(
+                "tcp-max-per-client",
+                "connection limits must be at least 1",
+            ));
+        }
+        let min_drain_secs = self.min_drain_secs.unwrap_or(5);
+        if min_drain_secs > 3600 {
+            return Err(invalid("min-drain-secs", "must be at most 3600"));
+        }
+        let rate = self.rrl_rate.unwrap_or(0);
+        let rrl = RrlConfig {
+            rate,
+            burst: self.rrl_burst.unwrap_or(rate),
+            slip: self.rrl_slip.unwrap_or(2),
+            v4_prefix: self.rrl_ipv4_prefix.unwrap_or(24),
+            v6_prefix: self.rrl_ipv6_prefix.unwrap_or(56),
+        };
+        if rrl.v4_prefix > 32 {
+            return Err(invalid("rrl-ipv4-prefix", "must be at most 32"));
+        }
+        if rrl.v6_prefix > 64 {
+            return Err(invalid("rrl-ipv6-prefix", "must be at most 64"));
+        }
+        if rrl.slip > 10 {
+            return Err(invalid("rrl-slip", "must be between 0 and 10"));
+        }
+        let identity = match (self.tls_cert, self.tls_key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => return Err(invalid("tls-cert", "--tls-cert and --tls-key go together")),
+        };
+        let edge_id = self
+            .edge_id
+            .unwrap_or_else(|| format!("edge-{:08x}", rand::random::<u32>()));
+        if edge_id.is_empty() || edge_id.len() > 128 {
+            return Err(invalid("edge-id", "must be 1 to 128 characters"));
+        }
+        Ok(EdgeConfig {
+            aggregators: self.aggregator,
+            listen_dns: self
+                .listen_dns
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 53))),
+            listen_status: self
+                .listen_status
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8053))),
+            cache_dir: self.cache_dir,
+            geo_file: self.geo_file,
+            edge_id,
+            udp_workers,
+            tcp: TcpConfig {
+                idle_timeout: idle,
+                max_per_client,
+                max_connections,
+            },
+            min_drain: Duration::from_secs(min_drain_secs),
+            rrl,
+            link_tls: LinkTls {
+                identity,
+                ca: self.tls_ca,
+            },
+            log_format: self.log_format.unwrap_or_default(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(args: &[&str]) -> Result<EdgeConfig, ConfigError> {
+        Settings::try_parse_from(std::iter::once("gslb-edge").chain(args.iter().copied()))
+            .unwrap()
+            .merged()?
+            .validate()
+    }
+
+    #[test]
+    fn flags_validate_with_defaults() {
+        let c = settings(&["--aggregator", "http://127.0.0.1:7000"]).unwrap();
+        assert_eq!(c.listen_dns, "127.0.0.1:53".parse().unwrap());
+        assert_eq!(c.min_drain, Duration::from_secs(5));
+        assert_eq!(c.rrl.rate, 0, "rate limiting is off unless asked for");
+        assert_eq!(c.tcp.idle_timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn each_bad_setting_is_named() {
+        let cases: [(&[&str], &str); 7] = [
+            (&[], "aggregator"),
+            (&["--aggregator", "ftp://x:1"], "aggregator"),
+            (
+                &["--aggregator", "http://a:1", "--udp-workers", "0"],
+                "udp-workers",
+            ),
+            (
+                &["--aggregator", "http://a:1", "--tcp-idle-timeout", "1ms"],
+                "tcp-idle-timeout",
+            ),
+            (
+                &["--aggregator", "http://a:1", "--rrl-ipv4-prefix", "33"],
+                "rrl-ipv4-prefix",
+            ),
+            (
+                &["--aggregator", "http://a:1", "--tls-cert", "c.pem"],
+                "tls-cert",
+            ),
+            (
+                &["--aggregator", "http://a:1", "--min-drain-secs", "99999"],
+                "min-drain-secs",
+            ),
+        ];
+        for (args, field) in cases {
+            let err = settings(args).unwrap_err().to_string();
+            assert!(err.starts_with(field), "{args:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The edge's lifecycle (seed 003): bind the status listener, load the
+//! cache, follow the feed, bind DNS once a snapshot is applied, and drain
+//! on shutdown.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Context;
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
+
+use crate::config::EdgeConfig;
+use crate::feed::{self, FeedConfig, Follower};
+use crate::geo::GeoTable;
+use crate::rrl::Limiter;
+use crate::server;
+use crate::state::Shared;
+use crate::table::Table;
+
+/// How often the wait for a first snapshot and the drain log their state.
+const REPORT_EVERY: Duration = Duration::from_secs(10);
+
+fn link_tls(cfg: &EdgeConfig) -> anyhow::Result<Option<ClientTlsConfig>> {
+    let tls = &cfg.link_tls;
+    if tls.identity.is_none() && tls.ca.is_none() {
+        return Ok(None);
+    }
+    let mut c = ClientTlsConfig::new();
+    if let Some(ca) = &tls.ca {
+        let pem = std::fs::read(ca).with_context(|| format!("tls-ca {}", ca.display()))?;
+        c = c.ca_certificate(Certificate::from_pem(pem));
+    }
+    if let Some((cert, key)) = &tls.identity {
+        let cert = std::fs::read(cert).with_context(|| format!("tls-cert {}", cert.display()))?;
+        let key = std::fs::read(key).with_context(|| format!("tls-key {}", key.display()))?;
+        c = c.identity(Identity::from_pem(cert, key));
+    }
+    Ok(Some(c))
+}
+
+/// Print a bound address on stdout, where tests and scripts read it (port 0
+/// picks a free one).
+#[allow(clippy::print_stdout)]
+fn announce(name: &str, addr: std::net::SocketAddr) {
+    println!("{name} listening on {addr}");
+}
+
+/// Load the cached snapshot, if any; a bad one is ignored with a warning.
+fn load_cache(shared: &Shared, cfg: &EdgeConfig) -> Follower {
+    let Some(dir) = &cfg.cache_dir else {
+        return Follower::default();
+    };
+    let snapshot = match crate::cache::load(dir) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Follower::default(),
+        Err(e) => {
+            tracing::warn!(error = %e, "snapshot cache ignored");
+            return Follower::default();
+        }
+    };
+    match Table::compile(&snapshot) {
+        Ok(table) => {
+            let source = format!("cache:{}", crate::cache::path(dir).display());
+            tracing::info!(version = snapshot.version, %source, "snapshot loaded from cache");
+            shared.install(table, &source, false);
+            Follower::new(Some(snapshot))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "snapshot cache ignored");
+            Follower::default()
+        }
+    }
+}
+
+/// Run the edge until `shutdown` completes, then drain.
+pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    let geo = match &cfg.geo_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("geo-file {}", path.display()))?;
+            GeoTable::parse(&text).with_context(|| format!("geo-file {}", path.display()))?
+        }
+        None => GeoTable::new(),
+    };
+    let tls = link_tls(&cfg)?;
+    let shared = Shared::new(geo);
+    let status = tokio::net::TcpListener::bind(cfg.listen_status)
+        .await
+        .with_context(|| format!("listen-status {}", cfg.listen_status))?;
+    let status_addr = status.local_addr()?;
+    announce("status", status_addr);
+    tracing::info!(addr = %status_addr, "status listener bound");
+    let app = crate::status::app(Arc::clone(&shared));
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(status, app).await {
+            tracing::error!(error = %e, "status listener failed");
+        }
+    });
+
+    let follower = load_cache(&shared, &cfg);
+    if !cfg.aggregators.is_empty() {
+        let feed_cfg = FeedConfig {
+            aggregators: cfg.aggregators.clone(),
+            edge_id: cfg.edge_id.clone(),
+            cache_dir: cfg.cache_dir.clone(),
+            tls,
+            backoff: gslb_shared::backoff::Backoff::default(),
+        };
+        tokio::spawn(feed::run(Arc::clone(&shared), feed_cfg, follower));
+    }
+
+    tokio::pin!(shutdown);
+    if !shared.loaded() {
+        tracing::info!("waiting for the first snapshot before binding the DNS listeners");
+        let mut report =
+            tokio::time::interval_at(tokio::time::Instant::now() + REPORT_EVERY, REPORT_EVERY);
+        loop {
+            tokio::select! {
+                _ = shared.wait_loaded() => break,
+                _ = report.tick() => tracing::warn!("DNS listeners still not bound: no snapshot has been applied yet"),
+                _ = &mut shutdown => {
+                    tracing::info!("shutting down before any snapshot was applied");
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    let bound = server::bind(cfg.listen_dns, cfg.udp_workers)
+        .with_context(|| format!("listen-dns {}", cfg.listen_dns))?;
+    let dns_addr = bound.addr;
+    let stop_udp = Arc::new(AtomicBool::new(false));
+    let rrl = Limiter::new(cfg.rrl).map(Arc::new);
+    let workers = server::udp::spawn(bound.udp, &shared, rrl, &stop_udp)?;
+    let (stop_tcp, stop_rx) = tokio::sync::watch::channel(false);
+    let listener = tokio::net::TcpListener::from_std(bound.tcp)?;
+    let tcp = tokio::spawn(server::tcp::serve(
+        listener,
+        Arc::clone(&shared),
+        cfg.tcp,
+        stop_rx,
+    ));
+    announce("dns", dns_addr);
+    tracing::info!(addr = %dns_addr, udp_workers = cfg.udp_workers, rrl = cfg.rrl.rate > 0, "DNS listeners bound");
+
+    shutdown.await;
+    drain(&shared, &cfg, &stop_udp, &stop_tcp).await;
+    let _ = tcp.await;
+    for w in workers {
+        let _ = tokio::task::spawn_blocking(move || w.join()).await;
+    }
+    tracing::info!("drained; exiting");
+    Ok(())
+}
+
+/// Seed 003's drain: unready at once, answer for the window, then close
+/// idle TCP and wait for open connections to finish.
+async fn drain(
+    shared: &Shared,
+    cfg: &EdgeConfig,
+    stop_udp: &AtomicBool,
+    stop_tcp: &tokio::sync::watch::Sender<bool>,
+) {
+    shared.start_drain();
+    tracing::info!(
+        min_drain_secs = cfg.min_drain.as_secs(),
+        in_flight = 0,
+        open_connections = shared.tcp_open(),
+        "draining: /readyz now reports 503, DNS keeps answering"
+    );
+    let window = tokio::time::sleep(cfg.min_drain);
+    tokio::pin!(window);
+    let mut report = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = &mut window => break,
+            _ = report.tick() => tracing::debug!(open_connections = shared.tcp_open(), "draining"),
+        }
+    }
+    stop_udp.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = stop_tcp.send(true);
+    let mut report = tokio::time::interval(REPORT_EVERY);
+    let mut poll = tokio::time::interval(Duration::from_millis(20));
+    while shared.tcp_open() > 0 {
+        tokio::select! {
+            _ = poll.tick() => {}
+            _ = report.tick() => tracing::info!(open_connections = shared.tcp_open(), "still draining open DNS TCP connections"),
+        }
+    }
+    tracing::info!(
+        open_connections = 0,
+        "drain window over; DNS listeners closed"
+    );
+}

@@ -1,0 +1,305 @@
+//! The snapshot feed client: subscribe with the held version, apply full
+//! snapshots and deltas (checking each delta's base), swap the compiled
+//! table in whole, write the cache, report the applied version. On a gap or
+//! an update that cannot be applied it resubscribes for a full snapshot; on
+//! a lost stream it retries every aggregator in turn with backoff 1 s → 60 s.
+//!
+//! [`Follower`] is the pure part (updates in, snapshots out); [`run`] is
+//! the IO around it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gslb_proto::convert::{delta_from_pb, snapshot_from_pb};
+use gslb_proto::pb;
+use gslb_proto::pb::snapshot_update::Update;
+use gslb_shared::Snapshot;
+use gslb_shared::backoff::Backoff;
+use gslb_shared::telemetry::error_chain;
+use tokio_stream::StreamExt;
+use tonic::transport::{ClientTlsConfig, Endpoint};
+
+use crate::state::{Shared, now_ms};
+use crate::table::Table;
+
+/// Largest feed message accepted (a full snapshot of a large catalog).
+pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
+/// What applying one update did.
+#[derive(Debug)]
+pub enum Applied {
+    /// A new snapshot to serve: [`Follower::held`].
+    Snapshot,
+    /// The delta does not follow the held version: resync in full.
+    Gap(String),
+    /// The update does not decode: resync in full.
+    Invalid(String),
+}
+
+/// Follows the feed: holds the last applied snapshot.
+#[derive(Debug, Default)]
+pub struct Follower {
+    held: Option<Snapshot>,
+}
+
+impl Follower {
+    /// Start from a snapshot (e.g. the cache's).
+    pub fn new(held: Option<Snapshot>) -> Self {
+        Self { held }
+    }
+
+    /// The snapshot held.
+    pub fn held(&self) -> Option<&Snapshot> {
+        self.held.as_ref()
+    }
+
+    /// The version held (0: none).
+    pub fn version(&self) -> u64 {
+        self.held.as_ref().map_or(0, |s| s.version)
+    }
+
+    /// Apply one update; on success the returned snapshot is also held.
+    pub fn apply(&mut self, update: pb::SnapshotUpdate) -> Applied {
+        let published = update.published_at_ms;
+        match update.update {
+            None => Applied::Invalid("update carries neither a snapshot nor a delta".into()),
+            Some(Update::Full(full)) => match snapshot_from_pb(full, published) {
+                Ok(s) => {
+                    self.held = Some(s);
+                    Applied::Snapshot
+                }
+                Err(e) => Applied::Invalid(format!("full snapshot: {e}")),
+            },
+            Some(Update::Delta(delta)) => {
+                let delta = match delta_from_pb(delta, published) {
+                    Ok(d) => d,
+                    Err(e) => return Applied::Invalid(format!("delta: {e}")),
+                };
+                let Some(held) = self.held.as_mut() else {
+                    return Applied::Gap(format!(
+                        "delta {}->{} with no snapshot held",
+                        delta.base_version, delta.version
+                    ));
+                };
+                // `apply` checks the base before it changes anything.
+                match held.apply(&delta) {
+                    Ok(()) => Applied::Snapshot,
+                    Err(gap) => Applied::Gap(gap.to_string()),
+                }
+            }
+        }
+    }
+
+    /// Forget the held snapshot's version so the next subscription asks
+    /// for a full one (the snapshot itself keeps being served).
+    pub fn held_for_subscribe(&self, full: bool) -> u64 {
+        if full { 0 } else { self.version() }
+    }
+}
+
+/// Feed settings.
+#[derive(Debug, Clone)]
+pub struct FeedConfig {
+    /// Aggregator URLs, tried in turn.
+    pub aggregators: Vec<String>,
+    /// This edge's id.
+    pub edge_id: String,
+    /// Where applied snapshots are cached.
+    pub cache_dir: Option<PathBuf>,
+    /// TLS to the aggregator.
+    pub tls: Option<ClientTlsConfig>,
+    /// Reconnect policy.
+    pub backoff: Backoff,
+}
+
+/// Compile and install `snapshot`, then cache it. Returns false when it
+/// cannot be compiled (the old table keeps serving).
+pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, source: &str) -> bool {
+    let table = match Table::compile(snapshot) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!(version = snapshot.version, error = %e, "snapshot not applied");
+            shared.failure(e.to_string(), true);
+            return false;
+        }
+    };
+    shared.install(table, source, true);
+    tracing::info!(version = snapshot.version, source, "snapshot applied");
+    if let Some(dir) = cfg.cache_dir.clone() {
+        let bytes = crate::cache::encode(snapshot);
+        let written = tokio::task::spawn_blocking(move || crate::cache::store(&dir, &bytes)).await;
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(error = %e, "snapshot cache not written"),
+            Err(e) => tracing::warn!(error = %e, "snapshot cache writer failed"),
+        }
+    }
+    true
+}
+
+/// Follow the feed forever.
+pub async fn run(shared: Arc<Shared>, cfg: FeedConfig, mut follower: Follower) {
+    let mut attempt = 0u32;
+    let mut full = false;
+    let mut index = 0usize;
+    loop {
+        let url = &cfg.aggregators[index % cfg.aggregators.len()];
+        match follow(&shared, &cfg, url, &mut follower, &mut full, &mut attempt).await {
+            Ok(()) => tracing::warn!(aggregator = %url, "feed stream ended"),
+            Err(e) => {
+                tracing::warn!(aggregator = %url, error = %e, "feed unavailable");
+                shared.failure(format!("{url}: {e}"), false);
+            }
+        }
+        shared.failure(format!("{url}: stream closed"), false);
+        index += 1;
+        let delay = cfg.backoff.delay(attempt, &mut rand::rng());
+        attempt = attempt.saturating_add(1);
+        tokio::time::sleep(delay).await;
+    }
+}
+
+async fn follow(
+    shared: &Shared,
+    cfg: &FeedConfig,
+    url: &str,
+    follower: &mut Follower,
+    full: &mut bool,
+    attempt: &mut u32,
+) -> Result<(), String> {
+    let mut endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|e| error_chain(&e))?
+        .connect_timeout(Duration::from_secs(5))
+        .http2_keep_alive_interval(Duration::from_secs(10))
+        .keep_alive_timeout(Duration::from_secs(5));
+    if let Some(tls) = &cfg.tls {
+        endpoint = endpoint
+            .tls_config(tls.clone())
+            .map_err(|e| error_chain(&e))?;
+    }
+    let channel = endpoint.connect().await.map_err(|e| error_chain(&e))?;
+    let mut client =
+        pb::edge_feed_client::EdgeFeedClient::new(channel).max_decoding_message_size(MAX_MESSAGE);
+    loop {
+        let held = follower.held_for_subscribe(*full);
+        let mut stream = client
+            .subscribe(pb::SubscribeRequest {
+                edge_id: cfg.edge_id.clone(),
+                held_version: held,
+                edge_version: env!("CARGO_PKG_VERSION").to_owned(),
+            })
+            .await
+            .map_err(|s| format!("subscribe: {}", s.message()))?
+            .into_inner();
+        tracing::info!(aggregator = %url, held, "subscribed to the snapshot feed");
+        shared.contact();
+        *attempt = 0;
+        let mut resync = false;
+        while let Some(update) = stream.next().await {
+            let update = update.map_err(|s| format!("stream: {}", s.message()))?;
+            shared.contact();
+            match follower.apply(update) {
+                Applied::Snapshot => {
+                    let Some(s) = follower.held() else {
+                        continue;
+                    };
+                    let version = s.version;
+                    if !install(shared, cfg, s, url).await {
+                        resync = true;
+                        break;
+                    }
+                    *full = false;
+                    let report = pb::AppliedReport {
+                        edge_id: cfg.edge_id.clone(),
+                        version,
+                        applied_at_ms: now_ms(),
+                    };
+                    if let Err(s) = client.report_applied(report).await {
+                        tracing::debug!(error = %s.message(), "applied version not reported");
+                    }
+                }
+                Applied::Gap(why) | Applied::Invalid(why) => {
+                    tracing::warn!(aggregator = %url, reason = %why, "resyncing with a full snapshot");
+                    shared.failure(why, true);
+                    resync = true;
+                    break;
+                }
+            }
+        }
+        if !resync {
+            return Ok(());
+        }
+        *full = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full(version: u64) -> pb::SnapshotUpdate {
+        pb::SnapshotUpdate {
+            published_at_ms: 7,
+            update: Some(Update::Full(pb::Snapshot {
+                version,
+                ..pb::Snapshot::default()
+            })),
+        }
+    }
+
+    fn delta(base: u64, version: u64) -> pb::SnapshotUpdate {
+        pb::SnapshotUpdate {
+            published_at_ms: 8,
+            update: Some(Update::Delta(pb::SnapshotDelta {
+                base_version: base,
+                version,
+                ..pb::SnapshotDelta::default()
+            })),
+        }
+    }
+
+    #[test]
+    fn full_then_chained_deltas_apply() {
+        let mut f = Follower::default();
+        assert!(matches!(f.apply(full(3)), Applied::Snapshot));
+        assert_eq!(f.version(), 3);
+        assert!(matches!(f.apply(delta(3, 5)), Applied::Snapshot));
+        assert_eq!(f.version(), 5);
+    }
+
+    #[test]
+    fn a_gap_is_refused_and_leaves_the_held_snapshot() {
+        let mut f = Follower::default();
+        assert!(
+            matches!(f.apply(delta(0, 1)), Applied::Gap(_)),
+            "nothing held"
+        );
+        f.apply(full(3));
+        assert!(matches!(f.apply(delta(4, 5)), Applied::Gap(_)));
+        assert_eq!(f.version(), 3);
+        assert_eq!(f.held_for_subscribe(true), 0);
+        assert_eq!(f.held_for_subscribe(false), 3);
+    }
+
+    #[test]
+    fn an_update_without_content_or_with_invalid_objects_is_invalid() {
+        let mut f = Follower::default();
+        let empty = pb::SnapshotUpdate {
+            published_at_ms: 0,
+            update: None,
+        };
+        assert!(matches!(f.apply(empty), Applied::Invalid(_)));
+        let mut bad = pb::Snapshot {
+            version: 2,
+            ..pb::Snapshot::default()
+        };
+        bad.zones.push(pb::Zone::default());
+        let bad = pb::SnapshotUpdate {
+            published_at_ms: 0,
+            update: Some(Update::Full(bad)),
+        };
+        assert!(matches!(f.apply(bad), Applied::Invalid(_)));
+        assert_eq!(f.version(), 0);
+    }
+}

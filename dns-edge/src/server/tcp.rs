@@ -1,0 +1,160 @@
+//! DNS over TCP (RFC 7766): length-prefixed messages, pipelined queries
+//! answered in order, an idle timeout, a cap on connections per client
+//! address and in all. When the drain window ends, idle connections are
+//! closed and busy ones after their current answer.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use crate::answer::{Responder, Transport};
+use crate::metrics::Counters;
+use crate::state::Shared;
+
+/// TCP limits.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpConfig {
+    /// Close a connection that sends nothing for this long.
+    pub idle_timeout: Duration,
+    /// Most open connections from one client address.
+    pub max_per_client: usize,
+    /// Most open connections in all.
+    pub max_connections: usize,
+}
+
+/// Open connections per client address.
+#[derive(Debug, Default)]
+struct PerClient(Mutex<HashMap<IpAddr, usize>>);
+
+impl PerClient {
+    fn acquire(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<ClientSlot> {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(ClientSlot(Arc::clone(self), ip))
+    }
+}
+
+/// One connection's place in the per-client count.
+struct ClientSlot(Arc<PerClient>, IpAddr);
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut m = self.0.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = m.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// Accept until `stop` turns true.
+pub async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    cfg: TcpConfig,
+    mut stop: watch::Receiver<bool>,
+) {
+    let per_client = Arc::new(PerClient::default());
+    let counters = shared.metrics.worker();
+    let mut seed = 0u64;
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.wait_for(|s| *s) => return,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::debug!(error = %e, "tcp accept failed");
+                continue;
+            }
+        };
+        if shared.tcp_open() >= cfg.max_connections {
+            tracing::debug!(%peer, "tcp connection refused: too many connections");
+            continue;
+        }
+        let Some(slot) = per_client.acquire(peer.ip(), cfg.max_per_client) else {
+            tracing::debug!(%peer, "tcp connection refused: too many from this client");
+            continue;
+        };
+        if shared.draining() {
+            tracing::info!(%peer, open_connections = shared.tcp_open() + 1, "accepted a new DNS TCP connection while draining");
+        }
+        seed += 1;
+        let guard = shared.tcp_opened();
+        let shared = Arc::clone(&shared);
+        let counters = Arc::clone(&counters);
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let _guard = guard;
+            if let Err(e) = connection(stream, peer.ip(), &shared, &counters, cfg, stop, seed).await
+            {
+                tracing::debug!(%peer, error = %e, "tcp connection ended");
+            }
+        });
+    }
+}
+
+async fn connection(
+    stream: TcpStream,
+    peer: IpAddr,
+    shared: &Shared,
+    counters: &Counters,
+    cfg: TcpConfig,
+    mut stop: watch::Receiver<bool>,
+    seed: u64,
+) -> std::io::Result<()> {
+    let _ = stream.set_nodelay(true);
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    let mut responder = Responder::new(seed);
+    let mut query = Vec::new();
+    let mut out = Vec::with_capacity(4096);
+    let mut framed = Vec::with_capacity(4096);
+    loop {
+        if *stop.borrow() {
+            return Ok(());
+        }
+        // Idle: waiting for the next length prefix.
+        let len = tokio::select! {
+            r = tokio::time::timeout(cfg.idle_timeout, read.read_u16()) => match r {
+                Ok(Ok(len)) => usize::from(len),
+                Ok(Err(_)) | Err(_) => return Ok(()),
+            },
+            _ = stop.wait_for(|s| *s) => return Ok(()),
+        };
+        query.resize(len, 0);
+        match tokio::time::timeout(cfg.idle_timeout, read.read_exact(&mut query)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(_)) | Err(_) => return Ok(()),
+        }
+        let started = Instant::now();
+        let table = shared.table.load_full();
+        let Some(table) = table.as_deref() else {
+            return Ok(());
+        };
+        let Some(summary) =
+            responder.respond(table, &shared.geo, &query, peer, Transport::Tcp, &mut out)
+        else {
+            counters.dropped();
+            continue;
+        };
+        framed.clear();
+        framed.extend_from_slice(&(out.len() as u16).to_be_bytes());
+        framed.extend_from_slice(&out);
+        write.write_all(&framed).await?;
+        counters.answered(&summary, started.elapsed());
+    }
+}

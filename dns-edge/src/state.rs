@@ -1,0 +1,237 @@
+//! What the edge's tasks share: the current answer table (swapped whole,
+//! never edited in place), the geo table, the feed's status, drain state
+//! and metrics.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwapOption;
+use serde::Serialize;
+
+use crate::geo::GeoTable;
+use crate::metrics::Metrics;
+use crate::table::Table;
+
+/// How current the served snapshot is (seed 003's states).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedState {
+    /// No snapshot has been applied yet.
+    NeverLoaded,
+    /// Subscribed, and the latest update is applied.
+    Synced,
+    /// Serving a snapshot while no aggregator is reachable.
+    Stale,
+    /// Subscribed, but the latest update could not be applied: serving the
+    /// previous snapshot while resyncing.
+    Degraded,
+}
+
+impl FeedState {
+    /// Every state, for metrics.
+    pub const ALL: [FeedState; 4] = [
+        FeedState::NeverLoaded,
+        FeedState::Synced,
+        FeedState::Stale,
+        FeedState::Degraded,
+    ];
+
+    /// The name status and metrics use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeedState::NeverLoaded => "never_loaded",
+            FeedState::Synced => "synced",
+            FeedState::Stale => "stale",
+            FeedState::Degraded => "degraded",
+        }
+    }
+}
+
+/// The last failure of the feed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    /// When, ms since the Unix epoch.
+    pub at_ms: u64,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// What `/status/config` reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    /// Feed state.
+    pub state: FeedState,
+    /// Applied snapshot version (0: none).
+    pub version: u64,
+    /// Where the applied snapshot came from: an aggregator URL or `cache:PATH`.
+    pub source: Option<String>,
+    /// When the aggregator was last heard from, ms since the Unix epoch.
+    pub last_contact_ms: Option<u64>,
+    /// The last failure.
+    pub last_failure: Option<Failure>,
+    /// When the snapshot was applied, ms since the Unix epoch.
+    pub applied_at_ms: Option<u64>,
+    /// When it was published by the aggregator.
+    pub published_at_ms: Option<u64>,
+    /// Now minus the publication time.
+    pub age_ms: Option<u64>,
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Self {
+            state: FeedState::NeverLoaded,
+            version: 0,
+            source: None,
+            last_contact_ms: None,
+            last_failure: None,
+            applied_at_ms: None,
+            published_at_ms: None,
+            age_ms: None,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// State shared by the feed, the DNS workers and the status listener.
+#[derive(Debug)]
+pub struct Shared {
+    /// The table queries are answered from; `None` before the first snapshot.
+    pub table: Arc<ArcSwapOption<Table>>,
+    /// Client regions.
+    pub geo: Arc<GeoTable>,
+    /// Query counters.
+    pub metrics: Metrics,
+    /// Feed status; written by the feed task only.
+    status: Mutex<Status>,
+    /// Set at SIGTERM/SIGINT: `/readyz` answers 503 from then on.
+    draining: AtomicBool,
+    /// Open DNS TCP connections.
+    tcp_open: AtomicUsize,
+    /// Wakes whoever waits for the first snapshot.
+    first: tokio::sync::Notify,
+}
+
+impl Shared {
+    /// Shared state with no snapshot yet.
+    pub fn new(geo: GeoTable) -> Arc<Self> {
+        Arc::new(Self {
+            table: Arc::new(ArcSwapOption::empty()),
+            geo: Arc::new(geo),
+            metrics: Metrics::default(),
+            status: Mutex::new(Status::default()),
+            draining: AtomicBool::new(false),
+            tcp_open: AtomicUsize::new(0),
+            first: tokio::sync::Notify::new(),
+        })
+    }
+
+    fn with_status<R>(&self, f: impl FnOnce(&mut Status) -> R) -> R {
+        f(&mut self.status.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// A copy of the status, with the age computed now.
+    pub fn status(&self) -> Status {
+        let mut s = self.with_status(|s| s.clone());
+        s.age_ms = s.published_at_ms.map(|p| now_ms().saturating_sub(p));
+        s
+    }
+
+    /// Swap in a new table from `source`.
+    pub fn install(&self, table: Table, source: &str, live: bool) {
+        let (version, published) = (table.version, table.published_at_ms);
+        self.table.store(Some(Arc::new(table)));
+        self.with_status(|s| {
+            s.version = version;
+            s.source = Some(source.to_owned());
+            s.applied_at_ms = Some(now_ms());
+            s.published_at_ms = Some(published);
+            s.state = if live {
+                FeedState::Synced
+            } else {
+                FeedState::Stale
+            };
+        });
+        self.first.notify_waiters();
+        self.first.notify_one();
+    }
+
+    /// The aggregator was heard from.
+    pub fn contact(&self) {
+        self.with_status(|s| s.last_contact_ms = Some(now_ms()));
+    }
+
+    /// Record a failure; `live` says whether a stream is still up (degraded)
+    /// or not (stale).
+    pub fn failure(&self, error: String, live: bool) {
+        self.with_status(|s| {
+            s.last_failure = Some(Failure {
+                at_ms: now_ms(),
+                error,
+            });
+            if s.state != FeedState::NeverLoaded {
+                s.state = if live {
+                    FeedState::Degraded
+                } else {
+                    FeedState::Stale
+                };
+            }
+        });
+    }
+
+    /// True once a snapshot is applied.
+    pub fn loaded(&self) -> bool {
+        self.table.load().is_some()
+    }
+
+    /// Wait until a snapshot is applied.
+    pub async fn wait_loaded(&self) {
+        loop {
+            let notified = self.first.notified();
+            if self.loaded() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Start draining.
+    pub fn start_drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// True while draining.
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// A TCP connection opened; the guard counts it until dropped.
+    pub fn tcp_opened(self: &Arc<Self>) -> TcpGuard {
+        self.tcp_open.fetch_add(1, Ordering::SeqCst);
+        TcpGuard(Arc::clone(self))
+    }
+
+    /// Open TCP connections.
+    pub fn tcp_open(&self) -> usize {
+        self.tcp_open.load(Ordering::SeqCst)
+    }
+}
+
+/// Counts one open TCP connection.
+#[derive(Debug)]
+pub struct TcpGuard(Arc<Shared>);
+
+impl Drop for TcpGuard {
+    fn drop(&mut self) {
+        self.0.tcp_open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
