@@ -99,7 +99,7 @@ impl Limiter {
         let key = self.key(client);
         let shard = &self.shards[(key as usize ^ (key >> 64) as usize) % SHARDS];
         let mut buckets = shard.lock().unwrap_or_else(|e| e.into_inner());
-        let full = u64::from(self.cfg.burst.max(self.cfg.rate)) * 1_000_000;
+        let full = u64::from(self.cfg.burst.max(1)) * 1_000_000;
         if buckets.len() >= SHARD_CAP && !buckets.contains_key(&key) {
             // Drop buckets that have refilled: they hold no state worth keeping.
             let rate = u64::from(self.cfg.rate);

@@ -1,0 +1,494 @@
+//! The responder against a compiled snapshot, one test per DNS behaviour
+//! of DESIGN.md. Queries are encoded and responses decoded with
+//! hickory-proto, independently of the `domain` code under test.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use gslb_edge::answer::{Responder, Transport};
+use gslb_edge::geo::GeoTable;
+use gslb_edge::table::Table;
+use gslb_shared::*;
+use hickory_proto::op::{Edns, Message, OpCode, Query, ResponseCode};
+use hickory_proto::rr::rdata::opt::{ClientSubnet, EdnsCode, EdnsOption};
+use hickory_proto::rr::{DNSClass, Name, RecordType as Rt};
+
+fn name(s: &str) -> DnsName {
+    DnsName::parse(s).unwrap()
+}
+
+fn record(id: u64, owner: &str, rtype: RecordType, ttl: u32, data: RecordData) -> RecordSet {
+    RecordSet {
+        id: RecordSetId(id),
+        zone: ZoneId(1),
+        name: name(owner),
+        rtype,
+        ttl,
+        data,
+    }
+}
+
+fn stat(rdata: Vec<Rdata>) -> RecordData {
+    RecordData::Static(rdata)
+}
+
+fn a(s: &str) -> Rdata {
+    Rdata::A(s.parse().unwrap())
+}
+
+const VERSION: u64 = 77;
+
+/// example.test with static, CNAME, wildcard and pool-backed names.
+fn snapshot() -> Snapshot {
+    let mut s = Snapshot {
+        version: VERSION,
+        ..Snapshot::default()
+    };
+    let zone = Zone {
+        id: ZoneId(1),
+        apex: name("example.test"),
+        soa: Soa {
+            mname: name("ns1.example.test"),
+            rname: name("hostmaster.example.test"),
+            refresh: 3600,
+            retry: 600,
+            expire: 604_800,
+            negative_ttl: 60,
+        },
+        ns: vec![name("ns1.example.test"), name("ns2.example.test")],
+        default_ttl: 300,
+    };
+    s.catalog.zones.insert(zone.id, zone);
+    let dynamic = |pools: Vec<u64>, geo: Vec<GeoBranch>, first_n| {
+        RecordData::Dynamic(DynamicRecord {
+            steering: Steering::RoundRobin,
+            pools: pools.into_iter().map(PoolId).collect(),
+            geo,
+            first_n,
+        })
+    };
+    let big_txt: Vec<Rdata> = (0..20)
+        .map(|i| Rdata::Txt(vec![format!("{i:02}{}", "x".repeat(100))]))
+        .collect();
+    let records = [
+        record(1, "ns1.example.test", RecordType::A, 300, stat(vec![a("192.0.2.53")])),
+        record(2, "mail.example.test", RecordType::A, 300, stat(vec![a("192.0.2.25")])),
+        record(
+            3,
+            "example.test",
+            RecordType::Mx,
+            300,
+            stat(vec![Rdata::Mx {
+                preference: 10,
+                exchange: name("mail.example.test"),
+            }]),
+        ),
+        record(4, "alias.example.test", RecordType::Cname, 120, stat(vec![Rdata::Cname(name("www.example.test"))])),
+        record(5, "alias2.example.test", RecordType::Cname, 120, stat(vec![Rdata::Cname(name("alias.example.test"))])),
+        record(6, "dangling.example.test", RecordType::Cname, 120, stat(vec![Rdata::Cname(name("gone.example.test"))])),
+        record(7, "out.example.test", RecordType::Cname, 120, stat(vec![Rdata::Cname(name("cdn.elsewhere.test"))])),
+        record(8, "*.wild.example.test", RecordType::A, 300, stat(vec![a("192.0.2.99")])),
+        record(9, "deep.a.b.example.test", RecordType::A, 300, stat(vec![a("192.0.2.9")])),
+        record(10, "www.example.test", RecordType::A, 30, dynamic(vec![1, 2], vec![], 0)),
+        record(
+            11,
+            "geo.example.test",
+            RecordType::A,
+            30,
+            dynamic(
+                vec![2],
+                vec![GeoBranch {
+                    regions: vec![Region::new("eu")],
+                    pools: vec![PoolId(1)],
+                }],
+                1,
+            ),
+        ),
+        record(12, "big.example.test", RecordType::Txt, 300, stat(big_txt)),
+        record(13, "loop1.example.test", RecordType::Cname, 60, stat(vec![Rdata::Cname(name("loop2.example.test"))])),
+        record(14, "loop2.example.test", RecordType::Cname, 60, stat(vec![Rdata::Cname(name("loop1.example.test"))])),
+        record(15, "closed.example.test", RecordType::A, 30, dynamic(vec![3], vec![], 0)),
+    ];
+    for r in records {
+        s.catalog.records.insert(r.id, r);
+    }
+    let mut closed = Pool::new(PoolId(3), "closed");
+    closed.fail_mode = FailMode::Closed;
+    for pool in [Pool::new(PoolId(1), "eu"), Pool::new(PoolId(2), "us"), closed] {
+        s.catalog.pools.insert(pool.id, pool);
+    }
+    let members = [
+        (1, 1, "10.0.1.1", Health::Up),
+        (2, 1, "10.0.1.2", Health::Up),
+        (3, 1, "10.0.1.3", Health::Down),
+        (4, 2, "10.0.2.1", Health::Up),
+        (5, 3, "10.0.3.1", Health::Down),
+    ];
+    for (id, pool, addr, health) in members {
+        let m = Member::new(MemberId(id), PoolId(pool), format!("m{id}"), addr.parse().unwrap(), 80);
+        s.catalog.members.insert(m.id, m);
+        s.facts.insert(
+            MemberId(id),
+            MemberFacts {
+                health,
+                warming: false,
+            },
+        );
+    }
+    s
+}
+
+struct Fixture {
+    table: Table,
+    geo: GeoTable,
+    responder: Responder,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Self {
+            table: Table::compile(&snapshot()).unwrap(),
+            geo: GeoTable::parse("10.1.0.0/16 eu\n").unwrap(),
+            responder: Responder::new(1),
+        }
+    }
+
+    fn raw(&mut self, query: &[u8], transport: Transport) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let client: IpAddr = "192.0.2.200".parse().unwrap();
+        self.responder
+            .respond(&self.table, &self.geo, query, client, transport, &mut out)
+            .map(|_| out)
+    }
+
+    fn ask_with(&mut self, qname: &str, qtype: Rt, edit: impl FnOnce(&mut Message)) -> Message {
+        let mut q = Message::query();
+        q.metadata.id = 4242;
+        q.add_query(Query::query(Name::from_str(qname).unwrap(), qtype));
+        edit(&mut q);
+        let bytes = self.raw(&q.to_vec().unwrap(), Transport::Udp).expect("a reply");
+        Message::from_vec(&bytes).unwrap()
+    }
+
+    fn ask(&mut self, qname: &str, qtype: Rt) -> Message {
+        self.ask_with(qname, qtype, |_| {})
+    }
+}
+
+fn edns(q: &mut Message) {
+    let mut e = Edns::new();
+    e.set_max_payload(1232);
+    q.set_edns(e);
+}
+
+fn answers(m: &Message) -> Vec<String> {
+    m.answers.iter().map(|r| r.to_string()).collect()
+}
+
+fn authority(m: &Message) -> Vec<String> {
+    m.authorities.iter().map(|r| r.to_string()).collect()
+}
+
+#[test]
+fn a_static_answer_is_authoritative_without_recursion() {
+    let mut f = Fixture::new();
+    let m = f.ask("mail.example.test.", Rt::A);
+    assert_eq!(m.metadata.id, 4242);
+    assert!(m.metadata.authoritative);
+    assert!(!m.metadata.recursion_available);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert_eq!(answers(&m), ["mail.example.test. 300 IN A 192.0.2.25"]);
+    assert!(m.authorities.is_empty(), "minimal responses");
+}
+
+#[test]
+fn a_missing_name_is_nxdomain_and_a_missing_type_is_nodata_with_the_soa() {
+    let mut f = Fixture::new();
+    let soa = format!(
+        "example.test. 60 IN SOA ns1.example.test. hostmaster.example.test. {VERSION} 3600 600 604800 60"
+    );
+    let nx = f.ask("nope.example.test.", Rt::A);
+    assert_eq!(nx.metadata.response_code, ResponseCode::NXDomain);
+    assert!(nx.metadata.authoritative);
+    assert_eq!(authority(&nx), [soa.clone()]);
+    let nodata = f.ask("mail.example.test.", Rt::AAAA);
+    assert_eq!(nodata.metadata.response_code, ResponseCode::NoError);
+    assert!(nodata.answers.is_empty());
+    assert_eq!(authority(&nodata), [soa.clone()]);
+    // Names between an owner and the apex exist (empty non-terminals).
+    let ent = f.ask("a.b.example.test.", Rt::A);
+    assert_eq!(ent.metadata.response_code, ResponseCode::NoError);
+    assert_eq!(authority(&ent), [soa]);
+    // An unknown type at an existing name is NODATA too.
+    let other = f.ask("mail.example.test.", Rt::HINFO);
+    assert_eq!(other.metadata.response_code, ResponseCode::NoError);
+    assert_eq!(other.authorities.len(), 1);
+}
+
+#[test]
+fn the_apex_answers_soa_with_the_snapshot_version_and_ns() {
+    let mut f = Fixture::new();
+    let soa = f.ask("example.test.", Rt::SOA);
+    assert_eq!(
+        answers(&soa),
+        [format!("example.test. 300 IN SOA ns1.example.test. hostmaster.example.test. {VERSION} 3600 600 604800 60")]
+    );
+    let ns = f.ask("example.test.", Rt::NS);
+    assert_eq!(
+        answers(&ns),
+        ["example.test. 300 IN NS ns1.example.test.", "example.test. 300 IN NS ns2.example.test."]
+    );
+}
+
+#[test]
+fn cname_chains_are_followed_inside_the_zone() {
+    let mut f = Fixture::new();
+    let m = f.ask("alias2.example.test.", Rt::A);
+    let got = answers(&m);
+    assert_eq!(got[0], "alias2.example.test. 120 IN CNAME alias.example.test.");
+    assert_eq!(got[1], "alias.example.test. 120 IN CNAME www.example.test.");
+    assert!(got[2..].iter().all(|r| r.starts_with("www.example.test. 30 IN A 10.0.")));
+    assert_eq!(got.len(), 2 + 2, "two healthy members of pool eu");
+    // Asking for the CNAME itself stops at the first name.
+    let c = f.ask("alias2.example.test.", Rt::CNAME);
+    assert_eq!(answers(&c), ["alias2.example.test. 120 IN CNAME alias.example.test."]);
+    // A chain to a missing name ends NXDOMAIN (RFC 6604) with the CNAME.
+    let d = f.ask("dangling.example.test.", Rt::A);
+    assert_eq!(d.metadata.response_code, ResponseCode::NXDomain);
+    assert_eq!(d.answers.len(), 1);
+    assert_eq!(d.authorities.len(), 1);
+    // A chain out of our zones is answered as far as we know it.
+    let o = f.ask("out.example.test.", Rt::A);
+    assert_eq!(o.metadata.response_code, ResponseCode::NoError);
+    assert_eq!(answers(&o), ["out.example.test. 120 IN CNAME cdn.elsewhere.test."]);
+    // A loop terminates.
+    let l = f.ask("loop1.example.test.", Rt::A);
+    assert_eq!(l.metadata.response_code, ResponseCode::NoError);
+    assert!(!l.answers.is_empty() && l.answers.len() <= 8);
+}
+
+#[test]
+fn wildcards_synthesise_the_query_name() {
+    let mut f = Fixture::new();
+    let m = f.ask("anything.wild.example.test.", Rt::A);
+    assert_eq!(answers(&m), ["anything.wild.example.test. 300 IN A 192.0.2.99"]);
+    assert!(m.metadata.authoritative);
+    // Not below an existing name other than the wildcard's parent.
+    let no = f.ask("x.y.mail.example.test.", Rt::A);
+    assert_eq!(no.metadata.response_code, ResponseCode::NXDomain);
+}
+
+/// A query for `qname` (bytes as given, case included) of type A.
+fn raw_query(qname: &str) -> Vec<u8> {
+    let mut q = vec![0x12, 0x34, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    for label in qname.trim_end_matches('.').split('.') {
+        q.push(label.len() as u8);
+        q.extend_from_slice(label.as_bytes());
+    }
+    q.extend_from_slice(&[0, 0, 1, 0, 1]);
+    q
+}
+
+#[test]
+fn case_is_preserved_in_the_question_and_the_answer() {
+    let mut f = Fixture::new();
+    let reply = f.raw(&raw_query("MaIl.ExAmPle.TEST"), Transport::Udp).unwrap();
+    // The question is echoed byte for byte and the answer's owner points at it.
+    let wire = b"\x04MaIl\x07ExAmPle\x04TEST\x00";
+    assert_eq!(&reply[12..12 + wire.len()], wire);
+    let m = Message::from_vec(&reply).unwrap();
+    assert_eq!(answers(&m), ["MaIl.ExAmPle.TEST. 300 IN A 192.0.2.25"]);
+    let wild = f.raw(&raw_query("Anything.Wild.example.test"), Transport::Udp).unwrap();
+    assert!(wild.windows(8).any(|w| w == b"Anything"));
+}
+
+#[test]
+fn names_outside_our_zones_are_refused() {
+    let mut f = Fixture::new();
+    let m = f.ask("www.example.org.", Rt::A);
+    assert_eq!(m.metadata.response_code, ResponseCode::Refused);
+    assert!(!m.metadata.authoritative);
+    let parent = f.ask("test.", Rt::SOA);
+    assert_eq!(parent.metadata.response_code, ResponseCode::Refused);
+    let chaos = f.ask_with("mail.example.test.", Rt::A, |q| {
+        q.queries[0].set_query_class(DNSClass::CH);
+    });
+    assert_eq!(chaos.metadata.response_code, ResponseCode::Refused);
+}
+
+#[test]
+fn zone_transfers_are_refused() {
+    let mut f = Fixture::new();
+    for t in [Rt::AXFR, Rt::IXFR] {
+        let m = f.ask("example.test.", t);
+        assert_eq!(m.metadata.response_code, ResponseCode::Refused, "{t}");
+        assert!(m.answers.is_empty());
+    }
+}
+
+#[test]
+fn any_is_answered_minimally() {
+    let mut f = Fixture::new();
+    let m = f.ask("example.test.", Rt::ANY);
+    assert_eq!(m.answers.len(), 1, "RFC 8482: one record set");
+    let mail = f.ask("mail.example.test.", Rt::ANY);
+    assert_eq!(answers(&mail), ["mail.example.test. 300 IN A 192.0.2.25"]);
+}
+
+#[test]
+fn edns_is_echoed_and_other_versions_get_badvers() {
+    let mut f = Fixture::new();
+    let m = f.ask_with("mail.example.test.", Rt::A, edns);
+    let e = m.edns.as_ref().expect("OPT in the reply");
+    assert_eq!(e.max_payload(), 1232);
+    assert_eq!(e.version(), 0);
+    let plain = f.ask("mail.example.test.", Rt::A);
+    assert!(plain.edns.is_none(), "no OPT without one in the query");
+    let v1 = f.ask_with("mail.example.test.", Rt::A, |q| {
+        let mut e = Edns::new();
+        e.set_version(1);
+        q.set_edns(e);
+    });
+    // 16 is BADVERS in an OPT (hickory names the code after TSIG's BADSIG).
+    assert_eq!(u16::from(v1.metadata.response_code), 16);
+    assert!(v1.answers.is_empty());
+}
+
+fn with_subnet(addr: &str, source: u8) -> impl FnOnce(&mut Message) {
+    let addr: IpAddr = addr.parse().unwrap();
+    move |q: &mut Message| {
+        let mut e = Edns::new();
+        e.options_mut()
+            .insert(EdnsOption::Subnet(ClientSubnet::new(addr, source, 0)));
+        q.set_edns(e);
+    }
+}
+
+fn scope(m: &Message) -> Option<(IpAddr, u8, u8)> {
+    match m.edns.as_ref()?.option(EdnsCode::Subnet)? {
+        EdnsOption::Subnet(s) => Some((s.addr(), s.source_prefix(), s.scope_prefix())),
+        _ => None,
+    }
+}
+
+#[test]
+fn ecs_picks_the_region_and_is_echoed_with_its_scope() {
+    let mut f = Fixture::new();
+    // 10.1.2.0/24 is in eu (10.1.0.0/16): the eu branch, scope /16.
+    let eu = f.ask_with("geo.example.test.", Rt::A, with_subnet("10.1.2.0", 24));
+    assert_eq!(answers(&eu).len(), 1, "firstN 1");
+    assert!(answers(&eu)[0].contains("10.0.1."), "{:?}", answers(&eu));
+    assert_eq!(scope(&eu), Some(("10.1.2.0".parse().unwrap(), 24, 16)));
+    // Elsewhere: the default branch (pool us); scope is the source prefix.
+    let us = f.ask_with("geo.example.test.", Rt::A, with_subnet("198.51.100.0", 24));
+    assert_eq!(answers(&us), ["geo.example.test. 30 IN A 10.0.2.1"]);
+    assert_eq!(scope(&us).map(|s| s.2), Some(24));
+    // An answer that does not depend on location has scope /0.
+    let stat = f.ask_with("mail.example.test.", Rt::A, with_subnet("10.1.2.0", 24));
+    assert_eq!(scope(&stat), Some(("10.1.2.0".parse().unwrap(), 24, 0)));
+    // A /0 source asks for no tailoring: the resolver's address decides.
+    let zero = f.ask_with("geo.example.test.", Rt::A, with_subnet("0.0.0.0", 0));
+    assert_eq!(scope(&zero).map(|s| s.2), Some(0));
+}
+
+#[test]
+fn selection_answers_only_healthy_members_and_fail_closed_is_nodata() {
+    let mut f = Fixture::new();
+    for _ in 0..20 {
+        let m = f.ask("www.example.test.", Rt::A);
+        let got = answers(&m);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got.iter().all(|r| !r.ends_with("10.0.1.3")), "down member answered");
+    }
+    let closed = f.ask("closed.example.test.", Rt::A);
+    assert_eq!(closed.metadata.response_code, ResponseCode::NoError);
+    assert!(closed.answers.is_empty());
+    assert_eq!(closed.authorities.len(), 1, "NODATA carries the SOA");
+    // A dynamic A set has no AAAA.
+    let v6 = f.ask("www.example.test.", Rt::AAAA);
+    assert!(v6.answers.is_empty());
+}
+
+#[test]
+fn round_robin_rotates_the_answer() {
+    let mut f = Fixture::new();
+    let firsts: std::collections::HashSet<String> = (0..6)
+        .map(|_| answers(&f.ask("www.example.test.", Rt::A))[0].clone())
+        .collect();
+    assert_eq!(firsts.len(), 2, "each healthy member leads in turn");
+}
+
+#[test]
+fn an_answer_too_big_for_udp_is_truncated_and_whole_over_tcp() {
+    let mut f = Fixture::new();
+    let small = f.ask("big.example.test.", Rt::TXT);
+    assert!(small.metadata.truncation, "20 x 103-byte TXT > 512");
+    assert!(small.answers.is_empty());
+    assert_eq!(small.queries.len(), 1);
+    let big = f.ask_with("big.example.test.", Rt::TXT, |q| {
+        let mut e = Edns::new();
+        e.set_max_payload(4096);
+        q.set_edns(e);
+    });
+    assert!(big.metadata.truncation, "more than our 1232-byte limit");
+    let mut q = Message::query();
+    q.add_query(Query::query(Name::from_str("big.example.test.").unwrap(), Rt::TXT));
+    let tcp = f.raw(&q.to_vec().unwrap(), Transport::Tcp).unwrap();
+    let tcp = Message::from_vec(&tcp).unwrap();
+    assert!(!tcp.metadata.truncation);
+    assert_eq!(tcp.answers.len(), 20);
+}
+
+#[test]
+fn malformed_and_unsupported_messages() {
+    let mut f = Fixture::new();
+    let mut q = Message::query();
+    q.metadata.id = 7;
+    q.add_query(Query::query(Name::from_str("mail.example.test.").unwrap(), Rt::A));
+    let good = q.to_vec().unwrap();
+    // Shorter than a header: nothing.
+    assert!(f.raw(&good[..11], Transport::Udp).is_none());
+    // A response (QR set): nothing, so we never answer an answer.
+    let mut response = good.clone();
+    response[2] |= 0x80;
+    assert!(f.raw(&response, Transport::Udp).is_none());
+    // Unknown opcode: NOTIMP.
+    let mut notify = q.clone();
+    notify.metadata.op_code = OpCode::Notify;
+    let m = Message::from_vec(&f.raw(&notify.to_vec().unwrap(), Transport::Udp).unwrap()).unwrap();
+    assert_eq!(m.metadata.response_code, ResponseCode::NotImp);
+    // Two questions: FORMERR.
+    let mut two = q.clone();
+    two.add_query(Query::query(Name::from_str("ns1.example.test.").unwrap(), Rt::A));
+    let m = Message::from_vec(&f.raw(&two.to_vec().unwrap(), Transport::Udp).unwrap()).unwrap();
+    assert_eq!(m.metadata.response_code, ResponseCode::FormErr);
+    // A truncated question: FORMERR, and no longer than the query.
+    let cut = &good[..good.len() - 3];
+    let reply = f.raw(cut, Transport::Udp).unwrap();
+    assert!(reply.len() <= cut.len());
+    assert_eq!(Message::from_vec(&reply).unwrap().metadata.response_code, ResponseCode::FormErr);
+    // A compression pointer loop in the question name: FORMERR.
+    let mut looped = good[..12].to_vec();
+    looped.extend_from_slice(&[0xC0, 12, 0, 1, 0, 1]);
+    let reply = f.raw(&looped, Transport::Udp).unwrap();
+    assert_eq!(Message::from_vec(&reply).unwrap().metadata.response_code, ResponseCode::FormErr);
+    // Two OPT records: FORMERR.
+    let mut opt2 = good.clone();
+    opt2[11] = 2;
+    for _ in 0..2 {
+        opt2.extend_from_slice(&[0, 0, 41, 4, 0xD0, 0, 0, 0, 0, 0, 0]);
+    }
+    let reply = f.raw(&opt2, Transport::Udp).unwrap();
+    assert_eq!(Message::from_vec(&reply).unwrap().metadata.response_code, ResponseCode::FormErr);
+}
+
+#[test]
+fn the_serial_follows_the_snapshot_version() {
+    let mut s = snapshot();
+    s.version = (1 << 32) + 5;
+    let mut f = Fixture::new();
+    f.table = Table::compile(&s).unwrap();
+    let m = f.ask("example.test.", Rt::SOA);
+    assert!(answers(&m)[0].contains(" 5 3600 "), "serial wraps at 2^32: {:?}", answers(&m));
+}

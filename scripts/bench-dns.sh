@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# DNS benchmark: gslb-edge against NSD and Knot serving the same zone
+# (../shared/bench/peer-dns/example.test.zone) in the same run, loaded by
+# dnsperf through the shared harness (../shared/bench/peer-dns-bench.sh).
+# The server is pinned to CPU 0 (Knot pins its own worker there), dnsperf to
+# CPU 1. Prints one harness line per run; the figure that compares servers
+# is qps_per_server_core (dnsperf saturates its own core first here).
+#
+# Runs: edge with the zone as static records; edge with every A/AAAA set
+# pool-backed (selection per query); nsd; knot; then each at a fixed 20k
+# qps with latency percentiles.
+# Environment: DUR (s, default 15), REPS (default 1), LAT (1 = latency runs),
+# WORKERS (server threads, default 1), SERVERS (default "edge-static
+# edge-dynamic nsd knot"). Needs dnsperf, dig, nsd, knot (apt-get install
+# dnsperf bind9-dnsutils nsd knot). Only loopback is used.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BENCH="${BENCH_DIR:-$ROOT/../shared/bench}"
+HARNESS="$BENCH/peer-dns-bench.sh"
+ZONE="$BENCH/peer-dns/example.test.zone"
+DUR="${DUR:-15}" REPS="${REPS:-1}" LAT="${LAT:-1}" WORKERS="${WORKERS:-1}"
+SERVERS="${SERVERS:-edge-static edge-dynamic nsd knot}"
+for t in dnsperf dig nsd knotd; do
+  command -v "$t" >/dev/null || { echo "bench-dns: $t missing (apt-get install dnsperf bind9-dnsutils nsd knot)" >&2; exit 2; }
+done
+cd "$ROOT"
+cargo build --release -q -p gslb-edge -p gslb-aggregator
+BIN="$ROOT/target/release"
+WORK="$(mktemp -d /tmp/gslb-bench-dns.XXXXXX)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+# Wait for "NAME listening on ADDR" in FILE; print ADDR.
+listening() {
+  local file="$1" name="$2" i
+  for i in $(seq 1 300); do
+    if grep -q "^$name listening on " "$file" 2>/dev/null; then
+      sed -n "s/^$name listening on //p" "$file" | head -1; return 0
+    fi
+    sleep 0.1
+  done
+  echo "bench-dns: no '$name listening' in $file" >&2; cat "$file" >&2; return 1
+}
+
+# Fill cache dir $1 with the snapshot of declarative config $2: apply it to
+# a throwaway aggregator, let an edge apply and cache it, stop both.
+prepare() {
+  local dir="$1" config="$2"
+  "$BIN/gslb-aggregator" --data-dir "$dir.agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
+    >"$dir.agg.out" 2>"$dir.agg.err" & local agg=$!; PIDS+=("$agg")
+  local grpc; grpc="http://$(listening "$dir.agg.out" grpc)"
+  local version; version=$("$BIN/gslbctl" --server "$grpc" apply -f "$config" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
+  "$BIN/gslb-edge" --aggregator "$grpc" --cache-dir "$dir" --listen-dns 127.0.0.1:0 \
+    --listen-status 127.0.0.1:0 >"$dir.edge.out" 2>"$dir.edge.err" & local edge=$!; PIDS+=("$edge")
+  local status; status=$(listening "$dir.edge.out" status)
+  for _ in $(seq 1 300); do
+    curl -s "http://$status/status/config" | grep -q "\"version\":$version" && break
+    sleep 0.1
+  done
+  kill "$edge" "$agg"; wait "$edge" "$agg" 2>/dev/null || true
+  [ -s "$dir/snapshot.bin" ] || { echo "bench-dns: no snapshot cached in $dir" >&2; exit 1; }
+}
+
+python3 "$ROOT/scripts/zone2gslb.py" "$ZONE" >"$WORK/static.toml"
+python3 "$ROOT/scripts/zone2gslb.py" --dynamic "$ZONE" >"$WORK/dynamic.toml"
+prepare "$WORK/static" "$WORK/static.toml"
+prepare "$WORK/dynamic" "$WORK/dynamic.toml"
+
+edge_cmd() {  # cache dir
+  echo "$BIN/gslb-edge --cache-dir $1 --listen-dns 127.0.0.1:{PORT} --listen-status 127.0.0.1:0 --udp-workers $WORKERS"
+}
+run() {  # label, harness args...
+  local label="$1"; shift
+  local line; line=$("$HARNESS" "$@" 2>>"$WORK/harness.log") || { echo "$label FAILED"; tail -20 "$WORK/harness.log"; return 1; }
+  echo "$label $line"
+}
+server_args() {  # server name -> harness args
+  case "$1" in
+    edge-static) echo "--cmd|$(edge_cmd "$WORK/static")|--name|edge-static";;
+    edge-dynamic) echo "--cmd|$(edge_cmd "$WORK/dynamic")|--name|edge-dynamic";;
+    nsd|knot) echo "$1";;
+  esac
+}
+PIN=(--server-cpus 0 --client-cpus 1 -w "$WORKERS")
+for rep in $(seq 1 "$REPS"); do
+  for s in $SERVERS; do
+    IFS='|' read -r -a A <<<"$(server_args "$s")"
+    run "max/rep$rep" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 "${PIN[@]}"
+  done
+done
+if [ "$LAT" = 1 ]; then
+  for s in $SERVERS; do
+    IFS='|' read -r -a A <<<"$(server_args "$s")"
+    run "lat20k" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 -Q 20000 --latency "${PIN[@]}"
+  done
+fi
