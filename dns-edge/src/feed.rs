@@ -193,7 +193,7 @@ async fn follow(
             .map_err(|s| format!("subscribe: {}", s.message()))?
             .into_inner();
         tracing::info!(aggregator = %url, held, "subscribed to the snapshot feed");
-        shared.contact();
+        shared.subscribed();
         *attempt = 0;
         let mut resync = false;
         while let Some(update) = stream.next().await {

@@ -165,6 +165,17 @@ impl Shared {
         self.first.notify_one();
     }
 
+    /// A feed stream is established: a held snapshot is now in sync (the
+    /// aggregator sends only what changed after it).
+    pub fn subscribed(&self) {
+        self.with_status(|s| {
+            s.last_contact_ms = Some(now_ms());
+            if s.state != FeedState::NeverLoaded {
+                s.state = FeedState::Synced;
+            }
+        });
+    }
+
     /// The aggregator was heard from.
     pub fn contact(&self) {
         self.with_status(|s| s.last_contact_ms = Some(now_ms()));

@@ -1,0 +1,139 @@
+//! Every authoritative behaviour of DESIGN.md, as dig and kdig see it.
+
+use std::net::UdpSocket;
+use std::time::Duration;
+
+use crate::support::*;
+
+#[test]
+fn dig_and_kdig_see_every_authoritative_behaviour() {
+    let (_dir, _agg, edge, version) = mesh("dig", &[]);
+    let dns = edge.dns();
+
+    let www = dig(dns, &["www.example.test", "A", "+norec"]);
+    assert_eq!(rcode(&www), "NOERROR", "{www}");
+    assert_eq!(
+        flags(&www),
+        ["qr", "aa"],
+        "authoritative, no recursion: {www}"
+    );
+    assert_eq!(
+        short(dns, &["www.example.test"]),
+        ["192.0.2.1", "192.0.2.2"]
+    );
+
+    let nx = dig(dns, &["nope.example.test", "A"]);
+    assert_eq!(rcode(&nx), "NXDOMAIN", "{nx}");
+    assert!(
+        nx.contains(&format!("example.test.\t\t60\tIN\tSOA\tns1.example.test. hostmaster.example.test. {version} 3600 600 604800 60")),
+        "SOA with the negative TTL and serial = version: {nx}"
+    );
+    let nodata = dig(dns, &["www.example.test", "AAAA"]);
+    assert_eq!(rcode(&nodata), "NOERROR");
+    assert!(nodata.contains("ANSWER: 0, AUTHORITY: 1"), "{nodata}");
+
+    let chain = short(dns, &["alias.example.test", "A"]);
+    assert_eq!(chain, ["192.0.2.1", "192.0.2.2", "www.example.test."]);
+
+    let soa = short(dns, &["example.test", "SOA"]);
+    assert_eq!(
+        soa,
+        [format!(
+            "ns1.example.test. hostmaster.example.test. {version} 3600 600 604800 60"
+        )]
+    );
+    assert_eq!(
+        short(dns, &["example.test", "NS"]),
+        ["ns1.example.test.", "ns2.example.test."]
+    );
+
+    let badvers = query_tool("kdig", dns, &["www.example.test", "+edns=1"]);
+    assert!(badvers.contains("BADVERS"), "{badvers}");
+
+    let ecs = query_tool("kdig", dns, &["ns1.example.test", "+subnet=10.1.2.0/24"]);
+    assert!(
+        ecs.contains("CLIENT-SUBNET: 10.1.2.0/24/0"),
+        "scope /0 for a static answer: {ecs}"
+    );
+
+    let tc = dig(dns, &["big.example.test", "TXT", "+noedns", "+ignore"]);
+    assert!(flags(&tc).contains(&"tc"), "{tc}");
+    let tcp = dig(dns, &["big.example.test", "TXT", "+tcp"]);
+    assert!(
+        tcp.contains("ANSWER: 6,") && !flags(&tcp).contains(&"tc"),
+        "{tcp}"
+    );
+
+    let refused = dig(dns, &["www.example.org", "A"]);
+    assert_eq!(rcode(&refused), "REFUSED", "{refused}");
+    assert!(!flags(&refused).contains(&"aa"));
+
+    let any = dig(dns, &["example.test", "ANY"]);
+    assert!(any.contains("ANSWER: 1,"), "minimal ANY: {any}");
+
+    let case = dig(dns, &["WwW.ExAmPlE.TeSt", "A"]);
+    assert!(case.contains("WwW.ExAmPlE.TeSt.\t30\tIN\tA"), "{case}");
+
+    let axfr = dig(dns, &["example.test", "AXFR"]);
+    assert!(!axfr.contains("\tSOA\t"), "no zone transfer: {axfr}");
+}
+
+/// Send raw bytes over UDP, return the reply (if any within 1 s).
+fn raw(dns: std::net::SocketAddr, bytes: &[u8]) -> Option<Vec<u8>> {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    s.send_to(bytes, dns).unwrap();
+    let mut buf = [0u8; 4096];
+    s.recv(&mut buf).ok().map(|n| buf[..n].to_vec())
+}
+
+fn query(id: u16, flags: u16, qdcount: u16) -> Vec<u8> {
+    let mut q = id.to_be_bytes().to_vec();
+    q.extend_from_slice(&flags.to_be_bytes());
+    q.extend_from_slice(&qdcount.to_be_bytes());
+    q.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    for _ in 0..qdcount {
+        q.extend_from_slice(b"\x03www\x07example\x04test\x00\x00\x01\x00\x01");
+    }
+    q
+}
+
+#[test]
+fn malformed_and_unsupported_queries_over_the_wire() {
+    let (_dir, _agg, edge, _) = mesh("raw", &[]);
+    let dns = edge.dns();
+    // NOTIFY (opcode 4): NOTIMP.
+    let r = raw(dns, &query(1, 4 << 11, 1)).unwrap();
+    assert_eq!(r[3] & 0x0f, 4, "NOTIMP");
+    // Two questions: FORMERR.
+    let r = raw(dns, &query(2, 0, 2)).unwrap();
+    assert_eq!(r[3] & 0x0f, 1, "FORMERR");
+    // A response (QR set) gets nothing back, nor does a short packet.
+    assert!(raw(dns, &query(3, 0x8000, 1)).is_none());
+    assert!(raw(dns, &[0; 5]).is_none());
+    // Random bytes: never a crash, never a reply longer than the query.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..300 {
+        let len = 12 + (seed % 60) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            })
+            .collect();
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        s.send_to(&bytes, dns).unwrap();
+        let mut buf = [0u8; 4096];
+        if let Ok(n) = s.recv(&mut buf) {
+            assert!(n <= bytes.len() + 11, "amplified {} -> {n}", bytes.len());
+        }
+    }
+    // Still serving.
+    assert_eq!(
+        short(dns, &["www.example.test"]),
+        ["192.0.2.1", "192.0.2.2"]
+    );
+}

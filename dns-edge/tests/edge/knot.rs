@@ -1,0 +1,207 @@
+//! A differential test: the same static zone served by gslb-edge (through
+//! the aggregator) and by Knot, the same 200 queries, identical rcode, AA
+//! flag, answer and authority sections. Left out on purpose: ANY (we answer
+//! RFC 8482 minimal ANY) and the additional section (Knot adds glue).
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::Command;
+use std::str::FromStr;
+use std::time::Duration;
+
+use hickory_proto::op::{Edns, Message, Query};
+use hickory_proto::rr::{Name, RecordType as Rt};
+
+use crate::support::*;
+
+const ZONE: &str = "$ORIGIN diff.test.
+$TTL 300
+@ IN SOA ns1.diff.test. hostmaster.diff.test. ( SERIAL 3600 600 604800 60 )
+@ IN NS ns1.diff.test.
+@ IN NS ns2.diff.test.
+@ IN MX 10 mail.diff.test.
+@ IN TXT \"v=spf1 -all\"
+@ IN CAA 0 issue \"ca.example\"
+ns1 IN A 192.0.2.53
+ns2 IN A 192.0.2.54
+www IN A 192.0.2.1
+www IN A 192.0.2.2
+www IN A 192.0.2.3
+www IN AAAA 2001:db8::1
+mail 600 IN A 192.0.2.25
+alias IN CNAME www.diff.test.
+chain IN CNAME alias.diff.test.
+ext IN CNAME cdn.elsewhere.test.
+deep.a.b IN A 192.0.2.9
+*.wild IN A 192.0.2.99
+*.wild IN TXT \"wild\"
+_sip._tcp IN SRV 10 60 5060 www.diff.test.
+host1 IN A 198.51.100.1
+host2 IN A 198.51.100.2
+host3 IN A 198.51.100.3
+host4 IN A 198.51.100.4
+host5 IN TXT \"five\"
+host6 IN MX 5 mail.diff.test.
+";
+
+const NAMES: [&str; 22] = [
+    "diff.test",
+    "www.diff.test",
+    "alias.diff.test",
+    "chain.diff.test",
+    "mail.diff.test",
+    "ext.diff.test",
+    "nope.diff.test",
+    "a.b.diff.test",
+    "b.diff.test",
+    "deep.a.b.diff.test",
+    "x.wild.diff.test",
+    "y.x.wild.diff.test",
+    "_sip._tcp.diff.test",
+    "_tcp.diff.test",
+    "host1.diff.test",
+    "host2.diff.test",
+    "host3.diff.test",
+    "host4.diff.test",
+    "host5.diff.test",
+    "host6.diff.test",
+    "no.such.name.diff.test",
+    "WWW.Diff.Test",
+];
+const TYPES: [Rt; 9] = [
+    Rt::A,
+    Rt::AAAA,
+    Rt::MX,
+    Rt::TXT,
+    Rt::NS,
+    Rt::SOA,
+    Rt::CNAME,
+    Rt::SRV,
+    Rt::CAA,
+];
+
+/// What we compare of a reply.
+fn essence(server: SocketAddr, name: &str, qtype: Rt) -> (String, bool, Vec<String>, Vec<String>) {
+    let mut q = Message::query();
+    q.add_query(Query::query(
+        Name::from_str(&format!("{name}.")).unwrap(),
+        qtype,
+    ));
+    let mut e = Edns::new();
+    e.set_max_payload(1232);
+    q.set_edns(e);
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    s.send_to(&q.to_vec().unwrap(), server).unwrap();
+    let mut buf = [0u8; 4096];
+    let n = s
+        .recv(&mut buf)
+        .unwrap_or_else(|e| panic!("{server} {name} {qtype}: {e}"));
+    let m = Message::from_vec(&buf[..n]).unwrap();
+    let sorted = |records: &[hickory_proto::rr::Record]| {
+        let mut v: Vec<String> = records
+            .iter()
+            .map(|r| r.to_string().to_lowercase())
+            .collect();
+        v.sort();
+        v
+    };
+    (
+        format!("{:?}", m.metadata.response_code),
+        m.metadata.authoritative,
+        sorted(&m.answers),
+        sorted(&m.authorities),
+    )
+}
+
+fn free_port() -> u16 {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = s.local_addr().unwrap().port();
+    let t = std::net::TcpListener::bind(("127.0.0.1", port));
+    if t.is_ok() { port } else { free_port() }
+}
+
+#[test]
+fn the_same_zone_answers_the_same_as_knot() {
+    let dir = temp_dir("knot");
+    let agg = Aggregator::start(&dir.join("agg"), "127.0.0.1:0");
+    let zone_file = dir.join("diff.test.zone");
+    std::fs::write(&zone_file, ZONE.replace("SERIAL", "1")).unwrap();
+    let converter = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/zone2gslb.py");
+    let out = Command::new("python3")
+        .arg(converter)
+        .arg(&zone_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let version = agg.apply(&String::from_utf8(out.stdout).unwrap(), &dir);
+    // Knot serves the zone with our serial, so the SOA compares too.
+    std::fs::write(&zone_file, ZONE.replace("SERIAL", &version.to_string())).unwrap();
+    let edge = Edge::start(&["--aggregator", &agg.grpc]);
+    edge.wait_version(version);
+    let ours = edge.dns();
+
+    let port = free_port();
+    let conf = dir.join("knot.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "server:\n    rundir: \"{d}\"\n    listen: 127.0.0.1@{port}\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n\
+             database:\n    storage: \"{d}\"\nlog:\n  - target: stderr\n    any: warning\n\
+             zone:\n  - domain: diff.test.\n    file: \"{z}\"\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n",
+            d = dir.display(),
+            z = zone_file.display()
+        ),
+    )
+    .unwrap();
+    let knot = Command::new("knotd")
+        .arg("-c")
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("knotd not runnable ({e}): apt-get install knot"));
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _knot = Kill(knot);
+    let theirs: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    wait_until(20, "knot answering", || {
+        dig(theirs, &["diff.test", "SOA"]).contains("status: NOERROR")
+    });
+
+    let mut compared = 0;
+    let mut differences = Vec::new();
+    for name in NAMES {
+        for qtype in TYPES {
+            let (a, b) = (essence(ours, name, qtype), essence(theirs, name, qtype));
+            if a != b {
+                differences.push(format!("{name} {qtype}:\n  ours: {a:?}\n  knot: {b:?}"));
+            }
+            compared += 1;
+        }
+    }
+    for qtype in [Rt::A, Rt::MX] {
+        let (a, b) = (
+            essence(ours, "nope.nope.diff.test", qtype),
+            essence(theirs, "nope.nope.diff.test", qtype),
+        );
+        if a != b {
+            differences.push(format!("nope.nope {qtype}:\n  ours: {a:?}\n  knot: {b:?}"));
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, 200);
+    assert!(
+        differences.is_empty(),
+        "{} of 200 differ:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}

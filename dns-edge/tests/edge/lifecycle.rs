@@ -1,0 +1,138 @@
+//! Seed 003's lifecycle: binding only after a snapshot, from the cache when
+//! the aggregator is down, readiness through an aggregator restart, and the
+//! drain.
+
+use std::time::{Duration, Instant};
+
+use crate::support::*;
+
+fn config(edge: &Edge) -> serde_json::Value {
+    serde_json::from_str(&edge.get("/status/config").1).unwrap()
+}
+
+#[test]
+fn with_no_cache_and_no_aggregator_dns_is_never_bound() {
+    let dir = temp_dir("never");
+    let cache = dir.join("cache");
+    // Port 9 on loopback: nothing listens, connections are refused.
+    let edge = Edge::start(&[
+        "--aggregator",
+        "http://127.0.0.1:9",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    wait_until(10, "a failed feed attempt", || {
+        config(&edge)["lastFailure"].is_object()
+    });
+    assert_eq!(edge.get("/livez").0, 200);
+    assert_eq!(edge.get("/readyz").0, 503);
+    assert_eq!(edge.get("/status/ready").0, 503);
+    let c = config(&edge);
+    assert_eq!(c["state"], "never_loaded", "{c}");
+    assert_eq!(c["version"], 0);
+    assert!(!edge.proc.stdout.contains("dns listening"));
+    assert_eq!(
+        edge.proc
+            .stderr
+            .count("waiting for the first snapshot before binding the DNS listeners"),
+        1
+    );
+}
+
+#[test]
+fn a_corrupt_cache_is_ignored_with_a_warning() {
+    let dir = temp_dir("corrupt");
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(
+        cache.join("snapshot.bin"),
+        b"GSLBSNP1 this is not a snapshot",
+    )
+    .unwrap();
+    let edge = Edge::start(&[
+        "--aggregator",
+        "http://127.0.0.1:9",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    wait_until(10, "the cache warning", || {
+        edge.proc.stderr.contains("snapshot cache ignored")
+    });
+    assert_eq!(config(&edge)["state"], "never_loaded");
+    assert_eq!(edge.get("/status/ready").0, 503);
+}
+
+#[test]
+fn an_edge_restarted_with_the_aggregator_down_binds_from_its_cache() {
+    let (dir, agg, edge, version) = mesh("cache", &[]);
+    drop(edge);
+    let grpc = agg.grpc.clone();
+    drop(agg);
+    let cache = dir.join("cache");
+    let edge = Edge::start(&[
+        "--aggregator",
+        &grpc,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    let dns = edge.dns();
+    assert_eq!(
+        short(dns, &["www.example.test"]),
+        ["192.0.2.1", "192.0.2.2"]
+    );
+    let c = config(&edge);
+    assert_eq!(c["version"], version);
+    assert_eq!(c["state"], "stale", "{c}");
+    assert!(c["source"].as_str().unwrap().starts_with("cache:"), "{c}");
+    assert_eq!(edge.get("/readyz").0, 200);
+    assert_eq!(edge.get("/status/ready").0, 200);
+}
+
+#[test]
+fn an_aggregator_restart_does_not_make_the_edge_unready() {
+    let (dir, agg, edge, version) = mesh("restart", &[]);
+    let dns = edge.dns();
+    let grpc = agg.grpc.clone();
+    let listen = grpc.trim_start_matches("http://").to_owned();
+    drop(agg);
+    wait_until(30, "state stale", || config(&edge)["state"] == "stale");
+    assert_eq!(
+        edge.get("/readyz").0,
+        200,
+        "an aggregator outage never makes the edge unready"
+    );
+    assert_eq!(
+        short(dns, &["www.example.test"]),
+        ["192.0.2.1", "192.0.2.2"]
+    );
+    let agg = Aggregator::start(&dir.join("agg"), &listen);
+    wait_until(90, "synced again", || config(&edge)["state"] == "synced");
+    assert!(edge.version() >= version, "versions only increase");
+    let next = agg.apply(&CONFIG.replace("192.0.2.53", "192.0.2.54"), &dir);
+    edge.wait_version(next);
+    assert_eq!(short(dns, &["ns1.example.test"]), ["192.0.2.54"]);
+}
+
+#[test]
+fn a_drain_keeps_answering_for_the_window_then_exits() {
+    let (_dir, _agg, mut edge, _) = mesh("drain", &["--min-drain-secs", "2"]);
+    let dns = edge.dns();
+    let start = Instant::now();
+    edge.proc.terminate();
+    wait_until(5, "readyz 503", || edge.get("/readyz").0 == 503);
+    assert!(start.elapsed() < Duration::from_secs(2), "unready at once");
+    assert_eq!(edge.get("/livez").0, 200, "alive while draining");
+    assert_eq!(
+        short(dns, &["www.example.test"]),
+        ["192.0.2.1", "192.0.2.2"],
+        "still answering"
+    );
+    wait_until(15, "exit", || edge.proc.exited());
+    assert!(
+        start.elapsed() >= Duration::from_secs(2),
+        "answered for the whole window"
+    );
+    let log = edge.proc.stderr.all().join("\n");
+    assert!(log.contains("draining: /readyz now reports 503"), "{log}");
+    assert!(log.contains("drained; exiting"), "{log}");
+}
