@@ -126,41 +126,13 @@ impl Selector {
         I: SelectionInput + ?Sized,
         R: rand::Rng + ?Sized,
     {
-        let (branch, pools) = record.branch_for(query.region);
-        if let Some(t) = trace.as_deref_mut() {
-            t.push(Step::Branch {
-                geo_branch: branch,
-                region: query.region.cloned(),
-                pools: pools.to_vec(),
-            });
-        }
-        let mut outcome = None;
-        for &pool_id in pools {
-            let Some(pool) = input.pool(pool_id) else {
-                if let Some(t) = trace.as_deref_mut() {
-                    t.push(Step::MissingPool { pool: pool_id });
-                }
-                continue;
-            };
-            let verdict = evaluate_pool(
-                pool,
-                query.family,
-                &mut self.candidates,
-                &mut self.chosen,
-                trace.as_deref_mut(),
-            );
-            if let PoolVerdict::Eligible { protected } = verdict {
-                outcome = Some(Outcome::Pool {
-                    pool: pool_id,
-                    protected,
-                });
-                break;
-            }
-        }
-        let outcome = match outcome {
-            Some(outcome) => outcome,
-            None => self.all_failed(input, pools, query.family, trace.as_deref_mut()),
-        };
+        let outcome = self.decide(
+            input,
+            record,
+            query.region,
+            query.family,
+            trace.as_deref_mut(),
+        );
         self.answers.clear();
         match outcome {
             Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
@@ -178,14 +150,13 @@ impl Selector {
             }
             Outcome::FailStatic { pool } => {
                 if let Some(p) = input.pool(pool) {
-                    let fixed = p.pool.fallback.iter().filter(|a| query.family.matches(a));
-                    self.answers.extend(fixed.map(|&address| Answer {
-                        member: None,
-                        address,
-                    }));
-                    if record.first_n > 0 {
-                        self.answers.truncate(record.first_n as usize);
-                    }
+                    self.answers
+                        .extend(
+                            fallback(p, query.family, record.first_n).map(|address| Answer {
+                                member: None,
+                                address,
+                            }),
+                        );
                 }
             }
             Outcome::NoData => {}
@@ -199,6 +170,72 @@ impl Selector {
             });
         }
         (outcome, &self.answers)
+    }
+
+    /// Steps 1–7, which do not depend on the query beyond its region and
+    /// family: the outcome, with the members steering orders left in
+    /// [`Selector::chosen`] (for `Pool` and `FailOpen`). An edge runs this
+    /// once per snapshot and branch, and only steers per query.
+    pub fn decide<I>(
+        &mut self,
+        input: &I,
+        record: &DynamicRecord,
+        region: Option<&Region>,
+        family: Family,
+        mut trace: Option<&mut Trace>,
+    ) -> Outcome
+    where
+        I: SelectionInput + ?Sized,
+    {
+        let (branch, pools) = record.branch_for(region);
+        if let Some(t) = trace.as_deref_mut() {
+            t.push(Step::Branch {
+                geo_branch: branch,
+                region: region.cloned(),
+                pools: pools.to_vec(),
+            });
+        }
+        self.decide_pools(input, pools, family, trace)
+    }
+
+    /// Steps 1–7 over one branch's pool list (see [`Selector::decide`]).
+    pub fn decide_pools<I>(
+        &mut self,
+        input: &I,
+        pools: &[PoolId],
+        family: Family,
+        mut trace: Option<&mut Trace>,
+    ) -> Outcome
+    where
+        I: SelectionInput + ?Sized,
+    {
+        for &pool_id in pools {
+            let Some(pool) = input.pool(pool_id) else {
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(Step::MissingPool { pool: pool_id });
+                }
+                continue;
+            };
+            let verdict = evaluate_pool(
+                pool,
+                family,
+                &mut self.candidates,
+                &mut self.chosen,
+                trace.as_deref_mut(),
+            );
+            if let PoolVerdict::Eligible { protected } = verdict {
+                return Outcome::Pool {
+                    pool: pool_id,
+                    protected,
+                };
+            }
+        }
+        self.all_failed(input, pools, family, trace)
+    }
+
+    /// The members the last [`Selector::decide`] chose, before steering.
+    pub fn chosen(&self) -> &[Candidate] {
+        &self.chosen
     }
 
     /// Step 7: no pool of the branch is eligible; the branch's first pool's
@@ -238,4 +275,24 @@ impl Selector {
         }
         outcome
     }
+}
+
+/// Step 7's `static` answer: the pool's fixed addresses of `family`,
+/// trimmed to `first_n` (0 keeps all).
+pub fn fallback(
+    pool: PoolRef<'_>,
+    family: Family,
+    first_n: u32,
+) -> impl Iterator<Item = IpAddr> + '_ {
+    let keep = if first_n == 0 {
+        usize::MAX
+    } else {
+        first_n as usize
+    };
+    pool.pool
+        .fallback
+        .iter()
+        .copied()
+        .filter(move |a| family.matches(a))
+        .take(keep)
 }
