@@ -7,19 +7,22 @@
 
 use std::net::IpAddr;
 
-use domain::base::iana::{Class, OptRcode, Rcode, Rtype};
+use domain::base::iana::{Class, Opcode, OptRcode, Rcode, Rtype};
 use domain::base::message_builder::{
     AdditionalBuilder, AnswerBuilder, MessageBuilder, PushError, StaticCompressor,
 };
-use domain::base::{Message, Ttl};
+
+use crate::compress::Compressor;
+use domain::base::{Message, Name, Record, Ttl};
 use gslb_shared::RecordType;
-use gslb_shared::selection::{Query as SelectionQuery, Selector};
+use gslb_shared::selection::{Candidate, Outcome, steer};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use rustc_hash::FxHashMap;
 
 use crate::geo::GeoTable;
-use crate::request::{self, Edns, MAX_WIRE_NAME, Parsed, Query};
-use crate::table::{ChainEnd, Data, Entry, SetData, Table, WireName, address_data, family_of};
+use crate::request::{self, Edns, KEY_ROOM, Parsed, Query};
+use crate::table::{ChainEnd, Data, Entry, SetData, Table, WireName, address_data};
 
 /// Our advertised EDNS UDP payload size (the DNS flag day 2020 value).
 pub const EDNS_UDP_SIZE: u16 = 1232;
@@ -97,7 +100,7 @@ fn record_type(t: Rtype) -> Option<RecordType> {
     })
 }
 
-type Target<'b> = StaticCompressor<&'b mut Vec<u8>>;
+type Target<'b> = Compressor<'b>;
 
 /// Where a lookup landed.
 enum Hit<'t> {
@@ -117,28 +120,48 @@ struct Plan {
     scope: u8,
 }
 
+/// Most prebuilt answers one responder keeps (it starts over when full).
+const PREBUILT_MAX: usize = 16_384;
+
 /// One worker's reusable answering state.
 #[derive(Debug)]
 pub struct Responder {
-    selector: Selector,
+    /// Scratch for steering a decision's members.
+    chosen: Vec<Candidate>,
     rng: SmallRng,
     /// Round-robin position per dynamic set of the current table.
     rotation: Vec<u64>,
-    rotation_version: u64,
-    key: [u8; MAX_WIRE_NAME],
+    /// The table version `rotation` and `prebuilt` belong to.
+    version: u64,
+    /// The canonical query name, then (for `prebuilt`) type and flags.
+    key: [u8; KEY_ROOM],
+    /// Length of the name in `key`, and its label count.
+    key_len: usize,
+    labels: usize,
     offsets: [u8; 128],
+    /// Responses that depend on nothing but the name, type and EDNS
+    /// presence (no pool, no client subnet), as encoded the first time:
+    /// the next such query copies one and patches id, RD and the
+    /// question's case.
+    prebuilt: FxHashMap<Box<[u8]>, (Vec<u8>, Summary)>,
+    /// Set while encoding when a pool-backed set was answered.
+    dynamic_used: bool,
 }
 
 impl Responder {
     /// A responder seeded with `seed` (weighted steering draws from it).
     pub fn new(seed: u64) -> Self {
         Self {
-            selector: Selector::new(),
+            chosen: Vec::new(),
             rng: SmallRng::seed_from_u64(seed),
             rotation: Vec::new(),
-            rotation_version: u64::MAX,
-            key: [0; MAX_WIRE_NAME],
+            version: u64::MAX,
+            key: [0; KEY_ROOM],
+            key_len: 0,
+            labels: 0,
             offsets: [0; 128],
+            prebuilt: FxHashMap::default(),
+            dynamic_used: false,
         }
     }
 
@@ -179,18 +202,52 @@ impl Responder {
         {
             return badvers(q, out, qtype);
         }
-        if self.rotation_version != table.version {
+        if self.version != table.version {
             self.rotation.clear();
             self.rotation.resize(table.dynamic.len(), 0);
-            self.rotation_version = table.version;
+            self.prebuilt.clear();
+            self.version = table.version;
+        }
+        match request::canonical_key(&q.qname, &mut self.key, &mut self.offsets) {
+            Some((len, labels)) => (self.key_len, self.labels) = (len, labels),
+            None => (self.key_len, self.labels) = (0, 0),
+        }
+        let reusable =
+            self.key_len > 0 && q.flat_qname.is_some() && q.edns.is_none_or(|e| e.subnet.is_none());
+        let cache_key = if reusable {
+            let n = self.key_len;
+            self.key[n..n + 2].copy_from_slice(&q.qtype.to_int().to_be_bytes());
+            self.key[n + 2] = u8::from(q.edns.is_some());
+            Some(n + 3)
+        } else {
+            None
+        };
+        if let Some(k) = cache_key
+            && let Some((bytes, summary)) = self.prebuilt.get(&self.key[..k])
+            && bytes.len() <= limit
+        {
+            reuse(bytes, q, out);
+            return *summary;
         }
         let summary = |rcode, truncated| Summary {
             qtype,
             rcode: rcode_bucket(rcode),
             truncated,
         };
+        self.dynamic_used = false;
         match self.encode(table, geo, q, client, limit, out, false) {
-            Ok(rcode) => summary(rcode, false),
+            Ok(rcode) => {
+                let s = summary(rcode, false);
+                if let Some(k) = cache_key
+                    && !self.dynamic_used
+                {
+                    if self.prebuilt.len() >= PREBUILT_MAX {
+                        self.prebuilt.clear();
+                    }
+                    self.prebuilt.insert(self.key[..k].into(), (out.clone(), s));
+                }
+                s
+            }
             // It did not fit: the question alone, with TC, tells the
             // resolver to retry over TCP.
             Err(_) => match self.encode(table, geo, q, client, limit, out, true) {
@@ -202,15 +259,11 @@ impl Responder {
 
     /// Find the query name: exact, else the closest encloser's wildcard,
     /// else NXDOMAIN in the encloser's zone, else REFUSED.
-    fn lookup<'t>(&mut self, table: &'t Table, q: &Query<'_>) -> Hit<'t> {
-        let Ok(question) = q.message.sole_question() else {
+    fn lookup<'t>(&self, table: &'t Table) -> Hit<'t> {
+        let (len, labels) = (self.key_len, self.labels);
+        if len == 0 {
             return Hit::Refused;
-        };
-        let Some((len, labels)) =
-            request::canonical_key(question.qname(), &mut self.key, &mut self.offsets)
-        else {
-            return Hit::Refused;
-        };
+        }
         if let Some(entry) = table.entry(&self.key[..len]) {
             return Hit::Entry(entry);
         }
@@ -238,9 +291,10 @@ impl Responder {
         truncate: bool,
     ) -> Result<OptRcode, PushError> {
         let opt_room = q.edns.map_or(0, |e| opt_size(e.subnet.as_ref()));
-        let Ok(mut builder) = MessageBuilder::from_target(StaticCompressor::new(out));
+        let flat = q.flat_qname.as_ref().map(|n| n.as_slice());
+        let Ok(mut builder) = MessageBuilder::from_target(Compressor::new(out, flat));
         builder.set_push_limit(limit.saturating_sub(opt_room));
-        let mut answer = builder.start_answer(q.message, Rcode::NOERROR)?;
+        let mut answer = start(builder, q)?;
         let mut plan = Plan {
             rcode: Rcode::NOERROR,
             aa: true,
@@ -251,7 +305,7 @@ impl Responder {
             plan.rcode = Rcode::REFUSED;
             plan.aa = false;
         } else {
-            match self.lookup(table, q) {
+            match self.lookup(table) {
                 Hit::Refused => {
                     plan.rcode = Rcode::REFUSED;
                     plan.aa = false;
@@ -307,14 +361,9 @@ impl Responder {
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan,
     ) -> Result<Option<u32>, PushError> {
-        let qname = q
-            .message
-            .sole_question()
-            .map_err(|_| PushError::ShortBuf)?
-            .into_qname();
         if q.qtype == Rtype::CNAME {
             if let Some(link) = &entry.cname_set {
-                answer.push((qname, Class::IN, link.ttl, &link.data))?;
+                push_rr(answer, q, None, link.ttl, &link.data)?;
                 return Ok(None);
             }
             return Ok(Some(entry.zone));
@@ -323,10 +372,7 @@ impl Responder {
             return self.final_answer(table, geo, q, client, entry, None, answer, plan);
         };
         for link in chain.links.iter() {
-            match &link.owner {
-                None => answer.push((qname, Class::IN, link.ttl, &link.data))?,
-                Some(owner) => answer.push((owner, Class::IN, link.ttl, &link.data))?,
-            }
+            push_rr(answer, q, link.owner.as_ref(), link.ttl, &link.data)?;
         }
         match &chain.end {
             ChainEnd::Elsewhere => Ok(None),
@@ -355,15 +401,9 @@ impl Responder {
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan,
     ) -> Result<Option<u32>, PushError> {
-        let qname = q
-            .message
-            .sole_question()
-            .map_err(|_| PushError::ShortBuf)?
-            .into_qname();
         let zone = &table.zones[entry.zone as usize];
-        let push = |answer: &mut AnswerBuilder<Target<'_>>, ttl: Ttl, data: &Data| match owner {
-            None => answer.push((qname, Class::IN, ttl, data)),
-            Some(o) => answer.push((o, Class::IN, ttl, data)),
+        let push = |answer: &mut AnswerBuilder<Target<'_>>, ttl: Ttl, data: &Data| {
+            push_rr(answer, q, owner, ttl, data)
         };
         if entry.apex && q.qtype == Rtype::SOA {
             push(answer, zone.soa_ttl, &zone.soa)?;
@@ -399,34 +439,101 @@ impl Responder {
                 Ok(None)
             }
             SetData::Dynamic(slot) => {
+                self.dynamic_used = true;
                 let dynamic = &table.dynamic[*slot as usize];
-                let Some(family) = family_of(set.rtype) else {
-                    return Ok(Some(entry.zone));
-                };
                 let (addr, source) = request::client_address(q.edns.as_ref(), client);
                 let found = if dynamic.geo { geo.lookup(addr) } else { None };
                 if dynamic.geo && source.is_some() {
                     plan.scope = found.map_or(source.unwrap_or(0), |m| m.prefix_len);
                 }
-                let rotation = &mut self.rotation[*slot as usize];
-                *rotation = rotation.wrapping_add(1);
-                let query = SelectionQuery {
-                    family,
-                    region: found.map(|m| m.region),
-                    rotation: *rotation,
-                };
-                let (_, answers) =
-                    self.selector
-                        .select(&table.pools, &dynamic.record, query, &mut self.rng, None);
-                if answers.is_empty() {
+                let Some(decision) = dynamic.decision(found.map(|m| m.region)) else {
                     return Ok(Some(entry.zone));
+                };
+                let before = answer.counts().ancount();
+                match decision.outcome {
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
+                        let rotation = &mut self.rotation[*slot as usize];
+                        *rotation = rotation.wrapping_add(1);
+                        self.chosen.clear();
+                        self.chosen.extend_from_slice(&decision.chosen);
+                        let r = &dynamic.record;
+                        steer(
+                            &mut self.chosen,
+                            r.steering,
+                            r.first_n,
+                            *rotation,
+                            &mut self.rng,
+                        );
+                        for c in &self.chosen {
+                            push(answer, set.ttl, &address_data(c.address))?;
+                        }
+                    }
+                    Outcome::FailStatic { .. } => {
+                        for a in decision.fixed.iter() {
+                            push(answer, set.ttl, &address_data(*a))?;
+                        }
+                    }
+                    Outcome::NoData => {}
                 }
-                for a in answers {
-                    push(answer, set.ttl, &address_data(a.address))?;
+                if answer.counts().ancount() == before {
+                    // Nothing to answer (fail closed, or no member of the family).
+                    return Ok(Some(entry.zone));
                 }
                 Ok(None)
             }
         }
+    }
+}
+
+/// A prebuilt response made this query's: its id, its RD bit, and its
+/// question bytes (the same name, maybe in other case; answer owners point
+/// at the question, so they follow).
+fn reuse(prebuilt: &[u8], q: &Query<'_>, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(prebuilt);
+    let header = q.message.header();
+    let h = domain::base::Header::for_message_slice_mut(out.as_mut_slice());
+    h.set_id(header.id());
+    h.set_rd(header.rd());
+    if let Some(name) = &q.flat_qname {
+        let n = name.as_slice().len();
+        out[12..12 + n].copy_from_slice(name.as_slice());
+    }
+}
+
+/// Header (id, QR, opcode, RD) and the question, pushed once from what the
+/// request parsed.
+fn start<'b>(
+    mut builder: MessageBuilder<Target<'b>>,
+    q: &Query<'_>,
+) -> Result<AnswerBuilder<Target<'b>>, PushError> {
+    let h = builder.header_mut();
+    h.set_id(q.message.header().id());
+    h.set_qr(true);
+    h.set_opcode(Opcode::QUERY);
+    h.set_rd(q.message.header().rd());
+    let mut question = builder.question();
+    match &q.flat_qname {
+        Some(name) => question.push((Name::clone(name), q.qtype, q.qclass))?,
+        None => question.push((q.qname, q.qtype, q.qclass))?,
+    }
+    Ok(question.answer())
+}
+
+/// Push one record owned by `owner`, or by the query name (as sent).
+fn push_rr(
+    answer: &mut AnswerBuilder<Target<'_>>,
+    q: &Query<'_>,
+    owner: Option<&WireName>,
+    ttl: Ttl,
+    data: &Data,
+) -> Result<(), PushError> {
+    // A `Record` by value: the tuple form would hand the compressor a
+    // reference, which hides the flat name it recognises the query name by.
+    match (owner, &q.flat_qname) {
+        (Some(o), _) => answer.push(Record::new(o, Class::IN, ttl, data)),
+        (None, Some(n)) => answer.push(Record::new(Name::clone(n), Class::IN, ttl, data)),
+        (None, None) => answer.push(Record::new(q.qname, Class::IN, ttl, data)),
     }
 }
 
@@ -467,9 +574,9 @@ fn error(message: &Message<[u8]>, rcode: Rcode, out: &mut Vec<u8>) -> Summary {
 
 fn badvers(q: &Query<'_>, out: &mut Vec<u8>, qtype: usize) -> Summary {
     let built = (|| -> Result<(), PushError> {
-        let Ok(builder) = MessageBuilder::from_target(StaticCompressor::new(&mut *out));
-        let mut answer = builder.start_answer(q.message, Rcode::NOERROR)?;
-        answer.header_mut().set_ra(false);
+        let flat = q.flat_qname.as_ref().map(|n| n.as_slice());
+        let Ok(builder) = MessageBuilder::from_target(Compressor::new(&mut *out, flat));
+        let answer = start(builder, q)?;
         let mut additional = answer.additional();
         let edns = Edns {
             subnet: None,

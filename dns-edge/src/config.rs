@@ -278,6 +278,32 @@ mod tests {
     }
 
     #[test]
+    fn every_example_config_parses_and_validates() {
+        for name in ["edge.toml", "edge-production.toml"] {
+            let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/examples"))
+                .join(name);
+            let config = Settings {
+                config: Some(path.clone()),
+                ..Settings::default()
+            }
+            .merged()
+            .and_then(Settings::validate)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if name == "edge-production.toml" {
+                assert!(config.rrl.rate > 0, "rate limiting is on in production");
+            } else {
+                assert_eq!(config.rrl.rate, 0, "and off on loopback");
+            }
+        }
+        let geo = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../deploy/examples/geo.txt"
+        ))
+        .unwrap();
+        assert_eq!(crate::geo::GeoTable::parse(&geo).unwrap().len(), 5);
+    }
+
+    #[test]
     fn each_bad_setting_is_named() {
         let cases: [(&[&str], &str); 7] = [
             (&[], "aggregator"),

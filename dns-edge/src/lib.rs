@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod cache;
+pub mod compress;
 pub mod config;
 pub mod edge;
 pub mod feed;

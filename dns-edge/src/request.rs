@@ -5,11 +5,15 @@
 use std::net::IpAddr;
 
 use domain::base::iana::{Class, Opcode, Rtype};
+use domain::base::name::ToLabelIter;
 use domain::base::opt::{ClientSubnet, Opt};
-use domain::base::{Message, ParsedName};
+use domain::base::{Message, Name, ParsedName};
 
 /// Longest wire name (RFC 1035).
 pub const MAX_WIRE_NAME: usize = 255;
+/// Room for a canonical name plus the type and flags a cached answer is
+/// keyed by.
+pub const KEY_ROOM: usize = MAX_WIRE_NAME + 3;
 
 /// The EDNS part of a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +31,14 @@ pub struct Edns {
 /// A query we can answer.
 #[derive(Debug)]
 pub struct Query<'a> {
-    /// The parsed message (the answer copies its question from it).
+    /// The parsed message.
     pub message: &'a Message<[u8]>,
+    /// The query name as sent (case included).
+    pub qname: ParsedName<&'a [u8]>,
+    /// The query name as one flat slice, when it is not compressed (it
+    /// never is in practice): cheaper to compress answer owners against,
+    /// and what makes an answer reusable for the next query of the name.
+    pub flat_qname: Option<Name<&'a [u8]>>,
     /// Asked type.
     pub qtype: Rtype,
     /// Asked class.
@@ -83,10 +93,21 @@ pub fn parse(bytes: &[u8]) -> Parsed<'_> {
     let Ok(edns) = edns(message) else {
         return formerr;
     };
+    let (qtype, qclass) = (question.qtype(), question.qclass());
+    let qname = question.into_qname();
+    let flat_qname = if qname.is_compressed() {
+        None
+    } else {
+        bytes
+            .get(12..12 + qname.compose_len() as usize)
+            .and_then(|b| Name::from_octets(b).ok())
+    };
     Parsed::Query(Query {
         message,
-        qtype: question.qtype(),
-        qclass: question.qclass(),
+        qname,
+        flat_qname,
+        qtype,
+        qclass,
         edns,
     })
 }
@@ -130,7 +151,7 @@ fn edns(message: &Message<[u8]>) -> Result<Option<Edns>, ()> {
 /// Returns the key length and the label count.
 pub fn canonical_key(
     name: &ParsedName<&[u8]>,
-    key: &mut [u8; MAX_WIRE_NAME],
+    key: &mut [u8; KEY_ROOM],
     offsets: &mut [u8; 128],
 ) -> Option<(usize, usize)> {
     let mut len = 0;

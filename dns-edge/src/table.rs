@@ -12,7 +12,9 @@ use std::net::IpAddr;
 use domain::base::{Name, Serial, Ttl};
 use domain::rdata::caa::{CaaFlags, CaaTag};
 use domain::rdata::{A, Aaaa, Caa, Cname, Mx, Ns, Soa, Srv, Txt, ZoneRecordData};
-use gslb_shared::selection::CatalogIndex;
+use gslb_shared::selection::{
+    Candidate, CatalogIndex, Family, Outcome, SelectionInput, Selector, fallback,
+};
 use gslb_shared::{DnsName, DynamicRecord, Rdata, RecordData, RecordType, Snapshot, Zone};
 use rustc_hash::FxHashMap;
 
@@ -115,6 +117,18 @@ pub struct ZoneInfo {
     pub ns: Box<[Data]>,
 }
 
+/// Selection steps 1–7 for one branch of a pool-backed set, decided when
+/// the snapshot is compiled (they depend on health, not on the query).
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// Which pool answers, or which fail mode.
+    pub outcome: Outcome,
+    /// The members steering orders per query (`Pool`, `FailOpen`).
+    pub chosen: Box<[Candidate]>,
+    /// The fixed addresses of `FailStatic`, already trimmed to `firstN`.
+    pub fixed: Box<[IpAddr]>,
+}
+
 /// A pool-backed record set.
 #[derive(Debug, Clone)]
 pub struct Dynamic {
@@ -122,6 +136,50 @@ pub struct Dynamic {
     pub record: DynamicRecord,
     /// The answer depends on the client's region (ECS scope is not /0).
     pub geo: bool,
+    /// The default branch's decision, then each geo branch's, in order.
+    pub decisions: Box<[Decision]>,
+}
+
+impl Dynamic {
+    /// The decision for a client region.
+    pub fn decision(&self, region: Option<&gslb_shared::Region>) -> Option<&Decision> {
+        let (branch, _) = self.record.branch_for(region);
+        self.decisions.get(branch.map_or(0, |i| i + 1))
+    }
+}
+
+/// Decide every branch of `record` for `family` over `pools`.
+fn decide(
+    selector: &mut Selector,
+    pools: &CatalogIndex,
+    record: &DynamicRecord,
+    family: Option<Family>,
+) -> Box<[Decision]> {
+    let Some(family) = family else {
+        return Box::new([]);
+    };
+    std::iter::once(record.pools.as_slice())
+        .chain(record.geo.iter().map(|b| b.pools.as_slice()))
+        .map(|branch| {
+            let outcome = selector.decide_pools(pools, branch, family, None);
+            let fixed = match outcome {
+                Outcome::FailStatic { pool } => pools
+                    .pool(pool)
+                    .map(|p| fallback(p, family, record.first_n).collect())
+                    .unwrap_or_default(),
+                _ => Box::new([]) as Box<[IpAddr]>,
+            };
+            let chosen = match outcome {
+                Outcome::Pool { .. } | Outcome::FailOpen { .. } => selector.chosen().into(),
+                _ => Box::new([]) as Box<[Candidate]>,
+            };
+            Decision {
+                outcome,
+                chosen,
+                fixed,
+            }
+        })
+        .collect()
 }
 
 /// Everything a query needs, for one snapshot version.
@@ -139,8 +197,6 @@ pub struct Table {
     pub names: FxHashMap<Box<[u8]>, u32>,
     /// Pool-backed record sets.
     pub dynamic: Vec<Dynamic>,
-    /// Pools with their members and facts, for selection.
-    pub pools: CatalogIndex,
 }
 
 /// A snapshot that cannot be compiled (the aggregator validated it, so
@@ -251,6 +307,9 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
 struct Builder<'a> {
     snapshot: &'a Snapshot,
     index: lookup::Index<'a>,
+    /// Pools with their members and facts, for deciding dynamic sets.
+    pools: CatalogIndex,
+    selector: Selector,
     zone_slot: FxHashMap<gslb_shared::ZoneId, u32>,
     table: Table,
 }
@@ -262,6 +321,8 @@ impl Table {
         let mut b = Builder {
             snapshot,
             index: lookup::Index::new(snapshot),
+            pools: CatalogIndex::new(&snapshot.catalog, &facts),
+            selector: Selector::new(),
             zone_slot: FxHashMap::default(),
             table: Table {
                 version: snapshot.version,
@@ -270,7 +331,6 @@ impl Table {
                 entries: Vec::new(),
                 names: FxHashMap::default(),
                 dynamic: Vec::new(),
-                pools: CatalogIndex::new(&snapshot.catalog, &facts),
             },
         };
         b.zones()?;
@@ -368,9 +428,11 @@ impl Builder<'_> {
             ),
             RecordData::Dynamic(d) => {
                 let slot = self.table.dynamic.len() as u32;
+                let decisions = decide(&mut self.selector, &self.pools, d, family_of(record.rtype));
                 self.table.dynamic.push(Dynamic {
                     record: d.clone(),
                     geo: !d.geo.is_empty(),
+                    decisions,
                 });
                 SetData::Dynamic(slot)
             }
@@ -502,10 +564,10 @@ fn parent(name: &DnsName) -> Option<DnsName> {
 }
 
 /// The family a dynamic set answers, from its type.
-pub fn family_of(rtype: RecordType) -> Option<gslb_shared::selection::Family> {
+pub fn family_of(rtype: RecordType) -> Option<Family> {
     match rtype {
-        RecordType::A => Some(gslb_shared::selection::Family::V4),
-        RecordType::Aaaa => Some(gslb_shared::selection::Family::V6),
+        RecordType::A => Some(Family::V4),
+        RecordType::Aaaa => Some(Family::V6),
         _ => None,
     }
 }

@@ -1,0 +1,158 @@
+//! Parse + answer + encode per query, for the benchmark zone's query kinds:
+//! a static A set of four, a pool-backed A set of four (selection per
+//! query), a CNAME to it, NXDOMAIN, and a query with ECS.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::hint::black_box;
+use std::net::IpAddr;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use gslb_edge::answer::{Responder, Transport};
+use gslb_edge::geo::GeoTable;
+use gslb_edge::table::Table;
+use gslb_shared::*;
+
+fn name(s: &str) -> DnsName {
+    DnsName::parse(s).unwrap()
+}
+
+fn snapshot(hosts: u64) -> Snapshot {
+    let mut s = Snapshot {
+        version: 9,
+        ..Snapshot::default()
+    };
+    let zone = Zone {
+        id: ZoneId(1),
+        apex: name("example.test"),
+        soa: Soa {
+            mname: name("ns1.example.test"),
+            rname: name("hostmaster.example.test"),
+            refresh: 7200,
+            retry: 3600,
+            expire: 1_209_600,
+            negative_ttl: 300,
+        },
+        ns: vec![name("ns1.example.test")],
+        default_ttl: 300,
+    };
+    s.catalog.zones.insert(zone.id, zone);
+    let mut add = |id: u64, owner: &str, rtype, data| {
+        s.catalog.records.insert(
+            RecordSetId(id),
+            RecordSet {
+                id: RecordSetId(id),
+                zone: ZoneId(1),
+                name: name(owner),
+                rtype,
+                ttl: 300,
+                data,
+            },
+        );
+    };
+    let four: Vec<Rdata> = (1..=4)
+        .map(|i| Rdata::A(format!("192.0.2.{i}").parse().unwrap()))
+        .collect();
+    add(
+        1,
+        "www.example.test",
+        RecordType::A,
+        RecordData::Static(four),
+    );
+    add(
+        2,
+        "dyn.example.test",
+        RecordType::A,
+        RecordData::Dynamic(DynamicRecord {
+            steering: Steering::Weighted,
+            pools: vec![PoolId(1)],
+            geo: vec![],
+            first_n: 0,
+        }),
+    );
+    add(
+        3,
+        "alias.example.test",
+        RecordType::Cname,
+        RecordData::Static(vec![Rdata::Cname(name("dyn.example.test"))]),
+    );
+    for h in 0..hosts {
+        add(
+            10 + h,
+            &format!("host{h}.example.test"),
+            RecordType::A,
+            RecordData::Static(vec![Rdata::A(
+                format!("10.0.{}.{}", h / 250, h % 250).parse().unwrap(),
+            )]),
+        );
+    }
+    s.catalog.pools.insert(PoolId(1), Pool::new(PoolId(1), "p"));
+    for i in 1..=4u64 {
+        let m = Member::new(
+            MemberId(i),
+            PoolId(1),
+            format!("m{i}"),
+            format!("198.51.100.{i}").parse().unwrap(),
+            80,
+        );
+        s.catalog.members.insert(m.id, m);
+        s.facts.insert(MemberId(i), MemberFacts::UP);
+    }
+    s
+}
+
+fn query(qname: &str, ecs: bool) -> Vec<u8> {
+    let mut q = vec![0xab, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1];
+    for label in qname.split('.') {
+        q.push(label.len() as u8);
+        q.extend_from_slice(label.as_bytes());
+    }
+    q.extend_from_slice(&[0, 0, 1, 0, 1]);
+    // OPT: root, type 41, payload 1232, no flags, options.
+    q.extend_from_slice(&[0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0]);
+    if ecs {
+        q.extend_from_slice(&[0, 11, 0, 8, 0, 7, 0, 1, 24, 0, 10, 1, 2]);
+    } else {
+        q.extend_from_slice(&[0, 0]);
+    }
+    q
+}
+
+fn bench(c: &mut Criterion) {
+    let table = Table::compile(&snapshot(500)).unwrap();
+    let geo = GeoTable::parse("10.1.0.0/16 eu\n").unwrap();
+    let client: IpAddr = "127.0.0.1".parse().unwrap();
+    let mut g = c.benchmark_group("respond");
+    g.throughput(Throughput::Elements(1));
+    for (label, q) in [
+        ("static_a4", query("www.example.test", false)),
+        ("dynamic_a4_weighted", query("dyn.example.test", false)),
+        ("cname_to_dynamic", query("alias.example.test", false)),
+        ("nxdomain", query("nope.example.test", false)),
+        ("static_ecs", query("host7.example.test", true)),
+    ] {
+        let mut r = Responder::new(1);
+        let mut out = Vec::with_capacity(4096);
+        g.bench_function(label, |b| {
+            b.iter(|| {
+                r.respond(
+                    &table,
+                    &geo,
+                    black_box(&q),
+                    client,
+                    Transport::Udp,
+                    &mut out,
+                )
+                .unwrap();
+                black_box(out.len())
+            })
+        });
+    }
+    g.finish();
+    c.bench_function("compile_500_names", |b| {
+        let s = snapshot(500);
+        b.iter(|| Table::compile(black_box(&s)).unwrap())
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
