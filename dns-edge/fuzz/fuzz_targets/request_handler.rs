@@ -1,0 +1,79 @@
+//! Any bytes through the edge's request handler (parse -> answer ->
+//! encode, over UDP and TCP): never a panic; every reply decodes with an
+//! independent decoder (hickory-proto), echoes the query id, sets QR,
+//! carries at most one question, and a reply to a query we could not
+//! answer from the zone is never longer than the query plus an OPT record
+//! (no amplification from garbage). Round trip on the decoder: a reply that
+//! `domain` parses has the same section counts in hickory.
+#![no_main]
+
+use std::net::IpAddr;
+use std::sync::OnceLock;
+
+use gslb_edge::answer::{Responder, Transport};
+use gslb_edge::geo::GeoTable;
+use gslb_edge::table::Table;
+use gslb_shared::*;
+use libfuzzer_sys::fuzz_target;
+
+fn name(s: &str) -> DnsName {
+    DnsName::parse(s).unwrap()
+}
+
+fn table() -> &'static (Table, GeoTable) {
+    static T: OnceLock<(Table, GeoTable)> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut s = Snapshot { version: 3, ..Snapshot::default() };
+        let zone = Zone {
+            id: ZoneId(1),
+            apex: name("a.test"),
+            soa: Soa { mname: name("ns.a.test"), rname: name("h.a.test"), refresh: 1, retry: 1, expire: 1, negative_ttl: 1 },
+            ns: vec![name("ns.a.test")],
+            default_ttl: 60,
+        };
+        s.catalog.zones.insert(zone.id, zone);
+        let sets = [
+            (1, "a.test", RecordType::Txt, RecordData::Static(vec![Rdata::Txt(vec!["x".repeat(200)]); 4])),
+            (2, "w.a.test", RecordType::A, RecordData::Dynamic(DynamicRecord { steering: Steering::Weighted, pools: vec![PoolId(1)], geo: vec![GeoBranch { regions: vec![Region::new("eu")], pools: vec![PoolId(1)] }], first_n: 2 })),
+            (3, "c.a.test", RecordType::Cname, RecordData::Static(vec![Rdata::Cname(name("w.a.test"))])),
+            (4, "*.a.test", RecordType::A, RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())])),
+        ];
+        for (id, owner, rtype, data) in sets {
+            s.catalog.records.insert(RecordSetId(id), RecordSet { id: RecordSetId(id), zone: ZoneId(1), name: name(owner), rtype, ttl: 30, data });
+        }
+        s.catalog.pools.insert(PoolId(1), Pool::new(PoolId(1), "p"));
+        for i in 1..=3u64 {
+            let m = Member::new(MemberId(i), PoolId(1), format!("m{i}"), format!("10.0.0.{i}").parse().unwrap(), 80);
+            s.catalog.members.insert(m.id, m);
+            s.facts.insert(MemberId(i), MemberFacts::UP);
+        }
+        (Table::compile(&s).unwrap(), GeoTable::parse("10.0.0.0/8 eu\n").unwrap())
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (table, geo) = table();
+    let client: IpAddr = "10.1.2.3".parse().unwrap();
+    let mut responder = Responder::new(7);
+    for transport in [Transport::Udp, Transport::Tcp] {
+        let mut out = Vec::new();
+        let Some(_) = responder.respond(table, geo, data, client, transport, &mut out) else {
+            continue;
+        };
+        let reply = hickory_proto::op::Message::from_vec(&out).expect("our reply decodes");
+        assert_eq!(&out[..2], &data[..2], "id echoed");
+        assert!(out[2] & 0x80 != 0, "QR set");
+        assert!(reply.queries.len() <= 1);
+        if transport == Transport::Udp {
+            assert!(out.len() <= 1232.max(512), "UDP reply within the payload limit");
+        }
+        if reply.answers.is_empty() && reply.authorities.is_empty() {
+            assert!(out.len() <= data.len() + 11 + 12, "no amplification: {} -> {}", data.len(), out.len());
+        }
+        if let Ok(m) = domain::base::Message::from_slice(&out) {
+            let c = m.header_counts();
+            assert_eq!(usize::from(c.ancount()), reply.answers.len());
+            assert_eq!(usize::from(c.nscount()), reply.authorities.len());
+        }
+    }
+});
