@@ -13,7 +13,7 @@ use domain::base::message_builder::{
 };
 
 use crate::compress::Compressor;
-use domain::base::{Message, Name, Record, Ttl};
+use domain::base::{Message, Record, Ttl};
 use gslb_shared::RecordType;
 use gslb_shared::selection::{Candidate, Outcome, steer};
 use rand::SeedableRng;
@@ -212,8 +212,7 @@ impl Responder {
             Some((len, labels)) => (self.key_len, self.labels) = (len, labels),
             None => (self.key_len, self.labels) = (0, 0),
         }
-        let reusable =
-            self.key_len > 0 && q.flat_qname.is_some() && q.edns.is_none_or(|e| e.subnet.is_none());
+        let reusable = self.key_len > 0 && q.edns.is_none_or(|e| e.subnet.is_none());
         let cache_key = if reusable {
             let n = self.key_len;
             self.key[n..n + 2].copy_from_slice(&q.qtype.to_int().to_be_bytes());
@@ -291,7 +290,7 @@ impl Responder {
         truncate: bool,
     ) -> Result<OptRcode, PushError> {
         let opt_room = q.edns.map_or(0, |e| opt_size(e.subnet.as_ref()));
-        let flat = q.flat_qname.as_ref().map(|n| n.as_slice());
+        let flat = q.flat_qname.as_slice();
         let Ok(mut builder) = MessageBuilder::from_target(Compressor::new(out, flat));
         builder.set_push_limit(limit.saturating_sub(opt_room));
         let mut answer = start(builder, q)?;
@@ -495,10 +494,8 @@ fn reuse(prebuilt: &[u8], q: &Query<'_>, out: &mut Vec<u8>) {
     let h = domain::base::Header::for_message_slice_mut(out.as_mut_slice());
     h.set_id(header.id());
     h.set_rd(header.rd());
-    if let Some(name) = &q.flat_qname {
-        let n = name.as_slice().len();
-        out[12..12 + n].copy_from_slice(name.as_slice());
-    }
+    let name = q.flat_qname.as_slice();
+    out[12..12 + name.len()].copy_from_slice(name);
 }
 
 /// Header (id, QR, opcode, RD) and the question, pushed once from what the
@@ -513,10 +510,7 @@ fn start<'b>(
     h.set_opcode(Opcode::QUERY);
     h.set_rd(q.message.header().rd());
     let mut question = builder.question();
-    match &q.flat_qname {
-        Some(name) => question.push((Name::clone(name), q.qtype, q.qclass))?,
-        None => question.push((q.qname, q.qtype, q.qclass))?,
-    }
+    question.push((q.flat_qname.clone(), q.qtype, q.qclass))?;
     Ok(question.answer())
 }
 
@@ -530,10 +524,9 @@ fn push_rr(
 ) -> Result<(), PushError> {
     // A `Record` by value: the tuple form would hand the compressor a
     // reference, which hides the flat name it recognises the query name by.
-    match (owner, &q.flat_qname) {
-        (Some(o), _) => answer.push(Record::new(o, Class::IN, ttl, data)),
-        (None, Some(n)) => answer.push(Record::new(Name::clone(n), Class::IN, ttl, data)),
-        (None, None) => answer.push(Record::new(q.qname, Class::IN, ttl, data)),
+    match owner {
+        Some(o) => answer.push(Record::new(o, Class::IN, ttl, data)),
+        None => answer.push(Record::new(q.flat_qname.clone(), Class::IN, ttl, data)),
     }
 }
 
@@ -562,19 +555,33 @@ fn push_opt(
 
 /// A response with `rcode` and the question (when it parses), no records.
 fn error(message: &Message<[u8]>, rcode: Rcode, out: &mut Vec<u8>) -> Summary {
-    let Ok(builder) = MessageBuilder::from_target(StaticCompressor::new(&mut *out));
-    // A question that does not parse is left out rather than echoed.
-    let mut answer = builder.start_error(message, rcode);
-    answer.header_mut().set_rcode(rcode);
-    answer.header_mut().set_ra(false);
-    answer.finish();
-    let qtype = message.sole_question().map_or(Rtype::NULL, |q| q.qtype());
+    let Ok(mut builder) = MessageBuilder::from_target(StaticCompressor::new(&mut *out));
+    let h = builder.header_mut();
+    h.set_id(message.header().id());
+    h.set_qr(true);
+    h.set_opcode(message.header().opcode());
+    h.set_rd(message.header().rd());
+    h.set_rcode(rcode);
+    // The question is echoed only when there is exactly one and it parses:
+    // an error reply is never longer than the query.
+    let question = message
+        .sole_question()
+        .ok()
+        .filter(|q| !q.qname().is_compressed());
+    let mut section = builder.question();
+    if let Some(q) = &question
+        && section.push(q).is_err()
+    {
+        section.rewind();
+    }
+    section.finish();
+    let qtype = question.map_or(Rtype::NULL, |q| q.qtype());
     summary_of(qtype, OptRcode::from_rcode(rcode))
 }
 
 fn badvers(q: &Query<'_>, out: &mut Vec<u8>, qtype: usize) -> Summary {
     let built = (|| -> Result<(), PushError> {
-        let flat = q.flat_qname.as_ref().map(|n| n.as_slice());
+        let flat = q.flat_qname.as_slice();
         let Ok(builder) = MessageBuilder::from_target(Compressor::new(&mut *out, flat));
         let answer = start(builder, q)?;
         let mut additional = answer.additional();

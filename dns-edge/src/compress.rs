@@ -22,10 +22,10 @@ pub struct Compressor<'b> {
 
 impl<'b> Compressor<'b> {
     /// Compress into `out`; `qname` is the request's flat query name.
-    pub fn new(out: &'b mut Vec<u8>, qname: Option<&[u8]>) -> Self {
+    pub fn new(out: &'b mut Vec<u8>, qname: &[u8]) -> Self {
         Self {
             inner: StaticCompressor::new(out),
-            qname: qname.map(|q| (q.as_ptr() as usize, q.len())),
+            qname: Some((qname.as_ptr() as usize, qname.len())),
             question_at: None,
         }
     }

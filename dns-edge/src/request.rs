@@ -35,10 +35,10 @@ pub struct Query<'a> {
     pub message: &'a Message<[u8]>,
     /// The query name as sent (case included).
     pub qname: ParsedName<&'a [u8]>,
-    /// The query name as one flat slice, when it is not compressed (it
-    /// never is in practice): cheaper to compress answer owners against,
-    /// and what makes an answer reusable for the next query of the name.
-    pub flat_qname: Option<Name<&'a [u8]>>,
+    /// The query name as one flat slice (a compressed query name is
+    /// FORMERR): cheaper to compress answer owners against, and what makes
+    /// an answer reusable for the next query of the name.
+    pub flat_qname: Name<&'a [u8]>,
     /// Asked type.
     pub qtype: Rtype,
     /// Asked class.
@@ -95,12 +95,17 @@ pub fn parse(bytes: &[u8]) -> Parsed<'_> {
     };
     let (qtype, qclass) = (question.qtype(), question.qclass());
     let qname = question.into_qname();
-    let flat_qname = if qname.is_compressed() {
-        None
-    } else {
-        bytes
-            .get(12..12 + qname.compose_len() as usize)
-            .and_then(|b| Name::from_octets(b).ok())
+    // The only thing before the question is the header, so a compression
+    // pointer in the query name points into it: malformed, and echoing the
+    // expanded name would make the reply longer than the query.
+    if qname.is_compressed() {
+        return formerr;
+    }
+    let Some(flat_qname) = bytes
+        .get(12..12 + qname.compose_len() as usize)
+        .and_then(|b| Name::from_octets(b).ok())
+    else {
+        return formerr;
     };
     Parsed::Query(Query {
         message,

@@ -600,6 +600,16 @@ fn malformed_and_unsupported_messages() {
         Message::from_vec(&reply).unwrap().metadata.response_code,
         ResponseCode::FormErr
     );
+    // A question name that points into the header: FORMERR, and the
+    // expanded name is not echoed (that would amplify).
+    let mut into_header = good[..12].to_vec();
+    into_header.extend_from_slice(&[1, b'x', 0xC0, 0, 0, 1, 0, 1]);
+    let reply = f.raw(&into_header, Transport::Udp).unwrap();
+    assert!(reply.len() <= into_header.len());
+    assert_eq!(
+        Message::from_vec(&reply).unwrap().metadata.response_code,
+        ResponseCode::FormErr
+    );
     // Two OPT records: FORMERR.
     let mut opt2 = good.clone();
     opt2[11] = 2;

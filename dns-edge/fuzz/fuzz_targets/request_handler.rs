@@ -23,31 +23,88 @@ fn name(s: &str) -> DnsName {
 fn table() -> &'static (Table, GeoTable) {
     static T: OnceLock<(Table, GeoTable)> = OnceLock::new();
     T.get_or_init(|| {
-        let mut s = Snapshot { version: 3, ..Snapshot::default() };
+        let mut s = Snapshot {
+            version: 3,
+            ..Snapshot::default()
+        };
         let zone = Zone {
             id: ZoneId(1),
             apex: name("a.test"),
-            soa: Soa { mname: name("ns.a.test"), rname: name("h.a.test"), refresh: 1, retry: 1, expire: 1, negative_ttl: 1 },
+            soa: Soa {
+                mname: name("ns.a.test"),
+                rname: name("h.a.test"),
+                refresh: 1,
+                retry: 1,
+                expire: 1,
+                negative_ttl: 1,
+            },
             ns: vec![name("ns.a.test")],
             default_ttl: 60,
         };
         s.catalog.zones.insert(zone.id, zone);
         let sets = [
-            (1, "a.test", RecordType::Txt, RecordData::Static(vec![Rdata::Txt(vec!["x".repeat(200)]); 4])),
-            (2, "w.a.test", RecordType::A, RecordData::Dynamic(DynamicRecord { steering: Steering::Weighted, pools: vec![PoolId(1)], geo: vec![GeoBranch { regions: vec![Region::new("eu")], pools: vec![PoolId(1)] }], first_n: 2 })),
-            (3, "c.a.test", RecordType::Cname, RecordData::Static(vec![Rdata::Cname(name("w.a.test"))])),
-            (4, "*.a.test", RecordType::A, RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())])),
+            (
+                1,
+                "a.test",
+                RecordType::Txt,
+                RecordData::Static(vec![Rdata::Txt(vec!["x".repeat(200)]); 4]),
+            ),
+            (
+                2,
+                "w.a.test",
+                RecordType::A,
+                RecordData::Dynamic(DynamicRecord {
+                    steering: Steering::Weighted,
+                    pools: vec![PoolId(1)],
+                    geo: vec![GeoBranch {
+                        regions: vec![Region::new("eu")],
+                        pools: vec![PoolId(1)],
+                    }],
+                    first_n: 2,
+                }),
+            ),
+            (
+                3,
+                "c.a.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("w.a.test"))]),
+            ),
+            (
+                4,
+                "*.a.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())]),
+            ),
         ];
         for (id, owner, rtype, data) in sets {
-            s.catalog.records.insert(RecordSetId(id), RecordSet { id: RecordSetId(id), zone: ZoneId(1), name: name(owner), rtype, ttl: 30, data });
+            s.catalog.records.insert(
+                RecordSetId(id),
+                RecordSet {
+                    id: RecordSetId(id),
+                    zone: ZoneId(1),
+                    name: name(owner),
+                    rtype,
+                    ttl: 30,
+                    data,
+                },
+            );
         }
         s.catalog.pools.insert(PoolId(1), Pool::new(PoolId(1), "p"));
         for i in 1..=3u64 {
-            let m = Member::new(MemberId(i), PoolId(1), format!("m{i}"), format!("10.0.0.{i}").parse().unwrap(), 80);
+            let m = Member::new(
+                MemberId(i),
+                PoolId(1),
+                format!("m{i}"),
+                format!("10.0.0.{i}").parse().unwrap(),
+                80,
+            );
             s.catalog.members.insert(m.id, m);
             s.facts.insert(MemberId(i), MemberFacts::UP);
         }
-        (Table::compile(&s).unwrap(), GeoTable::parse("10.0.0.0/8 eu\n").unwrap())
+        (
+            Table::compile(&s).unwrap(),
+            GeoTable::parse("10.0.0.0/8 eu\n").unwrap(),
+        )
     })
 }
 
@@ -65,10 +122,18 @@ fuzz_target!(|data: &[u8]| {
         assert!(out[2] & 0x80 != 0, "QR set");
         assert!(reply.queries.len() <= 1);
         if transport == Transport::Udp {
-            assert!(out.len() <= 1232.max(512), "UDP reply within the payload limit");
+            assert!(
+                out.len() <= 1232.max(512),
+                "UDP reply within the payload limit"
+            );
         }
         if reply.answers.is_empty() && reply.authorities.is_empty() {
-            assert!(out.len() <= data.len() + 11 + 12, "no amplification: {} -> {}", data.len(), out.len());
+            assert!(
+                out.len() <= data.len() + 11 + 12,
+                "no amplification: {} -> {}",
+                data.len(),
+                out.len()
+            );
         }
         if let Ok(m) = domain::base::Message::from_slice(&out) {
             let c = m.header_counts();
