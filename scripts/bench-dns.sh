@@ -8,7 +8,8 @@
 #
 # Runs: edge with the zone as static records; edge with every A/AAAA set
 # pool-backed (selection per query); nsd; knot; then each at a fixed 20k
-# qps with latency percentiles.
+# qps with latency percentiles; then the edge with SCALE (default 100,000)
+# pool-backed names: its resident memory, and load over all those names.
 # Environment: DUR (s, default 15), REPS (default 1), LAT (1 = latency runs),
 # WORKERS (server threads, default 1), SERVERS (default "edge-static
 # edge-dynamic nsd knot"). Needs dnsperf, dig, nsd, knot (apt-get install
@@ -20,6 +21,7 @@ HARNESS="$BENCH/peer-dns-bench.sh"
 ZONE="$BENCH/peer-dns/example.test.zone"
 DUR="${DUR:-15}" REPS="${REPS:-1}" LAT="${LAT:-1}" WORKERS="${WORKERS:-1}"
 SERVERS="${SERVERS:-edge-static edge-dynamic nsd knot}"
+SCALE="${SCALE:-100000}"
 for t in dnsperf dig nsd knotd; do
   command -v "$t" >/dev/null || { echo "bench-dns: $t missing (apt-get install dnsperf bind9-dnsutils nsd knot)" >&2; exit 2; }
 done
@@ -94,4 +96,16 @@ if [ "$LAT" = 1 ]; then
     IFS='|' read -r -a A <<<"$(server_args "$s")"
     run "lat20k" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 -Q 20000 --latency "${PIN[@]}"
   done
+fi
+
+if [ "$SCALE" -gt 0 ]; then
+  cargo run --release -q -p gslb-edge --example synth_cache -- "$WORK/scale" "$SCALE" "$WORK/scale-queries.txt" >/dev/null
+  "$BIN/gslb-edge" --cache-dir "$WORK/scale" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 \
+    --udp-workers "$WORKERS" >"$WORK/scale.out" 2>"$WORK/scale.err" & SPID=$!; PIDS+=("$SPID")
+  listening "$WORK/scale.out" dns >/dev/null
+  rss=$(awk '/^VmRSS/{print $2}' "/proc/$SPID/status"); hwm=$(awk '/^VmHWM/{print $2}' "/proc/$SPID/status")
+  echo "scale edge names=$SCALE rss_mib=$((rss / 1024)) peak_rss_mib=$((hwm / 1024))"
+  kill "$SPID"; wait "$SPID" 2>/dev/null || true
+  run "max/scale" --cmd "$(edge_cmd "$WORK/scale")" --name "edge-dynamic-$SCALE" --probe "dyn.test SOA" \
+    -d "$WORK/scale-queries.txt" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 "${PIN[@]}"
 fi

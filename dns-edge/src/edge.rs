@@ -165,7 +165,7 @@ async fn drain(
     shared.start_drain();
     tracing::info!(
         min_drain_secs = cfg.min_drain.as_secs(),
-        in_flight = 0,
+        in_flight = shared.metrics.in_flight(),
         open_connections = shared.tcp_open(),
         "draining: /readyz now reports 503, DNS keeps answering"
     );
@@ -175,7 +175,7 @@ async fn drain(
     loop {
         tokio::select! {
             _ = &mut window => break,
-            _ = report.tick() => tracing::debug!(open_connections = shared.tcp_open(), "draining"),
+            _ = report.tick() => tracing::debug!(in_flight = shared.metrics.in_flight(), open_connections = shared.tcp_open(), "draining"),
         }
     }
     stop_udp.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -31,6 +31,8 @@ pub struct Counters {
     dropped: AtomicU64,
     rrl_dropped: AtomicU64,
     rrl_slipped: AtomicU64,
+    /// Queries this worker is answering right now (for the drain's count).
+    in_flight: AtomicU64,
     /// Keeps two workers' counters off one cache line.
     _pad: [u64; 8],
 }
@@ -45,6 +47,7 @@ impl Default for Counters {
             dropped: AtomicU64::new(0),
             rrl_dropped: AtomicU64::new(0),
             rrl_slipped: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
             _pad: [0; 8],
         }
     }
@@ -76,6 +79,12 @@ impl Counters {
         bump(&self.dropped);
     }
 
+    /// A query is being answered; the guard ends it.
+    pub fn begin(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
     /// A response rate limiting withheld.
     pub fn rrl_dropped(&self) {
         bump(&self.rrl_dropped);
@@ -84,6 +93,16 @@ impl Counters {
     /// A response rate limiting replaced by a truncated one.
     pub fn rrl_slipped(&self) {
         bump(&self.rrl_slipped);
+    }
+}
+
+/// One query being answered.
+#[derive(Debug)]
+pub struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -102,6 +121,11 @@ impl Metrics {
             .unwrap_or_else(|e| e.into_inner())
             .push(Arc::clone(&c));
         c
+    }
+
+    /// Queries being answered right now, over every worker.
+    pub fn in_flight(&self) -> u64 {
+        self.sum(|c| load(&c.in_flight))
     }
 
     fn sum(&self, read: impl Fn(&Counters) -> u64) -> u64 {
@@ -221,6 +245,12 @@ impl Collector for Collect {
             "gslb_edge_tcp_connections",
             "Open DNS TCP connections",
             shared.tcp_open() as i64,
+        )?;
+        gauge(
+            &mut e,
+            "gslb_edge_in_flight",
+            "Queries being answered",
+            m.in_flight() as i64,
         )?;
         gauge(
             &mut e,

@@ -141,6 +141,7 @@ async fn connection(
             Ok(Err(_)) | Err(_) => return Ok(()),
         }
         let started = Instant::now();
+        let _busy = counters.begin();
         let table = shared.table.load_full();
         let Some(table) = table.as_deref() else {
             return Ok(());

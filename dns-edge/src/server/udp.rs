@@ -73,6 +73,7 @@ fn worker(
             }
         };
         let started = Instant::now();
+        let _busy = counters.begin();
         let Some(table) = tables.load().as_deref() else {
             continue;
         };
