@@ -13,12 +13,12 @@ use domain::base::message_builder::{
 };
 
 use crate::compress::Compressor;
-use domain::base::{Message, Record, Ttl};
+use crate::prebuilt::{self, Prebuilt, Records, Template};
+use domain::base::{Message, Question, Record, Ttl};
 use gslb_shared::RecordType;
 use gslb_shared::selection::{Candidate, Outcome, steer};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rustc_hash::FxHashMap;
 
 use crate::geo::GeoTable;
 use crate::request::{self, Edns, KEY_ROOM, Parsed, Query};
@@ -120,9 +120,6 @@ struct Plan {
     scope: u8,
 }
 
-/// Most prebuilt answers one responder keeps (it starts over when full).
-const PREBUILT_MAX: usize = 16_384;
-
 /// One worker's reusable answering state.
 #[derive(Debug)]
 pub struct Responder {
@@ -139,13 +136,18 @@ pub struct Responder {
     key_len: usize,
     labels: usize,
     offsets: [u8; 128],
-    /// Responses that depend on nothing but the name, type and EDNS
-    /// presence (no pool, no client subnet), as encoded the first time:
-    /// the next such query copies one and patches id, RD and the
-    /// question's case.
-    prebuilt: FxHashMap<Box<[u8]>, (Vec<u8>, Summary)>,
+    /// Responses to (name, type, EDNS presence) for queries without a
+    /// client subnet, as first encoded: see [`crate::prebuilt`].
+    prebuilt: Prebuilt,
     /// Set while encoding when a pool-backed set was answered.
     dynamic_used: bool,
+    /// Set while encoding when that set can be templated (no geo branch,
+    /// members to steer).
+    templatable: bool,
+    /// While encoding a template: push every candidate, unsteered, and
+    /// say where their records went.
+    template_mode: bool,
+    records: Option<Records>,
 }
 
 impl Responder {
@@ -160,8 +162,11 @@ impl Responder {
             key_len: 0,
             labels: 0,
             offsets: [0; 128],
-            prebuilt: FxHashMap::default(),
+            prebuilt: Prebuilt::default(),
             dynamic_used: false,
+            templatable: false,
+            template_mode: false,
+            records: None,
         }
     }
 
@@ -222,11 +227,9 @@ impl Responder {
             None
         };
         if let Some(k) = cache_key
-            && let Some((bytes, summary)) = self.prebuilt.get(&self.key[..k])
-            && bytes.len() <= limit
+            && let Some(summary) = self.replay(table, k, q, limit, out)
         {
-            reuse(bytes, q, out);
-            return *summary;
+            return summary;
         }
         let summary = |rcode, truncated| Summary {
             qtype,
@@ -234,16 +237,12 @@ impl Responder {
             truncated,
         };
         self.dynamic_used = false;
+        self.templatable = false;
         match self.encode(table, geo, q, client, limit, out, false) {
             Ok(rcode) => {
                 let s = summary(rcode, false);
-                if let Some(k) = cache_key
-                    && !self.dynamic_used
-                {
-                    if self.prebuilt.len() >= PREBUILT_MAX {
-                        self.prebuilt.clear();
-                    }
-                    self.prebuilt.insert(self.key[..k].into(), (out.clone(), s));
+                if let Some(k) = cache_key {
+                    self.remember(table, geo, q, client, k, s, out);
                 }
                 s
             }
@@ -253,6 +252,85 @@ impl Responder {
                 Ok(rcode) => summary(rcode, true),
                 Err(_) => error(q.message, Rcode::SERVFAIL, out),
             },
+        }
+    }
+
+    /// Answer from the template under key length `k`, if there is one that
+    /// fits `limit`; `None` and the caller encodes.
+    fn replay(
+        &mut self,
+        table: &Table,
+        k: usize,
+        q: &Query<'_>,
+        limit: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<Summary> {
+        let t = self.prebuilt.get(&self.key[..k])?;
+        if t.bytes.len() > limit {
+            return None;
+        }
+        let (id, rd) = (q.message.header().id(), q.message.header().rd());
+        let qname = q.flat_qname.as_slice();
+        let Some(r) = &t.records else {
+            prebuilt::reuse(&t.bytes, id, rd, qname, out);
+            return Some(t.summary);
+        };
+        let dynamic = table.dynamic.get(r.slot as usize)?;
+        let decision = dynamic.decisions.get(r.decision)?;
+        let rotation = &mut self.rotation[r.slot as usize];
+        *rotation = rotation.wrapping_add(1);
+        self.chosen.clear();
+        self.chosen.extend_from_slice(&decision.chosen);
+        let d = &dynamic.record;
+        steer(
+            &mut self.chosen,
+            d.steering,
+            d.first_n,
+            *rotation,
+            &mut self.rng,
+        );
+        prebuilt::splice(t, r, self.chosen.iter().map(|c| c.id), id, rd, qname, out)
+            .then_some(t.summary)
+    }
+
+    /// Keep what was just answered in `out` for the next query of the key:
+    /// as is when it used no pool, as a template of all candidates when it
+    /// used one that can be templated.
+    #[allow(clippy::too_many_arguments)]
+    fn remember(
+        &mut self,
+        table: &Table,
+        geo: &GeoTable,
+        q: &Query<'_>,
+        client: IpAddr,
+        k: usize,
+        summary: Summary,
+        out: &[u8],
+    ) {
+        if !self.dynamic_used {
+            let t = Template {
+                bytes: out.to_vec(),
+                summary,
+                records: None,
+            };
+            self.prebuilt.insert(&self.key[..k], t);
+            return;
+        }
+        if !self.templatable {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(out.len() * 2);
+        self.template_mode = true;
+        self.records = None;
+        let built = self.encode(table, geo, q, client, TCP_MAX, &mut bytes, false);
+        self.template_mode = false;
+        if let (Ok(_), Some(records)) = (built, self.records.take()) {
+            let t = Template {
+                bytes,
+                summary,
+                records: Some(records),
+            };
+            self.prebuilt.insert(&self.key[..k], t);
         }
     }
 
@@ -445,12 +523,47 @@ impl Responder {
                 if dynamic.geo && source.is_some() {
                     plan.scope = found.map_or(source.unwrap_or(0), |m| m.prefix_len);
                 }
-                let Some(decision) = dynamic.decision(found.map(|m| m.region)) else {
+                let index = dynamic.decision_index(found.map(|m| m.region));
+                let Some(decision) = dynamic.decisions.get(index) else {
                     return Ok(Some(entry.zone));
                 };
                 let before = answer.counts().ancount();
                 match decision.outcome {
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. } if self.template_mode => {
+                        // Every candidate, in decision order, each record
+                        // the same length (owners are pointers).
+                        let at = answer.as_slice().len();
+                        let mut len = None;
+                        for c in decision.chosen.iter() {
+                            let start = answer.as_slice().len();
+                            push(answer, set.ttl, &address_data(c.address))?;
+                            let bytes = &answer.as_slice()[start..];
+                            // The owner must be a pointer into what precedes
+                            // the member records, or reordering breaks it.
+                            let target =
+                                usize::from(u16::from_be_bytes([bytes[0], bytes[1]]) & 0x3fff);
+                            if bytes[0] & 0xc0 != 0xc0
+                                || target >= at
+                                || len.is_some_and(|l| l != bytes.len())
+                            {
+                                return Ok(None);
+                            }
+                            let n = bytes.len();
+                            len = Some(n);
+                        }
+                        if let Some(len) = len {
+                            self.records = Some(Records {
+                                slot: *slot,
+                                decision: index,
+                                at,
+                                len,
+                                members: decision.chosen.iter().map(|c| c.id).collect(),
+                                before,
+                            });
+                        }
+                    }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
+                        self.templatable = !dynamic.geo && !decision.chosen.is_empty();
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();
@@ -484,20 +597,6 @@ impl Responder {
     }
 }
 
-/// A prebuilt response made this query's: its id, its RD bit, and its
-/// question bytes (the same name, maybe in other case; answer owners point
-/// at the question, so they follow).
-fn reuse(prebuilt: &[u8], q: &Query<'_>, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(prebuilt);
-    let header = q.message.header();
-    let h = domain::base::Header::for_message_slice_mut(out.as_mut_slice());
-    h.set_id(header.id());
-    h.set_rd(header.rd());
-    let name = q.flat_qname.as_slice();
-    out[12..12 + name.len()].copy_from_slice(name);
-}
-
 /// Header (id, QR, opcode, RD) and the question, pushed once from what the
 /// request parsed.
 fn start<'b>(
@@ -510,7 +609,8 @@ fn start<'b>(
     h.set_opcode(Opcode::QUERY);
     h.set_rd(q.message.header().rd());
     let mut question = builder.question();
-    question.push((q.flat_qname.clone(), q.qtype, q.qclass))?;
+    // A `Question` by value, for the same reason as in `push_rr`.
+    question.push(Question::new(q.flat_qname.clone(), q.qtype, q.qclass))?;
     Ok(question.answer())
 }
 

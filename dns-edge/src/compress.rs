@@ -10,6 +10,9 @@ use domain::base::message_builder::StaticCompressor;
 use domain::base::wire::Composer;
 use domain::dep::octseq::{OctetsBuilder, Truncate};
 
+/// Where a message's question starts: right after the 12-byte header.
+const QUESTION: usize = 12;
+
 /// A compressing target over a reused buffer.
 #[derive(Debug)]
 pub struct Compressor<'b> {
@@ -75,12 +78,13 @@ impl Composer for Compressor<'_> {
         if self.is_qname(name) {
             match self.question_at {
                 Some(at) => return self.append_slice(&(0xC000 | at).to_be_bytes()),
-                // The first time is the question itself: written in full
-                // (and known to the inner compressor for suffixes).
-                None => match u16::try_from(self.inner.as_ref().len()) {
-                    Ok(at) if at < 0x4000 => self.question_at = Some(at),
-                    _ => {}
-                },
+                // The first time is the question itself, right after the
+                // header: written in full (and known to the inner
+                // compressor for suffixes).
+                None if self.inner.as_ref().len() == QUESTION => {
+                    self.question_at = Some(QUESTION as u16);
+                }
+                None => {}
             }
         }
         self.inner.append_compressed_name(name)

@@ -11,6 +11,7 @@ pub mod feed;
 pub mod geo;
 pub mod lookup;
 pub mod metrics;
+pub mod prebuilt;
 pub mod request;
 pub mod rrl;
 pub mod server;

@@ -141,10 +141,10 @@ pub struct Dynamic {
 }
 
 impl Dynamic {
-    /// The decision for a client region.
-    pub fn decision(&self, region: Option<&gslb_shared::Region>) -> Option<&Decision> {
+    /// The index of the decision for a client region.
+    pub fn decision_index(&self, region: Option<&gslb_shared::Region>) -> usize {
         let (branch, _) = self.record.branch_for(region);
-        self.decisions.get(branch.map_or(0, |i| i + 1))
+        branch.map_or(0, |i| i + 1)
     }
 }
 

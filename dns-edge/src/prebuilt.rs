@@ -1,0 +1,117 @@
+//! Prebuilt responses: the encoded answer to a (name, type, EDNS presence)
+//! kept by one worker, so the next such query costs a copy instead of an
+//! encoding. A static answer is reused whole; only the id, RD and the
+//! question's case are patched. A pool-backed answer is kept as a template
+//! holding one encoded record per candidate member, each owned by a pointer
+//! to the question (so every record has the same length); per query the
+//! members are steered and their records copied in that order, and ANCOUNT
+//! set. Every byte copied was written by `domain`'s encoder; nothing here
+//! composes DNS data.
+
+use domain::base::{Header, HeaderCounts};
+use gslb_shared::MemberId;
+use rustc_hash::FxHashMap;
+
+use crate::answer::Summary;
+
+/// Most templates one worker keeps (it starts over when full).
+const MAX: usize = 16_384;
+
+/// Where the member records sit in a pool-backed template.
+#[derive(Debug, Clone)]
+pub struct Records {
+    /// Index of the dynamic set in the table.
+    pub slot: u32,
+    /// Which branch decision the records are of.
+    pub decision: usize,
+    /// Offset of the first member record.
+    pub at: usize,
+    /// Length of each member record.
+    pub len: usize,
+    /// Member of each record, in template order.
+    pub members: Box<[MemberId]>,
+    /// Answer records before the member records (a CNAME chain).
+    pub before: u16,
+}
+
+/// One prebuilt response.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// The encoded response.
+    pub bytes: Vec<u8>,
+    /// What it answers, for metrics.
+    pub summary: Summary,
+    /// For a pool-backed answer: where its member records are.
+    pub records: Option<Records>,
+}
+
+/// A worker's templates, for one table version.
+#[derive(Debug, Default)]
+pub struct Prebuilt {
+    map: FxHashMap<Box<[u8]>, Template>,
+}
+
+impl Prebuilt {
+    /// Forget everything (a new table was installed).
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+
+    /// The template for a key.
+    pub fn get(&self, key: &[u8]) -> Option<&Template> {
+        self.map.get(key)
+    }
+
+    /// Keep a template.
+    pub fn insert(&mut self, key: &[u8], template: Template) {
+        if self.map.len() >= MAX {
+            self.map.clear();
+        }
+        self.map.insert(key.into(), template);
+    }
+}
+
+/// Copy `prebuilt` into `out` as the answer to a query with `id`, `rd` and
+/// the question name `qname` (the same name, maybe in another case; answer
+/// owners point at the question, so they follow).
+pub fn reuse(prebuilt: &[u8], id: u16, rd: bool, qname: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(prebuilt);
+    patch(out, id, rd, qname);
+}
+
+fn patch(out: &mut [u8], id: u16, rd: bool, qname: &[u8]) {
+    let h = Header::for_message_slice_mut(out);
+    h.set_id(id);
+    h.set_rd(rd);
+    out[12..12 + qname.len()].copy_from_slice(qname);
+}
+
+/// Build the answer from a pool-backed template: the records of `order`
+/// (members, steered and trimmed), in that order. False when a member is
+/// not in the template (the caller encodes instead).
+pub fn splice(
+    t: &Template,
+    r: &Records,
+    order: impl Iterator<Item = MemberId>,
+    id: u16,
+    rd: bool,
+    qname: &[u8],
+    out: &mut Vec<u8>,
+) -> bool {
+    out.clear();
+    out.extend_from_slice(&t.bytes[..r.at]);
+    let mut n = 0u16;
+    for member in order {
+        let Some(i) = r.members.iter().position(|&m| m == member) else {
+            return false;
+        };
+        let start = r.at + i * r.len;
+        out.extend_from_slice(&t.bytes[start..start + r.len]);
+        n += 1;
+    }
+    out.extend_from_slice(&t.bytes[r.at + r.members.len() * r.len..]);
+    HeaderCounts::for_message_slice_mut(out).set_ancount(r.before + n);
+    patch(out, id, rd, qname);
+    true
+}
