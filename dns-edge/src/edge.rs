@@ -59,10 +59,12 @@ fn load_cache(shared: &Shared, cfg: &EdgeConfig) -> Follower {
             return Follower::default();
         }
     };
+    let started = std::time::Instant::now();
     match Table::compile(&snapshot) {
         Ok(table) => {
             let source = format!("cache:{}", crate::cache::path(dir).display());
-            tracing::info!(version = snapshot.version, %source, "snapshot loaded from cache");
+            let compile_ms = started.elapsed().as_millis() as u64;
+            tracing::info!(version = snapshot.version, %source, compile_ms, "snapshot loaded from cache");
             shared.install(table, &source, false);
             Follower::new(Some(snapshot))
         }

@@ -116,6 +116,7 @@ pub struct FeedConfig {
 /// Compile and install `snapshot`, then cache it. Returns false when it
 /// cannot be compiled (the old table keeps serving).
 pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, source: &str) -> bool {
+    let started = std::time::Instant::now();
     let table = match Table::compile(snapshot) {
         Ok(t) => t,
         Err(e) => {
@@ -124,8 +125,14 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
             return false;
         }
     };
+    let compile_ms = started.elapsed().as_millis() as u64;
     shared.install(table, source, true);
-    tracing::info!(version = snapshot.version, source, "snapshot applied");
+    tracing::info!(
+        version = snapshot.version,
+        source,
+        compile_ms,
+        "snapshot applied"
+    );
     if let Some(dir) = cfg.cache_dir.clone() {
         let bytes = crate::cache::encode(snapshot);
         let written = tokio::task::spawn_blocking(move || crate::cache::store(&dir, &bytes)).await;

@@ -6,6 +6,7 @@ pub mod answer;
 pub mod cache;
 pub mod compress;
 pub mod config;
+pub mod decide;
 pub mod edge;
 pub mod feed;
 pub mod geo;

@@ -12,12 +12,12 @@ use std::net::IpAddr;
 use domain::base::{Name, Serial, Ttl};
 use domain::rdata::caa::{CaaFlags, CaaTag};
 use domain::rdata::{A, Aaaa, Caa, Cname, Mx, Ns, Soa, Srv, Txt, ZoneRecordData};
-use gslb_shared::selection::{
-    Candidate, CatalogIndex, Family, Outcome, SelectionInput, Selector, fallback,
-};
+use gslb_shared::selection::Family;
 use gslb_shared::{DnsName, DynamicRecord, Rdata, RecordData, RecordType, Snapshot, Zone};
 use rustc_hash::FxHashMap;
 
+use crate::decide::Decider;
+pub use crate::decide::Decision;
 use crate::lookup::{self, Found, QueryType, Resolution};
 
 /// Record data as the encoder pushes it.
@@ -97,7 +97,7 @@ pub struct Entry {
     /// The chain when the name owns a CNAME.
     pub cname: Option<Box<Chain>>,
     /// The CNAME set itself, for queries of type CNAME.
-    pub cname_set: Option<Link>,
+    pub cname_set: Option<Box<Link>>,
     /// Index of `*.<this name>` when that wildcard exists.
     pub wildcard: Option<u32>,
 }
@@ -117,18 +117,6 @@ pub struct ZoneInfo {
     pub ns: Box<[Data]>,
 }
 
-/// Selection steps 1–7 for one branch of a pool-backed set, decided when
-/// the snapshot is compiled (they depend on health, not on the query).
-#[derive(Debug, Clone)]
-pub struct Decision {
-    /// Which pool answers, or which fail mode.
-    pub outcome: Outcome,
-    /// The members steering orders per query (`Pool`, `FailOpen`).
-    pub chosen: Box<[Candidate]>,
-    /// The fixed addresses of `FailStatic`, already trimmed to `firstN`.
-    pub fixed: Box<[IpAddr]>,
-}
-
 /// A pool-backed record set.
 #[derive(Debug, Clone)]
 pub struct Dynamic {
@@ -146,40 +134,6 @@ impl Dynamic {
         let (branch, _) = self.record.branch_for(region);
         branch.map_or(0, |i| i + 1)
     }
-}
-
-/// Decide every branch of `record` for `family` over `pools`.
-fn decide(
-    selector: &mut Selector,
-    pools: &CatalogIndex,
-    record: &DynamicRecord,
-    family: Option<Family>,
-) -> Box<[Decision]> {
-    let Some(family) = family else {
-        return Box::new([]);
-    };
-    std::iter::once(record.pools.as_slice())
-        .chain(record.geo.iter().map(|b| b.pools.as_slice()))
-        .map(|branch| {
-            let outcome = selector.decide_pools(pools, branch, family, None);
-            let fixed = match outcome {
-                Outcome::FailStatic { pool } => pools
-                    .pool(pool)
-                    .map(|p| fallback(p, family, record.first_n).collect())
-                    .unwrap_or_default(),
-                _ => Box::new([]) as Box<[IpAddr]>,
-            };
-            let chosen = match outcome {
-                Outcome::Pool { .. } | Outcome::FailOpen { .. } => selector.chosen().into(),
-                _ => Box::new([]) as Box<[Candidate]>,
-            };
-            Decision {
-                outcome,
-                chosen,
-                fixed,
-            }
-        })
-        .collect()
 }
 
 /// Everything a query needs, for one snapshot version.
@@ -307,9 +261,8 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
 struct Builder<'a> {
     snapshot: &'a Snapshot,
     index: lookup::Index<'a>,
-    /// Pools with their members and facts, for deciding dynamic sets.
-    pools: CatalogIndex,
-    selector: Selector,
+    /// Members by pool, for deciding dynamic sets.
+    decider: Decider<'a>,
     zone_slot: FxHashMap<gslb_shared::ZoneId, u32>,
     table: Table,
 }
@@ -317,20 +270,26 @@ struct Builder<'a> {
 impl Table {
     /// Compile a snapshot.
     pub fn compile(snapshot: &Snapshot) -> Result<Table, CompileError> {
-        let facts = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
+        // Owners and apexes; empty non-terminals come on top (rarely many).
+        let names = snapshot.catalog.records.len() + snapshot.catalog.zones.len();
+        let dynamic = snapshot
+            .catalog
+            .records
+            .values()
+            .filter(|r| matches!(r.data, RecordData::Dynamic(_)))
+            .count();
         let mut b = Builder {
             snapshot,
             index: lookup::Index::new(snapshot),
-            pools: CatalogIndex::new(&snapshot.catalog, &facts),
-            selector: Selector::new(),
+            decider: Decider::new(snapshot),
             zone_slot: FxHashMap::default(),
             table: Table {
                 version: snapshot.version,
                 published_at_ms: snapshot.published_at_ms,
-                zones: Vec::new(),
-                entries: Vec::new(),
-                names: FxHashMap::default(),
-                dynamic: Vec::new(),
+                zones: Vec::with_capacity(snapshot.catalog.zones.len()),
+                entries: Vec::with_capacity(names),
+                names: FxHashMap::with_capacity_and_hasher(names, Default::default()),
+                dynamic: Vec::with_capacity(dynamic),
             },
         };
         b.zones()?;
@@ -402,11 +361,11 @@ impl Builder<'_> {
                 if let SetData::Static(rdata) = set.data
                     && let Some(first) = rdata.first()
                 {
-                    entry.cname_set = Some(Link {
+                    entry.cname_set = Some(Box::new(Link {
                         owner: None,
                         ttl: set.ttl,
                         data: first.clone(),
-                    });
+                    }));
                 }
                 continue;
             }
@@ -428,7 +387,7 @@ impl Builder<'_> {
             ),
             RecordData::Dynamic(d) => {
                 let slot = self.table.dynamic.len() as u32;
-                let decisions = decide(&mut self.selector, &self.pools, d, family_of(record.rtype));
+                let decisions = self.decider.decide(d, family_of(record.rtype));
                 self.table.dynamic.push(Dynamic {
                     record: d.clone(),
                     geo: !d.geo.is_empty(),

@@ -42,16 +42,23 @@ pub struct CatalogIndex {
 impl CatalogIndex {
     /// Index a catalog's pools and members with the given facts.
     pub fn new(catalog: &Catalog, facts: &HashMap<MemberId, MemberFacts>) -> Self {
+        // Exact capacities: with many small pools, growth slack would be
+        // most of the index.
+        let mut sizes: FxHashMap<PoolId, usize> = FxHashMap::default();
+        for member in catalog.members.values() {
+            *sizes.entry(member.pool).or_default() += 1;
+        }
         let mut pools: FxHashMap<PoolId, IndexedPool> = catalog
             .pools
             .values()
             .map(|p| {
+                let n = sizes.get(&p.id).copied().unwrap_or(0);
                 (
                     p.id,
                     IndexedPool {
                         pool: p.clone(),
-                        members: Vec::new(),
-                        facts: Vec::new(),
+                        members: Vec::with_capacity(n),
+                        facts: Vec::with_capacity(n),
                     },
                 )
             })

@@ -1,0 +1,127 @@
+//! Selection steps 1–7 for every branch of every pool-backed set, run when
+//! a snapshot is compiled: they depend on health, not on the query, so a
+//! query only steers the members decided here. Runs the shared selection
+//! code over a small per-record view of the pools, so compiling never
+//! copies the whole membership at once.
+
+use std::net::IpAddr;
+
+use gslb_shared::selection::{
+    Candidate, Family, Outcome, PoolRef, SelectionInput, Selector, fallback,
+};
+use gslb_shared::{DynamicRecord, Member, MemberFacts, Pool, PoolId, Snapshot};
+use rustc_hash::FxHashMap;
+
+/// Selection steps 1–7 for one branch of a pool-backed set.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// Which pool answers, or which fail mode.
+    pub outcome: Outcome,
+    /// The members steering orders per query (`Pool`, `FailOpen`).
+    pub chosen: Box<[Candidate]>,
+    /// The fixed addresses of `FailStatic`, already trimmed to `firstN`.
+    pub fixed: Box<[IpAddr]>,
+}
+
+/// The pools one record names, with copies of their members and facts.
+#[derive(Debug, Default)]
+struct View<'s> {
+    pools: Vec<(&'s Pool, Vec<Member>, Vec<MemberFacts>)>,
+}
+
+impl SelectionInput for View<'_> {
+    fn pool(&self, id: PoolId) -> Option<PoolRef<'_>> {
+        self.pools
+            .iter()
+            .find(|(p, _, _)| p.id == id)
+            .map(|(pool, members, facts)| PoolRef {
+                pool,
+                members,
+                facts,
+            })
+    }
+}
+
+/// Decides pool-backed sets over one snapshot.
+#[derive(Debug)]
+pub struct Decider<'s> {
+    snapshot: &'s Snapshot,
+    /// Members of each pool, by reference.
+    members: FxHashMap<PoolId, Vec<&'s Member>>,
+    selector: Selector,
+    view: View<'s>,
+}
+
+impl<'s> Decider<'s> {
+    /// Index a snapshot's members by pool.
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        let mut members: FxHashMap<PoolId, Vec<&Member>> = FxHashMap::default();
+        for m in snapshot.catalog.members.values() {
+            members.entry(m.pool).or_default().push(m);
+        }
+        Self {
+            snapshot,
+            members,
+            selector: Selector::new(),
+            view: View::default(),
+        }
+    }
+
+    /// Decide every branch of `record` (the default one first, then each
+    /// geo branch) for `family`; none for a record of another type.
+    pub fn decide(&mut self, record: &DynamicRecord, family: Option<Family>) -> Box<[Decision]> {
+        let Some(family) = family else {
+            return Box::new([]);
+        };
+        self.load(record);
+        let view = &self.view;
+        let selector = &mut self.selector;
+        std::iter::once(record.pools.as_slice())
+            .chain(record.geo.iter().map(|b| b.pools.as_slice()))
+            .map(|branch| {
+                let outcome = selector.decide_pools(view, branch, family, None);
+                let fixed = match outcome {
+                    Outcome::FailStatic { pool } => view
+                        .pool(pool)
+                        .map(|p| fallback(p, family, record.first_n).collect())
+                        .unwrap_or_default(),
+                    _ => Box::new([]) as Box<[IpAddr]>,
+                };
+                let chosen = match outcome {
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. } => selector.chosen().into(),
+                    _ => Box::new([]) as Box<[Candidate]>,
+                };
+                Decision {
+                    outcome,
+                    chosen,
+                    fixed,
+                }
+            })
+            .collect()
+    }
+
+    /// Put the pools `record` names into the view.
+    fn load(&mut self, record: &DynamicRecord) {
+        self.view.pools.clear();
+        let catalog = &self.snapshot.catalog;
+        let named = record
+            .pools
+            .iter()
+            .chain(record.geo.iter().flat_map(|b| b.pools.iter()));
+        for id in named {
+            if self.view.pools.iter().any(|(p, _, _)| p.id == *id) {
+                continue;
+            }
+            let Some(pool) = catalog.pools.get(id) else {
+                continue;
+            };
+            let members = self.members.get(id).map_or(&[][..], Vec::as_slice);
+            let facts = members
+                .iter()
+                .map(|m| self.snapshot.facts.get(&m.id).copied().unwrap_or_default())
+                .collect();
+            let members = members.iter().map(|m| (*m).clone()).collect();
+            self.view.pools.push((pool, members, facts));
+        }
+    }
+}
