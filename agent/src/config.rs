@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-pub use gslb_shared::config::ConfigError;
+pub use gslb_shared::config::{ConfigError, LinkTls};
 use gslb_shared::config::{duration, invalid};
 pub use gslb_shared::telemetry::LogFormat;
 use gslb_shared::{LocationId, Region, validate};
@@ -70,15 +70,6 @@ pub struct Settings {
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
-}
-
-/// Client TLS material for the aggregator link.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkTls {
-    /// Client certificate and key, for mutual TLS.
-    pub identity: Option<(PathBuf, PathBuf)>,
-    /// CA of the aggregator's certificate.
-    pub ca: Option<PathBuf>,
 }
 
 /// Validated agent settings.

@@ -241,7 +241,9 @@ impl Responder {
         match self.encode(table, geo, q, client, limit, out, false) {
             Ok(rcode) => {
                 let s = summary(rcode, false);
-                if let Some(k) = cache_key {
+                if let Some(k) = cache_key
+                    && self.prebuilt.has_room()
+                {
                     self.remember(table, geo, q, client, k, s, out);
                 }
                 s

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use crate::answer::Summary;
 
-/// Most templates one worker keeps (it starts over when full).
+/// Most templates one worker keeps per table version.
 const MAX: usize = 16_384;
 
 /// Where the member records sit in a pool-backed template.
@@ -62,12 +62,18 @@ impl Prebuilt {
         self.map.get(key)
     }
 
-    /// Keep a template.
+    /// True when another template can be kept. When full, the templates
+    /// already kept stay (until the next table): starting over would turn
+    /// a working set larger than the store into constant re-encoding.
+    pub fn has_room(&self) -> bool {
+        self.map.len() < MAX
+    }
+
+    /// Keep a template (ignored when full).
     pub fn insert(&mut self, key: &[u8], template: Template) {
-        if self.map.len() >= MAX {
-            self.map.clear();
+        if self.has_room() {
+            self.map.insert(key.into(), template);
         }
-        self.map.insert(key.into(), template);
     }
 }
 

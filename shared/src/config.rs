@@ -1,7 +1,7 @@
 //! Config loading shared by every binary: one error type naming the file or
 //! the setting, TOML files with unknown keys refused, humane durations.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -71,4 +71,13 @@ pub fn aggregator_url(field: &'static str, url: &str) -> Result<(), ConfigError>
             format!("{url:?} must be http://HOST:PORT or https://HOST:PORT"),
         ))
     }
+}
+
+/// Client TLS material for a link to the aggregator (agents and edges).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LinkTls {
+    /// Client certificate and key, for mutual TLS.
+    pub identity: Option<(PathBuf, PathBuf)>,
+    /// CA of the aggregator's certificate.
+    pub ca: Option<PathBuf>,
 }
