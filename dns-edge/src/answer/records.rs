@@ -1,0 +1,225 @@
+//! The records of an answer from an existing name: the CNAME chain, then
+//! the final name's data (SOA and NS at the apex, minimal ANY, static sets,
+//! or a pool-backed set steered per query).
+
+use super::*;
+
+fn record_type(t: Rtype) -> Option<RecordType> {
+    Some(match t {
+        Rtype::A => RecordType::A,
+        Rtype::AAAA => RecordType::Aaaa,
+        Rtype::CNAME => RecordType::Cname,
+        Rtype::TXT => RecordType::Txt,
+        Rtype::MX => RecordType::Mx,
+        Rtype::SRV => RecordType::Srv,
+        Rtype::CAA => RecordType::Caa,
+        Rtype::NS => RecordType::Ns,
+        _ => return None,
+    })
+}
+
+impl Responder {
+    /// Answer from an existing name. Returns the zone whose SOA goes in
+    /// the authority section when the answer is negative.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn entry_answer(
+        &mut self,
+        table: &Table,
+        geo: &GeoTable,
+        q: &Query<'_>,
+        client: IpAddr,
+        entry: &Entry,
+        answer: &mut AnswerBuilder<Target<'_>>,
+        plan: &mut Plan,
+    ) -> Result<Option<u32>, PushError> {
+        if q.qtype == Rtype::CNAME {
+            if let Some(link) = &entry.cname_set {
+                push_rr(answer, q, None, link.ttl, &link.data)?;
+                return Ok(None);
+            }
+            return Ok(Some(entry.zone));
+        }
+        let Some(chain) = &entry.cname else {
+            return self.final_answer(table, geo, q, client, entry, None, answer, plan);
+        };
+        for link in chain.links.iter() {
+            push_rr(answer, q, link.owner.as_ref(), link.ttl, &link.data)?;
+        }
+        match &chain.end {
+            ChainEnd::Elsewhere => Ok(None),
+            ChainEnd::NxDomain { zone } => {
+                plan.rcode = Rcode::NXDOMAIN;
+                Ok(Some(*zone))
+            }
+            ChainEnd::Entry { entry, owner } => {
+                let entry = &table.entries[*entry as usize];
+                self.final_answer(table, geo, q, client, entry, Some(owner), answer, plan)
+            }
+        }
+    }
+
+    /// The data of the final name of a chain (or the query name itself when
+    /// `owner` is `None`).
+    #[allow(clippy::too_many_arguments)]
+    fn final_answer(
+        &mut self,
+        table: &Table,
+        geo: &GeoTable,
+        q: &Query<'_>,
+        client: IpAddr,
+        entry: &Entry,
+        owner: Option<&WireName>,
+        answer: &mut AnswerBuilder<Target<'_>>,
+        plan: &mut Plan,
+    ) -> Result<Option<u32>, PushError> {
+        let zone = &table.zones[entry.zone as usize];
+        let push = |answer: &mut AnswerBuilder<Target<'_>>, ttl: Ttl, data: &Data| {
+            push_rr(answer, q, owner, ttl, data)
+        };
+        if entry.apex && q.qtype == Rtype::SOA {
+            push(answer, zone.soa_ttl, &zone.soa)?;
+            return Ok(None);
+        }
+        if entry.apex && q.qtype == Rtype::NS {
+            for ns in zone.ns.iter() {
+                push(answer, zone.soa_ttl, ns)?;
+            }
+            return Ok(None);
+        }
+        let set = match (q.qtype, record_type(q.qtype)) {
+            // RFC 8482: one record set answers ANY (the SOA at an empty apex).
+            (Rtype::ANY, _) => match entry.sets.first() {
+                Some(set) => set,
+                None if entry.apex => {
+                    push(answer, zone.soa_ttl, &zone.soa)?;
+                    return Ok(None);
+                }
+                None => return Ok(Some(entry.zone)),
+            },
+            (_, Some(t)) => match entry.sets.iter().find(|s| s.rtype == t) {
+                Some(set) => set,
+                None => return Ok(Some(entry.zone)),
+            },
+            (_, None) => return Ok(Some(entry.zone)),
+        };
+        match &set.data {
+            SetData::Static(records) => {
+                for data in records.iter() {
+                    push(answer, set.ttl, data)?;
+                }
+                Ok(None)
+            }
+            SetData::Dynamic(slot) => {
+                self.dynamic_used = true;
+                let dynamic = &table.dynamic[*slot as usize];
+                let (addr, source) = request::client_address(q.edns.as_ref(), client);
+                let found = if dynamic.geo { geo.lookup(addr) } else { None };
+                if dynamic.geo && source.is_some() {
+                    plan.scope = found.map_or(source.unwrap_or(0), |m| m.prefix_len);
+                }
+                let index = dynamic.decision_index(found.map(|m| m.region));
+                let Some(decision) = dynamic.decisions.get(index) else {
+                    return Ok(Some(entry.zone));
+                };
+                let before = answer.counts().ancount();
+                match decision.outcome {
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. } if self.template_mode => {
+                        // Every candidate, in decision order, each record
+                        // the same length (owners are pointers).
+                        let at = answer.as_slice().len();
+                        let mut len = None;
+                        for c in decision.chosen.iter() {
+                            let start = answer.as_slice().len();
+                            push(answer, set.ttl, &address_data(c.address))?;
+                            let bytes = &answer.as_slice()[start..];
+                            // The owner must be a pointer into what precedes
+                            // the member records, or reordering breaks it.
+                            let target =
+                                usize::from(u16::from_be_bytes([bytes[0], bytes[1]]) & 0x3fff);
+                            if bytes[0] & 0xc0 != 0xc0
+                                || target >= at
+                                || len.is_some_and(|l| l != bytes.len())
+                            {
+                                return Ok(None);
+                            }
+                            let n = bytes.len();
+                            len = Some(n);
+                        }
+                        if let Some(len) = len {
+                            self.records = Some(Records {
+                                slot: *slot,
+                                decision: index,
+                                at,
+                                len,
+                                members: decision.chosen.iter().map(|c| c.id).collect(),
+                                before,
+                            });
+                        }
+                    }
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
+                        self.templatable = !dynamic.geo && !decision.chosen.is_empty();
+                        let rotation = &mut self.rotation[*slot as usize];
+                        *rotation = rotation.wrapping_add(1);
+                        self.chosen.clear();
+                        self.chosen.extend_from_slice(&decision.chosen);
+                        let r = &dynamic.record;
+                        steer(
+                            &mut self.chosen,
+                            r.steering,
+                            r.first_n,
+                            *rotation,
+                            &mut self.rng,
+                        );
+                        for c in &self.chosen {
+                            push(answer, set.ttl, &address_data(c.address))?;
+                        }
+                    }
+                    Outcome::FailStatic { .. } => {
+                        for a in decision.fixed.iter() {
+                            push(answer, set.ttl, &address_data(*a))?;
+                        }
+                    }
+                    Outcome::NoData => {}
+                }
+                if answer.counts().ancount() == before {
+                    // Nothing to answer (fail closed, or no member of the family).
+                    return Ok(Some(entry.zone));
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Header (id, QR, opcode, RD) and the question, pushed once from what the
+/// request parsed.
+pub(super) fn start<'b>(
+    mut builder: MessageBuilder<Target<'b>>,
+    q: &Query<'_>,
+) -> Result<AnswerBuilder<Target<'b>>, PushError> {
+    let h = builder.header_mut();
+    h.set_id(q.message.header().id());
+    h.set_qr(true);
+    h.set_opcode(Opcode::QUERY);
+    h.set_rd(q.message.header().rd());
+    let mut question = builder.question();
+    // A `Question` by value, for the same reason as in `push_rr`.
+    question.push(Question::new(q.flat_qname.clone(), q.qtype, q.qclass))?;
+    Ok(question.answer())
+}
+
+/// Push one record owned by `owner`, or by the query name (as sent).
+pub(super) fn push_rr(
+    answer: &mut AnswerBuilder<Target<'_>>,
+    q: &Query<'_>,
+    owner: Option<&WireName>,
+    ttl: Ttl,
+    data: &Data,
+) -> Result<(), PushError> {
+    // A `Record` by value: the tuple form would hand the compressor a
+    // reference, which hides the flat name it recognises the query name by.
+    match owner {
+        Some(o) => answer.push(Record::new(o, Class::IN, ttl, data)),
+        None => answer.push(Record::new(q.flat_qname.clone(), Class::IN, ttl, data)),
+    }
+}
