@@ -106,6 +106,8 @@ HINTS
 
 cat >"$WORK/inside.sh" <<INSIDE
 set -euo pipefail
+# The edges die with the namespace's shell, whatever fails in between.
+trap 'kill \$(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 ip link set lo up
 ip addr add 192.0.2.53/32 dev lo
 ip addr add 192.0.2.54/32 dev lo
@@ -121,8 +123,6 @@ SERVERS=ns1.example.test=192.0.2.53,ns2.example.test=192.0.2.54
 dnsviz probe -A -a example.test -N example.test:\$SERVERS -x example.test:\$SERVERS \
   example.test www.example.test mail.example.test nonexistent.example.test >"$WORK/probe.json"
 dnsviz grok -l info <"$WORK/probe.json" >"$WORK/grok.json"
-kill \$(jobs -p) 2>/dev/null || true
-wait 2>/dev/null || true
 INSIDE
 unshare -n bash "$WORK/inside.sh"
 

@@ -153,13 +153,15 @@ pub async fn run(shared: Arc<Shared>, cfg: FeedConfig, mut follower: Follower) {
     loop {
         let url = &cfg.aggregators[index % cfg.aggregators.len()];
         match follow(&shared, &cfg, url, &mut follower, &mut full, &mut attempt).await {
-            Ok(()) => tracing::warn!(aggregator = %url, "feed stream ended"),
+            Ok(()) => {
+                tracing::warn!(aggregator = %url, "feed stream ended");
+                shared.failure(format!("{url}: stream closed"), false);
+            }
             Err(e) => {
                 tracing::warn!(aggregator = %url, error = %e, "feed unavailable");
                 shared.failure(format!("{url}: {e}"), false);
             }
         }
-        shared.failure(format!("{url}: stream closed"), false);
         index += 1;
         let delay = cfg.backoff.delay(attempt, &mut rand::rng());
         attempt = attempt.saturating_add(1);
