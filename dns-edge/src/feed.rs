@@ -91,8 +91,8 @@ impl Follower {
         }
     }
 
-    /// Forget the held snapshot's version so the next subscription asks
-    /// for a full one (the snapshot itself keeps being served).
+    /// The version to subscribe with: 0 asks for a full snapshot (after a
+    /// gap or a bad update; the held snapshot keeps being served meanwhile).
     pub fn held_for_subscribe(&self, full: bool) -> u64 {
         if full { 0 } else { self.version() }
     }

@@ -161,8 +161,8 @@ impl Shared {
                 FeedState::Stale
             };
         });
+        // A waiter creates its `Notified` before checking, so this reaches it.
         self.first.notify_waiters();
-        self.first.notify_one();
     }
 
     /// A feed stream is established: a held snapshot is now in sync (the
