@@ -5,6 +5,7 @@
 
 mod dig;
 mod feed_gap;
+mod health;
 mod knot;
 mod lifecycle;
 mod rrl;

@@ -176,6 +176,22 @@ impl Aggregator {
         }
     }
 
+    /// Run gslbctl against this aggregator; returns stdout (it must succeed).
+    pub fn ctl(&self, args: &[&str]) -> String {
+        let out = Command::new(sibling_bin("gslbctl"))
+            .args(["--server", &self.grpc])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "gslbctl {args:?}: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    }
+
     /// `gslbctl apply -f` a declarative config; returns the applied version.
     pub fn apply(&self, config: &str, dir: &Path) -> u64 {
         let file = dir.join("config.toml");
