@@ -8,6 +8,7 @@ mod feed_gap;
 mod health;
 mod knot;
 mod lifecycle;
+mod resolver;
 mod rrl;
 mod support;
 mod tcp;
