@@ -1,0 +1,119 @@
+//! CNAME chains and wildcards, resolved when a snapshot is compiled: each
+//! name that owns a CNAME gets its chain (links, then where it ends), and
+//! each encloser of a wildcard learns its `*` child.
+
+use super::*;
+
+impl Builder<'_> {
+    /// Resolve the chain of every name that owns a CNAME.
+    pub(super) fn chains(&mut self) -> Result<(), CompileError> {
+        let snapshot = self.snapshot;
+        for record in snapshot.catalog.records.values() {
+            if record.rtype != RecordType::Cname {
+                continue;
+            }
+            let key = wire_key(&record.name);
+            let Some(&entry) = self.table.names.get(key.as_slice()) else {
+                continue;
+            };
+            let chain = self.chain(&record.name)?;
+            self.table.entries[entry as usize].cname = chain.map(Box::new);
+        }
+        Ok(())
+    }
+
+    fn chain(&self, name: &DnsName) -> Result<Option<Chain>, CompileError> {
+        // Any type but CNAME follows the chain; what the final name holds
+        // is decided per query type, so only the chain itself matters here.
+        let Resolution::Answer {
+            cnames,
+            found,
+            zone,
+            ..
+        } = self.index.resolve(name, QueryType::Other(0))
+        else {
+            return Ok(None);
+        };
+        let mut links = Vec::with_capacity(cnames.len());
+        let mut owner: Option<DnsName> = None;
+        let mut target: Option<DnsName> = None;
+        for set in &cnames {
+            let RecordData::Static(rdata) = &set.data else {
+                return Ok(None);
+            };
+            let Some(first) = rdata.first() else {
+                return Ok(None);
+            };
+            links.push(Link {
+                owner: owner.as_ref().map(wire_name).transpose()?,
+                ttl: ttl(set.ttl),
+                data: data(first, &set.name)?,
+            });
+            if let Rdata::Cname(t) = first {
+                owner = Some(t.clone());
+                target = Some(t.clone());
+            }
+        }
+        let end = match (found, target) {
+            (Found::NxDomain, _) => ChainEnd::NxDomain {
+                zone: self.zone_slot.get(&zone.id).copied().unwrap_or(0),
+            },
+            (Found::Elsewhere, _) | (_, None) => ChainEnd::Elsewhere,
+            (_, Some(t)) => match self.final_entry(&t) {
+                Some(entry) => ChainEnd::Entry {
+                    entry,
+                    owner: wire_name(&t)?,
+                },
+                // The chain ended in a loop or overlong: answer what we have.
+                None => ChainEnd::Elsewhere,
+            },
+        };
+        // A loop leaves the last target owning a CNAME: stop there.
+        if let ChainEnd::Entry { entry, .. } = end
+            && self.table.entries[entry as usize].cname_set.is_some()
+        {
+            return Ok(Some(Chain {
+                links: links.into_boxed_slice(),
+                end: ChainEnd::Elsewhere,
+            }));
+        }
+        Ok(Some(Chain {
+            links: links.into_boxed_slice(),
+            end,
+        }))
+    }
+
+    /// The entry that answers for `name`: its own, or the wildcard of its
+    /// closest encloser.
+    fn final_entry(&self, name: &DnsName) -> Option<u32> {
+        if let Some(&i) = self.table.names.get(wire_key(name).as_slice()) {
+            return Some(i);
+        }
+        let mut up = parent(name);
+        while let Some(p) = up {
+            if self.table.names.contains_key(wire_key(&p).as_slice()) {
+                let star = DnsName::parse(&format!("*.{p}")).ok()?;
+                return self.table.names.get(wire_key(&star).as_slice()).copied();
+            }
+            up = parent(&p);
+        }
+        None
+    }
+
+    pub(super) fn wildcards(&mut self) {
+        let mut links = Vec::new();
+        for (key, &index) in &self.table.names {
+            // "\x01*" followed by the encloser's wire name.
+            if key.len() > 2
+                && key[0] == 1
+                && key[1] == b'*'
+                && let Some(&encloser) = self.table.names.get(&key[2..])
+            {
+                links.push((encloser, index));
+            }
+        }
+        for (encloser, wildcard) in links {
+            self.table.entries[encloser as usize].wildcard = Some(wildcard);
+        }
+    }
+}
