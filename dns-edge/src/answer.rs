@@ -216,12 +216,12 @@ impl Responder {
         out: &mut Vec<u8>,
     ) -> Option<Summary> {
         let t = self.prebuilt.get(&self.key[..k])?;
-        if t.bytes.len() > limit {
-            return None;
-        }
         let (id, rd) = (q.message.header().id(), q.message.header().rd());
         let qname = q.flat_qname.as_slice();
         let Some(r) = &t.records else {
+            if t.bytes.len() > limit {
+                return None;
+            }
             prebuilt::reuse(&t.bytes, id, rd, qname, out);
             return Some(t.summary);
         };
@@ -239,6 +239,11 @@ impl Responder {
             *rotation,
             &mut self.rng,
         );
+        // The template holds every candidate; the answer only the kept ones.
+        let size = t.bytes.len() - (r.members.len() - self.chosen.len()) * r.len;
+        if size > limit {
+            return None;
+        }
         prebuilt::splice(t, r, self.chosen.iter().map(|c| c.id), id, rd, qname, out)
             .then_some(t.summary)
     }
