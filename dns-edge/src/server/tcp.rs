@@ -76,7 +76,9 @@ pub async fn serve(
         let (stream, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
-                tracing::debug!(error = %e, "tcp accept failed");
+                // Out of descriptors or memory: pause instead of spinning.
+                tracing::warn!(error = %e, "tcp accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 continue;
             }
         };

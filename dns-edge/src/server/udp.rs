@@ -114,7 +114,9 @@ impl Worker<'_> {
                         .extend(msgs.map(|m| (m.bytes, m.address.as_ref().and_then(peer_of)))),
                     Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => continue,
                     Err(e) => {
-                        tracing::debug!(error = %e, "udp receive failed");
+                        // Not a timeout: pause rather than spin on it.
+                        tracing::warn!(error = %e, "udp receive failed");
+                        std::thread::sleep(Duration::from_millis(50));
                         continue;
                     }
                 }
