@@ -11,6 +11,17 @@ use domain::base::iana::{Class, Opcode, OptRcode, Rcode, Rtype};
 use domain::base::message_builder::{
     AdditionalBuilder, AnswerBuilder, MessageBuilder, PushError, StaticCompressor,
 };
+use domain::base::{Message, Question, Record, Ttl};
+use gslb_shared::RecordType;
+use gslb_shared::selection::{Candidate, Outcome, steer};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+use crate::compress::Compressor;
+use crate::geo::GeoTable;
+use crate::prebuilt::{self, Prebuilt, Records, Template};
+use crate::request::{self, Edns, KEY_ROOM, Parsed, Query};
+use crate::table::{ChainEnd, Data, Entry, SetData, Table, WireName, address_data};
 
 mod records;
 mod replies;
@@ -21,18 +32,6 @@ pub use replies::truncated;
 use replies::{badvers, error, opt_size, push_opt};
 pub use summary::{QTYPES, RCODES, Summary};
 use summary::{qtype_bucket, rcode_bucket};
-
-use crate::compress::Compressor;
-use crate::prebuilt::{self, Prebuilt, Records, Template};
-use domain::base::{Message, Question, Record, Ttl};
-use gslb_shared::RecordType;
-use gslb_shared::selection::{Candidate, Outcome, steer};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
-
-use crate::geo::GeoTable;
-use crate::request::{self, Edns, KEY_ROOM, Parsed, Query};
-use crate::table::{ChainEnd, Data, Entry, SetData, Table, WireName, address_data};
 
 /// Our advertised EDNS UDP payload size (the DNS flag day 2020 value).
 pub const EDNS_UDP_SIZE: u16 = 1232;

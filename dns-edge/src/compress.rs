@@ -18,7 +18,7 @@ const QUESTION: usize = 12;
 pub struct Compressor<'b> {
     inner: StaticCompressor<&'b mut Vec<u8>>,
     /// Address and length of the request's query name.
-    qname: Option<(usize, usize)>,
+    qname: (usize, usize),
     /// Where the question's name was written, once it was.
     question_at: Option<u16>,
 }
@@ -28,16 +28,15 @@ impl<'b> Compressor<'b> {
     pub fn new(out: &'b mut Vec<u8>, qname: &[u8]) -> Self {
         Self {
             inner: StaticCompressor::new(out),
-            qname: Some((qname.as_ptr() as usize, qname.len())),
+            qname: (qname.as_ptr() as usize, qname.len()),
             question_at: None,
         }
     }
 
     fn is_qname<N: ToName + ?Sized>(&self, name: &N) -> bool {
-        match (self.qname, name.as_flat_slice()) {
-            (Some((at, len)), Some(flat)) => flat.as_ptr() as usize == at && flat.len() == len,
-            _ => false,
-        }
+        let (at, len) = self.qname;
+        name.as_flat_slice()
+            .is_some_and(|flat| flat.as_ptr() as usize == at && flat.len() == len)
     }
 }
 

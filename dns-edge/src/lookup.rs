@@ -77,7 +77,8 @@ pub struct Index<'a> {
     records: Vec<&'a RecordSet>,
 }
 
-fn parent(name: &DnsName) -> Option<DnsName> {
+/// The name one label up (`None` above a top-level label).
+pub(crate) fn parent(name: &DnsName) -> Option<DnsName> {
     name.as_str()
         .split_once('.')
         .and_then(|(_, rest)| DnsName::parse(rest).ok())

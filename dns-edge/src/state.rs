@@ -14,10 +14,11 @@ use crate::metrics::Metrics;
 use crate::table::Table;
 
 /// How current the served snapshot is (seed 003's states).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FeedState {
     /// No snapshot has been applied yet.
+    #[default]
     NeverLoaded,
     /// Subscribed, and the latest update is applied.
     Synced,
@@ -59,7 +60,7 @@ pub struct Failure {
 }
 
 /// What `/status/config` reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     /// Feed state.
@@ -78,21 +79,6 @@ pub struct Status {
     pub published_at_ms: Option<u64>,
     /// Now minus the publication time.
     pub age_ms: Option<u64>,
-}
-
-impl Default for Status {
-    fn default() -> Self {
-        Self {
-            state: FeedState::NeverLoaded,
-            version: 0,
-            source: None,
-            last_contact_ms: None,
-            last_failure: None,
-            applied_at_ms: None,
-            published_at_ms: None,
-            age_ms: None,
-        }
-    }
 }
 
 /// Milliseconds since the Unix epoch.

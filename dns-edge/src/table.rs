@@ -20,7 +20,7 @@ use crate::decide::Decider;
 mod chain;
 
 pub use crate::decide::Decision;
-use crate::lookup::{self, Found, QueryType, Resolution};
+use crate::lookup::{self, Found, QueryType, Resolution, parent};
 
 /// Record data as the encoder pushes it.
 pub type Data = ZoneRecordData<Vec<u8>, WireName>;
@@ -262,7 +262,6 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
 /// Builds a table.
 struct Builder<'a> {
     snapshot: &'a Snapshot,
-    index: lookup::Index<'a>,
     /// Members by pool, for deciding dynamic sets.
     decider: Decider<'a>,
     zone_slot: FxHashMap<gslb_shared::ZoneId, u32>,
@@ -282,7 +281,6 @@ impl Table {
             .count();
         let mut b = Builder {
             snapshot,
-            index: lookup::Index::new(snapshot),
             decider: Decider::new(snapshot),
             zone_slot: FxHashMap::default(),
             table: Table {
@@ -404,12 +402,6 @@ impl Builder<'_> {
             data,
         })
     }
-}
-
-fn parent(name: &DnsName) -> Option<DnsName> {
-    name.as_str()
-        .split_once('.')
-        .and_then(|(_, rest)| DnsName::parse(rest).ok())
 }
 
 /// The family a dynamic set answers, from its type.

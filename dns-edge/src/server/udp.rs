@@ -79,19 +79,14 @@ fn peer_of(addr: &SockaddrStorage) -> Option<SocketAddr> {
         .map(|v6| SocketAddr::from((v6.ip(), v6.port())))
 }
 
-fn storage_of(peer: SocketAddr) -> Option<SockaddrStorage> {
-    Some(match peer {
-        SocketAddr::V4(a) => SockaddrStorage::from(a),
-        SocketAddr::V6(a) => SockaddrStorage::from(a),
-    })
-}
-
 impl Worker<'_> {
     fn run(&mut self, socket: &UdpSocket, stop: &AtomicBool) {
         let fd = socket.as_raw_fd();
         let mut tables = Cache::new(Arc::clone(&self.shared.table));
-        let mut inbox = vec![[0u8; MAX_QUERY]; BATCH];
-        let mut outbox: Vec<Vec<u8>> = (0..BATCH).map(|_| Vec::with_capacity(1232)).collect();
+        // On the worker's stack (128 KiB): the slices over them are rebuilt
+        // per batch without allocating.
+        let mut inbox = [[0u8; MAX_QUERY]; BATCH];
+        let mut outbox: [Vec<u8>; BATCH] = std::array::from_fn(|_| Vec::with_capacity(1232));
         let mut peers: Vec<Option<SockaddrStorage>> = Vec::with_capacity(BATCH);
         let mut received: Vec<(usize, Option<SocketAddr>)> = Vec::with_capacity(BATCH);
         let mut rx = MultiHeaders::<SockaddrStorage>::preallocate(BATCH, None);
@@ -99,8 +94,7 @@ impl Worker<'_> {
         while !stop.load(Ordering::Relaxed) {
             received.clear();
             {
-                let mut slices: Vec<[IoSliceMut<'_>; 1]> =
-                    inbox.iter_mut().map(|b| [IoSliceMut::new(b)]).collect();
+                let mut slices = inbox.each_mut().map(|b| [IoSliceMut::new(b)]);
                 // Blocks (up to the socket's read timeout) for the first
                 // datagram, then takes whatever else is already queued.
                 match recvmmsg(
@@ -130,16 +124,22 @@ impl Worker<'_> {
                 let Some(peer) = peer else { continue };
                 let query = &inbox[i][..len.min(MAX_QUERY)];
                 if self.answer(table, query, peer, &mut outbox[n]) {
-                    peers.push(storage_of(peer));
+                    peers.push(Some(SockaddrStorage::from(peer)));
                     n += 1;
                 }
             }
             if n == 0 {
                 continue;
             }
-            let slices: Vec<[IoSlice<'_>; 1]> =
-                outbox[..n].iter().map(|o| [IoSlice::new(o)]).collect();
-            if let Err(e) = sendmmsg(fd, &mut tx, slices.iter(), &peers, [], MsgFlags::empty()) {
+            let slices = outbox.each_ref().map(|o| [IoSlice::new(o)]);
+            if let Err(e) = sendmmsg(
+                fd,
+                &mut tx,
+                slices[..n].iter(),
+                &peers,
+                [],
+                MsgFlags::empty(),
+            ) {
                 tracing::debug!(error = %e, "udp send failed");
             }
         }

@@ -8,21 +8,33 @@ impl Builder<'_> {
     /// Resolve the chain of every name that owns a CNAME.
     pub(super) fn chains(&mut self) -> Result<(), CompileError> {
         let snapshot = self.snapshot;
-        for record in snapshot.catalog.records.values() {
-            if record.rtype != RecordType::Cname {
-                continue;
-            }
+        let mut cnames = snapshot
+            .catalog
+            .records
+            .values()
+            .filter(|r| r.rtype == RecordType::Cname)
+            .peekable();
+        if cnames.peek().is_none() {
+            return Ok(());
+        }
+        // Only now: most snapshots of pool-backed names have no CNAME.
+        let index = lookup::Index::new(snapshot);
+        for record in cnames {
             let key = wire_key(&record.name);
             let Some(&entry) = self.table.names.get(key.as_slice()) else {
                 continue;
             };
-            let chain = self.chain(&record.name)?;
+            let chain = self.chain(&index, &record.name)?;
             self.table.entries[entry as usize].cname = chain.map(Box::new);
         }
         Ok(())
     }
 
-    fn chain(&self, name: &DnsName) -> Result<Option<Chain>, CompileError> {
+    fn chain(
+        &self,
+        index: &lookup::Index<'_>,
+        name: &DnsName,
+    ) -> Result<Option<Chain>, CompileError> {
         // Any type but CNAME follows the chain; what the final name holds
         // is decided per query type, so only the chain itself matters here.
         let Resolution::Answer {
@@ -30,7 +42,7 @@ impl Builder<'_> {
             found,
             zone,
             ..
-        } = self.index.resolve(name, QueryType::Other(0))
+        } = index.resolve(name, QueryType::Other(0))
         else {
             return Ok(None);
         };
