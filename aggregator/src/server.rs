@@ -22,7 +22,12 @@ use crate::service::{Service, now};
 /// assignment set, and an edge a full snapshot, far above tonic's 4 MiB default.
 pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 
-/// Serve until `shutdown` completes.
+/// How long a shutdown waits for open requests. Agent and edge streams never
+/// end on their own, so graceful shutdown alone would wait forever; their
+/// clients reconnect (to this aggregator or another) by themselves.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Serve until `shutdown` completes (then at most [`SHUTDOWN_GRACE`] more).
 pub async fn run(
     service: Arc<Service>,
     grpc: TcpListener,
@@ -30,6 +35,11 @@ pub async fn run(
     tick: Duration,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let (tx, stop) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = tx.send(true);
+    });
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(gslb_proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
@@ -49,15 +59,25 @@ pub async fn run(
                 .max_encoding_message_size(MAX_MESSAGE)
                 .max_decoding_message_size(MAX_MESSAGE),
         )
-        .serve_with_incoming_shutdown(TcpListenerStream::new(grpc), shutdown);
-    let http_server = axum::serve(http, router(service.clone()));
+        .serve_with_incoming_shutdown(TcpListenerStream::new(grpc), stopping(stop.clone()));
+    let http_server =
+        axum::serve(http, router(service.clone())).with_graceful_shutdown(stopping(stop.clone()));
     let ticker = tokio::spawn(clock(service, tick));
     tokio::select! {
         result = grpc_server => result?,
         result = http_server => result?,
+        () = async {
+            stopping(stop).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => tracing::info!("closing the streams still open"),
     }
     ticker.abort();
     Ok(())
+}
+
+/// Resolves once `stop` turns true (or its sender is gone).
+async fn stopping(mut stop: tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stopped| *stopped).await;
 }
 
 /// Tick the engine: cycles close at their deadlines, timers run.
