@@ -50,6 +50,12 @@ impl Agent {
         })
     }
 
+    /// The bound metrics address, if any (port 0 resolved).
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        let guard = self.metrics_listener.lock().ok()?;
+        guard.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
     /// Run the metrics listener and the uplink until the future is dropped.
     pub async fn run(&self, config: AgentConfig) -> anyhow::Result<()> {
         let listener = self

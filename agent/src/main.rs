@@ -16,6 +16,13 @@ async fn main() -> anyhow::Result<()> {
         .install_default()
         .map_err(|_| anyhow::anyhow!("a TLS crypto provider was already installed"))?;
     let agent = Arc::new(Agent::build(&config).await.context("starting the agent")?);
+    if let Some(addr) = agent.metrics_addr() {
+        // Like the other binaries: the line scripts and tests wait for.
+        #[allow(clippy::print_stdout)]
+        {
+            println!("metrics listening on {addr}");
+        }
+    }
     tracing::info!(location = %config.location, region = %config.region, aggregators = ?config.aggregators, "gslb-agent started");
     tokio::select! {
         result = agent.run(config) => result?,
