@@ -1,0 +1,16 @@
+//! The end-to-end harness: start the real gslb binaries (aggregator, agents,
+//! edge, demo backends) on loopback or inside network namespaces the test
+//! creates, drive them with gslbctl and dig, and wait on conditions with
+//! deadlines. Used by this crate's tests and by the failover benchmark.
+
+pub mod bins;
+pub mod dns;
+pub mod local;
+pub mod mesh;
+pub mod netns;
+pub mod process;
+pub mod wait;
+
+pub use local::{LocalMesh, ZONE};
+pub use mesh::{Agent, Aggregator, Backend, Edge};
+pub use wait::{temp_dir, wait_until};

@@ -1,0 +1,75 @@
+//! A whole mesh on loopback: one aggregator, agents as locations, one edge.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::dns;
+use crate::mesh::{Agent, Aggregator, Edge};
+use crate::wait::temp_dir;
+
+/// The zone every scenario serves: `example.test`, with its SOA and NS.
+pub const ZONE: &str = r#"
+[[zone]]
+apex = "example.test"
+ns = ["ns1.example.test"]
+defaultTtl = 60
+[zone.soa]
+mname = "ns1.example.test"
+rname = "hostmaster.example.test"
+refresh = 3600
+retry = 600
+expire = 604800
+negativeTtl = 5
+"#;
+
+/// The mesh's parts, stopped (killed) on drop.
+pub struct LocalMesh {
+    /// Scratch directory (store, cache, applied files).
+    pub dir: PathBuf,
+    /// The aggregator.
+    pub agg: Aggregator,
+    /// The agents, one per location.
+    pub agents: Vec<Agent>,
+    /// The edge.
+    pub edge: Edge,
+    /// The edge's DNS address.
+    pub dns: SocketAddr,
+}
+
+impl LocalMesh {
+    /// Start the aggregator, apply `config`, start one agent per
+    /// `(location, region)` and an edge, and wait until the edge serves the
+    /// applied version.
+    pub fn start(name: &str, config: &str, locations: &[(&str, &str)]) -> LocalMesh {
+        let dir = temp_dir(name);
+        let agg = Aggregator::start(&dir.join("store"));
+        let version = agg.apply(config, &dir);
+        let url = agg.url();
+        let agents = locations
+            .iter()
+            .map(|(loc, region)| Agent::start(None, loc, region, &url))
+            .collect();
+        let edge = Edge::start(None, Some(&url), &dir.join("cache"), "127.0.0.1:0", &[]);
+        let dns = edge.dns();
+        edge.wait_version(version);
+        LocalMesh {
+            dir,
+            agg,
+            agents,
+            edge,
+            dns,
+        }
+    }
+
+    /// Apply `config` and wait until the edge serves it.
+    pub fn apply(&self, config: &str) -> u64 {
+        let version = self.agg.apply(config, &self.dir);
+        self.edge.wait_version(version);
+        version
+    }
+
+    /// The edge's A answer for `name`, sorted.
+    pub fn answers(&self, name: &str) -> Vec<String> {
+        dns::short(None, self.dns, &[name, "A"])
+    }
+}

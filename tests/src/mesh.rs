@@ -1,0 +1,332 @@
+//! The mesh's processes: aggregator (with gslbctl against it), agents, the
+//! edge and demo backends, each started from the workspace build, on
+//! loopback or inside a network namespace.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::bins::bin;
+use crate::process::Proc;
+use crate::wait::wait_until;
+
+/// Seconds to wait for a process to print its listening line.
+const START_SECS: u64 = 30;
+
+/// A running aggregator.
+pub struct Aggregator {
+    /// The process (killed on drop).
+    pub proc: Proc,
+    /// Its gRPC listener (agents, edges, gslbctl).
+    pub grpc: SocketAddr,
+    /// Its HTTP listener (REST, /readyz, /metrics).
+    pub http: SocketAddr,
+    /// The namespace it runs in, if any.
+    pub netns: Option<String>,
+}
+
+impl Aggregator {
+    /// Start on loopback with free ports and a 1 s startup gate.
+    pub fn start(data_dir: &Path) -> Aggregator {
+        Aggregator::start_with(None, data_dir, "127.0.0.1:0", &["--startup-window", "1s"])
+    }
+
+    /// Start in `netns` (when given) with gRPC on `grpc` and `extra` flags.
+    pub fn start_with(
+        netns: Option<&str>,
+        data_dir: &Path,
+        grpc: &str,
+        extra: &[&str],
+    ) -> Aggregator {
+        let dir = data_dir.to_str().expect("utf-8 path");
+        let mut args = vec![
+            "--data-dir",
+            dir,
+            "--listen-grpc",
+            grpc,
+            "--listen-http",
+            "127.0.0.1:0",
+        ];
+        args.extend_from_slice(extra);
+        let proc = Proc::spawn(netns, &bin("gslb-aggregator"), &args);
+        let grpc = proc.stdout.listening("grpc", START_SECS);
+        let http = proc.stdout.listening("http", START_SECS);
+        Aggregator {
+            proc,
+            grpc,
+            http,
+            netns: netns.map(str::to_owned),
+        }
+    }
+
+    /// `http://ADDR` of the gRPC listener, for agents, edges and gslbctl.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.grpc)
+    }
+
+    /// Stop with SIGTERM and wait for the exit.
+    pub fn stop(&mut self) {
+        self.proc.terminate();
+        wait_until(30, "the aggregator to exit", || self.proc.exited());
+    }
+
+    /// Run gslbctl; returns (success, stdout, stderr).
+    pub fn try_ctl(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = match &self.netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin("gslbctl"));
+                c
+            }
+            None => Command::new(bin("gslbctl")),
+        };
+        let out = cmd
+            .args(["--server", &self.url()])
+            .args(args)
+            .output()
+            .expect("run gslbctl");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Run gslbctl, which must succeed; returns stdout.
+    pub fn ctl(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.try_ctl(args);
+        assert!(ok, "gslbctl {args:?} failed: {out} {err}");
+        out
+    }
+
+    /// Run gslbctl with `-o json`; returns the parsed output.
+    pub fn ctl_json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["-o", "json"];
+        all.extend_from_slice(args);
+        let out = self.ctl(&all);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("gslbctl {args:?}: {e}: {out}"))
+    }
+
+    /// `gslbctl apply -f` the declarative `config` (written into `dir`);
+    /// returns the version it produced.
+    pub fn apply(&self, config: &str, dir: &Path) -> u64 {
+        let file = dir.join("applied.toml");
+        std::fs::write(&file, config).expect("write config");
+        let out = self.ctl(&["apply", "-f", file.to_str().expect("utf-8 path")]);
+        applied_version(&out).unwrap_or_else(|| panic!("no version in {out}"))
+    }
+
+    /// The id of pool `name`.
+    pub fn pool_id(&self, name: &str) -> u64 {
+        let pools = self.ctl_json(&["pools", "list"]);
+        pools
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == name)
+            .and_then(|p| p["id"].as_u64())
+            .unwrap_or_else(|| panic!("no pool {name}"))
+    }
+
+    /// Member `name` of pool `pool` with its status, as `members list` shows it.
+    pub fn member(&self, pool: &str, name: &str) -> Value {
+        let id = self.pool_id(pool).to_string();
+        let members = self.ctl_json(&["members", "list", "--pool", &id]);
+        members
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no member {pool}/{name}"))
+    }
+
+    /// The health word (`up`, `down`, `unknown`) of `pool`/`name`.
+    pub fn health(&self, pool: &str, name: &str) -> String {
+        let m = self.member(pool, name);
+        m["status"]["health"].as_str().unwrap_or("").to_owned()
+    }
+
+    /// The STATUS column `gslbctl members list` prints for `pool`/`name`.
+    pub fn status_column(&self, pool: &str, name: &str) -> String {
+        let id = self.pool_id(pool).to_string();
+        let table = self.ctl(&["members", "list", "--pool", &id]);
+        table
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .and_then(|l| {
+                // STATUS is a column of its own: take the text between the
+                // priority column and the region column by splitting on runs
+                // of two spaces.
+                l.split("  ")
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .nth(6)
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The version in gslbctl apply's `applied: N changes, version V` line.
+fn applied_version(out: &str) -> Option<u64> {
+    out.lines().find_map(|l| {
+        l.strip_prefix("applied: ")
+            .and_then(|r| r.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+    })
+}
+
+/// A running probe agent.
+pub struct Agent {
+    /// The process (killed on drop).
+    pub proc: Proc,
+    /// Its location id.
+    pub location: String,
+}
+
+impl Agent {
+    /// Start location `location` in `region`, reporting to `aggregator`.
+    pub fn start(netns: Option<&str>, location: &str, region: &str, aggregator: &str) -> Agent {
+        let proc = Proc::spawn(
+            netns,
+            &bin("gslb-agent"),
+            &[
+                "--location",
+                location,
+                "--region",
+                region,
+                "--aggregator",
+                aggregator,
+                "--listen-metrics",
+                "127.0.0.1:0",
+                "--batch-interval",
+                "20ms",
+            ],
+        );
+        proc.stdout.listening("metrics", START_SECS);
+        Agent {
+            proc,
+            location: location.to_owned(),
+        }
+    }
+}
+
+/// A running DNS edge.
+pub struct Edge {
+    /// The process (killed on drop).
+    pub proc: Proc,
+    /// Its status listener.
+    pub status: SocketAddr,
+    /// Its cache directory.
+    pub cache: PathBuf,
+    /// The namespace it runs in, if any.
+    pub netns: Option<String>,
+}
+
+impl Edge {
+    /// Start following `aggregator` (None: cache only) with `cache`, on
+    /// loopback ports `dns` and a free status port, plus `extra` flags.
+    pub fn start(
+        netns: Option<&str>,
+        aggregator: Option<&str>,
+        cache: &Path,
+        dns: &str,
+        extra: &[&str],
+    ) -> Edge {
+        let mut args = vec![
+            "--listen-dns",
+            dns,
+            "--listen-status",
+            "127.0.0.1:0",
+            "--udp-workers",
+            "1",
+            "--min-drain-secs",
+            "0",
+            "--cache-dir",
+            cache.to_str().expect("utf-8 path"),
+        ];
+        if let Some(a) = aggregator {
+            args.extend_from_slice(&["--aggregator", a]);
+        }
+        args.extend_from_slice(extra);
+        let proc = Proc::spawn(netns, &bin("gslb-edge"), &args);
+        let status = proc.stdout.listening("status", START_SECS);
+        Edge {
+            proc,
+            status,
+            cache: cache.to_path_buf(),
+            netns: netns.map(str::to_owned),
+        }
+    }
+
+    /// The DNS address, once a snapshot is applied and DNS is bound.
+    pub fn dns(&self) -> SocketAddr {
+        self.proc.stdout.listening("dns", START_SECS)
+    }
+
+    /// `/status/config` as JSON (Null when unreachable). Loopback only: an
+    /// edge inside a namespace is observed through its DNS answers.
+    pub fn status_config(&self) -> Value {
+        assert!(self.netns.is_none(), "status of a namespaced edge");
+        let body = crate::dns::http_get(self.status, "/status/config").1;
+        serde_json::from_str(&body).unwrap_or(Value::Null)
+    }
+
+    /// The applied snapshot version per `/status/config` (0 before one).
+    pub fn version(&self) -> u64 {
+        self.status_config()["version"].as_u64().unwrap_or(0)
+    }
+
+    /// Wait until the edge has applied `version` or later.
+    pub fn wait_version(&self, version: u64) {
+        wait_until(30, &format!("edge at version {version}"), || {
+            self.version() >= version
+        });
+    }
+
+    /// Stop with SIGTERM and wait for the exit.
+    pub fn stop(&mut self) {
+        self.proc.terminate();
+        wait_until(30, "the edge to exit", || self.proc.exited());
+    }
+}
+
+/// A running demo backend (`gslb-demo-backend`).
+pub struct Backend {
+    /// The process (killed on drop).
+    pub proc: Proc,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    netns: Option<String>,
+}
+
+impl Backend {
+    /// Serve on `addr` (in `netns` when given) until killed.
+    pub fn start(netns: Option<&str>, addr: &str) -> Backend {
+        let proc = Proc::spawn(
+            netns,
+            &bin("gslb-demo-backend"),
+            &["--listen", addr, "--name", addr],
+        );
+        let addr = proc.stdout.listening("backend", START_SECS);
+        Backend {
+            proc,
+            addr,
+            netns: netns.map(str::to_owned),
+        }
+    }
+
+    /// Kill it (the failure the tests inject).
+    pub fn kill(&mut self) {
+        self.proc.kill();
+    }
+
+    /// Start it again on the same address.
+    pub fn restart(&mut self) {
+        let again = Backend::start(self.netns.as_deref(), &self.addr.to_string());
+        *self = again;
+    }
+}

@@ -1,0 +1,113 @@
+//! Child processes with their output collected line by line, killed on drop.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use crate::wait::wait_until;
+
+/// Lines a child printed, collected by a reader thread.
+#[derive(Clone, Default)]
+pub struct Lines(Arc<Mutex<Vec<String>>>);
+
+impl Lines {
+    fn follow(self, stream: impl Read + Send + 'static) -> Self {
+        let lines = self.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { break };
+                lines.0.lock().expect("lines lock").push(line);
+            }
+        });
+        self
+    }
+
+    /// Lines so far.
+    pub fn all(&self) -> Vec<String> {
+        self.0.lock().expect("lines lock").clone()
+    }
+
+    /// True when some line contains `text`.
+    pub fn contains(&self, text: &str) -> bool {
+        self.all().iter().any(|l| l.contains(text))
+    }
+
+    /// The address of the last "NAME listening on ADDR" line, waiting for one.
+    pub fn listening(&self, name: &str, secs: u64) -> SocketAddr {
+        let prefix = format!("{name} listening on ");
+        let mut found = None;
+        wait_until(secs, &prefix, || {
+            found = self.all().iter().rev().find_map(|l| {
+                l.strip_prefix(&prefix)
+                    .map(|a| a.parse().expect("listening address"))
+            });
+            found.is_some()
+        });
+        found.expect("listening line")
+    }
+}
+
+/// A child process, killed on drop.
+pub struct Proc {
+    /// The child.
+    pub child: Child,
+    /// What it printed on stdout.
+    pub stdout: Lines,
+    /// What it printed on stderr (logs).
+    pub stderr: Lines,
+}
+
+impl Proc {
+    /// Start `bin args`, inside network namespace `netns` when given.
+    pub fn spawn(netns: Option<&str>, bin: &Path, args: &[&str]) -> Proc {
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        let mut child = cmd
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
+        let stdout = Lines::default().follow(child.stdout.take().expect("stdout"));
+        let stderr = Lines::default().follow(child.stderr.take().expect("stderr"));
+        Proc {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Send SIGTERM (the orderly stop every binary handles).
+    pub fn terminate(&self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+    }
+
+    /// SIGKILL and reap.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// True once the process has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,78 @@
+//! Ephemeral members (seed 004): registered and kept by heartbeats, out of
+//! DNS after `heartbeatTimeout` without one, deleted after `deleteTimeout`.
+
+use std::time::{Duration, Instant};
+
+use gslb_e2e::{LocalMesh, ZONE, wait_until};
+
+const CONFIG: &str = r#"
+[[pool]]
+name = "workers"
+[[pool.member]]
+name = "static-1"
+address = "127.0.3.1"
+port = 80
+
+[[record]]
+zone = "example.test"
+name = "jobs.example.test"
+type = "A"
+dynamic = { steering = "roundrobin", pools = ["workers"] }
+"#;
+
+#[test]
+fn heartbeats_keep_an_ephemeral_member_then_it_times_out_and_is_deleted() {
+    let mesh = LocalMesh::start("ephemeral", &format!("{ZONE}{CONFIG}"), &[]);
+    let pool = mesh.agg.pool_id("workers").to_string();
+    let file = mesh.dir.join("worker.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "worker-1", "address": "127.0.3.2", "port": 80,
+            "kind": {"ephemeral": {"heartbeatTimeout": "2s", "deleteTimeout": "4s", "expire": true}}}"#,
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let created = mesh
+        .agg
+        .ctl_json(&["ephemeral", "register", "--pool", &pool, "-f", file]);
+    let id = created[0]["id"].as_u64().expect("member id").to_string();
+    let both = ["127.0.3.1", "127.0.3.2"];
+    wait_until(10, "the registered member answered", || {
+        mesh.answers("jobs.example.test") == both
+    });
+
+    // Heartbeats every 500 ms for longer than the timeout keep it answered.
+    let start = Instant::now();
+    let mut last = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        mesh.agg.ctl(&["ephemeral", "heartbeat", &id]);
+        last = Instant::now();
+        assert_eq!(mesh.answers("jobs.example.test"), both);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    // Silence: out of DNS once the timeout passes, not before.
+    wait_until(10, "the silent member out of DNS", || {
+        mesh.answers("jobs.example.test") == ["127.0.3.1"]
+    });
+    let out_after = last.elapsed();
+    assert!(
+        out_after >= Duration::from_millis(1900),
+        "out after {out_after:?}"
+    );
+    assert_eq!(mesh.agg.health("workers", "worker-1"), "down");
+
+    // Deleted after the delete timeout.
+    wait_until(10, "the silent member deleted", || {
+        let members = mesh.agg.ctl_json(&["members", "list", "--pool", &pool]);
+        !members.to_string().contains("worker-1")
+    });
+    let deleted_after = last.elapsed();
+    assert!(
+        deleted_after >= Duration::from_millis(3900),
+        "deleted after {deleted_after:?}"
+    );
+    let (ok, _, err) = mesh.agg.try_ctl(&["ephemeral", "heartbeat", &id]);
+    assert!(!ok, "a heartbeat for a deleted member must be refused");
+    assert!(!err.is_empty());
+}

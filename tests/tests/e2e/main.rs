@@ -1,0 +1,10 @@
+//! End-to-end scenarios: the real aggregator, agents, edge and demo
+//! backends on loopback (and, for the location quorum, in network
+//! namespaces this test creates), observed through gslbctl and dig.
+//! Every wait polls a condition with a deadline.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+mod backup;
+mod ephemeral;
+mod restart;
+mod warmup;
