@@ -6,5 +6,6 @@
 
 mod backup;
 mod ephemeral;
+mod quorum;
 mod restart;
 mod warmup;

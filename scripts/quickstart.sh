@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# The whole mesh on this machine, on loopback only: builds the workspace,
+# starts one aggregator, three agents as three locations (fra1/eu, iad1/us,
+# sin1/ap), one DNS edge and six demo backends on 127.0.0.x, applies
+# deploy/examples/quickstart.toml (a pool-backed name with warm-up, a backup
+# member, geo branches and firstN), then tours it: gslbctl status, dig
+# answers per region, one backend stopped (the answer changes, the health
+# log says why), and started again. Everything stays up until Ctrl-C;
+# --once runs the tour and exits. Every process it started is stopped on
+# exit. Needs dig (apt-get install bind9-dnsutils).
+#
+# Options: --once (tour, then exit), --release (optimised build),
+#          --dir DIR (keep the store, cache and logs in DIR).
+# Fixed loopback ports (so gslbctl's default server works): aggregator gRPC
+# 127.0.0.1:7000, HTTP 127.0.0.1:7080; edge DNS 127.0.0.1:5353, status
+# 127.0.0.1:8053; agents' metrics 127.0.0.1:9101-9103.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ONCE=0 PROFILE=debug DIR=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --once) ONCE=1 ;;
+    --release) PROFILE=release ;;
+    --dir) DIR="$2"; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "quickstart: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+command -v dig >/dev/null || { echo "quickstart: dig missing (apt-get install bind9-dnsutils)" >&2; exit 2; }
+
+cd "$ROOT"
+echo "== building ($PROFILE)"
+if [ "$PROFILE" = release ]; then cargo build --release --locked -q --workspace --bins
+else cargo build --locked -q --workspace --bins; fi
+BIN="$ROOT/target/$PROFILE"
+export PATH="$BIN:$PATH"
+export GSLB_SERVER=http://127.0.0.1:7000
+
+if [ -z "$DIR" ]; then DIR="$(mktemp -d /tmp/gslb-quickstart.XXXXXX)"; KEEP=0; else mkdir -p "$DIR"; KEEP=1; fi
+LOGS="$DIR/logs"; mkdir -p "$LOGS"
+PIDS=()
+declare -A BACKEND_PID
+cleanup() {
+  trap - EXIT INT TERM
+  echo
+  echo "== stopping everything"
+  for p in "${PIDS[@]}" "${BACKEND_PID[@]}" $(jobs -p); do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ "$KEEP" = 0 ]; then rm -rf "$DIR"; else echo "store, cache and logs kept in $DIR"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# wait_for SECONDS DESCRIPTION COMMAND...: poll every 200 ms, fail after SECONDS.
+wait_for() {
+  local secs="$1" what="$2" i; shift 2
+  for ((i = 0; i < secs * 5; i++)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "quickstart: timed out after ${secs}s waiting for $what (logs in $LOGS)" >&2
+  KEEP=1
+  exit 1
+}
+listening() { grep -q "^$2 listening on " "$LOGS/$1.out"; }
+start() { # NAME BINARY ARGS...: start in the background, logs in $LOGS/NAME.{out,err}
+  local name="$1"; shift
+  "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.err" &
+  PIDS+=($!)
+}
+start_backend() { # NAME ADDR
+  gslb-demo-backend --listen "$2" --name "$1" >"$LOGS/$1.out" 2>"$LOGS/$1.err" &
+  BACKEND_PID[$1]=$!
+  wait_for 10 "backend $1" listening "$1" backend
+}
+
+echo "== demo backends"
+declare -A BACKENDS=(
+  [web-eu-1]=127.0.0.11:18081 [web-eu-2]=127.0.0.12:18082 [web-eu-backup]=127.0.0.13:18083
+  [web-us-1]=127.0.0.21:18091 [web-us-2]=127.0.0.22:18092 [api-1]=127.0.0.31:18101
+)
+for name in web-eu-1 web-eu-2 web-eu-backup web-us-1 web-us-2 api-1; do
+  start_backend "$name" "${BACKENDS[$name]}"
+done
+
+echo "== aggregator"
+start aggregator gslb-aggregator --data-dir "$DIR/store" --listen-grpc 127.0.0.1:7000 --listen-http 127.0.0.1:7080
+wait_for 30 "the aggregator (is port 7000 or 7080 taken?)" listening aggregator http
+gslbctl apply -f deploy/examples/quickstart.toml
+
+echo "== agents"
+i=1
+for loc in fra1:eu iad1:us sin1:ap; do
+  start "agent-${loc%%:*}" gslb-agent --location "${loc%%:*}" --region "${loc##*:}" \
+    --aggregator "$GSLB_SERVER" --listen-metrics "127.0.0.1:910$i"
+  i=$((i + 1))
+done
+for loc in fra1 iad1 sin1; do wait_for 30 "agent $loc" listening "agent-$loc" metrics; done
+
+echo "== edge"
+start edge gslb-edge --aggregator "$GSLB_SERVER" --listen-dns 127.0.0.1:5353 \
+  --listen-status 127.0.0.1:8053 --cache-dir "$DIR/edge-cache" \
+  --geo-file deploy/examples/geo.txt --udp-workers 1 --min-drain-secs 1
+wait_for 30 "the edge to answer DNS (is port 5353 taken?)" listening edge dns
+
+pool_id() { gslbctl pools list | awk -v n="$1" '$2 == n { print $1 }'; }
+member_id() { gslbctl members list --pool "$(pool_id "$1")" | awk -v n="$2" '$2 == n { print $1 }'; }
+member_is() { gslbctl members list --pool "$(pool_id "$1")" | awk -v n="$2" '$2 == n' | grep -q "$3"; }
+# ask LABEL SUBNET: dig www from a client in SUBNET (EDNS Client Subnet).
+ask() {
+  printf '  %-28s %s\n' "$1" "$(dig @127.0.0.1 -p 5353 +short +subnet="$2" www.example.test A | sort | tr '\n' ' ')"
+}
+answers() {
+  echo "dig @127.0.0.1 -p 5353 www.example.test A (three clients):"
+  ask "eu client (192.0.2.0/24)" 192.0.2.0/24
+  ask "us client (198.51.100.0/24)" 198.51.100.0/24
+  ask "ap client (203.0.113.0/24)" 203.0.113.0/24
+}
+eu_answer_is() { [ "$(dig @127.0.0.1 -p 5353 +short +subnet=192.0.2.0/24 www.example.test A | sort | tr '\n' ' ')" = "$1" ]; }
+
+echo "== waiting for the first passing cycles (checks every 2 s from three locations)"
+wait_for 30 "web-eu-1 healthy" member_is web-eu web-eu-1 healthy
+echo "gslbctl members list --pool $(pool_id web-eu)   (web-eu-2 warms up over three passing cycles)"
+gslbctl members list --pool "$(pool_id web-eu)"
+answers
+wait_for 30 "web-eu-2 to finish warming up" member_is web-eu web-eu-2 healthy
+echo
+echo "web-eu-2 has passed three cycles and joins the answer:"
+answers
+echo
+echo "gslbctl status"
+gslbctl status
+echo
+echo "gslbctl explain www.example.test --client eu"
+gslbctl explain www.example.test --client eu
+
+echo
+echo "== stopping backend web-eu-1 (${BACKENDS[web-eu-1]})"
+kill "${BACKEND_PID[web-eu-1]}"; wait "${BACKEND_PID[web-eu-1]}" 2>/dev/null || true
+wait_for 30 "web-eu-1 unhealthy" member_is web-eu web-eu-1 unhealthy
+wait_for 10 "the edge to drop web-eu-1" eu_answer_is "127.0.0.12 "
+answers
+echo "gslbctl logs $(member_id web-eu web-eu-1)   (web-eu-1's health log, with each location's evidence)"
+gslbctl logs "$(member_id web-eu web-eu-1)"
+
+echo
+echo "== starting web-eu-1 again"
+start_backend web-eu-1 "${BACKENDS[web-eu-1]}"
+wait_for 30 "web-eu-1 healthy again" member_is web-eu web-eu-1 healthy
+wait_for 10 "the edge to answer web-eu-1 again" eu_answer_is "127.0.0.11 127.0.0.12 "
+answers
+
+cat <<INFO
+
+== the mesh is running on loopback
+  aggregator  gRPC 127.0.0.1:7000 (agents, edges, gslbctl)   HTTP 127.0.0.1:7080 (REST /api/v1, /metrics)
+  agents      fra1 (eu) 127.0.0.1:9101   iad1 (us) 127.0.0.1:9102   sin1 (ap) 127.0.0.1:9103   (/metrics, /readyz)
+  edge        DNS 127.0.0.1:5353 (UDP+TCP)   status 127.0.0.1:8053 (/readyz, /status/config, /metrics)
+  backends    web-eu 127.0.0.11-13   web-us 127.0.0.21-22   api 127.0.0.31
+  store, cache, logs: $DIR
+Try:  PATH=$BIN:\$PATH gslbctl status
+      dig @127.0.0.1 -p 5353 +subnet=192.0.2.0/24 www.example.test
+INFO
+if [ "$ONCE" = 1 ]; then exit 0; fi
+echo "Ctrl-C stops everything."
+# wait is interrupted by the signal, sleep alone would delay the trap.
+while true; do sleep 3600 & wait $!; done
