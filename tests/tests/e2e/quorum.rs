@@ -38,7 +38,13 @@ impl Topology {
                     &format!("loc{i}"),
                     &format!("10.200.{i}.1/24"),
                 );
-                ns.ip(&["route", "add", "10.250.0.0/24", "via", &format!("10.200.{i}.1")]);
+                ns.ip(&[
+                    "route",
+                    "add",
+                    "10.250.0.0/24",
+                    "via",
+                    &format!("10.200.{i}.1"),
+                ]);
                 ns
             })
             .collect();
@@ -55,7 +61,9 @@ impl Topology {
         ]);
         ns.exec(&[
             "nft",
-            &format!("add rule inet gslbcut out ip daddr {CUT} tcp dport 8080 reject with tcp reset"),
+            &format!(
+                "add rule inet gslbcut out ip daddr {CUT} tcp dport 8080 reject with tcp reset"
+            ),
         ]);
     }
 
@@ -102,7 +110,10 @@ fn member_health_follows_the_location_quorum_hysteresis() {
         return;
     }
     assert!(
-        std::process::Command::new("nft").arg("--version").output().is_ok(),
+        std::process::Command::new("nft")
+            .arg("--version")
+            .output()
+            .is_ok(),
         "nft not installed: apt-get install nftables"
     );
     let topo = Topology::create();
@@ -126,7 +137,13 @@ fn member_health_follows_the_location_quorum_hysteresis() {
         .enumerate()
         .map(|(i, ns)| Agent::start(Some(&ns.name), &format!("loc{}", i + 1), "eu", &url))
         .collect();
-    let edge = Edge::start(Some(core), Some(&url), &dir.join("cache"), "127.0.0.1:0", &[]);
+    let edge = Edge::start(
+        Some(core),
+        Some(&url),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+        &[],
+    );
     let dns = edge.dns();
     wait_until(30, "the edge serving the catalog", || {
         !short(Some(core), dns, &["www.example.test", "A"]).is_empty()
@@ -150,7 +167,9 @@ fn member_health_follows_the_location_quorum_hysteresis() {
         });
     };
 
-    wait_until(30, "the member up from all five locations", || health() == "up");
+    wait_until(30, "the member up from all five locations", || {
+        health() == "up"
+    });
     expect(5, "up", &both);
 
     // One location cut off: 80%, stays up.

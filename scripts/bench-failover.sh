@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Failover timing of the whole mesh on loopback (tests/examples/failover.rs):
+# KILLS (default 50) kills of a backend with an HTTP check every 1 s
+# (timeout 500 ms) from three agents; prints p50/p99/max from the kill to
+# the edge no longer answering it and from the restore to answered again,
+# beside the theoretical bound and Route 53's / Cloudflare's settings.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+cargo build --release --locked -q --workspace --bins
+cargo build --release --locked -q -p gslb-e2e --example failover
+GSLB_BIN_DIR="$ROOT/target/release" exec "$ROOT/target/release/examples/failover"
