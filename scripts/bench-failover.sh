@@ -4,6 +4,7 @@
 # (timeout 500 ms) from three agents; prints p50/p99/max from the kill to
 # the edge no longer answering it and from the restore to answered again,
 # beside the theoretical bound and Route 53's / Cloudflare's settings.
+# MODE=hang freezes the backend (SIGSTOP) so checks fail by timeout.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"

@@ -6,11 +6,14 @@
 //! kill until the edge stops answering it, and from its restart (listening
 //! again) until the edge answers it again. Prints p50/p99/max beside the
 //! theoretical bound and Route 53's and Cloudflare's fastest settings.
+//! MODE=hang freezes the backend (SIGSTOP/SIGCONT) instead, so checks fail
+//! by timing out rather than by a refused connection.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use gslb_e2e::catalog::{a_record, http_check, member, pool};
 use gslb_e2e::dns::query_a;
 use gslb_e2e::{Backend, LocalMesh, ZONE, wait_until};
 
@@ -18,37 +21,19 @@ const INTERVAL_MS: u64 = 1000;
 const TIMEOUT_MS: u64 = 500;
 
 fn config(target: &Backend, kept: &Backend) -> String {
+    let members = [
+        member("target", target.addr, ""),
+        member("kept", kept.addr, ""),
+    ];
     format!(
-        r#"{ZONE}
-[[check]]
-name = "http"
-probe = {{ type = "http", method = "GET", path = "/health" }}
-interval = "{INTERVAL_MS}ms"
-timeout = "{TIMEOUT_MS}ms"
-
-[[pool]]
-name = "web"
-check = "http"
-[[pool.member]]
-name = "target"
-address = "{}"
-port = {}
-[[pool.member]]
-name = "kept"
-address = "{}"
-port = {}
-
-[[record]]
-zone = "example.test"
-name = "www.example.test"
-type = "A"
-ttl = 5
-dynamic = {{ steering = "roundrobin", pools = ["web"] }}
-"#,
-        target.addr.ip(),
-        target.addr.port(),
-        kept.addr.ip(),
-        kept.addr.port()
+        "{ZONE}{}{}{}",
+        http_check(
+            "http",
+            &format!("{INTERVAL_MS}ms"),
+            &format!("{TIMEOUT_MS}ms")
+        ),
+        pool("web", Some("http"), "", &members),
+        a_record("www.example.test", &["web"])
     )
 }
 
@@ -112,13 +97,22 @@ fn main() {
     wait_until(30, "target up", || mesh.agg.health("web", "target") == "up");
     until_answered(mesh.dns, ip, true);
 
+    let hang = std::env::var("MODE").is_ok_and(|m| m == "hang");
     let (mut down, mut up) = (Vec::new(), Vec::new());
     for i in 0..kills {
         random_phase();
-        target.kill();
+        if hang {
+            target.pause();
+        } else {
+            target.kill();
+        }
         down.push(until_answered(mesh.dns, ip, false));
         random_phase();
-        target.restart();
+        if hang {
+            target.resume();
+        } else {
+            target.restart();
+        }
         up.push(until_answered(mesh.dns, ip, true));
         if (i + 1) % 10 == 0 {
             eprintln!("{} of {kills} kills", i + 1);
@@ -126,7 +120,12 @@ fn main() {
     }
 
     println!(
-        "failover: {kills} kills, HTTP check interval {INTERVAL_MS} ms, timeout {TIMEOUT_MS} ms, 3 locations, edge polled every 2 ms"
+        "failover ({}): {kills} kills, HTTP check interval {INTERVAL_MS} ms, timeout {TIMEOUT_MS} ms, 3 locations, edge polled every 2 ms",
+        if hang {
+            "backend frozen, checks time out"
+        } else {
+            "backend killed, connections refused"
+        }
     );
     let p99_down = summary("kill", down);
     let p99_up = summary("restore", up);

@@ -4,6 +4,7 @@
 //! deadlines. Used by this crate's tests and by the failover benchmark.
 
 pub mod bins;
+pub mod catalog;
 pub mod dns;
 pub mod local;
 pub mod mesh;
@@ -11,6 +12,7 @@ pub mod netns;
 pub mod process;
 pub mod wait;
 
-pub use local::{LocalMesh, ZONE};
+pub use catalog::ZONE;
+pub use local::LocalMesh;
 pub use mesh::{Agent, Aggregator, Backend, Edge};
 pub use wait::{temp_dir, wait_until};

@@ -7,21 +7,6 @@ use crate::dns;
 use crate::mesh::{Agent, Aggregator, Edge};
 use crate::wait::temp_dir;
 
-/// The zone every scenario serves: `example.test`, with its SOA and NS.
-pub const ZONE: &str = r#"
-[[zone]]
-apex = "example.test"
-ns = ["ns1.example.test"]
-defaultTtl = 60
-[zone.soa]
-mname = "ns1.example.test"
-rname = "hostmaster.example.test"
-refresh = 3600
-retry = 600
-expire = 604800
-negativeTtl = 5
-"#;
-
 /// The mesh's parts, stopped (killed) on drop.
 pub struct LocalMesh {
     /// Scratch directory (store, cache, applied files).

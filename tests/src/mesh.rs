@@ -324,6 +324,17 @@ impl Backend {
         self.proc.kill();
     }
 
+    /// Freeze it (SIGSTOP): connections still complete in the kernel's
+    /// backlog but nothing answers, so checks fail by timing out.
+    pub fn pause(&self) {
+        self.proc.signal("STOP");
+    }
+
+    /// Thaw it (SIGCONT).
+    pub fn resume(&self) {
+        self.proc.signal("CONT");
+    }
+
     /// Start it again on the same address.
     pub fn restart(&mut self) {
         let again = Backend::start(self.netns.as_deref(), &self.addr.to_string());

@@ -34,6 +34,11 @@ impl Lines {
         self.all().iter().any(|l| l.contains(text))
     }
 
+    /// How many lines contain `text`.
+    pub fn count(&self, text: &str) -> usize {
+        self.all().iter().filter(|l| l.contains(text)).count()
+    }
+
     /// The address of the last "NAME listening on ADDR" line, waiting for one.
     pub fn listening(&self, name: &str, secs: u64) -> SocketAddr {
         let prefix = format!("{name} listening on ");
@@ -90,8 +95,15 @@ impl Proc {
 
     /// Send SIGTERM (the orderly stop every binary handles).
     pub fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// Send signal `name` (`TERM`, `STOP`, `CONT`, ...).
+    pub fn signal(&self, name: &str) {
         let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let _ = Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status();
     }
 
     /// SIGKILL and reap.

@@ -66,7 +66,7 @@ fn a_corrupt_cache_is_ignored_with_a_warning() {
 fn an_edge_restarted_with_the_aggregator_down_binds_from_its_cache() {
     let (dir, agg, edge, version) = mesh("cache", &[]);
     drop(edge);
-    let grpc = agg.grpc.clone();
+    let grpc = agg.url();
     drop(agg);
     let cache = dir.join("cache");
     let edge = Edge::start(&[
@@ -92,7 +92,7 @@ fn an_edge_restarted_with_the_aggregator_down_binds_from_its_cache() {
 fn an_aggregator_restart_does_not_make_the_edge_unready() {
     let (dir, agg, edge, version) = mesh("restart", &[]);
     let dns = edge.dns();
-    let grpc = agg.grpc.clone();
+    let grpc = agg.url();
     let listen = grpc.trim_start_matches("http://").to_owned();
     drop(agg);
     wait_until(30, "state stale", || config(&edge)["state"] == "stale");
@@ -105,7 +105,7 @@ fn an_aggregator_restart_does_not_make_the_edge_unready() {
         short(dns, &["www.example.test"]),
         ["192.0.2.1", "192.0.2.2"]
     );
-    let agg = Aggregator::start(&dir.join("agg"), &listen);
+    let agg = Aggregator::start_with(None, &dir.join("agg"), &listen, &["--startup-window", "1s"]);
     wait_until(90, "synced again", || config(&edge)["state"] == "synced");
     assert!(edge.version() >= version, "versions only increase");
     let next = agg.apply(&CONFIG.replace("192.0.2.53", "192.0.2.54"), &dir);

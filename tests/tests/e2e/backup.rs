@@ -2,50 +2,28 @@
 //! everything down -> fail open answers every candidate, fail closed answers
 //! NODATA; recovery hands traffic back to the backup, then to the primaries.
 
+use gslb_e2e::catalog::{a_record, member, pool, tcp_check};
 use gslb_e2e::dns::{dig, rcode};
 use gslb_e2e::{Backend, LocalMesh, ZONE, wait_until};
 
 fn config(p1: &Backend, p2: &Backend, b: &Backend, strict: &Backend) -> String {
-    let member = |name: &str, be: &Backend, extra: &str| {
-        format!(
-            "[[pool.member]]\nname = \"{name}\"\naddress = \"{}\"\nport = {}\n{extra}\n",
-            be.addr.ip(),
-            be.addr.port()
-        )
-    };
+    let web = [
+        member("p1", p1.addr, ""),
+        member("p2", p2.addr, ""),
+        member("b1", b.addr, "backup = true"),
+    ];
     format!(
-        r#"{ZONE}
-[[check]]
-name = "tcp"
-probe = {{ type = "tcp" }}
-interval = "1s"
-timeout = "500ms"
-
-[[pool]]
-name = "web"
-check = "tcp"
-{}{}{}
-[[pool]]
-name = "strict"
-check = "tcp"
-failMode = "closed"
-{}
-[[record]]
-zone = "example.test"
-name = "www.example.test"
-type = "A"
-dynamic = {{ steering = "roundrobin", pools = ["web"] }}
-
-[[record]]
-zone = "example.test"
-name = "strict.example.test"
-type = "A"
-dynamic = {{ steering = "roundrobin", pools = ["strict"] }}
-"#,
-        member("p1", p1, ""),
-        member("p2", p2, ""),
-        member("b1", b, "backup = true"),
-        member("s1", strict, ""),
+        "{ZONE}{}{}{}{}{}",
+        tcp_check("tcp", "1s", "500ms"),
+        pool("web", Some("tcp"), "", &web),
+        pool(
+            "strict",
+            Some("tcp"),
+            "failMode = \"closed\"",
+            &[member("s1", strict.addr, "")]
+        ),
+        a_record("www.example.test", &["web"]),
+        a_record("strict.example.test", &["strict"]),
     )
 }
 

@@ -3,26 +3,21 @@
 
 use std::time::{Duration, Instant};
 
+use gslb_e2e::catalog::{a_record, member, pool};
 use gslb_e2e::{LocalMesh, ZONE, wait_until};
 
-const CONFIG: &str = r#"
-[[pool]]
-name = "workers"
-[[pool.member]]
-name = "static-1"
-address = "127.0.3.1"
-port = 80
-
-[[record]]
-zone = "example.test"
-name = "jobs.example.test"
-type = "A"
-dynamic = { steering = "roundrobin", pools = ["workers"] }
-"#;
+fn config() -> String {
+    let fixed = member("static-1", "127.0.3.1:80".parse().unwrap(), "");
+    format!(
+        "{ZONE}{}{}",
+        pool("workers", None, "", &[fixed]),
+        a_record("jobs.example.test", &["workers"])
+    )
+}
 
 #[test]
 fn heartbeats_keep_an_ephemeral_member_then_it_times_out_and_is_deleted() {
-    let mesh = LocalMesh::start("ephemeral", &format!("{ZONE}{CONFIG}"), &[]);
+    let mesh = LocalMesh::start("ephemeral", &config(), &[]);
     let pool = mesh.agg.pool_id("workers").to_string();
     let file = mesh.dir.join("worker.json");
     std::fs::write(
@@ -45,8 +40,10 @@ fn heartbeats_keep_an_ephemeral_member_then_it_times_out_and_is_deleted() {
     let start = Instant::now();
     let mut last = Instant::now();
     while start.elapsed() < Duration::from_secs(3) {
-        mesh.agg.ctl(&["ephemeral", "heartbeat", &id]);
+        // Taken before the call: the aggregator receives it later, so the
+        // lower bounds below hold without any tolerance.
         last = Instant::now();
+        mesh.agg.ctl(&["ephemeral", "heartbeat", &id]);
         assert_eq!(mesh.answers("jobs.example.test"), both);
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -57,7 +54,7 @@ fn heartbeats_keep_an_ephemeral_member_then_it_times_out_and_is_deleted() {
     });
     let out_after = last.elapsed();
     assert!(
-        out_after >= Duration::from_millis(1900),
+        out_after >= Duration::from_secs(2),
         "out after {out_after:?}"
     );
     assert_eq!(mesh.agg.health("workers", "worker-1"), "down");
@@ -69,7 +66,7 @@ fn heartbeats_keep_an_ephemeral_member_then_it_times_out_and_is_deleted() {
     });
     let deleted_after = last.elapsed();
     assert!(
-        deleted_after >= Duration::from_millis(3900),
+        deleted_after >= Duration::from_secs(4),
         "deleted after {deleted_after:?}"
     );
     let (ok, _, err) = mesh.agg.try_ctl(&["ephemeral", "heartbeat", &id]);

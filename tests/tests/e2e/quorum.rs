@@ -6,6 +6,7 @@
 //! exactly what it would (rightly) set aside, and this test is about the
 //! hysteresis.
 
+use gslb_e2e::catalog::{a_record, member, pool, tcp_check};
 use gslb_e2e::dns::short;
 use gslb_e2e::netns::{self, Netns};
 use gslb_e2e::{Agent, Aggregator, Backend, Edge, ZONE, temp_dir, wait_until};
@@ -74,32 +75,17 @@ impl Topology {
 }
 
 fn config() -> String {
+    let at = |ip: &str| format!("{ip}:8080").parse().unwrap();
     format!(
-        r#"{ZONE}
-[[check]]
-name = "tcp"
-probe = {{ type = "tcp" }}
-interval = "1s"
-timeout = "500ms"
-
-[[pool]]
-name = "web"
-check = "tcp"
-[[pool.member]]
-name = "cut"
-address = "{CUT}"
-port = 8080
-[[pool.member]]
-name = "kept"
-address = "{KEPT}"
-port = 8080
-
-[[record]]
-zone = "example.test"
-name = "www.example.test"
-type = "A"
-dynamic = {{ steering = "roundrobin", pools = ["web"] }}
-"#
+        "{ZONE}{}{}{}",
+        tcp_check("tcp", "1s", "500ms"),
+        pool(
+            "web",
+            Some("tcp"),
+            "",
+            &[member("cut", at(CUT), ""), member("kept", at(KEPT), "")]
+        ),
+        a_record("www.example.test", &["web"])
     )
 }
 

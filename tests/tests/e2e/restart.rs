@@ -7,40 +7,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use gslb_e2e::catalog::{a_record, http_check, member, pool};
 use gslb_e2e::dns::{http_get, query_a};
 use gslb_e2e::{Aggregator, Backend, Edge, LocalMesh, ZONE, wait_until};
 
 fn config(a: &Backend, b: &Backend) -> String {
     format!(
-        r#"{ZONE}
-[[check]]
-name = "http"
-probe = {{ type = "http", method = "GET", path = "/health" }}
-interval = "1s"
-timeout = "500ms"
-
-[[pool]]
-name = "web"
-check = "http"
-[[pool.member]]
-name = "web-1"
-address = "{}"
-port = {}
-[[pool.member]]
-name = "web-2"
-address = "{}"
-port = {}
-
-[[record]]
-zone = "example.test"
-name = "www.example.test"
-type = "A"
-dynamic = {{ steering = "roundrobin", pools = ["web"] }}
-"#,
-        a.addr.ip(),
-        a.addr.port(),
-        b.addr.ip(),
-        b.addr.port()
+        "{ZONE}{}{}{}",
+        http_check("http", "1s", "500ms"),
+        pool(
+            "web",
+            Some("http"),
+            "",
+            &[member("web-1", a.addr, ""), member("web-2", b.addr, "")]
+        ),
+        a_record("www.example.test", &["web"])
     )
 }
 
