@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use gslb_e2e::dns::http_get;
+pub use gslb_e2e::dns::{http_get, rcode};
 use gslb_e2e::process::Proc;
 pub use gslb_e2e::{Aggregator, temp_dir, wait_until};
 
@@ -89,15 +89,6 @@ pub fn short(server: SocketAddr, args: &[&str]) -> Vec<String> {
     let mut lines: Vec<String> = dig(server, &a).lines().map(str::to_owned).collect();
     lines.sort();
     lines
-}
-
-/// The status word of a dig reply (`NOERROR`, `NXDOMAIN`, ...).
-pub fn rcode(reply: &str) -> &str {
-    reply
-        .split("status: ")
-        .nth(1)
-        .and_then(|r| r.split([',', ';']).next())
-        .unwrap_or("")
 }
 
 /// The flags of a dig reply (`qr aa`, ...).
