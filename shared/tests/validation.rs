@@ -73,6 +73,13 @@ fn defaults_are_valid() {
 }
 
 #[test]
+fn an_http_probe_defaults_to_get_slash() {
+    let probe: HttpProbe = serde_json::from_str("{}").unwrap();
+    assert_eq!((probe.method.as_str(), probe.path.as_str()), ("GET", "/"));
+    assert_eq!(probe, HttpProbe::default());
+}
+
+#[test]
 fn address_text_must_be_a_plain_ip() {
     for (text, rule) in [
         ("10.0.0.1:80", "without a port"),

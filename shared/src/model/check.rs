@@ -102,9 +102,11 @@ pub struct StreamProbe {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpProbe {
-    /// Request method.
+    /// Request method (default `GET`).
+    #[serde(default = "default_method")]
     pub method: String,
-    /// Relative reference: path and optional query.
+    /// Relative reference: path and optional query (default `/`).
+    #[serde(default = "default_path")]
     pub path: String,
     /// Extra request headers.
     #[serde(default)]
@@ -128,11 +130,19 @@ fn default_true() -> bool {
     true
 }
 
+fn default_method() -> String {
+    "GET".into()
+}
+
+fn default_path() -> String {
+    "/".into()
+}
+
 impl Default for HttpProbe {
     fn default() -> Self {
         Self {
-            method: "GET".into(),
-            path: "/".into(),
+            method: default_method(),
+            path: default_path(),
             headers: Vec::new(),
             expected_status: Vec::new(),
             body_regex: None,
