@@ -253,6 +253,16 @@ impl CatalogState {
         }
     }
 
+    /// Every object, cloned, in kind then id order.
+    pub fn objects(&self) -> impl Iterator<Item = Object> + '_ {
+        let c = &self.catalog;
+        (c.zones.values().cloned().map(Object::Zone))
+            .chain(c.records.values().cloned().map(Object::Record))
+            .chain(c.pools.values().cloned().map(Object::Pool))
+            .chain(c.members.values().cloned().map(Object::Member))
+            .chain(c.checks.values().cloned().map(Object::Check))
+    }
+
     /// Store an already-validated object (also used when loading from disk).
     pub fn put(&mut self, object: Object) {
         let c = &mut self.catalog;

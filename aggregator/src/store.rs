@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use gslb_shared::{Health, MemberId};
 use serde::{Deserialize, Serialize};
 
-pub use sled_store::SledStore;
+pub use sled_store::{MetaEntries, SledStore};
 
 use crate::catalog::{CatalogState, Change};
 
@@ -30,7 +30,7 @@ pub struct Latched {
 }
 
 /// One health log entry as stored (the engine output, as JSON).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogRecord {
     /// Member it is about.
     pub member: MemberId,
@@ -50,7 +50,7 @@ pub struct Loaded {
 }
 
 /// One durable write.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Commit {
     /// Catalog changes, in order.
     pub changes: Vec<Change>,

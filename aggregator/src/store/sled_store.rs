@@ -135,6 +135,96 @@ impl SledStore {
     }
 }
 
+/// Raw entries of the meta tree that a caller (the Raft state machine)
+/// keeps beside the catalog: written in the same transaction as a commit.
+pub type MetaEntries<'a> = &'a [(&'a str, Vec<u8>)];
+
+impl SledStore {
+    /// Write `commit` (if any) and the raw `meta` entries in one transaction,
+    /// durable on return.
+    pub fn commit_with_meta(
+        &self,
+        commit: Option<&Commit>,
+        meta: MetaEntries<'_>,
+    ) -> Result<(), StoreError> {
+        let trees = self.all_trees();
+        let result: Result<(), TransactionError<StoreError>> = trees.as_slice().transaction(|t| {
+            if let Some(commit) = commit {
+                apply_commit(t, commit)?;
+            }
+            for (key, value) in meta {
+                t[0].insert(*key, value.as_slice())?;
+            }
+            Ok(())
+        });
+        result.map_err(|e| match e {
+            TransactionError::Abort(e) => e,
+            TransactionError::Storage(e) => db_err(e),
+        })?;
+        self.db.flush().map_err(db_err)?;
+        Ok(())
+    }
+
+    /// A raw meta entry written by [`SledStore::commit_with_meta`].
+    pub fn meta_get(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.meta.get(key).map_err(db_err)?.map(|v| v.to_vec()))
+    }
+
+    /// Replace the catalog and latched state with `loaded` and set `meta`.
+    /// Not one transaction (a catalog may be large): `marker` is set first
+    /// and removed last, so a reader that finds it knows the state is
+    /// partial. The health log is kept.
+    pub fn replace_all(
+        &self,
+        loaded: &Loaded,
+        meta: MetaEntries<'_>,
+        marker: &str,
+    ) -> Result<(), StoreError> {
+        self.meta.insert(marker, &[1u8]).map_err(db_err)?;
+        self.db.flush().map_err(db_err)?;
+        for tree in self.kinds.iter().chain([&self.latched]) {
+            tree.clear().map_err(db_err)?;
+        }
+        for object in loaded.state.objects() {
+            let (kind, id) = kind_index(&object.reference());
+            self.kinds[kind]
+                .insert(id.to_be_bytes(), encode(&object))
+                .map_err(db_err)?;
+        }
+        for (member, latched) in &loaded.latched {
+            self.latched
+                .insert(member.0.to_be_bytes(), encode(latched))
+                .map_err(db_err)?;
+        }
+        for (key, value) in [
+            ("version", loaded.state.version.to_be_bytes().to_vec()),
+            ("last_id", loaded.state.last_id.to_be_bytes().to_vec()),
+        ]
+        .iter()
+        .map(|(k, v)| (*k, v.clone()))
+        .chain(meta.iter().map(|(k, v)| (*k, v.clone())))
+        {
+            self.meta.insert(key, value).map_err(db_err)?;
+        }
+        self.db.flush().map_err(db_err)?;
+        self.meta.remove(marker).map_err(db_err)?;
+        self.db.flush().map_err(db_err)?;
+        Ok(())
+    }
+
+    fn all_trees(&self) -> [&sled::Tree; 7] {
+        [
+            &self.meta,
+            &self.kinds[0],
+            &self.kinds[1],
+            &self.kinds[2],
+            &self.kinds[3],
+            &self.kinds[4],
+            &self.latched,
+        ]
+    }
+}
+
 type TxResult = Result<(), ConflictableTransactionError<StoreError>>;
 
 fn apply_commit(trees: &[TransactionalTree], commit: &Commit) -> TxResult {
@@ -200,23 +290,7 @@ impl Store for SledStore {
     }
 
     fn commit(&self, commit: &Commit) -> Result<(), StoreError> {
-        let trees = [
-            &self.meta,
-            &self.kinds[0],
-            &self.kinds[1],
-            &self.kinds[2],
-            &self.kinds[3],
-            &self.kinds[4],
-            &self.latched,
-        ];
-        let result: Result<(), TransactionError<StoreError>> =
-            trees.as_slice().transaction(|t| apply_commit(t, commit));
-        result.map_err(|e| match e {
-            TransactionError::Abort(e) => e,
-            TransactionError::Storage(e) => db_err(e),
-        })?;
-        self.db.flush().map_err(db_err)?;
-        Ok(())
+        self.commit_with_meta(Some(commit), &[])
     }
 
     fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError> {
