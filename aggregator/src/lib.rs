@@ -11,6 +11,7 @@ pub mod defaults;
 pub mod engine;
 pub mod feed;
 pub mod metrics;
+pub mod raft;
 pub mod rest;
 pub mod server;
 pub mod service;

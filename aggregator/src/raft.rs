@@ -1,0 +1,64 @@
+//! Raft replication of the aggregator's durable writes (issue 7), on
+//! openraft 0.9 with sled underneath. So far: the type configuration, the
+//! replicated command (exactly the single-node store's [`Commit`] plus its
+//! health-log lines) and the storage openraft needs: a sled log store and a
+//! state machine that applies commands to a [`SledStore`](crate::store::SledStore),
+//! both checked by openraft's storage conformance suite. Not yet wired into
+//! the running aggregator (no network, no membership commands, no leader
+//! routing): a single node still writes its store directly.
+
+// openraft's storage traits fix the error type (`StorageError`, 200+
+// bytes); our helpers return the same type rather than convert at every call.
+#![allow(clippy::result_large_err)]
+
+mod log_store;
+mod state_machine;
+
+use std::io::Cursor;
+
+use serde::{Deserialize, Serialize};
+
+pub use log_store::LogStore;
+pub use state_machine::StateMachine;
+
+use crate::store::{Commit, LogRecord};
+
+openraft::declare_raft_types!(
+    /// The aggregator's Raft types: node ids are numbers, nodes carry an address.
+    pub TypeConfig:
+        D = Command,
+        R = Applied,
+        NodeId = u64,
+        Node = openraft::BasicNode,
+        SnapshotData = Cursor<Vec<u8>>,
+);
+
+/// A log entry of this cluster.
+pub type Entry = openraft::Entry<TypeConfig>;
+
+/// A storage failure as openraft reports it.
+pub type StorageError = openraft::StorageError<u64>;
+
+/// One replicated write: what a single node would commit to its store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Command {
+    /// Catalog changes and latched state.
+    pub commit: Commit,
+    /// Health-log lines that go with it.
+    pub log: Vec<LogRecord>,
+}
+
+/// What applying an entry returns to the proposer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The log index now applied (the version edges will see).
+    pub index: u64,
+}
+
+/// Wrap a store or encoding failure for openraft.
+fn io_error(
+    make: fn(openraft::AnyError) -> openraft::StorageIOError<u64>,
+    e: &(impl std::error::Error + 'static),
+) -> StorageError {
+    make(openraft::AnyError::new(e)).into()
+}
