@@ -9,6 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/gslb/v1/agent.proto",
         "proto/gslb/v1/edge.proto",
         "proto/gslb/v1/admin.proto",
+        "proto/gslb/v1/raft.proto",
     ];
     for file in files {
         println!("cargo:rerun-if-changed={file}");

@@ -12,6 +12,8 @@
 #![allow(clippy::result_large_err)]
 
 mod log_store;
+mod network;
+mod node;
 mod state_machine;
 
 use std::io::Cursor;
@@ -19,8 +21,11 @@ use std::io::Cursor;
 use serde::{Deserialize, Serialize};
 
 pub use log_store::LogStore;
+pub use network::{Network, RaftRpc};
+pub use node::{Node, NodeConfig};
 pub use state_machine::StateMachine;
 
+use crate::catalog::{CatalogState, Change};
 use crate::store::{Commit, LogRecord};
 
 openraft::declare_raft_types!(
@@ -46,6 +51,22 @@ pub struct Command {
     pub commit: Commit,
     /// Health-log lines that go with it.
     pub log: Vec<LogRecord>,
+}
+
+impl Command {
+    /// The command for catalog `changes` just made to `state` (validated,
+    /// as the leader does before proposing).
+    pub fn catalog(state: &CatalogState, changes: Vec<Change>) -> Command {
+        Command {
+            commit: Commit {
+                changes,
+                last_id: state.last_id,
+                version: state.version,
+                latched: Vec::new(),
+            },
+            log: Vec::new(),
+        }
+    }
 }
 
 /// What applying an entry returns to the proposer.

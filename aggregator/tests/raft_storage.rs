@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use gslb_aggregator::catalog::{CatalogState, Object, Op};
 use gslb_aggregator::raft::{Command, LogStore, StateMachine, StorageError, TypeConfig};
-use gslb_aggregator::store::{Commit, Store};
+use gslb_aggregator::store::Store;
 use gslb_shared::{Pool, PoolId};
 use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine};
 use openraft::testing::{StoreBuilder, Suite};
@@ -55,15 +55,7 @@ fn create_pool(state: &mut CatalogState, name: &str) -> Command {
     let change = state
         .apply(Op::Create(Object::Pool(Pool::new(PoolId(0), name))))
         .unwrap();
-    Command {
-        commit: Commit {
-            changes: vec![change],
-            last_id: state.last_id,
-            version: state.version,
-            latched: Vec::new(),
-        },
-        log: Vec::new(),
-    }
+    Command::catalog(state, vec![change])
 }
 
 fn entry(index: u64, command: Command) -> Entry<TypeConfig> {

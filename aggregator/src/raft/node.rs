@@ -1,0 +1,100 @@
+//! One aggregator node's Raft instance: its sled log and state machine
+//! under the data directory, openraft's timing (elections well under 3 s)
+//! and log compaction (a snapshot every `snapshot_every` entries, keeping
+//! `keep_logs` behind it so a briefly absent follower catches up from the
+//! log, a longer-absent one from the snapshot).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use gslb_proto::pb::raft_service_server::RaftServiceServer;
+use openraft::{Raft, SnapshotPolicy};
+
+use super::{Applied, Command, LogStore, Network, RaftRpc, StateMachine, TypeConfig};
+
+/// Timing and compaction settings.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Leader heartbeat interval.
+    pub heartbeat: Duration,
+    /// Election timeout, drawn from this range.
+    pub election: (Duration, Duration),
+    /// Build a snapshot after this many entries since the last one.
+    pub snapshot_every: u64,
+    /// Entries kept in the log behind a snapshot.
+    pub keep_logs: u64,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            // A follower waits out the leader's lease and then its own
+            // election timeout: with these, a new leader in about 1.5-2.5 s.
+            heartbeat: Duration::from_millis(150),
+            election: (Duration::from_millis(600), Duration::from_millis(1200)),
+            snapshot_every: 10_000,
+            keep_logs: 1_000,
+        }
+    }
+}
+
+/// A node: the Raft instance and the state machine it applies to.
+pub struct Node {
+    /// This node's id.
+    pub id: u64,
+    /// The openraft instance.
+    pub raft: Raft<TypeConfig>,
+    /// The applied state (catalog, latched health, health log).
+    pub state: StateMachine,
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Node {
+    /// Open node `id` with its storage under `dir` (created if missing).
+    pub async fn open(id: u64, dir: &Path, config: &NodeConfig) -> anyhow::Result<Node> {
+        let log = LogStore::open(&dir.join("raft-log")).context("opening the Raft log")?;
+        let state = StateMachine::open(&dir.join("state")).context("opening the state machine")?;
+        let raft_config = openraft::Config {
+            cluster_name: "gslb".into(),
+            heartbeat_interval: millis(config.heartbeat),
+            election_timeout_min: millis(config.election.0),
+            election_timeout_max: millis(config.election.1),
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(config.snapshot_every),
+            max_in_snapshot_log_to_keep: config.keep_logs,
+            ..Default::default()
+        }
+        .validate()
+        .context("Raft settings")?;
+        let raft = Raft::new(
+            id,
+            Arc::new(raft_config),
+            Network { from: id },
+            log,
+            state.clone(),
+        )
+        .await
+        .context("starting Raft")?;
+        Ok(Node { id, raft, state })
+    }
+
+    /// The gRPC service peers send this node's Raft messages to.
+    pub fn service(&self) -> RaftServiceServer<RaftRpc> {
+        RaftServiceServer::new(RaftRpc {
+            raft: self.raft.clone(),
+        })
+        .max_decoding_message_size(crate::server::MAX_MESSAGE)
+        .max_encoding_message_size(crate::server::MAX_MESSAGE)
+    }
+
+    /// Replicate `command` (on the leader); returns once it is committed and
+    /// applied here.
+    pub async fn propose(&self, command: Command) -> anyhow::Result<Applied> {
+        let reply = self.raft.client_write(command).await?;
+        Ok(reply.data)
+    }
+}
