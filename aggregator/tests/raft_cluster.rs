@@ -1,5 +1,5 @@
 //! Three Raft nodes in one process, each behind its own gRPC server on
-//! loopback: replication of commands to every state machine, a new leader
+//! loopback: a stranger's message refused, replication of commands to every state machine, a new leader
 //! after the leader stops, no acknowledged write lost, and the
 //! old leader, back after the log it missed was compacted, catching up
 //! from a snapshot.
@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use gslb_aggregator::catalog::{CatalogState, Object, Op};
 use gslb_aggregator::raft::{Command, Node, NodeConfig};
 use gslb_aggregator::store::Store;
+use gslb_proto::pb::RaftPayload;
+use gslb_proto::pb::raft_service_client::RaftServiceClient;
 use gslb_shared::{Pool, PoolId};
 use openraft::BasicNode;
 use tokio::sync::oneshot;
@@ -156,6 +158,19 @@ async fn three_nodes_replicate_elect_a_new_leader_and_catch_up_from_a_snapshot()
     nodes[0].node.raft.initialize(members).await.unwrap();
     let all: Vec<&Running> = nodes.iter().collect();
     let leader = leader_of(&all, None, Duration::from_secs(10)).await;
+
+    // A Raft message from a node outside the membership is refused.
+    let url = format!("http://{}", nodes[0].addr);
+    let mut stranger = RaftServiceClient::connect(url).await.unwrap();
+    let refused = stranger
+        .vote(RaftPayload {
+            from: 99,
+            json: b"{}".to_vec(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused}");
+    assert!(refused.message().contains("node 99 is not a member"));
 
     // 100 writes through the leader, acknowledged once committed.
     let mut catalog = CatalogState::default();
