@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use log_store::LogStore;
 pub use network::{Network, RaftRpc};
-pub use node::{Node, NodeConfig};
+pub use node::{Node, NodeConfig, ServedNode};
 pub use state_machine::StateMachine;
 
 use crate::catalog::{CatalogState, Change};

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use gslb_shared::{Health, MemberId};
 use serde::{Deserialize, Serialize};
 
+pub(crate) use sled_store::open_locked;
 pub use sled_store::{MetaEntries, SledStore};
 
 use crate::catalog::{CatalogState, Change};

@@ -11,59 +11,19 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use gslb_aggregator::catalog::{CatalogState, Object, Op};
-use gslb_aggregator::raft::{Command, Node, NodeConfig};
+use gslb_aggregator::raft::{Command, NodeConfig, ServedNode};
 use gslb_aggregator::store::Store;
 use gslb_proto::pb::RaftPayload;
 use gslb_proto::pb::raft_service_client::RaftServiceClient;
 use gslb_shared::{Pool, PoolId};
 use openraft::BasicNode;
-use tokio::sync::oneshot;
 
-struct Running {
-    node: Node,
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
+/// Test-side view of a served node.
+trait Pools {
+    fn pools(&self) -> usize;
 }
 
-impl Running {
-    async fn start(
-        id: u64,
-        dir: &std::path::Path,
-        addr: SocketAddr,
-        config: &NodeConfig,
-    ) -> Running {
-        let node = Node::open(id, &dir.join(format!("node{id}")), config)
-            .await
-            .unwrap();
-        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let service = node.service();
-        tokio::spawn(async move {
-            tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::TcpListenerStream::new(listener),
-                    async {
-                        let _ = stopped.await;
-                    },
-                )
-                .await
-        });
-        Running {
-            node,
-            addr,
-            stop: Some(stop),
-        }
-    }
-
-    async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        self.node.raft.shutdown().await.unwrap();
-    }
-
+impl Pools for ServedNode {
     fn pools(&self) -> usize {
         self.node
             .state
@@ -75,15 +35,15 @@ impl Running {
             .pools
             .len()
     }
+}
 
-    fn applied(&self) -> u64 {
-        self.node
-            .raft
-            .metrics()
-            .borrow()
-            .last_applied
-            .map_or(0, |l| l.index)
-    }
+async fn start(
+    id: u64,
+    dir: &std::path::Path,
+    addr: SocketAddr,
+    config: &NodeConfig,
+) -> ServedNode {
+    ServedNode::start(id, dir, addr, config).await.unwrap()
 }
 
 fn create_pool(state: &mut CatalogState, name: &str) -> Command {
@@ -96,7 +56,7 @@ fn create_pool(state: &mut CatalogState, name: &str) -> Command {
 /// Create pools `p{i}` for `range` through `leader`, one acknowledged
 /// write each; returns the last log index.
 async fn write_pools(
-    nodes: &[Running],
+    nodes: &[ServedNode],
     leader: u64,
     catalog: &mut CatalogState,
     range: std::ops::Range<u32>,
@@ -110,7 +70,7 @@ async fn write_pools(
     last
 }
 
-async fn leader_of(nodes: &[&Running], not: Option<u64>, within: Duration) -> u64 {
+async fn leader_of(nodes: &[&ServedNode], not: Option<u64>, within: Duration) -> u64 {
     let deadline = Instant::now() + within;
     loop {
         for n in nodes {
@@ -128,7 +88,7 @@ async fn leader_of(nodes: &[&Running], not: Option<u64>, within: Duration) -> u6
     }
 }
 
-async fn wait_applied(nodes: &[&Running], index: u64) {
+async fn wait_applied(nodes: &[&ServedNode], index: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while nodes.iter().any(|n| n.applied() < index) {
         assert!(Instant::now() < deadline, "nodes did not apply {index}");
@@ -149,14 +109,14 @@ async fn three_nodes_replicate_elect_a_new_leader_and_catch_up_from_a_snapshot()
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let mut nodes = Vec::new();
     for id in 1..=3 {
-        nodes.push(Running::start(id, &dir.0, any, &config).await);
+        nodes.push(start(id, &dir.0, any, &config).await);
     }
     let members: BTreeMap<u64, BasicNode> = nodes
         .iter()
         .map(|n| (n.node.id, BasicNode::new(n.addr.to_string())))
         .collect();
     nodes[0].node.raft.initialize(members).await.unwrap();
-    let all: Vec<&Running> = nodes.iter().collect();
+    let all: Vec<&ServedNode> = nodes.iter().collect();
     let leader = leader_of(&all, None, Duration::from_secs(10)).await;
 
     // A Raft message from a node outside the membership is refused.
@@ -189,9 +149,9 @@ async fn three_nodes_replicate_elect_a_new_leader_and_catch_up_from_a_snapshot()
     let old = nodes.iter().position(|n| n.node.id == leader).unwrap();
     let old_leader = nodes.remove(old);
     let (away_id, away_addr) = (old_leader.node.id, old_leader.addr);
-    old_leader.shutdown().await;
+    old_leader.shutdown().await.unwrap();
     let stopped = Instant::now();
-    let alive: Vec<&Running> = nodes.iter().collect();
+    let alive: Vec<&ServedNode> = nodes.iter().collect();
     let new_leader = leader_of(&alive, Some(away_id), Duration::from_secs(10)).await;
     let elected = stopped.elapsed();
     // Timing is for a benchmark (issue 7); here only that one is elected.
@@ -204,8 +164,8 @@ async fn three_nodes_replicate_elect_a_new_leader_and_catch_up_from_a_snapshot()
 
     // The old leader returns: the entries it missed are compacted away, so
     // it catches up from a snapshot; nothing acknowledged is lost anywhere.
-    nodes.push(Running::start(away_id, &dir.0, away_addr, &config).await);
-    let alive: Vec<&Running> = nodes.iter().collect();
+    nodes.push(start(away_id, &dir.0, away_addr, &config).await);
+    let alive: Vec<&ServedNode> = nodes.iter().collect();
     wait_applied(&alive, last).await;
     for n in &nodes {
         assert_eq!(n.pools(), 200, "node {} lost writes", n.node.id);
@@ -217,7 +177,7 @@ async fn three_nodes_replicate_elect_a_new_leader_and_catch_up_from_a_snapshot()
         "the returning node installed a snapshot"
     );
     for n in nodes {
-        n.shutdown().await;
+        n.shutdown().await.unwrap();
     }
 }
 

@@ -25,11 +25,10 @@ pub struct LogStore {
 impl LogStore {
     /// Open (or create) the log under `dir`.
     pub fn open(dir: &Path) -> Result<LogStore, StorageError> {
-        let db = sled::Config::new()
-            .path(dir)
-            .mode(sled::Mode::LowSpace)
-            .open()
-            .map_err(|e| io_error(StorageIOError::read_logs, &e))?;
+        // Waits briefly for a previous holder (a node just shut down in
+        // this process, whose tasks still hold the log) like the store does.
+        let db =
+            crate::store::open_locked(dir).map_err(|e| io_error(StorageIOError::read_logs, &e))?;
         let log = db
             .open_tree("raft_log")
             .map_err(|e| io_error(StorageIOError::read_logs, &e))?;

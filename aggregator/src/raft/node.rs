@@ -91,10 +91,83 @@ impl Node {
         .max_encoding_message_size(crate::server::MAX_MESSAGE)
     }
 
+    /// Serve this node's Raft service on `listener` until `stop` resolves
+    /// (a node on its own listener; in the aggregator it joins the gRPC one).
+    pub fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<Result<(), tonic::transport::Error>> {
+        let service = self.service();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming_shutdown(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener),
+                    stop,
+                ),
+        )
+    }
+
     /// Replicate `command` (on the leader); returns once it is committed and
     /// applied here.
     pub async fn propose(&self, command: Command) -> anyhow::Result<Applied> {
         let reply = self.raft.client_write(command).await?;
         Ok(reply.data)
+    }
+}
+
+/// A node serving its Raft service on its own loopback or LAN listener,
+/// for tests, benchmarks and (until the aggregator wiring lands) tools.
+pub struct ServedNode {
+    /// The node.
+    pub node: Node,
+    /// Where its Raft service listens.
+    pub addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl ServedNode {
+    /// Open node `id` under `dir/node{id}` and serve it on `addr` (port 0
+    /// picks one; restart a node on the address its peers know).
+    pub async fn start(
+        id: u64,
+        dir: &Path,
+        addr: std::net::SocketAddr,
+        config: &NodeConfig,
+    ) -> anyhow::Result<ServedNode> {
+        let node = Node::open(id, &dir.join(format!("node{id}")), config).await?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding the Raft listener {addr}"))?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        node.serve(listener, async {
+            let _ = stopped.await;
+        });
+        Ok(ServedNode {
+            node,
+            addr,
+            stop: Some(stop),
+        })
+    }
+
+    /// Stop serving and shut the Raft instance down.
+    pub async fn shutdown(mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.node.raft.shutdown().await?;
+        Ok(())
+    }
+
+    /// The last log index applied here.
+    pub fn applied(&self) -> u64 {
+        self.node
+            .raft
+            .metrics()
+            .borrow()
+            .last_applied
+            .map_or(0, |l| l.index)
     }
 }

@@ -70,7 +70,7 @@ fn u64_at(tree: &sled::Tree, key: &str) -> Result<u64, StoreError> {
 /// process still shutting down, or sled's own flusher after a drop).
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-fn open_locked(dir: &Path) -> Result<sled::Db, StoreError> {
+pub(crate) fn open_locked(dir: &Path) -> Result<sled::Db, StoreError> {
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     loop {
         match sled::Config::new()
