@@ -58,3 +58,19 @@ impl LocalMesh {
         dns::short(None, self.dns, &[name, "A"])
     }
 }
+
+impl Drop for LocalMesh {
+    /// Remove the scratch directory after a passing test; keep it (store,
+    /// cache, applied files) for inspection after a failing one.
+    fn drop(&mut self) {
+        // Stop the processes first: they write into the directory.
+        self.edge.proc.kill();
+        for agent in &mut self.agents {
+            agent.proc.kill();
+        }
+        self.agg.proc.kill();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}

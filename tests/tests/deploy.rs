@@ -130,6 +130,7 @@ fn every_example_config_is_parsed_by_its_binary() {
         seen.push(name);
     }
     assert!(seen.len() >= 6, "examples checked: {seen:?}");
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// `Key=value` lines of a systemd unit.
@@ -176,6 +177,7 @@ fn systemd_units_start_their_binary_with_valid_flags_and_a_long_enough_stop() {
         units += 1;
     }
     assert_eq!(units, 3);
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// Every document of every manifest.
@@ -340,4 +342,5 @@ fn kubernetes_manifests_run_valid_commands_with_probes_the_binaries_serve() {
     locations.sort();
     locations.dedup();
     assert!(locations.len() >= 3, "agents in {locations:?}");
+    let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -177,4 +177,5 @@ fn member_health_follows_the_location_quorum_hysteresis() {
     }
     topo.restore(4);
     expect(5, "up", &both);
+    let _ = std::fs::remove_dir_all(&dir);
 }
