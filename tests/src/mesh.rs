@@ -183,8 +183,6 @@ fn applied_version(out: &str) -> Option<u64> {
 pub struct Agent {
     /// The process (killed on drop).
     pub proc: Proc,
-    /// Its location id.
-    pub location: String,
 }
 
 impl Agent {
@@ -207,10 +205,7 @@ impl Agent {
             ],
         );
         proc.stdout.listening("metrics", START_SECS);
-        Agent {
-            proc,
-            location: location.to_owned(),
-        }
+        Agent { proc }
     }
 }
 

@@ -14,35 +14,15 @@ pub fn available() -> bool {
 
 /// Run `ip ARGS`, which must succeed.
 pub fn ip(args: &[&str]) {
-    run("ip", args);
-}
-
-/// Run `program args`, which must succeed.
-pub fn run(program: &str, args: &[&str]) {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{program} not runnable: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Run `args` inside `ns`, which must succeed; returns stdout.
-pub fn exec_output(ns: &str, args: &[&str]) -> String {
     let out = Command::new("ip")
-        .args(["netns", "exec", ns])
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("ip netns exec: {e}"));
+        .unwrap_or_else(|e| panic!("ip not runnable: {e}"));
     assert!(
         out.status.success(),
-        "in {ns}: {args:?}: {}",
+        "ip {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A network namespace, deleted (with its interfaces) on drop.
@@ -70,9 +50,20 @@ impl Netns {
         ip(&all);
     }
 
-    /// Run a command inside the namespace; returns stdout.
+    /// Run a command inside the namespace, which must succeed; returns stdout.
     pub fn exec(&self, args: &[&str]) -> String {
-        exec_output(&self.name, args)
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.name])
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("ip netns exec: {e}"));
+        assert!(
+            out.status.success(),
+            "in {}: {args:?}: {}",
+            self.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// Link this namespace to `peer` with a veth pair: `here`/`there` are the
