@@ -5,6 +5,7 @@
 //! published the same way. Time comes in as an argument; no sockets here.
 
 mod decisions;
+mod replica;
 
 use std::collections::BTreeMap;
 
@@ -44,6 +45,9 @@ pub struct Control {
     /// Bumped on every catalog change (not on health decisions), so agent
     /// streams recompute assignments only when they can have changed.
     catalog_generation: u64,
+    /// A Raft follower: mirrors the log (see [`Control::apply_replicated`])
+    /// and refuses writes and engine inputs.
+    replica: bool,
 }
 
 impl std::fmt::Debug for Control {
@@ -76,6 +80,7 @@ impl Control {
             latched,
             outputs: Vec::new(),
             catalog_generation: 0,
+            replica: false,
         };
         let catalog = control.state.catalog.clone();
         for check in catalog.checks.values() {
@@ -120,6 +125,7 @@ impl Control {
 
     /// Apply writes all-or-nothing; acknowledged only once on disk.
     pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
+        self.decides()?;
         let removed = |changes: &[Change]| -> Vec<(MemberId, Option<Latched>)> {
             changes
                 .iter()
@@ -133,26 +139,30 @@ impl Control {
             // One write: validate in place, make it durable, then apply; no copy
             // of the catalog (which at 100,000 members costs tens of ms).
             Ok([op]) => {
-                let prepared = self.state.prepare(op)?;
+                let mut prepared = self.state.prepare(op)?;
                 let latched = removed(std::slice::from_ref(&prepared.change));
-                self.store.commit(&Commit {
+                let planned = prepared.change.version;
+                let stored = self.store.commit(&Commit {
                     changes: vec![prepared.change.clone()],
                     last_id: prepared.last_id,
-                    version: prepared.change.version,
+                    version: planned,
                     latched,
                 })?;
+                renumber(std::slice::from_mut(&mut prepared.change), planned, stored);
                 vec![self.state.commit(prepared)]
             }
             // A batch: all or nothing, validated on a copy.
             Err(ops) => {
                 let mut trial = self.state.clone();
-                let changes = trial.apply_all(ops)?;
-                self.store.commit(&Commit {
+                let mut changes = trial.apply_all(ops)?;
+                let stored = self.store.commit(&Commit {
                     changes: changes.clone(),
                     last_id: trial.last_id,
                     version: trial.version,
                     latched: removed(&changes),
                 })?;
+                renumber(&mut changes, trial.version, stored);
+                trial.version = stored;
                 self.state = trial;
                 changes
             }
@@ -190,6 +200,16 @@ impl Control {
     /// Hand one engine input over (results, heartbeats, location changes,
     /// manual health, ticks) and make its decisions durable and published.
     pub fn step(&mut self, input: Input<'_>, now: Timestamp) -> Result<(), ControlError> {
+        if self.replica {
+            // A follower's engine decides nothing: the leader's decisions
+            // arrive through the log. Its clock ticks here all the same.
+            return match input {
+                Input::Tick | Input::LocationConnected(_) | Input::LocationDisconnected(_) => {
+                    Ok(())
+                }
+                _ => self.decides(),
+            };
+        }
         self.engine.step(now, input, &mut self.outputs)?;
         self.publish(&[], now)
     }
@@ -260,6 +280,17 @@ impl Control {
     }
 }
 
+/// A Raft store numbers a commit by its log index: give its changes that
+/// version when it differs from the one planned (a single node keeps its
+/// per-change numbering).
+fn renumber(changes: &mut [Change], planned: u64, stored: u64) {
+    if planned != stored {
+        for change in changes {
+            change.version = stored;
+        }
+    }
+}
+
 /// The engine input announcing a member with its pool's check.
 fn member_input<'a>(catalog: &Catalog, member: &'a Member) -> Input<'a> {
     let check = catalog.pools.get(&member.pool).and_then(|p| p.check);
@@ -287,18 +318,23 @@ impl Control {
     /// Publish catalog `changes` and whatever the engine decided since the
     /// last call, under one new version.
     fn publish(&mut self, changes: &[Change], now: Timestamp) -> Result<(), ControlError> {
-        let decided = self.take_decisions(now)?;
-        if changes.is_empty() && decided.facts.is_empty() && decided.expired.is_empty() {
-            return Ok(());
+        let mut decided = self.take_decisions(now)?;
+        let decisive = !decided.facts.is_empty() || !decided.expired.is_empty();
+        let commit = decisive.then(|| Commit {
+            changes: decided.expired.clone(),
+            last_id: self.state.last_id,
+            version: self.state.version + 1,
+            latched: std::mem::take(&mut decided.latched),
+        });
+        if commit.is_some() || !decided.log.is_empty() {
+            let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;
+            if let (Some(commit), Some(stored)) = (&commit, stored) {
+                renumber(&mut decided.expired, commit.version, stored);
+                self.state.version = stored;
+            }
         }
-        if !decided.facts.is_empty() || !decided.expired.is_empty() {
-            self.state.version += 1;
-            self.store.commit(&Commit {
-                changes: decided.expired.clone(),
-                last_id: self.state.last_id,
-                version: self.state.version,
-                latched: decided.latched,
-            })?;
+        if changes.is_empty() && !decisive {
+            return Ok(());
         }
         if !decided.expired.is_empty() {
             self.catalog_generation += 1;

@@ -47,6 +47,9 @@ pub enum Input<'a> {
         /// True when the store was empty (first start of a deployment).
         first_start: bool,
     },
+    /// Decided state replicated from the Raft leader: a follower's engine
+    /// takes it as is (and publishes the facts it implies), deciding nothing.
+    Replicated(&'a [RestoredMember]),
     /// A check was created or changed.
     UpsertCheck(&'a Check),
     /// A check was deleted.
@@ -218,6 +221,10 @@ impl Engine {
                 first_start,
             } => {
                 self.restore(now, members, first_start, out);
+                Ok(())
+            }
+            Input::Replicated(members) => {
+                self.replicated(now, members, out);
                 Ok(())
             }
             Input::UpsertCheck(check) => {

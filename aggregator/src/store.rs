@@ -1,7 +1,7 @@
 //! Durable state of a single aggregator: the catalog, each member's latched
 //! health (decided health, warm-up gate, manual override), the health log,
-//! and the version. Behind the [`Store`] trait so that a Raft log (issue 7)
-//! or another engine can take sled's place.
+//! and the version. Behind the [`Store`] trait: a single node writes sled
+//! directly, a cluster node proposes through the Raft log (`cluster`).
 
 mod sled_store;
 
@@ -85,6 +85,16 @@ pub enum StoreError {
         /// The directory.
         dir: String,
     },
+    /// The write was not replicated (this node is not the cluster's leader,
+    /// or no quorum acknowledged it in time); it may still be committed by
+    /// a later leader, so the client should check before retrying blindly.
+    #[error("store: not replicated: {why}")]
+    NotReplicated {
+        /// What happened.
+        why: String,
+        /// The leader's id and gRPC address, when known.
+        leader: Option<(u64, String)>,
+    },
     /// The data directory was written by a newer build.
     #[error(
         "store: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade gslb-aggregator"
@@ -99,10 +109,24 @@ pub enum StoreError {
 pub trait Store: Send + Sync + 'static {
     /// Read everything back.
     fn load(&self) -> Result<Loaded, StoreError>;
-    /// Write atomically; returns once the write is on disk.
-    fn commit(&self, commit: &Commit) -> Result<(), StoreError>;
+    /// Write atomically; returns once the write is durable, with the version
+    /// it was stored as: `commit.version` on a single node, the log index in
+    /// a Raft cluster.
+    fn commit(&self, commit: &Commit) -> Result<u64, StoreError>;
     /// Append health log entries (durable on return).
     fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError>;
+    /// Health decisions: log entries and, if any, the commit they go with
+    /// (a Raft store replicates both in one entry). The commit's version.
+    fn commit_decisions(
+        &self,
+        commit: Option<&Commit>,
+        log: &[LogRecord],
+    ) -> Result<Option<u64>, StoreError> {
+        if !log.is_empty() {
+            self.append_log(log)?;
+        }
+        commit.map(|c| self.commit(c)).transpose()
+    }
     /// The newest `limit` entries of a member, oldest first.
     fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError>;
     /// Bytes used on disk.

@@ -19,6 +19,8 @@ pub(super) struct Decisions {
     pub latched: Vec<(MemberId, Option<Latched>)>,
     /// Catalog deletions of expired ephemeral members.
     pub expired: Vec<Change>,
+    /// Health log entries.
+    pub log: Vec<LogRecord>,
 }
 
 fn log_member(output: &Output) -> Option<MemberId> {
@@ -36,7 +38,6 @@ impl Control {
         }
         let outputs = std::mem::take(&mut self.outputs);
         let mut d = Decisions::default();
-        let mut log = Vec::new();
         for output in &outputs {
             match output {
                 Output::Facts { member, facts } => {
@@ -76,7 +77,7 @@ impl Control {
             if let Some(member) = log_member(output) {
                 // Our own output types always serialize.
                 let json = serde_json::to_string(output).unwrap_or_default();
-                log.push(LogRecord { member, json });
+                d.log.push(LogRecord { member, json });
             }
         }
         for member in d.facts.keys() {
@@ -96,9 +97,6 @@ impl Control {
             if value.is_none() {
                 self.latched.remove(member);
             }
-        }
-        if !log.is_empty() {
-            self.store.append_log(&log)?;
         }
         Ok(d)
     }

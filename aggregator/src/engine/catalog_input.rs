@@ -17,19 +17,7 @@ impl Engine {
         first_start: bool,
         out: &mut Vec<Output>,
     ) {
-        for r in members {
-            let Some(&slot) = self.member_slots.get(&r.member) else {
-                continue;
-            };
-            let Some(m) = self.members[slot].as_mut() else {
-                continue;
-            };
-            m.health = r.health;
-            m.manual = r.manual;
-            m.gate = WarmupGate::restored(r.gate_open, 0);
-            m.since = now;
-            m.last_heartbeat = now;
-        }
+        self.set_latched(now, members);
         let any_active = self.checks.iter().flatten().any(|c| c.spec.is_active());
         if first_start || !any_active {
             self.startup = Startup::Open;
@@ -43,6 +31,38 @@ impl Engine {
         for slot in 0..self.members.len() {
             self.publish(slot, out);
         }
+    }
+
+    /// Take the leader's decided state for `members` and publish their facts.
+    pub(super) fn replicated(
+        &mut self,
+        now: Timestamp,
+        members: &[RestoredMember],
+        out: &mut Vec<Output>,
+    ) {
+        for slot in self.set_latched(now, members) {
+            self.publish(slot, out);
+        }
+    }
+
+    /// Set stored or replicated state; the slots touched.
+    fn set_latched(&mut self, now: Timestamp, members: &[RestoredMember]) -> Vec<usize> {
+        let mut touched = Vec::with_capacity(members.len());
+        for r in members {
+            let Some(&slot) = self.member_slots.get(&r.member) else {
+                continue;
+            };
+            let Some(m) = self.members[slot].as_mut() else {
+                continue;
+            };
+            m.health = r.health;
+            m.manual = r.manual;
+            m.gate = WarmupGate::restored(r.gate_open, 0);
+            m.since = now;
+            m.last_heartbeat = now;
+            touched.push(slot);
+        }
+        touched
     }
 
     pub(super) fn assigned_for(&self, check: &Check) -> LocationSet {

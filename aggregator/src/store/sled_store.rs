@@ -289,8 +289,9 @@ impl Store for SledStore {
         })
     }
 
-    fn commit(&self, commit: &Commit) -> Result<(), StoreError> {
-        self.commit_with_meta(Some(commit), &[])
+    fn commit(&self, commit: &Commit) -> Result<u64, StoreError> {
+        self.commit_with_meta(Some(commit), &[])?;
+        Ok(commit.version)
     }
 
     fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError> {
