@@ -49,10 +49,20 @@ pub type StorageError = openraft::StorageError<u64>;
 /// One replicated write: what a single node would commit to its store.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Command {
-    /// Catalog changes and latched state.
-    pub commit: Commit,
+    /// Catalog changes and latched state; none for health-log lines alone
+    /// (they change nothing DNS answers, so no version either).
+    pub commit: Option<Commit>,
     /// Health-log lines that go with it.
     pub log: Vec<LogRecord>,
+}
+
+/// What the state machine tells the node's control core, in log order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A commit was applied at this log index (its version).
+    Committed(u64, Commit),
+    /// A snapshot replaced the whole state: reload it.
+    Installed,
 }
 
 impl Command {
@@ -60,12 +70,12 @@ impl Command {
     /// as the leader does before proposing).
     pub fn catalog(state: &CatalogState, changes: Vec<Change>) -> Command {
         Command {
-            commit: Commit {
+            commit: Some(Commit {
                 changes,
                 last_id: state.last_id,
                 version: state.version,
                 latched: Vec::new(),
-            },
+            }),
             log: Vec::new(),
         }
     }

@@ -23,6 +23,11 @@ pub struct LogStore {
 }
 
 impl LogStore {
+    /// Bytes the log uses on disk.
+    pub fn size_on_disk(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+
     /// Open (or create) the log under `dir`.
     pub fn open(dir: &Path) -> Result<LogStore, StorageError> {
         // Waits briefly for a previous holder (a node just shut down in

@@ -12,7 +12,9 @@ use anyhow::Context;
 use gslb_proto::pb::raft_service_server::RaftServiceServer;
 use openraft::{Raft, SnapshotPolicy};
 
-use super::{Applied, Command, LogStore, Network, RaftRpc, StateMachine, TypeConfig};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::{Applied, Command, Event, LogStore, Network, RaftRpc, StateMachine, TypeConfig};
 
 /// Timing and compaction settings.
 #[derive(Debug, Clone)]
@@ -48,6 +50,8 @@ pub struct Node {
     pub raft: Raft<TypeConfig>,
     /// The applied state (catalog, latched health, health log).
     pub state: StateMachine,
+    /// The log (shared with the Raft instance; for its size).
+    pub log: LogStore,
 }
 
 fn millis(d: Duration) -> u64 {
@@ -55,10 +59,20 @@ fn millis(d: Duration) -> u64 {
 }
 
 impl Node {
-    /// Open node `id` with its storage under `dir` (created if missing).
-    pub async fn open(id: u64, dir: &Path, config: &NodeConfig) -> anyhow::Result<Node> {
+    /// Open node `id` with its storage under `dir` (created if missing);
+    /// applied commits are announced on `events`, if given.
+    pub async fn open(
+        id: u64,
+        dir: &Path,
+        config: &NodeConfig,
+        events: Option<UnboundedSender<Event>>,
+    ) -> anyhow::Result<Node> {
         let log = LogStore::open(&dir.join("raft-log")).context("opening the Raft log")?;
-        let state = StateMachine::open(&dir.join("state")).context("opening the state machine")?;
+        let mut state =
+            StateMachine::open(&dir.join("state")).context("opening the state machine")?;
+        if let Some(events) = events {
+            state = state.announcing(events);
+        }
         let raft_config = openraft::Config {
             cluster_name: "gslb".into(),
             heartbeat_interval: millis(config.heartbeat),
@@ -74,21 +88,29 @@ impl Node {
             id,
             Arc::new(raft_config),
             Network { from: id },
-            log,
+            log.clone(),
             state.clone(),
         )
         .await
         .context("starting Raft")?;
-        Ok(Node { id, raft, state })
+        Ok(Node {
+            id,
+            raft,
+            state,
+            log,
+        })
     }
 
     /// The gRPC service peers send this node's Raft messages to.
     pub fn service(&self) -> RaftServiceServer<RaftRpc> {
-        RaftServiceServer::new(RaftRpc {
-            raft: self.raft.clone(),
-        })
-        .max_decoding_message_size(crate::server::MAX_MESSAGE)
-        .max_encoding_message_size(crate::server::MAX_MESSAGE)
+        Self::service_for(self.raft.clone())
+    }
+
+    /// The gRPC service in front of `raft`.
+    pub fn service_for(raft: Raft<TypeConfig>) -> RaftServiceServer<RaftRpc> {
+        RaftServiceServer::new(RaftRpc { raft })
+            .max_decoding_message_size(crate::server::MAX_MESSAGE)
+            .max_encoding_message_size(crate::server::MAX_MESSAGE)
     }
 
     /// Serve this node's Raft service on `listener` until `stop` resolves
@@ -136,7 +158,7 @@ impl ServedNode {
         addr: std::net::SocketAddr,
         config: &NodeConfig,
     ) -> anyhow::Result<ServedNode> {
-        let node = Node::open(id, &dir.join(format!("node{id}")), config).await?;
+        let node = Node::open(id, &dir.join(format!("node{id}")), config, None).await?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the Raft listener {addr}"))?;

@@ -16,9 +16,11 @@ use openraft::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Applied, Entry, StorageError, TypeConfig, io_error};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::{Applied, Entry, Event, StorageError, TypeConfig, io_error};
 use crate::catalog::CatalogState;
-use crate::store::{Latched, Loaded, SledStore, Store};
+use crate::store::{Latched, Loaded, SledStore, Store, StoreError};
 
 const APPLIED: &str = "raft.applied";
 const MEMBERSHIP: &str = "raft.membership";
@@ -44,6 +46,8 @@ struct Stored {
 #[derive(Debug, Clone)]
 pub struct StateMachine {
     store: Arc<SledStore>,
+    /// Where applied commits and installed snapshots are announced.
+    events: Option<UnboundedSender<Event>>,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {
@@ -59,6 +63,7 @@ impl StateMachine {
             SledStore::open(dir).map_err(|e| io_error(StorageIOError::read_state_machine, &e))?;
         let sm = StateMachine {
             store: Arc::new(store),
+            events: None,
         };
         if sm.read(INSTALLING)?.is_some() {
             tracing::warn!("discarding a partially installed snapshot");
@@ -73,9 +78,44 @@ impl StateMachine {
         Ok(sm)
     }
 
+    /// Announce every applied commit and installed snapshot on `events`
+    /// (after it is durable).
+    pub fn announcing(mut self, events: UnboundedSender<Event>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    fn announce(&self, event: Event) {
+        if let Some(events) = &self.events {
+            // A closed receiver means the node is shutting down.
+            let _ = events.send(event);
+        }
+    }
+
     /// The store the state machine writes (for reads by the service).
     pub fn store(&self) -> &Arc<SledStore> {
         &self.store
+    }
+
+    /// The applied state, read while no entry was applied and no snapshot
+    /// installed (the read is retried until that holds), so a control core
+    /// rebuilt from it misses nothing and repeats nothing.
+    pub fn load_consistent(&self) -> Result<Loaded, StoreError> {
+        for _ in 0..200 {
+            let before = self.store.meta_get(APPLIED)?;
+            if self.store.meta_get(INSTALLING)?.is_none() {
+                let loaded = self.store.load()?;
+                if self.store.meta_get(APPLIED)? == before
+                    && self.store.meta_get(INSTALLING)?.is_none()
+                {
+                    return Ok(loaded);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Err(StoreError::Db(
+            "the applied state kept changing while it was read".into(),
+        ))
     }
 
     fn read(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
@@ -160,10 +200,14 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             match entry.payload {
                 EntryPayload::Blank => {}
                 EntryPayload::Normal(command) => {
-                    let mut c = command.commit;
-                    // Every node serves the same version for the same state.
-                    c.version = id.index;
-                    commit = Some(c);
+                    commit = command.commit.map(|mut c| {
+                        // Every node serves the same version for the same state.
+                        c.version = id.index;
+                        for change in &mut c.changes {
+                            change.version = id.index;
+                        }
+                        c
+                    });
                     log = command.log;
                 }
                 EntryPayload::Membership(m) => {
@@ -177,6 +221,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 self.store
                     .append_log(&log)
                     .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
+            }
+            if let Some(commit) = commit {
+                self.announce(Event::Committed(id.index, commit));
             }
             replies.push(Applied { index: id.index });
         }
@@ -219,7 +266,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                 ],
                 INSTALLING,
             )
-            .map_err(|e| io_error(StorageIOError::write_state_machine, &e))
+            .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
+        self.announce(Event::Installed);
+        Ok(())
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
