@@ -49,6 +49,35 @@ pub struct Settings {
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
+    /// This node's id in a Raft cluster (1 or more); unset runs a single node.
+    #[arg(long)]
+    pub node_id: Option<u64>,
+    /// The cluster's initial members, `ID=HOST:PORT` (their gRPC listeners),
+    /// comma-separated, this node included; the lowest id forms the cluster
+    /// on its first start. Without it a node with --node-id waits to be
+    /// added (`gslbctl cluster join`).
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default)]
+    pub peers: Vec<String>,
+    /// Shortest Raft election timeout (the longest is twice it) [default: 600ms].
+    #[arg(long)]
+    pub election_timeout: Option<String>,
+    /// Raft leader heartbeat interval [default: 150ms].
+    #[arg(long)]
+    pub heartbeat_interval: Option<String>,
+}
+
+/// Raft settings of a cluster node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterConfig {
+    /// This node's id.
+    pub node_id: u64,
+    /// Initial members and their gRPC addresses (empty: wait to be added).
+    pub peers: std::collections::BTreeMap<u64, String>,
+    /// Leader heartbeat interval.
+    pub heartbeat: Duration,
+    /// Election timeout range.
+    pub election: (Duration, Duration),
 }
 
 /// Validated settings.
@@ -66,6 +95,8 @@ pub struct AggregatorConfig {
     pub engine: EngineConfig,
     /// Log format.
     pub log_format: LogFormat,
+    /// Raft cluster membership; `None` for a single node.
+    pub cluster: Option<ClusterConfig>,
 }
 
 impl Settings {
@@ -85,11 +116,20 @@ impl Settings {
             startup_window: self.startup_window.or(file.startup_window),
             no_quarantine: self.no_quarantine || file.no_quarantine,
             log_format: self.log_format.or(file.log_format),
+            node_id: self.node_id.or(file.node_id),
+            peers: if self.peers.is_empty() {
+                file.peers
+            } else {
+                self.peers
+            },
+            election_timeout: self.election_timeout.or(file.election_timeout),
+            heartbeat_interval: self.heartbeat_interval.or(file.heartbeat_interval),
         })
     }
 
     /// Validate.
     pub fn validate(self) -> Result<AggregatorConfig, ConfigError> {
+        let cluster = self.cluster()?;
         let data_dir = self
             .data_dir
             .ok_or_else(|| invalid("data-dir", "is required (e.g. --data-dir /var/lib/gslb)"))?;
@@ -125,7 +165,78 @@ impl Settings {
             tick,
             engine,
             log_format: self.log_format.unwrap_or_default(),
+            cluster,
         })
+    }
+
+    fn cluster(&self) -> Result<Option<ClusterConfig>, ConfigError> {
+        let Some(node_id) = self.node_id else {
+            if !self.peers.is_empty() {
+                return Err(invalid(
+                    "peers",
+                    "needs --node-id (this node's id among them)",
+                ));
+            }
+            return Ok(None);
+        };
+        if node_id == 0 {
+            return Err(invalid("node-id", "must be 1 or more"));
+        }
+        let mut peers = std::collections::BTreeMap::new();
+        for peer in &self.peers {
+            let (id, addr) = peer
+                .split_once('=')
+                .ok_or_else(|| invalid("peers", format!("{peer:?} is not ID=HOST:PORT")))?;
+            let id: u64 =
+                id.trim().parse().ok().filter(|id| *id > 0).ok_or_else(|| {
+                    invalid("peers", format!("{peer:?}: the id must be 1 or more"))
+                })?;
+            let addr = addr.trim();
+            if addr
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse::<u16>().ok())
+                .is_none()
+            {
+                return Err(invalid(
+                    "peers",
+                    format!("{peer:?}: the address must be HOST:PORT"),
+                ));
+            }
+            if peers.insert(id, addr.to_string()).is_some() {
+                return Err(invalid("peers", format!("node {id} is listed twice")));
+            }
+        }
+        if !peers.is_empty() && !peers.contains_key(&node_id) {
+            return Err(invalid(
+                "peers",
+                format!("must include this node ({node_id})"),
+            ));
+        }
+        let election = duration(
+            "election-timeout",
+            self.election_timeout.clone(),
+            Duration::from_millis(600),
+        )?;
+        let heartbeat = duration(
+            "heartbeat-interval",
+            self.heartbeat_interval.clone(),
+            Duration::from_millis(150),
+        )?;
+        if heartbeat < Duration::from_millis(10) || heartbeat * 3 > election {
+            return Err(invalid(
+                "heartbeat-interval",
+                "must be at least 10ms and at most a third of election-timeout",
+            ));
+        }
+        if election > Duration::from_secs(60) {
+            return Err(invalid("election-timeout", "must be at most 60s"));
+        }
+        Ok(Some(ClusterConfig {
+            node_id,
+            peers,
+            heartbeat,
+            election: (election, election * 2),
+        }))
     }
 }
 
@@ -146,6 +257,55 @@ mod tests {
         let c = settings.merged().unwrap().validate().unwrap();
         assert_eq!(c.listen_grpc.port(), 7000);
         assert_eq!(c.tick, Duration::from_millis(100));
+    }
+
+    fn clustered(node: Option<u64>, peers: &[&str]) -> Result<AggregatorConfig, ConfigError> {
+        Settings {
+            data_dir: Some("/tmp/x".into()),
+            node_id: node,
+            peers: peers.iter().map(|p| p.to_string()).collect(),
+            ..Settings::default()
+        }
+        .validate()
+    }
+
+    #[test]
+    fn cluster_flags_are_checked() {
+        assert_eq!(clustered(None, &[]).unwrap().cluster, None);
+        let c = clustered(Some(2), &["1=127.0.0.1:7000", "2=127.0.0.1:7001"])
+            .unwrap()
+            .cluster
+            .unwrap();
+        assert_eq!(c.peers.len(), 2);
+        assert_eq!(c.election.1, Duration::from_millis(1200));
+        for (node, peers, message) in [
+            (None, &["1=a:1"][..], "peers: needs --node-id"),
+            (Some(0), &[][..], "node-id: must be 1 or more"),
+            (
+                Some(3),
+                &["1=a:1", "2=b:2"][..],
+                "peers: must include this node (3)",
+            ),
+            (
+                Some(1),
+                &["1=a:1", "1=b:2"][..],
+                "peers: node 1 is listed twice",
+            ),
+            (
+                Some(1),
+                &["1=a"][..],
+                "peers: \"1=a\": the address must be HOST:PORT",
+            ),
+            (
+                Some(1),
+                &["x=a:1"][..],
+                "peers: \"x=a:1\": the id must be 1 or more",
+            ),
+            (Some(1), &["a:1"][..], "peers: \"a:1\" is not ID=HOST:PORT"),
+        ] {
+            let err = clustered(node, peers).unwrap_err().to_string();
+            assert!(err.starts_with(message), "{err}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod assignments;
 pub mod catalog;
+pub mod cluster;
 pub mod config;
 pub mod control;
 pub mod ctl;

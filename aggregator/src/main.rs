@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
+use gslb_aggregator::cluster::{Cluster, RaftStore, follow};
 use gslb_aggregator::config::Settings;
 use gslb_aggregator::control::Control;
 use gslb_aggregator::service::{Service, now};
@@ -18,13 +19,32 @@ async fn main() -> anyhow::Result<()> {
     gslb_shared::telemetry::init(config.log_format);
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating {}", config.data_dir.display()))?;
-    let store = SledStore::open(&config.data_dir).context("opening the store")?;
-    let control = Control::open(Box::new(store), config.engine, now()).context("loading state")?;
-    tracing::info!(
-        version = control.version(),
-        members = control.catalog().members.len(),
-        "state loaded"
-    );
+    let (service, follower) = match &config.cluster {
+        None => {
+            let store = SledStore::open(&config.data_dir).context("opening the store")?;
+            let control =
+                Control::open(Box::new(store), config.engine, now()).context("loading state")?;
+            (Arc::new(Service::new(control)), None)
+        }
+        Some(cluster_config) => {
+            let (cluster, events) =
+                Cluster::start(cluster_config, &config.data_dir, config.engine).await?;
+            let store = RaftStore::new(cluster.clone());
+            let control = Control::open(Box::new(store), config.engine, now())
+                .context("loading state")?
+                .into_replica();
+            let service = Arc::new(Service::clustered(control, cluster.clone()));
+            let follower = tokio::spawn(follow(service.clone(), cluster, events));
+            (service, Some(follower))
+        }
+    };
+    service.with_control(|control| {
+        tracing::info!(
+            version = control.version(),
+            members = control.catalog().members.len(),
+            "state loaded"
+        )
+    });
     let grpc = tokio::net::TcpListener::bind(config.listen_grpc)
         .await
         .context("binding the gRPC listener")?;
@@ -43,14 +63,17 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     std::io::stdout().flush()?;
-    gslb_aggregator::server::run(
-        Arc::new(Service::new(control)),
-        grpc,
-        http,
-        config.tick,
-        shutdown_signal(),
-    )
-    .await
+    let served =
+        gslb_aggregator::server::run(service.clone(), grpc, http, config.tick, shutdown_signal())
+            .await;
+    if let Some(follower) = follower {
+        follower.abort();
+    }
+    if let Some(cluster) = service.cluster() {
+        // Stop replicating before the process exits; peers see us leave.
+        let _ = cluster.raft.shutdown().await;
+    }
+    served
 }
 
 async fn shutdown_signal() {

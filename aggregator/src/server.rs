@@ -12,6 +12,8 @@ use gslb_proto::pb;
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 
+use crate::cluster::gate::LeaderGate;
+use crate::cluster::membership::Membership;
 use crate::engine::Input;
 use crate::service::admin::Admin;
 use crate::service::agents::AgentStreams;
@@ -54,11 +56,17 @@ pub async fn run(
             pb::edge_feed_server::EdgeFeedServer::new(EdgeStreams(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE),
         )
-        .add_service(
+        .add_service(LeaderGate::new(
             pb::admin_service_server::AdminServiceServer::new(Admin(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE)
                 .max_decoding_message_size(MAX_MESSAGE),
-        )
+            service.clone(),
+        ))
+        .add_service(LeaderGate::new(
+            pb::cluster_service_server::ClusterServiceServer::new(Membership(service.clone())),
+            service.clone(),
+        ))
+        .add_optional_service(service.cluster().map(|c| c.rpc()))
         .serve_with_incoming_shutdown(TcpListenerStream::new(grpc), stopping(stop.clone()));
     let http_server =
         axum::serve(http, router(service.clone())).with_graceful_shutdown(stopping(stop.clone()));
@@ -106,5 +114,10 @@ fn router(service: Arc<Service>) -> Router {
             ),
         )
         .with_state(registry);
-    crate::rest::router(service).merge(operations)
+    crate::rest::router(service.clone())
+        .layer(axum::middleware::from_fn_with_state(
+            service,
+            crate::cluster::gate::rest,
+        ))
+        .merge(operations)
 }

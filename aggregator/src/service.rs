@@ -9,11 +9,12 @@ pub mod edges;
 pub mod status;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use gslb_shared::LocationId;
 use tokio::sync::watch;
 
+use crate::cluster::Cluster;
 use crate::control::Control;
 use crate::engine::Timestamp;
 
@@ -68,6 +69,10 @@ pub struct Service {
     pub(crate) locations: Mutex<HashMap<LocationId, usize>>,
     /// Edges by id.
     pub(crate) edges: Mutex<BTreeMap<String, EdgeInfo>>,
+    /// The Raft node, when this aggregator is one of a cluster.
+    cluster: Option<Arc<Cluster>>,
+    /// Bumped when the node's role changes; agent streams wait on it.
+    role: watch::Sender<u64>,
 }
 
 /// Lock a mutex, ignoring poisoning: every critical section here leaves the
@@ -82,8 +87,17 @@ pub fn now() -> Timestamp {
 }
 
 impl Service {
-    /// Wrap a control core.
+    /// Wrap a single node's control core.
     pub fn new(control: Control) -> Self {
+        Self::build(control, None)
+    }
+
+    /// Wrap a cluster node's control core (a mirror until it leads).
+    pub fn clustered(control: Control, cluster: Arc<Cluster>) -> Self {
+        Self::build(control, Some(cluster))
+    }
+
+    fn build(control: Control, cluster: Option<Arc<Cluster>>) -> Self {
         let (version, _) = watch::channel(control.version());
         let (catalog, _) = watch::channel(control.catalog_generation());
         Self {
@@ -93,7 +107,47 @@ impl Service {
             agents: Mutex::default(),
             locations: Mutex::default(),
             edges: Mutex::default(),
+            cluster,
+            role: watch::channel(0).0,
         }
+    }
+
+    /// The Raft node, in a cluster.
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref()
+    }
+
+    /// Where decisions are made when it is not here: `Err` with the
+    /// leader's hint (or `None` while no leader is known) on a cluster node
+    /// that does not lead; `Ok` on a single node or the leader.
+    pub fn leader_elsewhere(&self) -> Result<(), Option<crate::cluster::LeaderHint>> {
+        match &self.cluster {
+            Some(c) if !c.leading() => Err(c.leader()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Replace the control core with the one `build` makes, holding the
+    /// lock throughout so no replicated commit lands in between; the new
+    /// core's version.
+    pub fn replace_control(
+        &self,
+        build: impl FnOnce() -> Result<Control, crate::control::ControlError>,
+    ) -> Result<u64, crate::control::ControlError> {
+        self.with_control(|control| {
+            *control = build()?;
+            Ok(control.version())
+        })
+    }
+
+    /// Tell agent streams the node's role changed (they may have to move).
+    pub fn role_changed(&self) {
+        self.role.send_modify(|r| *r += 1);
+    }
+
+    /// A receiver that sees every role change.
+    pub fn watch_role(&self) -> watch::Receiver<u64> {
+        self.role.subscribe()
     }
 
     /// Run `f` on the control core, then wake the streams whose watch moved.

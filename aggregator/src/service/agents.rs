@@ -62,9 +62,26 @@ impl pb::agent_service_server::AgentService for AgentStreams {
             return Err(Status::invalid_argument("agentId: must not be empty"));
         }
         let (tx, rx) = mpsc::channel(64);
+        if let Err(hint) = self.0.leader_elsewhere() {
+            // Results are decided on the leader: send the agent there.
+            let redirect = redirect(hint)?;
+            tracing::info!(agent = %register.agent_id, leader = %redirect.leader_address, "agent sent to the leader");
+            let _ = tx.send(message(Msg::Redirect(redirect))).await;
+            return Ok(Response::new(ReceiverStream::new(rx)));
+        }
         tokio::spawn(run(self.0.clone(), register, location, inbound, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
+}
+
+/// The hint for an agent on a node that does not lead; UNAVAILABLE while
+/// no leader is known (the agent retries with backoff).
+fn redirect(hint: Option<crate::cluster::LeaderHint>) -> Result<pb::LeaderHint, Status> {
+    let (leader_id, address) = hint.ok_or_else(|| crate::cluster::gate::not_leader(None))?;
+    Ok(pb::LeaderHint {
+        leader_id,
+        leader_address: format!("http://{address}"),
+    })
 }
 
 async fn run(
@@ -78,6 +95,7 @@ async fn run(
     connect(&service, &register, &location);
     tracing::info!(agent = %agent_id, %location, version = %register.version, "agent connected");
     let mut catalog = service.watch_catalog();
+    let mut role = service.watch_role();
     let mut sent = service.with_control(|c| assignments_for(c.catalog(), &location));
     let mut set_version = 1u64;
     let full = pb::AssignmentSet {
@@ -106,6 +124,18 @@ async fn run(
                     break;
                 }
             },
+            changed = role.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                if let Err(hint) = service.leader_elsewhere() {
+                    // Leadership moved: this node no longer decides.
+                    if let Ok(redirect) = redirect(hint) {
+                        let _ = tx.send(message(Msg::Redirect(redirect))).await;
+                    }
+                    break;
+                }
+            }
             changed = catalog.changed() => {
                 if changed.is_err() {
                     break;

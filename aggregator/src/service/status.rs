@@ -6,6 +6,7 @@ use tonic::Status;
 use crate::catalog::CatalogError;
 use crate::control::ControlError;
 use crate::engine::EngineError;
+use crate::store::StoreError;
 
 /// A peer sent something that does not convert: INVALID_ARGUMENT naming it.
 pub fn invalid(err: ValidationError) -> Status {
@@ -41,6 +42,9 @@ impl From<ControlError> for Status {
         match &err {
             ControlError::Catalog(e) => catalog(e),
             ControlError::Engine(e) => engine(e),
+            ControlError::Store(StoreError::NotReplicated {
+                leader: Some(hint), ..
+            }) => crate::cluster::gate::not_leader(Some(hint.clone())),
             ControlError::Store(e) => Status::unavailable(format!("not stored: {e}")),
         }
     }
