@@ -1,6 +1,7 @@
 //! `gslbctl`: every admin call as a subcommand over gRPC. `run` returns the
 //! text to print, so tests can drive it without a process.
 
+mod cluster;
 mod render;
 mod table;
 
@@ -11,6 +12,7 @@ use gslb_proto::pb;
 use gslb_proto::pb::admin_service_client::AdminServiceClient;
 use gslb_shared::*;
 use serde_json::{Map, Value};
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::defaults::{Kind, base, decode, overlay, to_json};
@@ -26,7 +28,7 @@ pub enum Output {
 }
 
 /// gslbctl: operate a gslb aggregator.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "gslbctl", version)]
 pub struct Cli {
     /// Aggregator gRPC address.
@@ -40,13 +42,17 @@ pub struct Cli {
     /// Output format.
     #[arg(long, short, global = true, value_enum, default_value_t = Output::Table)]
     pub output: Output,
+    /// Read from the node reached, even a follower (may be behind the
+    /// leader); reads are otherwise answered by the leader, linearizably.
+    #[arg(long, global = true)]
+    pub stale: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
 /// Top-level commands.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// Zones.
     Zones(Crud),
@@ -105,6 +111,12 @@ pub enum Command {
         #[command(subcommand)]
         action: EphemeralAction,
     },
+    /// An aggregator cluster: status, join, remove.
+    Cluster {
+        /// Action.
+        #[command(subcommand)]
+        action: cluster::ClusterAction,
+    },
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, elvish or powershell.
@@ -113,7 +125,7 @@ pub enum Command {
 }
 
 /// Create, read, update, delete (and status) of one kind.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Crud {
     /// The action.
     #[command(subcommand)]
@@ -121,7 +133,7 @@ pub struct Crud {
 }
 
 /// Actions on one kind.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Action {
     /// List (members need --pool; records take --zone).
     List {
@@ -167,7 +179,7 @@ pub enum Action {
 }
 
 /// Ephemeral member actions.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum EphemeralAction {
     /// Register from a file (needs an `ephemeral` policy).
     Register {
@@ -250,15 +262,78 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
         );
         return Ok(String::from_utf8_lossy(&out).into_owned());
     }
-    let mut c = AdminServiceClient::connect(cli.server.clone())
+    let mut server = cli.server.clone();
+    let mut hops = 0;
+    loop {
+        match run_on(&server, cli.clone()).await {
+            // A follower named the leader: the call did nothing there.
+            Err(CtlError::Server(status)) if hops < MAX_HOPS => match leader_hint(&status) {
+                Some(leader) => {
+                    let scheme = server.split_once("://").map_or("http", |(s, _)| s);
+                    server = format!("{scheme}://{leader}");
+                    hops += 1;
+                }
+                None => return Err(CtlError::Server(status)),
+            },
+            other => return other,
+        }
+    }
+}
+
+/// Leader hints followed before giving up (a leader may move once more
+/// while the call is under way).
+const MAX_HOPS: usize = 3;
+
+/// The leader a follower's refusal names.
+fn leader_hint(status: &tonic::Status) -> Option<String> {
+    if status.code() != tonic::Code::Unavailable {
+        return None;
+    }
+    let leader = status.metadata().get(crate::cluster::gate::LEADER)?;
+    leader.to_str().ok().map(str::to_owned)
+}
+
+/// Sets `gslb-stale` on every call when the reader accepts a stale answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Stale(bool);
+
+impl tonic::service::Interceptor for Stale {
+    fn call(&mut self, mut r: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if self.0 {
+            r.metadata_mut().insert(
+                crate::cluster::gate::STALE,
+                tonic::metadata::MetadataValue::from_static("1"),
+            );
+        }
+        Ok(r)
+    }
+}
+
+/// The admin client gslbctl uses.
+pub type Client = AdminServiceClient<InterceptedService<Channel, Stale>>;
+
+/// A channel to `server`.
+pub(crate) async fn channel(server: &str) -> Result<Channel, CtlError> {
+    let connect = |e: &dyn std::error::Error| CtlError::Connect {
+        server: server.to_owned(),
+        error: gslb_shared::telemetry::error_chain(e),
+    };
+    tonic::transport::Endpoint::from_shared(server.to_owned())
+        .map_err(|e| connect(&e))?
+        .connect()
         .await
-        .map_err(|e| CtlError::Connect {
-            server: cli.server.clone(),
-            error: gslb_shared::telemetry::error_chain(&e),
-        })?
+        .map_err(|e| connect(&e))
+}
+
+async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
+    let channel = channel(server).await?;
+    let out = cli.output;
+    if let Command::Cluster { action } = cli.command {
+        return cluster::run(channel, action, cli.stale, out).await;
+    }
+    let mut c = AdminServiceClient::with_interceptor(channel, Stale(cli.stale))
         .max_decoding_message_size(crate::server::MAX_MESSAGE)
         .max_encoding_message_size(crate::server::MAX_MESSAGE);
-    let out = cli.output;
     match cli.command {
         Command::Zones(crud) => zones(&mut c, crud.action, out).await,
         Command::Records(crud) => records(&mut c, crud.action, out).await,
@@ -355,7 +430,7 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
             Ok(render::member_status(&s, out))
         }
         Command::Ephemeral { action } => ephemeral(&mut c, action, out).await,
-        Command::Completions { .. } => Ok(String::new()),
+        Command::Completions { .. } | Command::Cluster { .. } => Ok(String::new()),
     }
 }
 
@@ -377,11 +452,7 @@ fn no_status(kind: &str) -> CtlError {
     CtlError::Input(format!("{kind} have no status; try members or pools"))
 }
 
-async fn zones(
-    c: &mut AdminServiceClient<Channel>,
-    action: Action,
-    out: Output,
-) -> Result<String, CtlError> {
+async fn zones(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
     let show = |z: pb::Zone| -> Result<String, CtlError> {
         Ok(render::zones(&converted::<_, Zone>(&[z])?, out))
     };
@@ -414,11 +485,7 @@ async fn zones(
     }
 }
 
-async fn records(
-    c: &mut AdminServiceClient<Channel>,
-    action: Action,
-    out: Output,
-) -> Result<String, CtlError> {
+async fn records(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
     let show = |r: pb::RecordSet| -> Result<String, CtlError> {
         Ok(render::records(&converted::<_, RecordSet>(&[r])?, out))
     };
@@ -465,11 +532,7 @@ async fn records(
     }
 }
 
-async fn pools(
-    c: &mut AdminServiceClient<Channel>,
-    action: Action,
-    out: Output,
-) -> Result<String, CtlError> {
+async fn pools(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
     let show = |p: pb::Pool| -> Result<String, CtlError> {
         Ok(render::pools(&converted::<_, Pool>(&[p])?, out))
     };
@@ -505,11 +568,7 @@ async fn pools(
     }
 }
 
-async fn checks(
-    c: &mut AdminServiceClient<Channel>,
-    action: Action,
-    out: Output,
-) -> Result<String, CtlError> {
+async fn checks(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
     let show = |k: pb::Check| -> Result<String, CtlError> {
         Ok(render::checks(&converted::<_, Check>(&[k])?, out))
     };
@@ -543,7 +602,7 @@ async fn checks(
 }
 
 async fn member_rows(
-    c: &mut AdminServiceClient<Channel>,
+    c: &mut Client,
     members: Vec<pb::Member>,
 ) -> Result<Vec<(Member, pb::MemberStatus)>, CtlError> {
     let mut rows = Vec::new();
@@ -557,11 +616,7 @@ async fn member_rows(
     Ok(rows)
 }
 
-async fn members(
-    c: &mut AdminServiceClient<Channel>,
-    action: Action,
-    out: Output,
-) -> Result<String, CtlError> {
+async fn members(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
     match action {
         Action::List { pool, .. } => {
             let pool_id =
@@ -611,7 +666,7 @@ async fn members(
 }
 
 async fn ephemeral(
-    c: &mut AdminServiceClient<Channel>,
+    c: &mut Client,
     action: EphemeralAction,
     out: Output,
 ) -> Result<String, CtlError> {
