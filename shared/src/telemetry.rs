@@ -30,8 +30,14 @@ impl FromStr for LogFormat {
 
 /// Install the global subscriber.
 pub fn init(format: LogFormat) {
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    // openraft narrates every vote and append at info; its warnings and
+    // errors are what an operator needs, unless RUST_LOG asks for more.
+    let mut spec = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    if !spec.contains("openraft") {
+        spec.push_str(",openraft=warn");
+    }
+    let filter = tracing_subscriber::EnvFilter::try_new(&spec)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
