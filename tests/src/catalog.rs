@@ -71,3 +71,19 @@ pub fn a_record(name: &str, pools: &[&str]) -> String {
         pools.join(", ")
     )
 }
+
+/// The zone, an HTTP check every 1 s (timeout 500 ms), pool `web` with
+/// members `web-1` at `a` and `web-2` at `b`, and `www.example.test` on it.
+pub fn web_pair(a: SocketAddr, b: SocketAddr) -> String {
+    format!(
+        "{ZONE}{}{}{}",
+        http_check("http", "1s", "500ms"),
+        pool(
+            "web",
+            Some("http"),
+            "",
+            &[member("web-1", a, ""), member("web-2", b, "")]
+        ),
+        a_record("www.example.test", &["web"])
+    )
+}

@@ -5,14 +5,17 @@
 
 pub mod bins;
 pub mod catalog;
+pub mod cluster;
 pub mod dns;
 pub mod local;
 pub mod mesh;
 pub mod netns;
 pub mod process;
 pub mod wait;
+pub mod watcher;
 
 pub use catalog::ZONE;
 pub use local::LocalMesh;
 pub use mesh::{Agent, Aggregator, Backend, Edge};
 pub use wait::{temp_dir, wait_until};
+pub use watcher::{Watched, Watcher};

@@ -118,6 +118,33 @@ impl Aggregator {
         applied_version(&out).unwrap_or_else(|| panic!("no version in {out}"))
     }
 
+    /// Number of health-log entries of `pool`/`name`.
+    pub fn log_len(&self, pool: &str, name: &str) -> usize {
+        let member = self.member(pool, name);
+        let id = member["id"].as_u64().expect("member id").to_string();
+        self.ctl_json(&["logs", &id]).as_array().map_or(0, Vec::len)
+    }
+
+    /// Agents connected now, per `gslbctl agents`.
+    pub fn connected_agents(&self) -> usize {
+        let agents = self.ctl_json(&["agents"]);
+        agents
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|a| a["connected"] == true)
+            .count()
+    }
+
+    /// The value of the metric whose name starts with `name` (0 if absent).
+    pub fn metric(&self, name: &str) -> u64 {
+        let text = crate::dns::http_get(self.http, "/metrics").1;
+        text.lines()
+            .filter(|l| l.starts_with(name))
+            .find_map(|l| l.rsplit(' ').next().and_then(|v| v.parse().ok()))
+            .unwrap_or(0)
+    }
+
     /// The id of pool `name`.
     pub fn pool_id(&self, name: &str) -> u64 {
         let pools = self.ctl_json(&["pools", "list"]);

@@ -5,6 +5,7 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod backup;
+mod cluster;
 mod ephemeral;
 mod quorum;
 mod restart;

@@ -1,0 +1,153 @@
+//! A Raft cluster of real `gslb-aggregator` processes on loopback: node `i`
+//! listens for gRPC on `127.0.NET.i:7000` (each scenario its own `NET`, so
+//! ports never collide), stores under `DIR/nodeI`, and may be killed and
+//! restarted on the same address.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::mesh::Aggregator;
+use crate::wait::wait_until;
+
+/// The cluster's processes (killed on drop).
+pub struct Cluster {
+    /// Node `i` at index `i - 1`; `None` while it is down.
+    pub nodes: Vec<Option<Aggregator>>,
+    dir: PathBuf,
+    net: u8,
+    extra: Vec<String>,
+}
+
+impl Cluster {
+    /// Start `size` nodes forming one cluster, each with `extra` flags.
+    pub fn start(dir: &Path, net: u8, size: u64, extra: &[&str]) -> Cluster {
+        let mut cluster = Cluster {
+            nodes: (0..size).map(|_| None).collect(),
+            dir: dir.to_path_buf(),
+            net,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        for id in 1..=size {
+            cluster.start_node(id);
+        }
+        cluster
+    }
+
+    /// Node `id`'s gRPC address.
+    pub fn addr(&self, id: u64) -> String {
+        format!("127.0.{}.{id}:7000", self.net)
+    }
+
+    /// Every node's URL, comma-separated (for agents' and edges' lists).
+    pub fn urls(&self) -> String {
+        self.ids()
+            .map(|id| format!("http://{}", self.addr(id)))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn ids(&self) -> impl Iterator<Item = u64> + use<> {
+        1..=self.nodes.len() as u64
+    }
+
+    /// Start (or restart) node `id` on its address with its data directory.
+    pub fn start_node(&mut self, id: u64) {
+        let peers = self
+            .ids()
+            .map(|i| format!("{i}={}", self.addr(i)))
+            .collect::<Vec<_>>()
+            .join(",");
+        let node_id = id.to_string();
+        let mut args = vec!["--node-id", &node_id, "--peers", &peers];
+        args.extend(self.extra.iter().map(String::as_str));
+        let data = self.dir.join(format!("node{id}"));
+        let agg = Aggregator::start_with(None, &data, &self.addr(id), &args);
+        self.nodes[(id - 1) as usize] = Some(agg);
+    }
+
+    /// SIGKILL node `id` (no shutdown of any kind) and reap it.
+    pub fn kill(&mut self, id: u64) {
+        if let Some(mut agg) = self.nodes[(id - 1) as usize].take() {
+            agg.proc.kill();
+        }
+    }
+
+    /// Node `id`, which must be running.
+    pub fn node(&self, id: u64) -> &Aggregator {
+        self.nodes[(id - 1) as usize]
+            .as_ref()
+            .unwrap_or_else(|| panic!("node {id} is down"))
+    }
+
+    /// The running nodes' ids.
+    pub fn running(&self) -> Vec<u64> {
+        self.ids()
+            .filter(|id| self.nodes[(id - 1) as usize].is_some())
+            .collect()
+    }
+
+    /// Node `id`'s own view (`gslbctl cluster status --stale -o json`);
+    /// Null when it does not answer.
+    pub fn status(&self, id: u64) -> Value {
+        let (ok, out, _) = self
+            .node(id)
+            .try_ctl(&["--stale", "-o", "json", "cluster", "status"]);
+        if !ok {
+            return Value::Null;
+        }
+        serde_json::from_str(&out).unwrap_or(Value::Null)
+    }
+
+    /// Wait until a running node leads with its quorum confirmed; its id.
+    pub fn leader(&self, secs: u64) -> u64 {
+        let mut leader = 0;
+        wait_until(secs, "a confirmed leader", || {
+            leader = self
+                .running()
+                .into_iter()
+                .find(|id| self.status(*id)["role"] == "leader")
+                .unwrap_or(0);
+            leader != 0
+        });
+        leader
+    }
+
+    /// Wait until every running node has applied the same index, at least
+    /// `index`; that index.
+    pub fn converged(&self, index: u64, secs: u64) -> u64 {
+        let mut applied = 0;
+        wait_until(secs, &format!("every node applied {index}"), || {
+            let all: Vec<u64> = self
+                .running()
+                .into_iter()
+                .map(|id| self.status(id)["appliedIndex"].as_u64().unwrap_or(0))
+                .collect();
+            applied = all[0];
+            all.iter().all(|a| *a == applied && *a >= index)
+        });
+        applied
+    }
+}
+
+impl Drop for Cluster {
+    /// After a failure, show what each node logged last (the processes
+    /// themselves are killed by their own drop).
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Some(node) = node {
+                let lines = node.proc.stderr.all();
+                let tail = &lines[lines.len().saturating_sub(40)..];
+                eprintln!(
+                    "--- node {} (last {} log lines)\n{}",
+                    i + 1,
+                    tail.len(),
+                    tail.join("\n")
+                );
+            }
+        }
+    }
+}

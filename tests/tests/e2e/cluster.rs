@@ -1,0 +1,236 @@
+//! A three-node aggregator cluster (real processes on loopback) with agents
+//! and an edge given every node's address: the leader is killed with
+//! SIGKILL under 1,000 numbered config writes, then all three are killed
+//! right after an acknowledged write. Nothing acknowledged is lost or
+//! doubled, writes resume after the election, the edge answers every
+//! query with versions that never go down, and no member's health flips.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use gslb_aggregator::ctl::{Cli, CtlError, run};
+use gslb_e2e::catalog::web_pair;
+use gslb_e2e::cluster::Cluster;
+use gslb_e2e::{Agent, Aggregator, Backend, Edge, Watcher, ZONE, temp_dir, wait_until};
+
+const WRITES: usize = 1_000;
+
+/// How a numbered write ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The cluster acknowledged it.
+    Acknowledged,
+    /// A retry found it already there: an earlier attempt was committed
+    /// although its acknowledgement was lost with the leader.
+    FoundOnRetry,
+}
+
+/// Create TXT record set `n{n}` through in-process gslbctl (which follows
+/// leader hints), trying the next node when one is unreachable and again
+/// while there is no leader; gives up after 30 s.
+fn write(servers: &[String], next: &mut usize, n: usize, dir: &Path) -> Outcome {
+    let file = dir.join("write.json");
+    let body = format!(
+        r#"{{"zone": 1, "name": "n{n}.example.test", "type": "TXT", "data": {{"static": [{{"txt": ["write {n}"]}}]}}}}"#
+    );
+    std::fs::write(&file, body).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut retried = false;
+    loop {
+        let server = &servers[*next % servers.len()];
+        let cli = Cli::try_parse_from([
+            "gslbctl",
+            "--server",
+            server,
+            "records",
+            "create",
+            "-f",
+            file.to_str().unwrap(),
+        ])
+        .unwrap();
+        match runtime.block_on(run(cli)) {
+            Ok(_) => return Outcome::Acknowledged,
+            Err(CtlError::Server(s)) if s.message().contains("already has") && retried => {
+                return Outcome::FoundOnRetry;
+            }
+            Err(CtlError::Connect { .. }) => *next += 1,
+            Err(e) => {
+                // No leader yet, or a quorum not reached: the same write again.
+                assert!(
+                    !e.to_string().contains("already has"),
+                    "write {n} was refused on its first attempt: {e}"
+                );
+            }
+        }
+        retried = true;
+        assert!(
+            Instant::now() < deadline,
+            "write {n} not acknowledged in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The numbered record names a node holds (a local, stale read of it).
+fn numbered(node: &Aggregator) -> Vec<String> {
+    let list = node.ctl_json(&["--stale", "records", "list"]);
+    list.as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .filter(|n| n.starts_with('n') && n.ends_with(".example.test"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
+    let dir = temp_dir("cluster-kill");
+    let a = Backend::start(None, "127.0.8.101:0");
+    let b = Backend::start(None, "127.0.8.102:0");
+    let mut cluster = Cluster::start(&dir, 8, 3, &["--startup-window", "2s"]);
+    let leader = cluster.leader(30);
+    let version = cluster.node(leader).apply(&web_pair(a.addr, b.addr), &dir);
+    let urls = cluster.urls();
+    let _agents: Vec<Agent> = [("fra1", "eu"), ("iad1", "us"), ("sin1", "ap")]
+        .iter()
+        .map(|(loc, region)| Agent::start(None, loc, region, &urls))
+        .collect();
+    let edge = Edge::start(None, Some(&urls), &dir.join("cache"), "127.0.0.1:0", &[]);
+    let dns = edge.dns();
+    edge.wait_version(version);
+    wait_until(30, "both members up", || {
+        let l = cluster.node(leader);
+        l.health("web", "web-1") == "up" && l.health("web", "web-2") == "up"
+    });
+    let logs = |node: &Aggregator| (node.log_len("web", "web-1"), node.log_len("web", "web-2"));
+    let before = logs(cluster.node(leader));
+    let watcher = Watcher::start(
+        &edge,
+        dns,
+        vec![
+            "127.0.8.101".parse().unwrap(),
+            "127.0.8.102".parse().unwrap(),
+        ],
+    );
+
+    // The writer: 1,000 numbered writes, each until acknowledged.
+    let servers: Vec<String> = urls.split(',').map(str::to_owned).collect();
+    let done = Arc::new(AtomicUsize::new(0));
+    let killed = Arc::new(AtomicBool::new(false));
+    let (d, k, scratch) = (done.clone(), killed.clone(), dir.clone());
+    let writer = std::thread::spawn(move || {
+        let mut next = 0;
+        let mut outcomes = Vec::with_capacity(WRITES);
+        let mut after_kill = 0;
+        for n in 0..WRITES {
+            outcomes.push(write(&servers, &mut next, n, &scratch));
+            if k.load(Ordering::Relaxed) {
+                after_kill += 1;
+            }
+            d.store(n + 1, Ordering::Relaxed);
+        }
+        (outcomes, after_kill)
+    });
+    wait_until(120, "300 writes acknowledged", || {
+        done.load(Ordering::Relaxed) >= 300
+    });
+    let kill_at = Instant::now();
+    cluster.kill(leader);
+    killed.store(true, Ordering::Relaxed);
+    let new_leader = cluster.leader(30);
+    let elected = kill_at.elapsed();
+    assert_ne!(new_leader, leader);
+    let (outcomes, after_kill) = writer.join().unwrap();
+    assert!(after_kill > 500, "only {after_kill} writes after the kill");
+
+    // Every write is on both survivors, each exactly once.
+    let applied = cluster.converged(0, 30);
+    for id in cluster.running() {
+        let names = numbered(cluster.node(id));
+        let unique: BTreeSet<&String> = names.iter().collect();
+        assert_eq!(names.len(), unique.len(), "node {id} holds a write twice");
+        for (n, outcome) in outcomes.iter().enumerate() {
+            assert!(
+                unique.contains(&format!("n{n}.example.test")),
+                "node {id} lacks write {n} ({outcome:?})"
+            );
+        }
+        assert_eq!(unique.len(), WRITES, "node {id} holds writes never made");
+    }
+
+    // The new leader decides only after its startup gate, and nothing flipped.
+    let now_leader = cluster.node(new_leader);
+    wait_until(30, "the new leader's startup gate to open", || {
+        now_leader.metric("gslb_aggregator_decisions_enabled") == 1
+    });
+    let accepted = now_leader.metric("gslb_aggregator_results_accepted");
+    wait_until(20, "two cycles of results after the gate", || {
+        now_leader.metric("gslb_aggregator_results_accepted") >= accepted + 12
+    });
+    assert_eq!(
+        logs(now_leader),
+        before,
+        "health changed across the failover"
+    );
+    assert_eq!(now_leader.health("web", "web-1"), "up");
+
+    // The old leader comes back and catches up.
+    cluster.start_node(leader);
+    cluster.converged(applied, 60);
+    assert_eq!(numbered(cluster.node(leader)).len(), WRITES);
+
+    let watched = watcher.finish();
+    assert!(watched.queries > 100, "only {} queries", watched.queries);
+    assert_eq!(watched.failures, 0, "{watched:?}");
+    assert_eq!(watched.decreases, 0, "{watched:?}");
+    let found = outcomes
+        .iter()
+        .filter(|o| **o == Outcome::FoundOnRetry)
+        .count();
+    println!(
+        "election after kill -9: {} ms; writes after the kill: {after_kill}; committed but unacknowledged: {found}; {watched:?}",
+        elected.as_millis()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
+    let dir = temp_dir("cluster-all");
+    let mut cluster = Cluster::start(&dir, 9, 3, &[]);
+    let leader = cluster.leader(30);
+    cluster.node(leader).apply(ZONE, &dir);
+    let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
+    assert_eq!(write(&servers, &mut 0, 7, &dir), Outcome::Acknowledged);
+    for id in 1..=3 {
+        cluster.kill(id);
+    }
+    for id in 1..=3 {
+        cluster.start_node(id);
+    }
+    let leader = cluster.leader(30);
+    // A linearizable read through a follower is sent to the leader.
+    let follower = cluster
+        .running()
+        .into_iter()
+        .find(|id| *id != leader)
+        .unwrap();
+    let list = cluster.node(follower).ctl_json(&["records", "list"]);
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(names.contains(&"n7.example.test"), "{names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
