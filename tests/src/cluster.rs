@@ -1,7 +1,8 @@
-//! A Raft cluster of real `gslb-aggregator` processes on loopback: node `i`
-//! listens for gRPC on `127.0.NET.i:7000` (each scenario its own `NET`, so
-//! ports never collide), stores under `DIR/nodeI`, and may be killed and
-//! restarted on the same address.
+//! A Raft cluster of real `gslb-aggregator` processes: on loopback, node
+//! `i` listens for gRPC on `127.0.NET.i:7000` (each scenario its own `NET`,
+//! so ports never collide); or each node in a network namespace of its own
+//! at an address there. Node `i` stores under `DIR/nodeI` and may be killed
+//! and restarted on the same address.
 
 use std::path::{Path, PathBuf};
 
@@ -15,20 +16,29 @@ pub struct Cluster {
     /// Node `i` at index `i - 1`; `None` while it is down.
     pub nodes: Vec<Option<Aggregator>>,
     dir: PathBuf,
-    net: u8,
+    /// Node `i`'s namespace (if any) and gRPC address, at index `i - 1`.
+    places: Vec<(Option<String>, String)>,
     extra: Vec<String>,
 }
 
 impl Cluster {
-    /// Start `size` nodes forming one cluster, each with `extra` flags.
+    /// Start `size` nodes on loopback forming one cluster, each with `extra` flags.
     pub fn start(dir: &Path, net: u8, size: u64, extra: &[&str]) -> Cluster {
+        let places = (1..=size)
+            .map(|i| (None, format!("127.0.{net}.{i}:7000")))
+            .collect();
+        Cluster::start_at(dir, places, extra)
+    }
+
+    /// Start one node per `(namespace, gRPC address)`, node ids from 1.
+    pub fn start_at(dir: &Path, places: Vec<(Option<String>, String)>, extra: &[&str]) -> Cluster {
         let mut cluster = Cluster {
-            nodes: (0..size).map(|_| None).collect(),
+            nodes: places.iter().map(|_| None).collect(),
             dir: dir.to_path_buf(),
-            net,
+            places,
             extra: extra.iter().map(|s| s.to_string()).collect(),
         };
-        for id in 1..=size {
+        for id in cluster.ids() {
             cluster.start_node(id);
         }
         cluster
@@ -36,7 +46,7 @@ impl Cluster {
 
     /// Node `id`'s gRPC address.
     pub fn addr(&self, id: u64) -> String {
-        format!("127.0.{}.{id}:7000", self.net)
+        self.places[(id - 1) as usize].1.clone()
     }
 
     /// Every node's URL, comma-separated (for agents' and edges' lists).
@@ -62,7 +72,8 @@ impl Cluster {
         let mut args = vec!["--node-id", &node_id, "--peers", &peers];
         args.extend(self.extra.iter().map(String::as_str));
         let data = self.dir.join(format!("node{id}"));
-        let agg = Aggregator::start_with(None, &data, &self.addr(id), &args);
+        let netns = self.places[(id - 1) as usize].0.as_deref();
+        let agg = Aggregator::start_with(netns, &data, &self.addr(id), &args);
         self.nodes[(id - 1) as usize] = Some(agg);
     }
 

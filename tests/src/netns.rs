@@ -87,3 +87,12 @@ impl Drop for Netns {
             .output();
     }
 }
+
+/// Move the calling thread (only it) into namespace `name`, so a helper
+/// thread can observe processes inside it over their loopback addresses.
+pub fn enter(name: &str) {
+    let path = format!("/var/run/netns/{name}");
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("open {path}: {e}"));
+    nix::sched::setns(file, nix::sched::CloneFlags::CLONE_NEWNET)
+        .unwrap_or_else(|e| panic!("setns {name}: {e}"));
+}

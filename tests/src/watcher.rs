@@ -41,13 +41,18 @@ pub struct Watcher {
 
 impl Watcher {
     /// Ask `dns` for `www.example.test` A every 10 ms, expecting `want`
-    /// (in any order), and read `edge`'s version as often.
+    /// (in any order), and read `edge`'s version as often (from inside the
+    /// edge's network namespace, if it has one).
     pub fn start(edge: &Edge, dns: SocketAddr, mut want: Vec<Ipv4Addr>) -> Watcher {
         want.sort();
         let counts = Arc::new(Counts::default());
         let status = edge.status;
+        let netns = edge.netns.clone();
         let c = counts.clone();
         let thread = std::thread::spawn(move || {
+            if let Some(ns) = netns {
+                crate::netns::enter(&ns);
+            }
             let mut version = 0;
             while !c.stop.load(Ordering::Relaxed) {
                 let mut got = query_a(dns, NAME, Duration::from_secs(1)).unwrap_or_default();
