@@ -96,7 +96,8 @@ impl Cluster {
         let node_config = NodeConfig {
             heartbeat: config.heartbeat,
             election: config.election,
-            ..NodeConfig::default()
+            snapshot_every: config.snapshot_every,
+            keep_logs: config.snapshot_every / 10,
         };
         let (events, received) = tokio::sync::mpsc::unbounded_channel();
         let (id, dir) = (config.node_id, data_dir.to_path_buf());

@@ -65,6 +65,10 @@ pub struct Settings {
     /// Raft leader heartbeat interval [default: 150ms].
     #[arg(long)]
     pub heartbeat_interval: Option<String>,
+    /// Snapshot the state and compact the Raft log every this many entries;
+    /// a tenth of it stays in the log for followers briefly away [default: 10000].
+    #[arg(long)]
+    pub snapshot_every: Option<u64>,
 }
 
 /// Raft settings of a cluster node.
@@ -78,6 +82,8 @@ pub struct ClusterConfig {
     pub heartbeat: Duration,
     /// Election timeout range.
     pub election: (Duration, Duration),
+    /// Log entries between snapshots.
+    pub snapshot_every: u64,
 }
 
 /// Validated settings.
@@ -124,6 +130,7 @@ impl Settings {
             },
             election_timeout: self.election_timeout.or(file.election_timeout),
             heartbeat_interval: self.heartbeat_interval.or(file.heartbeat_interval),
+            snapshot_every: self.snapshot_every.or(file.snapshot_every),
         })
     }
 
@@ -231,11 +238,16 @@ impl Settings {
         if election > Duration::from_secs(60) {
             return Err(invalid("election-timeout", "must be at most 60s"));
         }
+        let snapshot_every = self.snapshot_every.unwrap_or(10_000);
+        if !(10..=10_000_000).contains(&snapshot_every) {
+            return Err(invalid("snapshot-every", "must be between 10 and 10000000"));
+        }
         Ok(Some(ClusterConfig {
             node_id,
             peers,
             heartbeat,
             election: (election, election * 2),
+            snapshot_every,
         }))
     }
 }

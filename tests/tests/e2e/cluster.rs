@@ -96,7 +96,14 @@ fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
     let dir = temp_dir("cluster-kill");
     let a = Backend::start(None, "127.0.8.101:0");
     let b = Backend::start(None, "127.0.8.102:0");
-    let mut cluster = Cluster::start(&dir, 8, 3, &["--startup-window", "2s"]);
+    // Snapshots every 100 entries keeping 10: the old leader, away for
+    // some 700 writes, must catch up from a snapshot.
+    let mut cluster = Cluster::start(
+        &dir,
+        8,
+        3,
+        &["--startup-window", "2s", "--snapshot-every", "100"],
+    );
     let leader = cluster.leader(30);
     let version = cluster.node(leader).apply(&web_pair(a.addr, b.addr), &dir);
     let urls = cluster.urls();
@@ -183,10 +190,18 @@ fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
     );
     assert_eq!(now_leader.health("web", "web-1"), "up");
 
-    // The old leader comes back and catches up.
+    // The old leader comes back and catches up (from a snapshot).
     cluster.start_node(leader);
     cluster.converged(applied, 60);
     assert_eq!(numbered(cluster.node(leader)).len(), WRITES);
+    assert!(
+        cluster
+            .node(leader)
+            .proc
+            .stderr
+            .contains("snapshot installed"),
+        "the old leader caught up without a snapshot"
+    );
 
     let watched = watcher.finish();
     assert!(watched.queries > 100, "only {} queries", watched.queries);
@@ -232,5 +247,116 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
         .filter_map(|r| r["name"].as_str())
         .collect();
     assert!(names.contains(&"n7.example.test"), "{names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Voter ids per `gslbctl cluster status` (asked of any node, answered by the leader).
+fn voters(node: &Aggregator) -> Vec<u64> {
+    let status = node.ctl_json(&["cluster", "status"]);
+    status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["voter"] == true)
+        .map(|n| n["id"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_node_joins_and_leaves_under_load_and_bad_joins_change_nothing() {
+    let dir = temp_dir("cluster-join");
+    let cluster = Cluster::start(&dir, 10, 3, &[]);
+    let leader = cluster.leader(30);
+    cluster.node(leader).apply(ZONE, &dir);
+    let four = Aggregator::start_with(
+        None,
+        &dir.join("node4"),
+        "127.0.10.4:7000",
+        &["--node-id", "4"],
+    );
+    let l = cluster.node(leader);
+
+    // Refused joins leave the membership as it was.
+    for (args, why) in [
+        (
+            ["--id", "2", "--address", "127.0.10.4:7000"],
+            "node 2 is already a member",
+        ),
+        (
+            ["--id", "5", "--address", "127.0.10.5:7000"],
+            "not reachable at 127.0.10.5:7000",
+        ),
+        (["--id", "5", "--address", "127.0.10.4:7000"], "is node 4"),
+        (
+            ["--id", "5", "--address", "127.0.10.4"],
+            "must be HOST:PORT",
+        ),
+    ] {
+        let mut all = vec!["cluster", "join"];
+        all.extend_from_slice(&args);
+        let (ok, out, err) = l.try_ctl(&all);
+        assert!(!ok && err.contains(why), "join {args:?}: {out}{err}");
+        assert_eq!(voters(l), [1, 2, 3]);
+    }
+
+    // Under a steady stream of writes, node 4 joins, catches up, then leaves.
+    let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicUsize::new(0));
+    let (s, c, scratch) = (stop.clone(), count.clone(), dir.join("writes"));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut next = 0;
+        let mut n = 0;
+        while !s.load(Ordering::Relaxed) {
+            write(&servers, &mut next, n, &scratch);
+            n += 1;
+            c.store(n, Ordering::Relaxed);
+        }
+        n
+    });
+    let written_at_least = |n: usize| {
+        wait_until(60, &format!("{n} writes"), || {
+            count.load(Ordering::Relaxed) >= n
+        });
+    };
+    written_at_least(50);
+    l.ctl(&[
+        "cluster",
+        "join",
+        "--id",
+        "4",
+        "--address",
+        "127.0.10.4:7000",
+    ]);
+    assert_eq!(voters(l), [1, 2, 3, 4]);
+    let four_applied = || {
+        let s = four.ctl_json(&["--stale", "cluster", "status"]);
+        (
+            s["role"].as_str().unwrap_or("").to_owned(),
+            s["appliedIndex"].as_u64().unwrap_or(0),
+        )
+    };
+    let target = cluster.status(leader)["appliedIndex"].as_u64().unwrap();
+    wait_until(30, "node 4 following and caught up", || {
+        let (role, applied) = four_applied();
+        role == "follower" && applied >= target
+    });
+    let joined = count.load(Ordering::Relaxed);
+    written_at_least(joined + 50);
+    l.ctl(&["cluster", "remove", "--id", "4"]);
+    assert_eq!(voters(l), [1, 2, 3]);
+    let removed = count.load(Ordering::Relaxed);
+    written_at_least(removed + 50);
+    stop.store(true, Ordering::Relaxed);
+    let written = writer.join().unwrap();
+
+    // Every write is on the three remaining members.
+    let applied = cluster.converged(0, 30);
+    for id in cluster.running() {
+        let names: BTreeSet<String> = numbered(cluster.node(id)).into_iter().collect();
+        assert_eq!(names.len(), written, "node {id}");
+    }
+    println!("{written} writes while node 4 joined and left; applied {applied}");
     let _ = std::fs::remove_dir_all(&dir);
 }
