@@ -78,6 +78,28 @@ impl Collector for State {
             "1 once the startup gate is open",
             u64::from(gate),
         )?;
+        if let Some(cluster) = service.cluster() {
+            let m = cluster.raft.metrics().borrow().clone();
+            gauge(
+                &mut e,
+                "raft_leader",
+                "1 while this node leads with its quorum confirmed (and decides)",
+                u64::from(cluster.leading()),
+            )?;
+            gauge(&mut e, "raft_term", "Current Raft term", m.current_term)?;
+            gauge(
+                &mut e,
+                "raft_last_log_index",
+                "Last index in this node's Raft log",
+                m.last_log_index.unwrap_or(0),
+            )?;
+            gauge(
+                &mut e,
+                "raft_applied_index",
+                "Last Raft index applied here",
+                m.last_applied.map_or(0, |l| l.index),
+            )?;
+        }
         counter(
             &mut e,
             "results_accepted",

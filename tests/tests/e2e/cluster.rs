@@ -224,6 +224,26 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     let mut cluster = Cluster::start(&dir, 9, 3, &[]);
     let leader = cluster.leader(30);
     cluster.node(leader).apply(ZONE, &dir);
+    // A write that breaks a rule, sent to a follower (and on to the leader),
+    // is refused naming the field, and never enters the log.
+    let follower = cluster
+        .running()
+        .into_iter()
+        .find(|id| *id != leader)
+        .unwrap();
+    let before = cluster.status(leader)["lastLogIndex"].as_u64().unwrap();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"zone": 1, "name": "elsewhere.example.org", "type": "TXT", "data": {"static": [{"txt": ["x"]}]}}"#).unwrap();
+    let (ok, _, err) =
+        cluster
+            .node(follower)
+            .try_ctl(&["records", "create", "-f", bad.to_str().unwrap()]);
+    assert!(!ok && err.contains("name"), "{err}");
+    assert_eq!(
+        cluster.status(leader)["lastLogIndex"].as_u64().unwrap(),
+        before
+    );
+    assert!(cluster.node(leader).metric("gslb_aggregator_raft_leader") == 1);
     let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
     assert_eq!(write(&servers, &mut 0, 7, &dir), Outcome::Acknowledged);
     for id in 1..=3 {
