@@ -1,13 +1,11 @@
-//! Raft replication of the aggregator's durable writes (issue 7), on
-//! openraft 0.9 with sled underneath. So far: the type configuration, the
-//! replicated command (exactly the single-node store's [`Commit`] plus its
-//! health-log lines) and the storage openraft needs: a sled log store and a
-//! state machine that applies commands to a [`SledStore`](crate::store::SledStore),
-//! both checked by openraft's storage conformance suite; Raft messages over
-//! gRPC (`network`); a node with its timing and compaction (`node`). Not
-//! yet wired into the running aggregator (no `--node-id`/`--peers`, no
-//! membership commands, no routing of agents, edges and admin writes to the
-//! leader): a single node still writes its store directly.
+//! Raft replication of the aggregator's durable writes, on openraft 0.9
+//! with sled underneath: the type configuration, the replicated command
+//! (exactly the single-node store's [`Commit`] plus its health-log lines),
+//! the storage openraft needs (a sled log store and a state machine that
+//! applies commands to a [`SledStore`](crate::store::SledStore), both
+//! checked by openraft's storage conformance suite), Raft messages over
+//! gRPC (`network`) and a node with its timing and compaction (`node`).
+//! `crate::cluster` runs a node inside the aggregator.
 
 // openraft's storage traits fix the error type (`StorageError`, 200+
 // bytes); our helpers return the same type rather than convert at every call.

@@ -113,7 +113,7 @@ fn every_example_config_is_parsed_by_its_binary() {
         };
         match name.as_str() {
             "agent.toml" => drop(as_config("gslb-agent")),
-            "aggregator.toml" => drop(as_config("gslb-aggregator")),
+            "aggregator.toml" | "aggregator-cluster.toml" => drop(as_config("gslb-aggregator")),
             "edge.toml" | "edge-production.toml" => drop(as_config("gslb-edge")),
             "quickstart.toml" => {
                 let desired = gslb_aggregator::declarative::parse(&text)
