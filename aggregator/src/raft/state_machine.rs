@@ -42,6 +42,9 @@ struct Stored {
     data: Vec<u8>,
 }
 
+/// The applied state with the log id and membership it reflects.
+type Consistent = (Loaded, Option<LogId<u64>>, StoredMembership<u64, BasicNode>);
+
 /// The state machine over a shared store; clones share it.
 #[derive(Debug, Clone)]
 pub struct StateMachine {
@@ -101,21 +104,32 @@ impl StateMachine {
     /// installed (the read is retried until that holds), so a control core
     /// rebuilt from it misses nothing and repeats nothing.
     pub fn load_consistent(&self) -> Result<Loaded, StoreError> {
+        self.consistent()
+            .map(|(loaded, _, _)| loaded)
+            .map_err(|e| StoreError::Db(e.to_string()))
+    }
+
+    /// The state with the log id and membership it reflects, all read while
+    /// nothing was applied or installed: entries go on being applied while
+    /// a snapshot is built, and a snapshot claiming an entry its data lacks
+    /// would lose that entry on every node installing it.
+    fn consistent(&self) -> Result<Consistent, StorageError> {
+        let db = |e: StoreError| io_error(StorageIOError::read_state_machine, &e);
         for _ in 0..200 {
-            let before = self.store.meta_get(APPLIED)?;
-            if self.store.meta_get(INSTALLING)?.is_none() {
-                let loaded = self.store.load()?;
-                if self.store.meta_get(APPLIED)? == before
-                    && self.store.meta_get(INSTALLING)?.is_none()
-                {
-                    return Ok(loaded);
+            let before = self.read(APPLIED)?;
+            if self.read(INSTALLING)?.is_none() {
+                let loaded = self.store.load().map_err(db)?;
+                let applied = self.applied()?;
+                let membership = self.membership()?;
+                if self.read(APPLIED)? == before && self.read(INSTALLING)?.is_none() {
+                    return Ok((loaded, applied, membership));
                 }
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        Err(StoreError::Db(
+        Err(db(StoreError::Db(
             "the applied state kept changing while it was read".into(),
-        ))
+        )))
     }
 
     fn read(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
@@ -144,19 +158,15 @@ impl StateMachine {
 
 impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
-        let loaded = self
-            .store
-            .load()
-            .map_err(|e| io_error(StorageIOError::read_state_machine, &e))?;
+        let (loaded, last_log_id, last_membership) = self.consistent()?;
         let body = Body {
             state: loaded.state,
             latched: loaded.latched.into_iter().collect(),
         };
         let data = encode(&body)?;
-        let last_log_id = self.applied()?;
         let meta = SnapshotMeta {
             last_log_id,
-            last_membership: self.membership()?,
+            last_membership,
             snapshot_id: format!(
                 "{}-{}",
                 last_log_id.map_or(0, |l| l.index),
