@@ -76,6 +76,25 @@ impl Drop for Cluster {
     }
 }
 
+/// Refuse a data directory laid out for the other mode: a single node's
+/// store is sled at the top, a cluster node's is `raft-log/` and `state/`;
+/// opening one as the other would start from an empty catalog.
+pub fn check_data_dir(dir: &Path, clustered: bool) -> anyhow::Result<()> {
+    if clustered && dir.join("db").exists() {
+        anyhow::bail!(
+            "data-dir {} holds a single node's store; a cluster node needs a directory of its own (apply your configuration to the cluster once it runs)",
+            dir.display()
+        );
+    }
+    if !clustered && dir.join("raft-log").exists() {
+        anyhow::bail!(
+            "data-dir {} belongs to a cluster node (raft-log/ is there): start it with --node-id (and --peers)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 impl Cluster {
     /// Open this node's Raft storage under `data_dir` and start it; the
     /// lowest id in `--peers`, with an empty log, forms the cluster of all
@@ -232,5 +251,28 @@ impl Cluster {
                 leader: None,
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_data_dir;
+
+    #[test]
+    fn a_data_dir_of_the_other_mode_is_refused() {
+        let dir = std::env::temp_dir().join(format!("gslb-mode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(check_data_dir(&dir, true).is_ok() && check_data_dir(&dir, false).is_ok());
+        std::fs::write(dir.join("db"), b"").unwrap();
+        let err = check_data_dir(&dir, true).unwrap_err().to_string();
+        assert!(err.contains("holds a single node's store"), "{err}");
+        assert!(check_data_dir(&dir, false).is_ok());
+        std::fs::remove_file(dir.join("db")).unwrap();
+        std::fs::create_dir(dir.join("raft-log")).unwrap();
+        let err = check_data_dir(&dir, false).unwrap_err().to_string();
+        assert!(err.contains("start it with --node-id"), "{err}");
+        assert!(check_data_dir(&dir, true).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use gslb_aggregator::cluster::{Cluster, RaftStore, follow};
+use gslb_aggregator::cluster::{Cluster, RaftStore, check_data_dir, follow};
 use gslb_aggregator::config::Settings;
 use gslb_aggregator::control::Control;
 use gslb_aggregator::service::{Service, now};
@@ -19,6 +19,7 @@ async fn main() -> anyhow::Result<()> {
     gslb_shared::telemetry::init(config.log_format);
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating {}", config.data_dir.display()))?;
+    check_data_dir(&config.data_dir, config.cluster.is_some())?;
     let (service, follower) = match &config.cluster {
         None => {
             let store = SledStore::open(&config.data_dir).context("opening the store")?;
