@@ -125,17 +125,24 @@ impl Cluster {
     }
 
     /// Wait until every running node has applied the same index, at least
-    /// `index`; that index.
+    /// `index`, and serves the same version from it (its state mirrors the
+    /// log that far); that index.
     pub fn converged(&self, index: u64, secs: u64) -> u64 {
         let mut applied = 0;
         wait_until(secs, &format!("every node applied {index}"), || {
-            let all: Vec<u64> = self
+            let all: Vec<(u64, u64)> = self
                 .running()
                 .into_iter()
-                .map(|id| self.status(id)["appliedIndex"].as_u64().unwrap_or(0))
+                .map(|id| {
+                    let s = self.status(id);
+                    (
+                        s["appliedIndex"].as_u64().unwrap_or(0),
+                        s["version"].as_u64().unwrap_or(0),
+                    )
+                })
                 .collect();
-            applied = all[0];
-            all.iter().all(|a| *a == applied && *a >= index)
+            applied = all[0].0;
+            all.iter().all(|a| *a == all[0] && a.0 >= index)
         });
         applied
     }

@@ -193,7 +193,14 @@ fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
     // The old leader comes back and catches up (from a snapshot).
     cluster.start_node(leader);
     cluster.converged(applied, 60);
-    assert_eq!(numbered(cluster.node(leader)).len(), WRITES);
+    let back: BTreeSet<String> = numbered(cluster.node(leader)).into_iter().collect();
+    let missing: Vec<usize> = (0..WRITES)
+        .filter(|n| !back.contains(&format!("n{n}.example.test")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the old leader lacks writes {missing:?}"
+    );
     assert!(
         cluster
             .node(leader)
@@ -223,7 +230,29 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     let dir = temp_dir("cluster-all");
     let mut cluster = Cluster::start(&dir, 9, 3, &[]);
     let leader = cluster.leader(30);
-    cluster.node(leader).apply(ZONE, &dir);
+    // No agents: both members stay unknown and the pool fails open, so the
+    // edge answers both addresses, from its snapshot while all are down.
+    let (a, b) = ("127.0.9.101:8080", "127.0.9.102:8080");
+    let version = cluster
+        .node(leader)
+        .apply(&web_pair(a.parse().unwrap(), b.parse().unwrap()), &dir);
+    let edge = Edge::start(
+        None,
+        Some(&cluster.urls()),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+        &[],
+    );
+    let dns = edge.dns();
+    edge.wait_version(version);
+    let watcher = Watcher::start(
+        &edge,
+        dns,
+        vec![
+            "127.0.9.101".parse().unwrap(),
+            "127.0.9.102".parse().unwrap(),
+        ],
+    );
     // A write that breaks a rule, sent to a follower (and on to the leader),
     // is refused naming the field, and never enters the log.
     let follower = cluster
@@ -267,6 +296,11 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
         .filter_map(|r| r["name"].as_str())
         .collect();
     assert!(names.contains(&"n7.example.test"), "{names:?}");
+    let after = cluster.status(leader)["version"].as_u64().unwrap();
+    edge.wait_version(after);
+    let watched = watcher.finish();
+    assert_eq!(watched.failures, 0, "{watched:?}");
+    assert_eq!(watched.decreases, 0, "{watched:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
