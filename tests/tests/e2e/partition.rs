@@ -26,7 +26,8 @@ impl Topology {
     fn create() -> Topology {
         let tag = std::process::id();
         let hub = Netns::create(&format!("gslb{tag}hub"));
-        hub.exec(&["sysctl", "-q", "-w", "net.ipv4.ip_forward=1"]);
+        // The hub routes between the nodes (forwarding is per namespace).
+        hub.exec(&["sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"]);
         for addr in [WEB_1, WEB_2] {
             hub.ip(&["addr", "add", &format!("{addr}/32"), "dev", "lo"]);
         }
