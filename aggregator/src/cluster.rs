@@ -60,6 +60,8 @@ pub struct Cluster {
     leading: AtomicBool,
     /// A proposal failed after the control core had moved on: rebuild it.
     diverged: AtomicBool,
+    /// The leader's HTTP address, learnt from it (REST redirects).
+    leader_http: Mutex<Option<(u64, String)>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -166,6 +168,7 @@ impl Cluster {
             handle,
             leading: AtomicBool::new(false),
             diverged: AtomicBool::new(false),
+            leader_http: Mutex::new(None),
         };
         Ok((Arc::new(cluster), received))
     }
@@ -193,6 +196,18 @@ impl Cluster {
         }
         let node = m.membership_config.membership().get_node(&leader)?;
         Some((leader, node.addr.clone()))
+    }
+
+    /// The HTTP address of leader `hint`, asked of it once per leader.
+    pub async fn leader_http(&self, hint: &LeaderHint) -> Option<String> {
+        if let Some((id, http)) = super::service::lock(&self.leader_http).clone()
+            && id == hint.0
+        {
+            return Some(http);
+        }
+        let http = membership::http_address_of(&hint.1).await?;
+        *super::service::lock(&self.leader_http) = Some((hint.0, http.clone()));
+        Some(http)
     }
 
     /// The Raft role as a word (`leader`, `follower`, ...).

@@ -52,6 +52,7 @@ async fn main() -> anyhow::Result<()> {
     let http = tokio::net::TcpListener::bind(config.listen_http)
         .await
         .context("binding the HTTP listener")?;
+    service.set_http_address(advertised_http(http.local_addr()?, &config));
     for (name, listener) in [("grpc", &grpc), ("http", &http)] {
         let addr = listener.local_addr()?;
         if !addr.ip().is_loopback() {
@@ -75,6 +76,24 @@ async fn main() -> anyhow::Result<()> {
         let _ = cluster.raft.shutdown().await;
     }
     served
+}
+
+/// The HTTP listener as other hosts reach it: its own address, or for a
+/// wildcard bind the host this node is known by in `--peers`.
+fn advertised_http(
+    bound: std::net::SocketAddr,
+    config: &gslb_aggregator::config::AggregatorConfig,
+) -> String {
+    if !bound.ip().is_unspecified() {
+        return bound.to_string();
+    }
+    let host = config
+        .cluster
+        .as_ref()
+        .and_then(|c| c.peers.get(&c.node_id))
+        .and_then(|addr| addr.rsplit_once(':').map(|(host, _)| host.to_owned()))
+        .unwrap_or_else(|| "127.0.0.1".to_owned());
+    format!("{host}:{}", bound.port())
 }
 
 async fn shutdown_signal() {

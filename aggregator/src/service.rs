@@ -73,6 +73,9 @@ pub struct Service {
     cluster: Option<Arc<Cluster>>,
     /// Bumped when the node's role changes; agent streams wait on it.
     role: watch::Sender<u64>,
+    /// The HTTP listener's address as clients should reach it (REST
+    /// redirects to the leader use the leader's).
+    http_address: std::sync::OnceLock<String>,
 }
 
 /// Lock a mutex, ignoring poisoning: every critical section here leaves the
@@ -109,7 +112,18 @@ impl Service {
             edges: Mutex::default(),
             cluster,
             role: watch::channel(0).0,
+            http_address: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Record where the HTTP listener can be reached (once, after binding).
+    pub fn set_http_address(&self, address: String) {
+        let _ = self.http_address.set(address);
+    }
+
+    /// Where the HTTP listener can be reached, once bound.
+    pub fn http_address(&self) -> Option<&str> {
+        self.http_address.get().map(String::as_str)
     }
 
     /// The Raft node, in a cluster.

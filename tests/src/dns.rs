@@ -87,8 +87,15 @@ fn rand_id() -> u16 {
 
 /// A plain HTTP/1.1 GET: (status code, body); (0, "") when unreachable.
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let (code, _, body) = http_get_with_headers(addr, path);
+    (code, body)
+}
+
+/// `GET path` over HTTP/1.1; (status, response headers, body). Status 0
+/// when the server cannot be reached.
+pub fn http_get_with_headers(addr: SocketAddr, path: &str) -> (u16, String, String) {
     let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
-        return (0, String::new());
+        return (0, String::new(), String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
     if write!(
@@ -97,7 +104,7 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     )
     .is_err()
     {
-        return (0, String::new());
+        return (0, String::new(), String::new());
     }
     let mut text = String::new();
     let _ = s.read_to_string(&mut text);
@@ -106,9 +113,6 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_owned();
-    (code, body)
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (code, head.to_owned(), body.to_owned())
 }

@@ -1,6 +1,7 @@
 //! Routing admin calls in a cluster. Writes go to the leader: a follower
 //! answers UNAVAILABLE with the leader's address in `gslb-leader` metadata
-//! (gslbctl follows it), or 503 with a `gslb-leader` header over REST.
+//! (gslbctl follows it); over REST it redirects (307) to the leader's REST
+//! listener.
 //! Reads are linearizable by default: the leader confirms its quorum first,
 //! a follower sends the reader to the leader; a read marked stale
 //! (`gslb-stale` metadata or header) is served by whichever node it reaches.
@@ -133,7 +134,21 @@ where
     }
 }
 
-/// The REST side of [`admit`] (axum middleware).
+/// The same path on the leader's HTTP listener, when a leader is known
+/// and tells its address.
+async fn leader_location(service: &Service, path: &str) -> Option<String> {
+    let cluster = service.cluster()?;
+    let hint = cluster.leader()?;
+    if hint.0 == cluster.id {
+        return None;
+    }
+    let http = cluster.leader_http(&hint).await?;
+    Some(format!("http://{http}{path}"))
+}
+
+/// The REST side of [`admit`] (axum middleware): a follower redirects to
+/// the leader's REST listener (307), or answers 503 with the leader's gRPC
+/// address in `gslb-leader` when it cannot learn the leader's.
 pub async fn rest(State(service): State<Arc<Service>>, request: Request, next: Next) -> Response {
     let write = request.method() != axum::http::Method::GET;
     let stale = request.headers().contains_key(STALE)
@@ -144,6 +159,21 @@ pub async fn rest(State(service): State<Arc<Service>>, request: Request, next: N
     match admit(&service, write, stale).await {
         Ok(()) => next.run(request).await,
         Err(status) => {
+            let path = request
+                .uri()
+                .path_and_query()
+                .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+            if let Some(location) = leader_location(&service, &path).await {
+                // 307 keeps the method and body: the client repeats the
+                // call on the leader (curl -L, browsers, most libraries).
+                let mut response = axum::http::StatusCode::TEMPORARY_REDIRECT.into_response();
+                if let Ok(value) = location.parse() {
+                    response
+                        .headers_mut()
+                        .insert(axum::http::header::LOCATION, value);
+                }
+                return response;
+            }
             let leader = status.metadata().get(LEADER).cloned();
             let body = axum::Json(serde_json::json!({
                 "error": {"code": "unavailable", "message": status.message()}

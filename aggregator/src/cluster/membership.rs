@@ -30,6 +30,7 @@ pub fn status(service: &Service) -> pb::ClusterStatus {
         return pb::ClusterStatus {
             role: "single".into(),
             version,
+            http_address: service.http_address().unwrap_or_default().to_owned(),
             ..Default::default()
         };
     };
@@ -65,7 +66,25 @@ pub fn status(service: &Service) -> pb::ClusterStatus {
         applied_index: m.last_applied.map_or(0, |l| l.index),
         version,
         nodes,
+        http_address: service.http_address().unwrap_or_default().to_owned(),
     }
+}
+
+/// The HTTP address node at gRPC `address` reports (its own view, asked
+/// stale so a follower answers too).
+pub async fn http_address_of(address: &str) -> Option<String> {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .ok()?
+        .connect_timeout(Duration::from_secs(1))
+        .timeout(Duration::from_secs(1));
+    let channel = endpoint.connect().await.ok()?;
+    let mut ask = Request::new(pb::ClusterStatusRequest {});
+    ask.metadata_mut().insert(
+        super::gate::STALE,
+        tonic::metadata::MetadataValue::from_static("1"),
+    );
+    let status = ClusterServiceClient::new(channel).status(ask).await.ok()?;
+    Some(status.into_inner().http_address).filter(|a| !a.is_empty())
 }
 
 fn cluster(service: &Service) -> Result<&Arc<Cluster>, Status> {

@@ -15,6 +15,7 @@ use clap::Parser;
 use gslb_aggregator::ctl::{Cli, CtlError, run};
 use gslb_e2e::catalog::web_pair;
 use gslb_e2e::cluster::Cluster;
+use gslb_e2e::dns::{http_get, http_get_with_headers};
 use gslb_e2e::{Agent, Aggregator, Backend, Edge, Watcher, ZONE, temp_dir, wait_until};
 
 const WRITES: usize = 1_000;
@@ -296,6 +297,18 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
         .filter_map(|r| r["name"].as_str())
         .collect();
     assert!(names.contains(&"n7.example.test"), "{names:?}");
+    // REST on a follower redirects to the same path on the leader's REST
+    // listener; a stale read is answered where it lands.
+    let (code, head, _) =
+        http_get_with_headers(cluster.node(follower).http, "/api/v1/records?limit=5");
+    let location = format!(
+        "location: http://{}/api/v1/records?limit=5",
+        cluster.node(leader).http
+    );
+    assert_eq!(code, 307, "{head}");
+    assert!(head.to_ascii_lowercase().contains(&location), "{head}");
+    let (code, _) = http_get(cluster.node(follower).http, "/api/v1/records?stale");
+    assert_eq!(code, 200);
     let after = cluster.status(leader)["version"].as_u64().unwrap();
     edge.wait_version(after);
     let watched = watcher.finish();
