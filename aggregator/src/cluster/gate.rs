@@ -118,10 +118,10 @@ where
     }
 
     fn call(&mut self, request: http::Request<Body>) -> Self::Future {
-        // The clone is ready (tonic's generated servers always are); the
-        // original stays for the next call.
-        let mut inner = self.inner.clone();
-        std::mem::swap(&mut inner, &mut self.inner);
+        // This call takes the service poll_ready prepared; a fresh clone
+        // stays for the next one (the usual tower pattern).
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
         let service = self.service.clone();
         Box::pin(async move {
             let method = request.uri().path().rsplit('/').next().unwrap_or_default();
