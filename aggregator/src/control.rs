@@ -5,6 +5,7 @@
 //! published the same way. Time comes in as an argument; no sockets here.
 
 mod decisions;
+mod grouped;
 mod replica;
 
 use std::collections::BTreeMap;
@@ -14,13 +15,15 @@ use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Snapshot};
 use crate::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
 use crate::engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
 use crate::feed::{Feed, delta_of};
+pub use grouped::Queued;
+
 use crate::store::{Commit, Latched, Loaded, Store, StoreError};
 
 /// Deltas kept for edges that reconnect.
 pub const FEED_WINDOW: usize = 1_024;
 
 /// A refused or failed control operation.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ControlError {
     /// The write broke a catalog rule; nothing was stored.
     #[error(transparent)]
@@ -126,15 +129,6 @@ impl Control {
     /// Apply writes all-or-nothing; acknowledged only once on disk.
     pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
         self.decides()?;
-        let removed = |changes: &[Change]| -> Vec<(MemberId, Option<Latched>)> {
-            changes
-                .iter()
-                .filter_map(|c| match c.what {
-                    Written::Deleted(ObjectRef::Member(m)) => Some((m, None)),
-                    _ => None,
-                })
-                .collect()
-        };
         let changes = match <[Op; 1]>::try_from(ops) {
             // One write: validate in place, make it durable, then apply; no copy
             // of the catalog (which at 100,000 members costs tens of ms).
@@ -148,7 +142,11 @@ impl Control {
                     version: planned,
                     latched,
                 })?;
-                renumber(std::slice::from_mut(&mut prepared.change), planned, stored);
+                renumber(
+                    self.store.as_ref(),
+                    std::slice::from_mut(&mut prepared.change),
+                    stored,
+                );
                 vec![self.state.commit(prepared)]
             }
             // A batch: all or nothing, validated on a copy.
@@ -161,7 +159,7 @@ impl Control {
                     version: trial.version,
                     latched: removed(&changes),
                 })?;
-                renumber(&mut changes, trial.version, stored);
+                renumber(self.store.as_ref(), &mut changes, stored);
                 trial.version = stored;
                 self.state = trial;
                 changes
@@ -280,11 +278,21 @@ impl Control {
     }
 }
 
-/// A Raft store numbers a commit by its log index: give its changes that
-/// version when it differs from the one planned (a single node keeps its
-/// per-change numbering).
-fn renumber(changes: &mut [Change], planned: u64, stored: u64) {
-    if planned != stored {
+/// Latched state to drop for the members `changes` delete.
+fn removed(changes: &[Change]) -> Vec<(MemberId, Option<Latched>)> {
+    changes
+        .iter()
+        .filter_map(|c| match c.what {
+            Written::Deleted(ObjectRef::Member(m)) => Some((m, None)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A Raft store numbers a commit by its log index: give every change of it
+/// that version (a single node keeps its per-change numbering).
+fn renumber(store: &dyn Store, changes: &mut [Change], stored: u64) {
+    if store.one_version_per_commit() {
         for change in changes {
             change.version = stored;
         }
@@ -328,8 +336,8 @@ impl Control {
         });
         if commit.is_some() || !decided.log.is_empty() {
             let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;
-            if let (Some(commit), Some(stored)) = (&commit, stored) {
-                renumber(&mut decided.expired, commit.version, stored);
+            if let Some(stored) = stored {
+                renumber(self.store.as_ref(), &mut decided.expired, stored);
                 self.state.version = stored;
             }
         }

@@ -64,7 +64,7 @@ pub struct Commit {
 }
 
 /// A storage failure.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The database failed.
     #[error("store: {0}")]
@@ -131,4 +131,10 @@ pub trait Store: Send + Sync + 'static {
     fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError>;
     /// Bytes used on disk.
     fn size_on_disk(&self) -> u64;
+    /// True when every change of a commit takes the commit's version (a
+    /// Raft store: one log index per entry); a single node numbers each
+    /// change of a batch in turn.
+    fn one_version_per_commit(&self) -> bool {
+        false
+    }
 }

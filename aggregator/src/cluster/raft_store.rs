@@ -56,6 +56,10 @@ impl Store for RaftStore {
         self.cluster.state.store().health_log(member, limit)
     }
 
+    fn one_version_per_commit(&self) -> bool {
+        true
+    }
+
     fn size_on_disk(&self) -> u64 {
         self.cluster.state.store().size_on_disk() + self.cluster.log.size_on_disk()
     }

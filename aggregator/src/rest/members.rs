@@ -134,7 +134,7 @@ pub async fn delete(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<StatusCode, ApiError> {
-    s.with_control(|c| c.write(vec![Op::Delete(ObjectRef::Member(MemberId(id)))], now()))?;
+    s.write_one(Op::Delete(ObjectRef::Member(MemberId(id))))?;
     Ok(StatusCode::NO_CONTENT)
 }
 

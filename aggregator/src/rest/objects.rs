@@ -35,10 +35,7 @@ pub fn merged<T: Serialize + DeserializeOwned>(
 
 /// Write one op; the object written, as JSON.
 pub fn write(service: &Service, op: Op, created: bool) -> Reply {
-    let change: Change = service
-        .with_control(|c| c.write(vec![op], now()))?
-        .pop()
-        .ok_or_else(|| ApiError::not_found("nothing was written"))?;
+    let change: Change = service.write_one(op)?;
     let value = match change.what {
         Written::Upserted(object) => match *object {
             Object::Zone(x) => to_json(&x),
@@ -58,7 +55,7 @@ pub fn write(service: &Service, op: Op, created: bool) -> Reply {
 }
 
 fn deleted(service: &Service, r: ObjectRef) -> Result<StatusCode, ApiError> {
-    service.with_control(|c| c.write(vec![Op::Delete(r)], now()))?;
+    service.write_one(Op::Delete(r))?;
     Ok(StatusCode::NO_CONTENT)
 }
 

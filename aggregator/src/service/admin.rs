@@ -27,10 +27,7 @@ type Reply<T> = Result<Response<T>, Status>;
 
 impl Admin {
     fn write(&self, op: Op) -> Result<Change, Status> {
-        let mut changes = self.0.with_control(|c| c.write(vec![op], now()))?;
-        changes
-            .pop()
-            .ok_or_else(|| Status::internal("a write produced no change"))
+        Ok(self.0.write_one(op)?)
     }
 
     fn create<P, D, R>(
