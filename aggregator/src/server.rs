@@ -67,7 +67,7 @@ pub async fn run(
             service.clone(),
         ))
         .add_optional_service(service.cluster().map(|c| c.rpc()))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(grpc), stopping(stop.clone()));
+        .serve_with_incoming_shutdown(incoming(grpc), stopping(stop.clone()));
     let http_server =
         axum::serve(http, router(service.clone())).with_graceful_shutdown(stopping(stop.clone()));
     let ticker = tokio::spawn(clock(service, tick));
@@ -81,6 +81,22 @@ pub async fn run(
     }
     ticker.abort();
     Ok(())
+}
+
+/// Accepted gRPC connections with Nagle off: tonic sets TCP_NODELAY only on
+/// sockets it accepts itself, and a reply written in two segments would
+/// otherwise wait for the client's delayed ACK (40 ms).
+pub fn incoming(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    TcpListenerStream::new(listener).map(|accepted| {
+        accepted.inspect(|stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            }
+        })
+    })
 }
 
 /// Resolves once `stop` turns true (or its sender is gone).

@@ -124,10 +124,7 @@ impl Node {
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(service)
-                .serve_with_incoming_shutdown(
-                    tokio_stream::wrappers::TcpListenerStream::new(listener),
-                    stop,
-                ),
+                .serve_with_incoming_shutdown(crate::server::incoming(listener), stop),
         )
     }
 
