@@ -36,6 +36,9 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
 }
 
 fn summary(what: &str, mut ms: Vec<u64>) {
+    if ms.is_empty() {
+        return;
+    }
     ms.sort_unstable();
     println!(
         "{what}: n={} p50 {} ms, p99 {} ms, max {} ms",

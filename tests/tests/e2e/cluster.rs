@@ -34,7 +34,7 @@ enum Outcome {
 /// leader hints), trying the next node when one is unreachable and again
 /// while there is no leader; gives up after 30 s.
 fn write(servers: &[String], next: &mut usize, n: usize, dir: &Path) -> Outcome {
-    let file = dir.join("write.json");
+    let file = dir.join(format!("write-{n}.json"));
     let body = format!(
         r#"{{"zone": 1, "name": "n{n}.example.test", "type": "TXT", "data": {{"static": [{{"txt": ["write {n}"]}}]}}}}"#
     );
@@ -425,5 +425,45 @@ fn a_node_joins_and_leaves_under_load_and_bad_joins_change_nothing() {
         assert_eq!(names.len(), written, "node {id}");
     }
     println!("{written} writes while node 4 joined and left; applied {applied}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn concurrent_writers_share_log_entries_and_each_is_acknowledged_once() {
+    const WRITERS: usize = 16;
+    const EACH: usize = 25;
+    let dir = temp_dir("cluster-group");
+    let cluster = Cluster::start(&dir, 11, 3, &[]);
+    let leader = cluster.leader(30);
+    cluster.node(leader).apply(ZONE, &dir);
+    let before = cluster.status(leader)["lastLogIndex"].as_u64().unwrap();
+    let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (servers, scratch) = (servers.clone(), dir.clone());
+            std::thread::spawn(move || {
+                let mut next = w;
+                (0..EACH)
+                    .map(|i| write(&servers, &mut next, w * EACH + i, &scratch))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for writer in writers {
+        let outcomes = writer.join().unwrap();
+        assert!(outcomes.iter().all(|o| *o == Outcome::Acknowledged));
+    }
+    let writes = WRITERS * EACH;
+    let applied = cluster.converged(0, 30);
+    for id in cluster.running() {
+        let names: BTreeSet<String> = numbered(cluster.node(id)).into_iter().collect();
+        assert_eq!(names.len(), writes, "node {id}");
+    }
+    let entries = applied - before;
+    println!("{writes} writes from {WRITERS} writers in {entries} log entries");
+    assert!(
+        (entries as usize) < writes,
+        "no two writes shared an entry ({entries} entries)"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
