@@ -70,21 +70,33 @@ pub fn status(service: &Service) -> pb::ClusterStatus {
     }
 }
 
-/// The HTTP address node at gRPC `address` reports (its own view, asked
-/// stale so a follower answers too).
-pub async fn http_address_of(address: &str) -> Option<String> {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-        .ok()?
-        .connect_timeout(Duration::from_secs(1))
-        .timeout(Duration::from_secs(1));
-    let channel = endpoint.connect().await.ok()?;
+/// The status the node at gRPC `address` gives of itself (asked stale, so
+/// a follower or a node outside any cluster answers too), within `timeout`
+/// for connecting and again for the call.
+pub async fn own_status(address: &str, timeout: Duration) -> Result<pb::ClusterStatus, String> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .map_err(|e| e.to_string())?
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .connect()
+        .await
+        .map_err(|e| gslb_shared::telemetry::error_chain(&e))?;
     let mut ask = Request::new(pb::ClusterStatusRequest {});
     ask.metadata_mut().insert(
         super::gate::STALE,
         tonic::metadata::MetadataValue::from_static("1"),
     );
-    let status = ClusterServiceClient::new(channel).status(ask).await.ok()?;
-    Some(status.into_inner().http_address).filter(|a| !a.is_empty())
+    let status = ClusterServiceClient::new(channel)
+        .status(ask)
+        .await
+        .map_err(|e| e.message().to_owned())?;
+    Ok(status.into_inner())
+}
+
+/// The HTTP address the node at gRPC `address` reports.
+pub async fn http_address_of(address: &str) -> Option<String> {
+    let status = own_status(address, Duration::from_secs(1)).await.ok()?;
+    Some(status.http_address).filter(|a| !a.is_empty())
 }
 
 fn cluster(service: &Service) -> Result<&Arc<Cluster>, Status> {
@@ -95,27 +107,13 @@ fn cluster(service: &Service) -> Result<&Arc<Cluster>, Status> {
 
 /// Check that `address` is a node started with `--node-id id` and no cluster.
 async fn check_candidate(id: u64, address: &str) -> Result<(), Status> {
-    let unreachable = |e: &dyn std::fmt::Display| {
-        Status::failed_precondition(format!(
-            "address: node {id} is not reachable at {address}: {e}"
-        ))
-    };
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-        .map_err(|e| Status::invalid_argument(format!("address: {e}")))?
-        .connect_timeout(Duration::from_secs(2))
-        .timeout(Duration::from_secs(2));
-    let channel = endpoint.connect().await.map_err(|e| unreachable(&e))?;
-    // A node outside any cluster knows no leader: ask for its own view.
-    let mut ask = Request::new(pb::ClusterStatusRequest {});
-    ask.metadata_mut().insert(
-        super::gate::STALE,
-        tonic::metadata::MetadataValue::from_static("1"),
-    );
-    let theirs = ClusterServiceClient::new(channel)
-        .status(ask)
+    let theirs = own_status(address, Duration::from_secs(2))
         .await
-        .map_err(|e| unreachable(&e.message()))?
-        .into_inner();
+        .map_err(|e| {
+            Status::failed_precondition(format!(
+                "address: node {id} is not reachable at {address}: {e}"
+            ))
+        })?;
     if theirs.node_id != id {
         return Err(Status::failed_precondition(format!(
             "id: the aggregator at {address} is node {} ({}), not node {id}",

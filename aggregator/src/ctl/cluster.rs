@@ -62,18 +62,8 @@ pub async fn run(
 
 /// A node's own applied index, asked of it directly (None: no answer).
 async fn applied_at(address: &str) -> Option<u64> {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-        .ok()?
-        .connect_timeout(Duration::from_secs(1))
-        .timeout(Duration::from_secs(2));
-    let channel = endpoint.connect().await.ok()?;
-    let mut c = ClusterServiceClient::with_interceptor(channel, Stale(true));
-    let status = c
-        .status(pb::ClusterStatusRequest {})
-        .await
-        .ok()?
-        .into_inner();
-    Some(status.applied_index)
+    let status = crate::cluster::membership::own_status(address, Duration::from_secs(2)).await;
+    status.ok().map(|s| s.applied_index)
 }
 
 fn show(s: &pb::ClusterStatus, applied: &[Option<u64>], out: Output) -> String {
