@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
-use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 use crate::config::EdgeConfig;
 use crate::feed::{self, FeedConfig, Follower};
@@ -20,24 +19,6 @@ use crate::table::Table;
 
 /// How often the wait for a first snapshot and the drain log their state.
 const REPORT_EVERY: Duration = Duration::from_secs(10);
-
-fn link_tls(cfg: &EdgeConfig) -> anyhow::Result<Option<ClientTlsConfig>> {
-    let tls = &cfg.link_tls;
-    if tls.identity.is_none() && tls.ca.is_none() {
-        return Ok(None);
-    }
-    let mut c = ClientTlsConfig::new();
-    if let Some(ca) = &tls.ca {
-        let pem = std::fs::read(ca).with_context(|| format!("tls-ca {}", ca.display()))?;
-        c = c.ca_certificate(Certificate::from_pem(pem));
-    }
-    if let Some((cert, key)) = &tls.identity {
-        let cert = std::fs::read(cert).with_context(|| format!("tls-cert {}", cert.display()))?;
-        let key = std::fs::read(key).with_context(|| format!("tls-key {}", key.display()))?;
-        c = c.identity(Identity::from_pem(cert, key));
-    }
-    Ok(Some(c))
-}
 
 /// Print a bound address on stdout, where tests and scripts read it (port 0
 /// picks a free one).
@@ -85,7 +66,9 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
         }
         None => GeoTable::new(),
     };
-    let tls = link_tls(&cfg)?;
+    // Fail at startup on unreadable files; the feed reads them again at each connection.
+    gslb_proto::link::link_config(&cfg.link_tls)?;
+    let tls = cfg.link_tls.clone();
     let shared = Shared::new(geo);
     let status = tokio::net::TcpListener::bind(cfg.listen_status)
         .await

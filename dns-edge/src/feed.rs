@@ -16,9 +16,10 @@ use gslb_proto::pb;
 use gslb_proto::pb::snapshot_update::Update;
 use gslb_shared::Snapshot;
 use gslb_shared::backoff::Backoff;
+use gslb_shared::config::LinkTls;
 use gslb_shared::telemetry::error_chain;
 use tokio_stream::StreamExt;
-use tonic::transport::{ClientTlsConfig, Endpoint};
+use tonic::transport::Endpoint;
 
 use crate::state::{Shared, now_ms};
 use crate::table::Table;
@@ -107,8 +108,8 @@ pub struct FeedConfig {
     pub edge_id: String,
     /// Where applied snapshots are cached.
     pub cache_dir: Option<PathBuf>,
-    /// TLS to the aggregator.
-    pub tls: Option<ClientTlsConfig>,
+    /// TLS files for the aggregator link, read at each connection.
+    pub tls: LinkTls,
     /// Reconnect policy.
     pub backoff: Backoff,
 }
@@ -182,10 +183,8 @@ async fn follow(
         .connect_timeout(Duration::from_secs(5))
         .http2_keep_alive_interval(Duration::from_secs(10))
         .keep_alive_timeout(Duration::from_secs(5));
-    if let Some(tls) = &cfg.tls {
-        endpoint = endpoint
-            .tls_config(tls.clone())
-            .map_err(|e| error_chain(&e))?;
+    if let Some(tls) = gslb_proto::link::link_config(&cfg.tls).map_err(|e| error_chain(&e))? {
+        endpoint = endpoint.tls_config(tls).map_err(|e| error_chain(&e))?;
     }
     let channel = endpoint.connect().await.map_err(|e| error_chain(&e))?;
     let mut client =

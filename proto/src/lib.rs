@@ -1,6 +1,6 @@
 //! The gslb gRPC contract: generated types and services (`pb`), the encoded
 //! descriptor set for reflection, and the conversions between generated
-//! types and the domain model (`convert`). Domain code never touches `pb`.
+//! types and the domain model (`convert`), and client TLS for links (`link`). Domain code never touches `pb`.
 
 /// Generated protobuf messages and tonic services for `gslb.v1`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
@@ -9,6 +9,7 @@ pub mod pb {
 }
 
 pub mod convert;
+pub mod link;
 
 /// The encoded `FileDescriptorSet` of every gslb proto, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
