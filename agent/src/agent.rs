@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
-use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 use crate::backoff::Backoff;
 use crate::buffer::ResultBuffer;
@@ -13,6 +12,7 @@ use crate::checker::Registry;
 use crate::checker::tls::ProbeTls;
 use crate::clock::Clock;
 use crate::config::AgentConfig;
+use crate::destination::DenyList;
 use crate::metrics::{self, Metrics};
 use crate::scheduler::{ProbeContext, Scheduler};
 use crate::uplink::{Uplink, UplinkConfig};
@@ -34,7 +34,7 @@ impl Agent {
         let metrics = Metrics::new();
         let buffer = Arc::new(ResultBuffer::new(config.buffer_capacity, config.batch_size));
         let ctx = Arc::new(ProbeContext {
-            registry: Registry::builtin(tls),
+            registry: Registry::builtin(tls, Arc::new(deny_list(config).await)),
             limit: Semaphore::new(config.concurrency),
             buffer,
             clock: Clock::system(),
@@ -75,7 +75,7 @@ impl Agent {
                 batch_interval: config.batch_interval,
                 backoff: Backoff::default(),
                 connect_timeout: Duration::from_secs(5),
-                tls: link_tls(&config)?,
+                tls: config.link_tls.clone(),
             },
             Scheduler::new(self.ctx.clone()),
             self.ctx.buffer.clone(),
@@ -86,24 +86,23 @@ impl Agent {
     }
 }
 
-fn link_tls(config: &AgentConfig) -> anyhow::Result<Option<ClientTlsConfig>> {
-    let tls = &config.link_tls;
-    if tls.identity.is_none() && tls.ca.is_none() {
-        return Ok(None);
+/// The configured ranges plus every address the aggregator URLs resolve
+/// to (with their ports): a check can never probe the aggregator's listener.
+async fn deny_list(config: &AgentConfig) -> DenyList {
+    let deny = DenyList::new(config.deny_destinations.clone());
+    for url in &config.aggregators {
+        let host_port = url
+            .split_once("://")
+            .map_or(url.as_str(), |(_, rest)| rest)
+            .trim_end_matches('/');
+        match tokio::net::lookup_host(host_port).await {
+            Ok(addrs) => deny.deny_exact(addrs),
+            Err(e) => {
+                tracing::warn!(%url, error = %e, "aggregator address not resolved; it is not on the probe deny-list")
+            }
+        }
     }
-    let mut c = ClientTlsConfig::new();
-    if let Some(ca) = &tls.ca {
-        let pem = std::fs::read(ca).map_err(|e| anyhow::anyhow!("tls-ca {}: {e}", ca.display()))?;
-        c = c.ca_certificate(Certificate::from_pem(pem));
-    }
-    if let Some((cert, key)) = &tls.identity {
-        let cert =
-            std::fs::read(cert).map_err(|e| anyhow::anyhow!("tls-cert {}: {e}", cert.display()))?;
-        let key =
-            std::fs::read(key).map_err(|e| anyhow::anyhow!("tls-key {}: {e}", key.display()))?;
-        c = c.identity(Identity::from_pem(cert, key));
-    }
-    Ok(Some(c))
+    deny
 }
 
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);

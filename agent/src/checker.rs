@@ -13,11 +13,14 @@ pub mod udp;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use gslb_shared::FailReason;
+use tokio::net::TcpStream;
 
+use crate::destination::DenyList;
 use crate::target::Target;
 
 /// A failed probe: a machine-readable reason and a short human detail.
@@ -73,6 +76,19 @@ pub trait Checker: Send + Sync {
 #[derive(Default, Clone)]
 pub struct Registry {
     checkers: HashMap<&'static str, Arc<dyn Checker>>,
+    deny: Arc<DenyList>,
+}
+
+/// Connect over TCP to `addr` unless it, or the address the socket ended up
+/// connected to, is denied (then the socket closes with nothing sent).
+pub async fn connect_tcp(addr: SocketAddr, deny: &DenyList) -> Result<TcpStream, Failure> {
+    deny.check(addr)?;
+    let stream = TcpStream::connect(addr)
+        .await
+        .map_err(|e| Failure::io("connect", &e))?;
+    let peer = stream.peer_addr().map_err(|e| Failure::io("connect", &e))?;
+    deny.check(peer)?;
+    Ok(stream)
 }
 
 impl std::fmt::Debug for Registry {
@@ -92,17 +108,26 @@ impl Registry {
     }
 
     /// Every built-in checker. `tls` configures HTTPS verification.
-    pub fn builtin(tls: tls::ProbeTls) -> Self {
+    pub fn builtin(tls: tls::ProbeTls, deny: Arc<DenyList>) -> Self {
         let mut r = Self::new();
-        let http = Arc::new(http::HttpChecker::new(tls));
+        let http = Arc::new(http::HttpChecker::new(tls, deny.clone()));
         r.register("none", Arc::new(none::NoneChecker));
         r.register("icmp", Arc::new(icmp::IcmpChecker::new()));
-        r.register("tcp", Arc::new(tcp::TcpChecker));
-        r.register("udp", Arc::new(udp::UdpChecker));
+        r.register("tcp", Arc::new(tcp::TcpChecker { deny: deny.clone() }));
+        r.register("udp", Arc::new(udp::UdpChecker { deny: deny.clone() }));
         r.register("http", http.clone());
         r.register("https", http);
-        r.register("mysql", Arc::new(mysql::MysqlChecker));
+        r.register(
+            "mysql",
+            Arc::new(mysql::MysqlChecker { deny: deny.clone() }),
+        );
+        r.deny = deny;
         r
+    }
+
+    /// The destinations every probe is checked against.
+    pub fn deny(&self) -> &DenyList {
+        &self.deny
     }
 
     /// Add or replace the checker of a protocol.

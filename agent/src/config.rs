@@ -67,6 +67,13 @@ pub struct Settings {
     /// Identity reported to the aggregator [default: random per process].
     #[arg(long)]
     pub agent_id: Option<String>,
+    /// Address ranges probes never reach, comma-separated CIDRs, checked
+    /// against the address connected to (IPv4-mapped forms included); the
+    /// aggregators' own listeners are always denied
+    /// [default: 169.254.0.0/16,fe80::/10].
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default)]
+    pub deny_destination: Vec<ipnet::IpNet>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -99,6 +106,8 @@ pub struct AgentConfig {
     pub link_tls: LinkTls,
     /// Agent id.
     pub agent_id: String,
+    /// Ranges probes never reach.
+    pub deny_destinations: Vec<ipnet::IpNet>,
     /// Log format.
     pub log_format: LogFormat,
 }
@@ -130,6 +139,11 @@ impl Settings {
             tls_key: self.tls_key.or(file.tls_key),
             tls_ca: self.tls_ca.or(file.tls_ca),
             agent_id: self.agent_id.or(file.agent_id),
+            deny_destination: if self.deny_destination.is_empty() {
+                file.deny_destination
+            } else {
+                self.deny_destination
+            },
             log_format: self.log_format.or(file.log_format),
         })
     }
@@ -199,6 +213,11 @@ impl Settings {
                 ca: self.tls_ca,
             },
             agent_id,
+            deny_destinations: if self.deny_destination.is_empty() {
+                crate::destination::default_ranges()
+            } else {
+                self.deny_destination
+            },
             log_format: self.log_format.unwrap_or_default(),
         })
     }

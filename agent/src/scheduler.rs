@@ -74,6 +74,11 @@ impl Drop for Scheduler {
 }
 
 impl Scheduler {
+    /// Never probe the listeners the aggregator reports for itself.
+    pub fn deny_listeners(&self, listeners: &[String]) {
+        self.ctx.registry.deny().deny_listeners(listeners);
+    }
+
     /// A scheduler with nothing assigned.
     pub fn new(ctx: Arc<ProbeContext>) -> Self {
         Self {
@@ -220,6 +225,15 @@ pub async fn probe_once(
             Duration::ZERO,
             protocol,
         );
+    }
+    // Every protocol, ICMP included, is refused a denied target before
+    // anything is sent; socket checkers check the connected peer again.
+    if let Err(denied) = ctx
+        .registry
+        .deny()
+        .check(std::net::SocketAddr::new(target.address, target.port))
+    {
+        return (Err(denied), Duration::ZERO, protocol);
     }
     let Some(checker) = ctx.registry.get(protocol) else {
         return (

@@ -14,10 +14,11 @@ use std::time::Duration;
 
 use gslb_proto::pb;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
+use gslb_shared::config::LinkTls;
 use gslb_shared::{CheckId, MemberId};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::{ClientTlsConfig, Endpoint};
+use tonic::transport::Endpoint;
 
 use crate::backoff::Backoff;
 use crate::buffer::ResultBuffer;
@@ -47,8 +48,8 @@ pub struct UplinkConfig {
     pub backoff: Backoff,
     /// Time allowed to open a connection.
     pub connect_timeout: Duration,
-    /// TLS for `https://` addresses.
-    pub tls: Option<ClientTlsConfig>,
+    /// TLS files for `https://` addresses, read at each connection.
+    pub tls: LinkTls,
 }
 
 /// How a session ended without an error.
@@ -144,10 +145,10 @@ impl Uplink {
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(10))
             .keep_alive_timeout(Duration::from_secs(5));
-        if let Some(tls) = &self.cfg.tls {
-            endpoint = endpoint
-                .tls_config(tls.clone())
-                .map_err(|e| fail(false)(&e))?;
+        if let Some(tls) =
+            gslb_proto::link::link_config(&self.cfg.tls).map_err(|e| fail(false)(&e))?
+        {
+            endpoint = endpoint.tls_config(tls).map_err(|e| fail(false)(&e))?;
         }
         let channel = endpoint.connect().await.map_err(|e| fail(false)(&e))?;
         let (tx, rx) = mpsc::channel::<pb::AgentMessage>(64);
@@ -215,6 +216,7 @@ impl Uplink {
         use pb::aggregator_message::Msg;
         let rejections = match m.msg? {
             Msg::Full(set) => {
+                self.scheduler.deny_listeners(&set.own_listeners);
                 let r = self.scheduler.apply_full(&set.assignments);
                 tracing::info!(
                     version = set.version,

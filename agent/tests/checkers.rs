@@ -12,7 +12,13 @@ use axum::Router;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
+use gslb_agent::buffer::ResultBuffer;
+use gslb_agent::checker::Registry;
 use gslb_agent::checker::tls::ProbeTls;
+use gslb_agent::clock::Clock;
+use gslb_agent::destination::DenyList;
+use gslb_agent::metrics::Metrics;
+use gslb_agent::scheduler::{ProbeContext, probe_once};
 use gslb_agent::target::Target;
 use gslb_shared::*;
 use support::*;
@@ -183,6 +189,20 @@ async fn http_server() -> u16 {
             get(|| async { (StatusCode::FOUND, [(header::LOCATION, "/ok")], "") }),
         )
         .route(
+            "/to-metadata",
+            get(|| async {
+                let to = "http://169.254.169.254/latest/meta-data/";
+                (StatusCode::FOUND, [(header::LOCATION, to)], "")
+            }),
+        )
+        .route(
+            "/to-mapped",
+            get(|| async {
+                let to = "http://[::ffff:169.254.169.254]/";
+                (StatusCode::MOVED_PERMANENTLY, [(header::LOCATION, to)], "")
+            }),
+        )
+        .route(
             "/headers",
             get(|h: HeaderMap| async move {
                 let host = h
@@ -269,6 +289,73 @@ async fn http_redirect_fails_and_is_not_followed() {
         "{}",
         failure.detail
     );
+}
+
+#[tokio::test]
+async fn a_redirect_to_a_denied_address_is_a_denied_destination() {
+    let ctx = context(None);
+    let port = http_server().await;
+    for path in ["/to-metadata", "/to-mapped"] {
+        let failure = probe(&ctx, &target(http(path, |_| {}), port))
+            .await
+            .unwrap_err();
+        assert_eq!(failure.reason, FailReason::DeniedDestination, "{path}");
+        assert!(
+            failure
+                .detail
+                .contains("169.254.169.254 is in the denied range 169.254.0.0/16")
+                && failure.detail.contains("not followed"),
+            "{}",
+            failure.detail
+        );
+    }
+}
+
+/// A target on a denied address: refused before any packet is sent (the
+/// address is never contacted; the probe takes no time).
+#[tokio::test]
+async fn denied_targets_are_refused_before_sending_anything() {
+    let ctx = context(None);
+    for address in ["169.254.169.254", "::ffff:169.254.169.254", "fe80::1"] {
+        for probe_kind in [
+            http("/", |_| {}),
+            Probe::Tcp(StreamProbe::default()),
+            Probe::Udp(stream("x", None)),
+            Probe::Icmp,
+        ] {
+            let t = Target::from_assignment(&assignment(1, address, 80, &check(probe_kind, 1_000)))
+                .unwrap();
+            let (outcome, latency, _) = probe_once(&t, &ctx).await;
+            let failure = outcome.unwrap_err();
+            assert_eq!(failure.reason, FailReason::DeniedDestination, "{address}");
+            assert_eq!(latency, Duration::ZERO);
+        }
+    }
+}
+
+/// The aggregator's listener is denied exactly; the server sees no connection.
+#[tokio::test]
+async fn the_aggregator_listener_is_never_probed() {
+    let (port, connections) = tcp_server(None).await;
+    let deny = DenyList::new(vec![]);
+    deny.deny_exact([addr(port)]);
+    let ctx = ProbeContext {
+        registry: Registry::builtin(ProbeTls::new(None, true).unwrap(), Arc::new(deny)),
+        limit: tokio::sync::Semaphore::new(4),
+        buffer: Arc::new(ResultBuffer::new(100, 10)),
+        clock: Clock::system(),
+        metrics: Metrics::new(),
+    };
+    let failure = probe(&ctx, &target(Probe::Tcp(StreamProbe::default()), port))
+        .await
+        .unwrap_err();
+    assert_eq!(failure.reason, FailReason::DeniedDestination);
+    assert!(
+        failure.detail.contains("aggregator's own listener"),
+        "{}",
+        failure.detail
+    );
+    assert_eq!(connections.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 //! at most 64 KiB of body read.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use gslb_shared::{FailReason, HttpProbe, Probe};
@@ -13,11 +14,11 @@ use hyper::header::{HOST, HeaderName, HeaderValue, USER_AGENT};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
 use super::tls::ProbeTls;
 use super::{Checker, Failure, Outcome, ProbeFuture};
+use crate::destination::DenyList;
 use crate::target::Target;
 
 /// Most body bytes read for the body expression.
@@ -27,12 +28,13 @@ pub const MAX_BODY: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct HttpChecker {
     tls: ProbeTls,
+    deny: Arc<DenyList>,
 }
 
 impl HttpChecker {
-    /// A checker using these TLS settings for HTTPS.
-    pub fn new(tls: ProbeTls) -> Self {
-        Self { tls }
+    /// A checker using these TLS settings for HTTPS and never reaching `deny`.
+    pub fn new(tls: ProbeTls, deny: Arc<DenyList>) -> Self {
+        Self { tls, deny }
     }
 }
 
@@ -85,14 +87,13 @@ impl Checker for HttpChecker {
                 Probe::Https(h) => (true, h),
                 _ => return Err(Failure::new(FailReason::Other, "not an http check")),
             };
-            let tcp = TcpStream::connect(SocketAddr::new(target.address, target.port))
-                .await
-                .map_err(|e| Failure::io("connect", &e))?;
+            let tcp = super::connect_tcp(SocketAddr::new(target.address, target.port), &self.deny)
+                .await?;
             let _ = tcp.set_nodelay(true);
             super::tcp::reset_on_close(&tcp);
             let host = host_header(http, target.address, target.port, https);
             if !https {
-                return exchange(tcp, http, &host, target).await;
+                return exchange(tcp, http, &host, target, &self.deny).await;
             }
             let name = match &http.tls_server_name {
                 Some(sni) => ServerName::try_from(sni.clone()).map_err(|e| {
@@ -102,12 +103,18 @@ impl Checker for HttpChecker {
             };
             let connector = TlsConnector::from(self.tls.config(http.tls_verify));
             let stream = connector.connect(name, tcp).await.map_err(tls_failure)?;
-            exchange(stream, http, &host, target).await
+            exchange(stream, http, &host, target, &self.deny).await
         })
     }
 }
 
-async fn exchange<S>(io: S, http: &HttpProbe, host: &str, target: &Target) -> Outcome
+async fn exchange<S>(
+    io: S,
+    http: &HttpProbe,
+    host: &str,
+    target: &Target,
+    deny: &DenyList,
+) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -162,6 +169,18 @@ where
             .get("location")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        // Redirects are never followed; one that points at a denied
+        // address is reported as what it is, an attempt to reach it.
+        if let Some(why) = location
+            .as_deref()
+            .and_then(redirect_ip)
+            .and_then(|ip| deny.denied_ip(ip))
+        {
+            return Err(Failure::new(
+                FailReason::DeniedDestination,
+                format!("status {status} redirects to a denied destination ({why}); not followed"),
+            ));
+        }
         let detail = match location {
             Some(to) => format!("status {status} (redirect to {to}, not followed)"),
             None => format!("status {status}"),
@@ -193,6 +212,16 @@ where
             format!("body ({} bytes read) did not match", seen.len()),
         ))
     }
+}
+
+/// The IP literal an absolute `Location` points at, if it names one.
+fn redirect_ip(location: &str) -> Option<IpAddr> {
+    let uri: hyper::Uri = location.parse().ok()?;
+    let host = uri.host()?;
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
 
 fn http_error(step: &str, err: &hyper::Error) -> Failure {

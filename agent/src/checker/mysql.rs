@@ -4,8 +4,10 @@
 use std::net::SocketAddr;
 
 use gslb_shared::FailReason;
+use std::sync::Arc;
 use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+
+use crate::destination::DenyList;
 
 use super::{Checker, Failure, ProbeFuture};
 use crate::target::Target;
@@ -14,15 +16,18 @@ use crate::target::Target;
 const MAX_GREETING: usize = 16 * 1024;
 
 /// MySQL checker.
-#[derive(Debug, Clone, Copy)]
-pub struct MysqlChecker;
+#[derive(Debug, Clone)]
+pub struct MysqlChecker {
+    /// Destinations never connected to.
+    pub deny: Arc<DenyList>,
+}
 
 impl Checker for MysqlChecker {
     fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
         Box::pin(async move {
-            let mut stream = TcpStream::connect(SocketAddr::new(target.address, target.port))
-                .await
-                .map_err(|e| Failure::io("connect", &e))?;
+            let mut stream =
+                super::connect_tcp(SocketAddr::new(target.address, target.port), &self.deny)
+                    .await?;
             super::tcp::reset_on_close(&stream);
             let mut header = [0u8; 4];
             stream

@@ -1,6 +1,7 @@
 //! TCP connect, optionally sending a payload and matching the reply.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use gslb_shared::{FailReason, Probe};
 use regex::bytes::Regex;
@@ -8,14 +9,18 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::{Checker, Failure, Outcome, ProbeFuture};
+use crate::destination::DenyList;
 use crate::target::Target;
 
 /// Most reply bytes read while looking for the expected pattern.
 pub const MAX_REPLY: usize = 64 * 1024;
 
 /// TCP checker.
-#[derive(Debug, Clone, Copy)]
-pub struct TcpChecker;
+#[derive(Debug, Clone)]
+pub struct TcpChecker {
+    /// Destinations never connected to.
+    pub deny: Arc<DenyList>,
+}
 
 impl Checker for TcpChecker {
     fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
@@ -24,9 +29,9 @@ impl Checker for TcpChecker {
                 Probe::Tcp(s) => s.send.as_bytes(),
                 _ => b"",
             };
-            let mut stream = TcpStream::connect(SocketAddr::new(target.address, target.port))
-                .await
-                .map_err(|e| Failure::io("connect", &e))?;
+            let mut stream =
+                super::connect_tcp(SocketAddr::new(target.address, target.port), &self.deny)
+                    .await?;
             if !send.is_empty() {
                 stream
                     .write_all(send)

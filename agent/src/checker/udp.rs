@@ -4,14 +4,21 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use gslb_shared::{FailReason, Probe};
+use std::sync::Arc;
+
 use tokio::net::UdpSocket;
+
+use crate::destination::DenyList;
 
 use super::{Checker, Failure, ProbeFuture};
 use crate::target::Target;
 
 /// UDP checker.
-#[derive(Debug, Clone, Copy)]
-pub struct UdpChecker;
+#[derive(Debug, Clone)]
+pub struct UdpChecker {
+    /// Destinations never sent to.
+    pub deny: Arc<DenyList>,
+}
 
 impl Checker for UdpChecker {
     fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
@@ -27,10 +34,14 @@ impl Checker for UdpChecker {
             let socket = UdpSocket::bind(SocketAddr::new(local, 0))
                 .await
                 .map_err(|e| Failure::io("bind", &e))?;
+            let to = SocketAddr::new(target.address, target.port);
+            self.deny.check(to)?;
             socket
-                .connect(SocketAddr::new(target.address, target.port))
+                .connect(to)
                 .await
                 .map_err(|e| Failure::io("connect", &e))?;
+            self.deny
+                .check(socket.peer_addr().map_err(|e| Failure::io("connect", &e))?)?;
             socket
                 .send(stream.send.as_bytes())
                 .await

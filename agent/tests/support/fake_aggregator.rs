@@ -71,6 +71,7 @@ impl AgentService for FakeAggregator {
                             _ => Msg::Full(pb::AssignmentSet {
                                 version: 1,
                                 assignments: this.assignments.clone(),
+                                own_listeners: vec![],
                             }),
                         };
                         let _ = tx.send(Ok(send(reply))).await;

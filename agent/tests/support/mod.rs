@@ -12,6 +12,7 @@ use gslb_agent::buffer::ResultBuffer;
 use gslb_agent::checker::tls::ProbeTls;
 use gslb_agent::checker::{Failure, Registry};
 use gslb_agent::clock::Clock;
+use gslb_agent::destination::DenyList;
 use gslb_agent::metrics::Metrics;
 use gslb_agent::scheduler::{ProbeContext, probe_once};
 use gslb_agent::target::Target;
@@ -46,7 +47,10 @@ pub fn target(probe: Probe, port: u16) -> Target {
 pub fn context(tls: Option<ProbeTls>) -> Arc<ProbeContext> {
     let tls = tls.unwrap_or_else(|| ProbeTls::new(None, true).unwrap());
     Arc::new(ProbeContext {
-        registry: Registry::builtin(tls),
+        registry: Registry::builtin(
+            tls,
+            Arc::new(DenyList::new(gslb_agent::destination::default_ranges())),
+        ),
         limit: tokio::sync::Semaphore::new(64),
         buffer: Arc::new(ResultBuffer::new(10_000, 100)),
         clock: Clock::system(),
