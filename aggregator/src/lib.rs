@@ -14,6 +14,7 @@ pub mod feed;
 pub mod metrics;
 pub mod raft;
 pub mod rest;
+pub mod security;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -1,0 +1,297 @@
+//! Accepting connections: TCP with Nagle off, then (unless the listener
+//! is plain text) a TLS handshake with the current config, off the accept
+//! loop so a slow client does not hold up others. Refused handshakes are
+//! logged with the peer's address and the reason.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::identity::{Identity, of_certificate};
+use super::tls::ReloadingTls;
+
+/// Longest a TLS handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The peer of a connection, as request extensions carry it.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// Its address.
+    pub addr: SocketAddr,
+    /// Its verified identity; `None` on a plain-text (`--insecure`)
+    /// listener or a listener that asks for no client certificate.
+    pub identity: Option<Identity>,
+    /// Whether the connection is plain text.
+    pub plain: bool,
+}
+
+/// An accepted connection.
+pub struct Conn {
+    io: Io,
+    peer: Peer,
+}
+
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Conn {
+    /// Who is on the other end.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+}
+
+impl tonic::transport::server::Connected for Conn {
+    type ConnectInfo = Peer;
+    fn connect_info(&self) -> Peer {
+        self.peer.clone()
+    }
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().io {
+            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().io {
+            Io::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().io {
+            Io::Plain(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().io {
+            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().io {
+            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match &self.io {
+            Io::Plain(s) => s.is_write_vectored(),
+            Io::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}
+
+/// Which of the two listeners: gRPC requires a client certificate, HTTP
+/// (REST, metrics) does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The gRPC listener.
+    Grpc,
+    /// The HTTP listener.
+    Http,
+}
+
+/// Accept on `listener` forever; connections that pass arrive on the
+/// returned channel. `tls: None` is plain text.
+pub fn accept(
+    listener: TcpListener,
+    tls: Option<Arc<ReloadingTls>>,
+    kind: Kind,
+) -> mpsc::Receiver<Conn> {
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        loop {
+            let (stream, addr) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of descriptors and the like: back off briefly.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            }
+            let sender = tx.clone();
+            let tls = tls.clone();
+            tokio::spawn(async move {
+                let conn = match tls {
+                    None => Some(Conn {
+                        io: Io::Plain(stream),
+                        peer: Peer {
+                            addr,
+                            identity: None,
+                            plain: true,
+                        },
+                    }),
+                    Some(tls) => handshake(stream, addr, &tls, kind).await,
+                };
+                if let Some(conn) = conn {
+                    let _ = sender.send(conn).await;
+                }
+            });
+            if tx.is_closed() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// The stream tonic serves.
+pub fn grpc_incoming(
+    listener: TcpListener,
+    tls: Option<Arc<ReloadingTls>>,
+) -> impl tokio_stream::Stream<Item = io::Result<Conn>> {
+    use tokio_stream::StreamExt;
+    ReceiverStream::new(accept(listener, tls, Kind::Grpc)).map(Ok)
+}
+
+async fn handshake(
+    stream: TcpStream,
+    addr: SocketAddr,
+    tls: &ReloadingTls,
+    kind: Kind,
+) -> Option<Conn> {
+    let listener = match kind {
+        Kind::Grpc => "grpc",
+        Kind::Http => "http",
+    };
+    if speaks_plain_text(&stream).await {
+        tracing::warn!(
+            peer = %addr,
+            listener,
+            "refused a plain-text connection: this listener requires TLS (https:// and a client certificate from the cluster's CA)"
+        );
+        return None;
+    }
+    let (mutual, server_only) = tls.current();
+    let config = match kind {
+        Kind::Grpc => mutual,
+        Kind::Http => server_only,
+    };
+    let accepted =
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, TlsAcceptor::from(config).accept(stream)).await;
+    let stream = match accepted {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            tracing::warn!(peer = %addr, listener, error = %e, "refused a TLS connection: handshake failed");
+            return None;
+        }
+        Err(_) => {
+            tracing::warn!(peer = %addr, listener, "refused a TLS connection: no handshake within 10s");
+            return None;
+        }
+    };
+    let identity = match stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|c| c.first())
+    {
+        None => None,
+        Some(cert) => match of_certificate(cert) {
+            Ok(identity) => Some(identity),
+            Err(why) => {
+                tracing::warn!(peer = %addr, listener, error = %why, "refused a TLS connection: the client certificate names no gslb identity");
+                return None;
+            }
+        },
+    };
+    if kind == Kind::Grpc {
+        tracing::debug!(peer = %addr, identity = ?identity, "TLS connection accepted");
+    }
+    Some(Conn {
+        io: Io::Tls(Box::new(stream)),
+        peer: Peer {
+            addr,
+            identity,
+            plain: false,
+        },
+    })
+}
+
+/// Whether the client opened with HTTP (an h2 preface or an HTTP/1 verb)
+/// instead of a TLS ClientHello (record type 0x16).
+async fn speaks_plain_text(stream: &TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, stream.peek(&mut first)).await {
+        Ok(Ok(1)) => first[0] != 0x16,
+        _ => false,
+    }
+}
+
+/// The HTTP listener for axum: connections after their handshake.
+pub struct HttpListener {
+    rx: mpsc::Receiver<Conn>,
+    local: SocketAddr,
+}
+
+impl HttpListener {
+    /// Accept on `listener` (TLS without client certificates, or plain text).
+    pub fn new(listener: TcpListener, tls: Option<Arc<ReloadingTls>>) -> io::Result<Self> {
+        let local = listener.local_addr()?;
+        Ok(HttpListener {
+            rx: accept(listener, tls, Kind::Http),
+            local,
+        })
+    }
+}
+
+impl axum::serve::Listener for HttpListener {
+    type Io = Conn;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Conn, SocketAddr) {
+        match self.rx.recv().await {
+            Some(conn) => {
+                let addr = conn.peer.addr;
+                (conn, addr)
+            }
+            // The accept loop only ends with the runtime.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+}

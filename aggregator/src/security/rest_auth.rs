@@ -1,0 +1,56 @@
+//! Bearer tokens on the REST API (axum middleware): reads need a read or
+//! write token, everything else a write token.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::tokens::{TokenRole, Tokens};
+
+/// Refuse a request whose token does not allow it.
+pub async fn require_token(
+    State(tokens): State<Arc<Tokens>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let need = if request.method() == Method::GET || request.method() == Method::HEAD {
+        TokenRole::Read
+    } else {
+        TokenRole::Write
+    };
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes());
+    match tokens.check(authorization, need, SystemTime::now()) {
+        Ok(_) => next.run(request).await,
+        Err(refusal) => {
+            tracing::warn!(
+                method = %request.method(),
+                path = request.uri().path(),
+                reason = %refusal,
+                "refused a REST call"
+            );
+            let (status, code) = if refusal.unauthenticated() {
+                (StatusCode::UNAUTHORIZED, "unauthenticated")
+            } else {
+                (StatusCode::FORBIDDEN, "permission_denied")
+            };
+            let body = axum::Json(serde_json::json!({
+                "error": {"code": code, "message": refusal.to_string()}
+            }));
+            let mut response = (status, body).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+            }
+            response
+        }
+    }
+}
