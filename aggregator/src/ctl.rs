@@ -1,9 +1,11 @@
 //! `gslbctl`: every admin call as a subcommand over gRPC. `run` returns the
 //! text to print, so tests can drive it without a process.
 
+mod certs;
 mod cluster;
 mod render;
 mod table;
+mod tokens;
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +18,8 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::defaults::{Kind, base, decode, overlay, to_json};
+use crate::security::link::PeerLink;
+use gslb_shared::config::LinkTls;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -46,6 +50,18 @@ pub struct Cli {
     /// leader); reads are otherwise answered by the leader, linearizably.
     #[arg(long, global = true)]
     pub stale: bool,
+    /// Admin bearer token (see `gslbctl tokens create`).
+    #[arg(long, global = true, env = "GSLB_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// CA that signed the aggregator's certificate, for https:// servers.
+    #[arg(long, global = true, env = "GSLB_CA")]
+    pub ca: Option<PathBuf>,
+    /// Client certificate (role operator) for https:// servers.
+    #[arg(long, global = true, env = "GSLB_CERT")]
+    pub cert: Option<PathBuf>,
+    /// Private key of --cert.
+    #[arg(long, global = true, env = "GSLB_KEY")]
+    pub key: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -116,6 +132,14 @@ pub enum Command {
         /// Action.
         #[command(subcommand)]
         action: cluster::ClusterAction,
+    },
+    /// Make a development CA and certificates for components (local files).
+    Certs(certs::CertsArgs),
+    /// Admin tokens in a tokens file (local; the aggregator reloads it).
+    Tokens {
+        /// Action.
+        #[command(subcommand)]
+        action: tokens::TokensAction,
     },
     /// Print a shell completion script.
     Completions {
@@ -206,7 +230,7 @@ pub enum EphemeralAction {
 #[derive(Debug, thiserror::Error)]
 pub enum CtlError {
     /// The server refused or failed the call.
-    #[error("{}", .0.message())]
+    #[error("{}", server_message(.0))]
     Server(#[from] tonic::Status),
     /// The server could not be reached.
     #[error("cannot reach {server}: {error}")]
@@ -219,6 +243,19 @@ pub enum CtlError {
     /// Local input is wrong.
     #[error("{0}")]
     Input(String),
+}
+
+/// A refusal's message; for a failed connection (tonic says only
+/// "transport error") the causes too, e.g. the TLS alert.
+fn server_message(status: &tonic::Status) -> String {
+    match std::error::Error::source(status) {
+        Some(source) => format!(
+            "{}: {}",
+            status.message(),
+            gslb_shared::telemetry::error_chain(source)
+        ),
+        None => status.message().to_owned(),
+    }
 }
 
 fn read_document(path: &Path) -> Result<String, CtlError> {
@@ -262,6 +299,11 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
         );
         return Ok(String::from_utf8_lossy(&out).into_owned());
     }
+    match cli.command {
+        Command::Certs(args) => return certs::run(&args),
+        Command::Tokens { action } => return tokens::run(action, cli.output),
+        _ => {}
+    }
     let mut server = cli.server.clone();
     let mut hops = 0;
     loop {
@@ -293,45 +335,72 @@ fn leader_hint(status: &tonic::Status) -> Option<String> {
     leader.to_str().ok().map(str::to_owned)
 }
 
-/// Sets `gslb-stale` on every call when the reader accepts a stale answer.
-#[derive(Debug, Clone, Copy)]
-pub struct Stale(bool);
+/// What every call carries: `gslb-stale` when the reader accepts a stale
+/// answer, and the bearer token.
+#[derive(Debug, Clone)]
+pub struct CallMeta {
+    stale: bool,
+    link: PeerLink,
+}
 
-impl tonic::service::Interceptor for Stale {
+impl tonic::service::Interceptor for CallMeta {
     fn call(&mut self, mut r: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        if self.0 {
+        if self.stale {
             r.metadata_mut().insert(
                 crate::cluster::gate::STALE,
                 tonic::metadata::MetadataValue::from_static("1"),
             );
         }
+        self.link.authorize(&mut r);
         Ok(r)
     }
 }
 
 /// The admin client gslbctl uses.
-pub type Client = AdminServiceClient<InterceptedService<Channel, Stale>>;
+pub type Client = AdminServiceClient<InterceptedService<Channel, CallMeta>>;
+
+impl Cli {
+    /// The TLS files and token given on the command line.
+    fn link(&self) -> PeerLink {
+        let tls = (self.ca.is_some() || self.cert.is_some()).then(|| LinkTls {
+            identity: self.cert.clone().zip(self.key.clone()),
+            ca: self.ca.clone(),
+        });
+        PeerLink {
+            tls,
+            token: self.token.clone(),
+        }
+    }
+}
 
 /// A channel to `server`.
-pub(crate) async fn channel(server: &str) -> Result<Channel, CtlError> {
-    let connect = |e: &dyn std::error::Error| CtlError::Connect {
+pub(crate) async fn channel(link: &PeerLink, server: &str) -> Result<Channel, CtlError> {
+    let connect = |error: String| CtlError::Connect {
         server: server.to_owned(),
-        error: gslb_shared::telemetry::error_chain(e),
+        error,
     };
-    tonic::transport::Endpoint::from_shared(server.to_owned())
-        .map_err(|e| connect(&e))?
+    link.endpoint(server, std::time::Duration::from_secs(10))
+        .map_err(connect)?
         .connect()
         .await
-        .map_err(|e| connect(&e))
+        .map_err(|e| connect(gslb_shared::telemetry::error_chain(&e)))
 }
 
 async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
-    let channel = channel(server).await?;
-    let out = cli.output;
-    if let Command::Cluster { action } = cli.command {
-        return cluster::run(channel, action, cli.stale, out).await;
+    if cli.cert.is_some() != cli.key.is_some() {
+        return Err(CtlError::Input("--cert and --key go together".into()));
     }
-    let mut c = AdminServiceClient::with_interceptor(channel, Stale(cli.stale))
+    let link = cli.link();
+    let channel = channel(&link, server).await?;
+    let out = cli.output;
+    let meta = CallMeta {
+        stale: cli.stale,
+        link,
+    };
+    if let Command::Cluster { action } = cli.command {
+        return cluster::run(channel, action, meta, out).await;
+    }
+    let mut c = AdminServiceClient::with_interceptor(channel, meta)
         .max_decoding_message_size(crate::server::MAX_MESSAGE)
         .max_encoding_message_size(crate::server::MAX_MESSAGE);
     match cli.command {
@@ -430,7 +499,10 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
             Ok(render::member_status(&s, out))
         }
         Command::Ephemeral { action } => ephemeral(&mut c, action, out).await,
-        Command::Completions { .. } | Command::Cluster { .. } => Ok(String::new()),
+        Command::Completions { .. }
+        | Command::Cluster { .. }
+        | Command::Certs(_)
+        | Command::Tokens { .. } => Ok(String::new()),
     }
 }
 
@@ -606,11 +678,15 @@ async fn member_rows(
     members: Vec<pb::Member>,
 ) -> Result<Vec<(Member, pb::MemberStatus)>, CtlError> {
     let mut rows = Vec::new();
+    let single = members.len() == 1;
     for m in converted::<_, Member>(&members)? {
-        let status = c
-            .get_member_status(pb::IdRequest { id: m.id.0 })
-            .await?
-            .into_inner();
+        let status = match c.get_member_status(pb::IdRequest { id: m.id.0 }).await {
+            Ok(status) => status.into_inner(),
+            // Deleted since the list was read (an ephemeral member expiring):
+            // it is no longer a row of the list.
+            Err(status) if status.code() == tonic::Code::NotFound && !single => continue,
+            Err(status) => return Err(status.into()),
+        };
         rows.push((m, status));
     }
     Ok(rows)

@@ -11,7 +11,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use super::table::render;
-use super::{CtlError, Output, Stale};
+use super::{CallMeta, CtlError, Output};
 
 /// Cluster actions.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -35,16 +35,17 @@ pub enum ClusterAction {
     },
 }
 
-type Client = ClusterServiceClient<InterceptedService<Channel, Stale>>;
+type Client = ClusterServiceClient<InterceptedService<Channel, CallMeta>>;
 
 /// Run one cluster action on the node behind `channel`.
 pub async fn run(
     channel: Channel,
     action: ClusterAction,
-    stale: bool,
+    meta: CallMeta,
     out: Output,
 ) -> Result<String, CtlError> {
-    let mut c: Client = ClusterServiceClient::with_interceptor(channel, Stale(stale));
+    let link = meta.link.clone();
+    let mut c: Client = ClusterServiceClient::with_interceptor(channel, meta);
     let status = match action {
         ClusterAction::Status => c.status(pb::ClusterStatusRequest {}).await?,
         ClusterAction::Join { id, address } => {
@@ -55,14 +56,15 @@ pub async fn run(
     .into_inner();
     let mut applied = Vec::new();
     for node in &status.nodes {
-        applied.push(applied_at(&node.address).await);
+        applied.push(applied_at(&link, &node.address).await);
     }
     Ok(show(&status, &applied, out))
 }
 
 /// A node's own applied index, asked of it directly (None: no answer).
-async fn applied_at(address: &str) -> Option<u64> {
-    let status = crate::cluster::membership::own_status(address, Duration::from_secs(2)).await;
+async fn applied_at(link: &crate::security::link::PeerLink, address: &str) -> Option<u64> {
+    let status =
+        crate::cluster::membership::own_status(link, address, Duration::from_secs(2)).await;
     status.ok().map(|s| s.applied_index)
 }
 
