@@ -34,6 +34,7 @@ pub use roles::follow;
 use crate::config::ClusterConfig;
 use crate::engine::EngineConfig;
 use crate::raft::{Command, Event, Node, NodeConfig, StateMachine, TypeConfig};
+use crate::security::link::PeerLink;
 use crate::store::StoreError;
 
 /// How long a write waits for a quorum before it is reported unreplicated.
@@ -62,6 +63,8 @@ pub struct Cluster {
     diverged: AtomicBool,
     /// The leader's HTTP address, learnt from it (REST redirects).
     leader_http: Mutex<Option<(u64, String)>>,
+    /// How this node reaches its peers (TLS, scheme).
+    pub link: PeerLink,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -106,6 +109,7 @@ impl Cluster {
         config: &ClusterConfig,
         data_dir: &Path,
         engine: EngineConfig,
+        link: PeerLink,
     ) -> anyhow::Result<(Arc<Cluster>, UnboundedReceiver<Event>)> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -119,6 +123,7 @@ impl Cluster {
             election: config.election,
             snapshot_every: config.snapshot_every,
             keep_logs: config.snapshot_every / 10,
+            link: link.clone(),
         };
         let (events, received) = tokio::sync::mpsc::unbounded_channel();
         let (id, dir) = (config.node_id, data_dir.to_path_buf());
@@ -169,6 +174,7 @@ impl Cluster {
             leading: AtomicBool::new(false),
             diverged: AtomicBool::new(false),
             leader_http: Mutex::new(None),
+            link,
         };
         Ok((Arc::new(cluster), received))
     }
@@ -205,7 +211,7 @@ impl Cluster {
         {
             return Some(http);
         }
-        let http = membership::http_address_of(&hint.1).await?;
+        let http = membership::http_address_of(&self.link, &hint.1).await?;
         *super::service::lock(&self.leader_http) = Some((hint.0, http.clone()));
         Some(http)
     }

@@ -69,6 +69,35 @@ pub struct Settings {
     /// a tenth of it stays in the log for followers briefly away [default: 10000].
     #[arg(long)]
     pub snapshot_every: Option<u64>,
+    /// This node's certificate (PEM; role aggregator, valid for the
+    /// addresses others dial). Serves gRPC with client certificates
+    /// required and HTTP over TLS; reloaded when it changes.
+    #[arg(long)]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long)]
+    pub tls_key: Option<PathBuf>,
+    /// CA (PEM) whose certificates agents, edges, peers and operators present.
+    #[arg(long)]
+    pub tls_ca: Option<PathBuf>,
+    /// Serve plain text instead of TLS, with no client identities: only on
+    /// loopback listeners, for development.
+    #[arg(long)]
+    #[serde(default)]
+    pub insecure: bool,
+    /// Admin tokens file (`gslbctl tokens`), reloaded when it changes
+    /// [default: DATA_DIR/tokens.json].
+    #[arg(long)]
+    pub tokens_file: Option<PathBuf>,
+}
+
+/// How the listeners are secured.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// TLS with these files.
+    Tls(crate::security::tls::TlsFiles),
+    /// Plain text on loopback (`--insecure`).
+    Insecure,
 }
 
 /// Raft settings of a cluster node.
@@ -103,6 +132,10 @@ pub struct AggregatorConfig {
     pub log_format: LogFormat,
     /// Raft cluster membership; `None` for a single node.
     pub cluster: Option<ClusterConfig>,
+    /// TLS or plain text.
+    pub transport: Transport,
+    /// Admin tokens file.
+    pub tokens_file: PathBuf,
 }
 
 impl Settings {
@@ -131,15 +164,28 @@ impl Settings {
             election_timeout: self.election_timeout.or(file.election_timeout),
             heartbeat_interval: self.heartbeat_interval.or(file.heartbeat_interval),
             snapshot_every: self.snapshot_every.or(file.snapshot_every),
+            tls_cert: self.tls_cert.or(file.tls_cert),
+            tls_key: self.tls_key.or(file.tls_key),
+            tls_ca: self.tls_ca.or(file.tls_ca),
+            insecure: self.insecure || file.insecure,
+            tokens_file: self.tokens_file.or(file.tokens_file),
         })
     }
 
     /// Validate.
     pub fn validate(self) -> Result<AggregatorConfig, ConfigError> {
-        let cluster = self.cluster()?;
         let data_dir = self
             .data_dir
+            .clone()
             .ok_or_else(|| invalid("data-dir", "is required (e.g. --data-dir /var/lib/gslb)"))?;
+        let cluster = self.cluster()?;
+        let listen_grpc = self
+            .listen_grpc
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7000)));
+        let listen_http = self
+            .listen_http
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7080)));
+        let transport = self.transport(listen_grpc, listen_http, cluster.as_ref())?;
         let tick = duration("tick", self.tick, Duration::from_millis(100))?;
         if tick < Duration::from_millis(10) || tick > Duration::from_secs(1) {
             return Err(invalid("tick", "must be between 10ms and 1s"));
@@ -162,18 +208,81 @@ impl Settings {
             rule: e.rule.into(),
         })?;
         Ok(AggregatorConfig {
+            tokens_file: self
+                .tokens_file
+                .unwrap_or_else(|| data_dir.join("tokens.json")),
             data_dir,
-            listen_grpc: self
-                .listen_grpc
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7000))),
-            listen_http: self
-                .listen_http
-                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 7080))),
+            listen_grpc,
+            listen_http,
+            transport,
             tick,
             engine,
             log_format: self.log_format.unwrap_or_default(),
             cluster,
         })
+    }
+
+    fn transport(
+        &self,
+        grpc: SocketAddr,
+        http: SocketAddr,
+        cluster: Option<&ClusterConfig>,
+    ) -> Result<Transport, ConfigError> {
+        let files = [&self.tls_cert, &self.tls_key, &self.tls_ca];
+        if self.insecure {
+            if files.iter().any(|f| f.is_some()) {
+                return Err(invalid(
+                    "insecure",
+                    "cannot be combined with --tls-cert, --tls-key or --tls-ca",
+                ));
+            }
+            for (field, addr) in [("listen-grpc", grpc), ("listen-http", http)] {
+                if !addr.ip().is_loopback() {
+                    return Err(invalid(
+                        field,
+                        format!(
+                            "{addr} is not a loopback address: --insecure (plain text) is only allowed on loopback; give --tls-cert, --tls-key and --tls-ca"
+                        ),
+                    ));
+                }
+            }
+            let remote_peer = cluster
+                .into_iter()
+                .flat_map(|c| c.peers.values())
+                .find(|a| {
+                    a.rsplit_once(':')
+                        .and_then(|(h, _)| {
+                            h.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok()
+                        })
+                        .is_none_or(|ip| !ip.is_loopback())
+                });
+            if let Some(peer) = remote_peer {
+                return Err(invalid(
+                    "peers",
+                    format!(
+                        "{peer} is not a loopback address: --insecure (plain text) is only allowed on loopback"
+                    ),
+                ));
+            }
+            return Ok(Transport::Insecure);
+        }
+        match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
+            (Some(cert), Some(key), Some(ca)) => {
+                Ok(Transport::Tls(crate::security::tls::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                    ca: ca.clone(),
+                }))
+            }
+            (None, None, None) => Err(invalid(
+                "tls-cert",
+                "is required with --tls-key and --tls-ca (see `gslbctl certs`); or --insecure for plain text on loopback",
+            )),
+            _ => Err(invalid(
+                "tls-cert",
+                "--tls-cert, --tls-key and --tls-ca go together",
+            )),
+        }
     }
 
     fn cluster(&self) -> Result<Option<ClusterConfig>, ConfigError> {
@@ -276,9 +385,68 @@ mod tests {
             data_dir: Some("/tmp/x".into()),
             node_id: node,
             peers: peers.iter().map(|p| p.to_string()).collect(),
+            insecure: true,
             ..Settings::default()
         }
         .validate()
+    }
+
+    #[test]
+    fn plain_text_only_on_loopback_and_tls_files_go_together() {
+        let base = || Settings {
+            data_dir: Some("/tmp/x".into()),
+            ..Settings::default()
+        };
+        let err = |s: Settings| s.validate().unwrap_err().to_string();
+        assert!(
+            err(base()).starts_with("tls-cert: is required"),
+            "{}",
+            err(base())
+        );
+        let open = Settings {
+            insecure: true,
+            listen_grpc: Some("0.0.0.0:7000".parse().unwrap()),
+            ..base()
+        };
+        assert!(err(open).starts_with("listen-grpc: 0.0.0.0:7000 is not a loopback address"));
+        let open_http = Settings {
+            insecure: true,
+            listen_http: Some("10.0.0.1:7080".parse().unwrap()),
+            ..base()
+        };
+        assert!(err(open_http).starts_with("listen-http: 10.0.0.1:7080"));
+        let remote_peer = Settings {
+            insecure: true,
+            node_id: Some(1),
+            peers: vec!["1=127.0.0.1:7000".into(), "2=10.0.0.2:7000".into()],
+            ..base()
+        };
+        assert!(err(remote_peer).starts_with("peers: 10.0.0.2:7000 is not a loopback"));
+        let half = Settings {
+            tls_cert: Some("c.pem".into()),
+            ..base()
+        };
+        assert_eq!(
+            err(half),
+            "tls-cert: --tls-cert, --tls-key and --tls-ca go together"
+        );
+        let both = Settings {
+            insecure: true,
+            tls_cert: Some("c.pem".into()),
+            ..base()
+        };
+        assert!(err(both).starts_with("insecure: cannot be combined"));
+        let tls = Settings {
+            tls_cert: Some("c.pem".into()),
+            tls_key: Some("k.pem".into()),
+            tls_ca: Some("ca.pem".into()),
+            listen_grpc: Some("0.0.0.0:7000".parse().unwrap()),
+            ..base()
+        }
+        .validate()
+        .unwrap();
+        assert!(matches!(tls.transport, Transport::Tls(_)));
+        assert_eq!(tls.tokens_file, std::path::Path::new("/tmp/x/tokens.json"));
     }
 
     #[test]
@@ -330,6 +498,7 @@ mod tests {
         let s = Settings {
             data_dir: Some("/tmp/x".into()),
             tick: Some("5s".into()),
+            insecure: true,
             ..Settings::default()
         };
         assert_eq!(

@@ -8,15 +8,31 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::Parser;
 use gslb_aggregator::cluster::{Cluster, RaftStore, check_data_dir, follow};
-use gslb_aggregator::config::Settings;
+use gslb_aggregator::config::{Settings, Transport};
 use gslb_aggregator::control::Control;
+use gslb_aggregator::security::Security;
+use gslb_aggregator::security::link::PeerLink;
+use gslb_aggregator::security::tls::ReloadingTls;
+use gslb_aggregator::security::tokens::Tokens;
 use gslb_aggregator::service::{Service, now};
 use gslb_aggregator::store::SledStore;
+use gslb_shared::config::LinkTls;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config = Settings::parse().merged()?.validate()?;
     gslb_shared::telemetry::init(config.log_format);
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .map_err(|_| anyhow::anyhow!("a TLS crypto provider was already installed"))?;
+    let security = security(&config)?;
+    let link = PeerLink {
+        tls: security.tls.as_ref().map(|t| LinkTls {
+            identity: Some((t.files().cert.clone(), t.files().key.clone())),
+            ca: Some(t.files().ca.clone()),
+        }),
+        token: None,
+    };
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating {}", config.data_dir.display()))?;
     check_data_dir(&config.data_dir, config.cluster.is_some())?;
@@ -29,7 +45,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Some(cluster_config) => {
             let (cluster, events) =
-                Cluster::start(cluster_config, &config.data_dir, config.engine).await?;
+                Cluster::start(cluster_config, &config.data_dir, config.engine, link).await?;
             let store = RaftStore::new(cluster.clone());
             let control = Control::open(Box::new(store), config.engine, now())
                 .context("loading state")?
@@ -53,10 +69,11 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("binding the HTTP listener")?;
     service.set_http_address(advertised_http(http.local_addr()?, &config));
+    service.set_own_listeners(vec![grpc.local_addr()?, http.local_addr()?]);
     for (name, listener) in [("grpc", &grpc), ("http", &http)] {
         let addr = listener.local_addr()?;
-        if !addr.ip().is_loopback() {
-            tracing::warn!(%addr, "{name} listener is plain text on a non-loopback address (TLS arrives with the security work)");
+        if security.tls.is_none() {
+            tracing::warn!(%addr, "{name} listener is PLAIN TEXT (--insecure): no TLS and no client identities; loopback only, for development");
         }
         // The bound addresses are the one thing this binary prints to stdout.
         #[allow(clippy::print_stdout)]
@@ -65,9 +82,15 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     std::io::stdout().flush()?;
-    let served =
-        gslb_aggregator::server::run(service.clone(), grpc, http, config.tick, shutdown_signal())
-            .await;
+    let served = gslb_aggregator::server::run(
+        service.clone(),
+        grpc,
+        http,
+        config.tick,
+        security,
+        shutdown_signal(),
+    )
+    .await;
     if let Some(follower) = follower {
         follower.abort();
     }
@@ -76,6 +99,25 @@ async fn main() -> anyhow::Result<()> {
         let _ = cluster.raft.shutdown().await;
     }
     served
+}
+
+/// TLS material and tokens, loaded (a file that does not load stops the start).
+fn security(config: &gslb_aggregator::config::AggregatorConfig) -> anyhow::Result<Security> {
+    let tls = match &config.transport {
+        Transport::Tls(files) => Some(Arc::new(ReloadingTls::load(files.clone())?)),
+        Transport::Insecure => None,
+    };
+    let tokens = Tokens::load(config.tokens_file.clone())?;
+    if !config.tokens_file.exists() {
+        tracing::warn!(
+            path = %config.tokens_file.display(),
+            "no admin tokens yet: every admin call is refused until `gslbctl tokens create --file` writes this file"
+        );
+    }
+    Ok(Security {
+        tls,
+        tokens: Arc::new(tokens),
+    })
 }
 
 /// The HTTP listener as other hosts reach it: its own address, or for a

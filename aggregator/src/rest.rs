@@ -10,7 +10,9 @@ pub(crate) mod status;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::routing::{get, post, put};
+use axum::handler::Handler;
+use axum::http::Method;
+use axum::routing::{MethodFilter, on};
 
 pub use error::ApiError;
 
@@ -18,66 +20,96 @@ use crate::service::Service;
 
 /// Every REST route, for the HTTP listener.
 pub fn router(service: Arc<Service>) -> Router {
-    Router::new()
-        .route(
-            "/api/v1/zones",
-            get(objects::list_zones).post(objects::create_zone),
-        )
-        .route(
-            "/api/v1/zones/{id}",
-            get(objects::get_zone)
-                .put(objects::update_zone)
-                .delete(objects::delete_zone),
-        )
-        .route(
-            "/api/v1/records",
-            get(objects::list_records).post(objects::create_record),
-        )
-        .route(
-            "/api/v1/records/{id}",
-            get(objects::get_record)
-                .put(objects::update_record)
-                .delete(objects::delete_record),
-        )
-        .route(
-            "/api/v1/pools",
-            get(objects::list_pools).post(objects::create_pool),
-        )
-        .route(
-            "/api/v1/pools/{id}",
-            get(objects::get_pool)
-                .put(objects::update_pool)
-                .delete(objects::delete_pool),
-        )
-        .route("/api/v1/pools/{id}/status", get(status::pool_status))
-        .route(
-            "/api/v1/pools/{id}/members",
-            get(members::list).post(members::create),
-        )
-        .route(
-            "/api/v1/members/{id}",
-            get(members::get)
-                .put(members::update)
-                .delete(members::delete),
-        )
-        .route("/api/v1/members/{id}/status", get(status::member_status))
-        .route("/api/v1/members/{id}/logs", get(status::member_logs))
-        .route("/api/v1/members/{id}/health", put(members::manual_health))
-        .route("/api/v1/members/{id}/heartbeat", post(members::heartbeat))
-        .route(
-            "/api/v1/checks",
-            get(objects::list_checks).post(objects::create_check),
-        )
-        .route(
-            "/api/v1/checks/{id}",
-            get(objects::get_check)
-                .put(objects::update_check)
-                .delete(objects::delete_check),
-        )
-        .route("/api/v1/explain", get(status::explain))
-        .route("/api/v1/apply", post(objects::apply))
-        .route("/api/v1/config", post(objects::apply_config))
-        .route("/api/v1/agents", get(status::agents))
-        .route("/api/v1/edges", get(status::edges))
-        .with_state(service)
+    table().router.with_state(service)
+}
+
+/// Every route the router serves, as (method, path): what the
+/// authorization test walks, so a route added here is tested there.
+pub fn routes() -> Vec<(Method, &'static str)> {
+    table().list
+}
+
+/// The router and its route list, built together so they cannot differ.
+struct Table {
+    router: Router<Arc<Service>>,
+    list: Vec<(Method, &'static str)>,
+}
+
+impl Table {
+    fn add<H, T>(mut self, method: Method, path: &'static str, handler: H) -> Self
+    where
+        H: Handler<T, Arc<Service>>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
+        self.router = self.router.route(path, on(filter, handler));
+        self.list.push((method, path));
+        self
+    }
+}
+
+fn table() -> Table {
+    Table {
+        router: Router::new(),
+        list: Vec::new(),
+    }
+    .add(Method::GET, "/api/v1/zones", objects::list_zones)
+    .add(Method::POST, "/api/v1/zones", objects::create_zone)
+    .add(Method::GET, "/api/v1/zones/{id}", objects::get_zone)
+    .add(Method::PUT, "/api/v1/zones/{id}", objects::update_zone)
+    .add(Method::DELETE, "/api/v1/zones/{id}", objects::delete_zone)
+    .add(Method::GET, "/api/v1/records", objects::list_records)
+    .add(Method::POST, "/api/v1/records", objects::create_record)
+    .add(Method::GET, "/api/v1/records/{id}", objects::get_record)
+    .add(Method::PUT, "/api/v1/records/{id}", objects::update_record)
+    .add(
+        Method::DELETE,
+        "/api/v1/records/{id}",
+        objects::delete_record,
+    )
+    .add(Method::GET, "/api/v1/pools", objects::list_pools)
+    .add(Method::POST, "/api/v1/pools", objects::create_pool)
+    .add(Method::GET, "/api/v1/pools/{id}", objects::get_pool)
+    .add(Method::PUT, "/api/v1/pools/{id}", objects::update_pool)
+    .add(Method::DELETE, "/api/v1/pools/{id}", objects::delete_pool)
+    .add(
+        Method::GET,
+        "/api/v1/pools/{id}/status",
+        status::pool_status,
+    )
+    .add(Method::GET, "/api/v1/pools/{id}/members", members::list)
+    .add(Method::POST, "/api/v1/pools/{id}/members", members::create)
+    .add(Method::GET, "/api/v1/members/{id}", members::get)
+    .add(Method::PUT, "/api/v1/members/{id}", members::update)
+    .add(Method::DELETE, "/api/v1/members/{id}", members::delete)
+    .add(
+        Method::GET,
+        "/api/v1/members/{id}/status",
+        status::member_status,
+    )
+    .add(
+        Method::GET,
+        "/api/v1/members/{id}/logs",
+        status::member_logs,
+    )
+    .add(
+        Method::PUT,
+        "/api/v1/members/{id}/health",
+        members::manual_health,
+    )
+    .add(
+        Method::POST,
+        "/api/v1/members/{id}/heartbeat",
+        members::heartbeat,
+    )
+    .add(Method::GET, "/api/v1/checks", objects::list_checks)
+    .add(Method::POST, "/api/v1/checks", objects::create_check)
+    .add(Method::GET, "/api/v1/checks/{id}", objects::get_check)
+    .add(Method::PUT, "/api/v1/checks/{id}", objects::update_check)
+    .add(Method::DELETE, "/api/v1/checks/{id}", objects::delete_check)
+    .add(Method::GET, "/api/v1/explain", status::explain)
+    .add(Method::POST, "/api/v1/apply", objects::apply)
+    .add(Method::POST, "/api/v1/config", objects::apply_config)
+    .add(Method::GET, "/api/v1/agents", status::agents)
+    .add(Method::GET, "/api/v1/edges", status::edges)
 }

@@ -1,6 +1,6 @@
 //! Binding and serving: the gRPC services (agents, edges, admin, reflection)
-//! on one listener, `/livez`, `/readyz` and `/metrics` on another, and the
-//! engine's clock. `run` takes bound listeners so tests can use port 0.
+//! on one listener, each behind its access rule, the REST API (tokens),
+//! `/livez`, `/readyz` and `/metrics` on another, and the engine's clock. `run` takes bound listeners so tests can use port 0.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +10,14 @@ use axum::extract::State;
 use axum::routing::get;
 use gslb_proto::pb;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 
 use crate::cluster::gate::LeaderGate;
 use crate::cluster::membership::Membership;
 use crate::engine::Input;
+use crate::security::Security;
+use crate::security::guard::{Access, Guard};
+use crate::security::identity::Role;
+use crate::security::listener::{HttpListener, grpc_incoming};
 use crate::service::admin::Admin;
 use crate::service::agents::AgentStreams;
 use crate::service::edges::EdgeStreams;
@@ -35,6 +38,7 @@ pub async fn run(
     grpc: TcpListener,
     http: TcpListener,
     tick: Duration,
+    security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (tx, stop) = tokio::sync::watch::channel(false);
@@ -45,31 +49,55 @@ pub async fn run(
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(gslb_proto::FILE_DESCRIPTOR_SET)
         .build_v1()?;
+    let tokens = &security.tokens;
+    let only = |roles| Access::Roles(roles);
     let grpc_server = tonic::transport::Server::builder()
-        .add_service(reflection)
-        .add_service(
+        .add_service(Guard::new(reflection, only(&Role::ALL), tokens.clone()))
+        .add_service(Guard::new(
             pb::agent_service_server::AgentServiceServer::new(AgentStreams(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE)
                 .max_decoding_message_size(MAX_MESSAGE),
-        )
-        .add_service(
+            only(&[Role::Agent]),
+            tokens.clone(),
+        ))
+        .add_service(Guard::new(
             pb::edge_feed_server::EdgeFeedServer::new(EdgeStreams(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE),
+            only(&[Role::Edge]),
+            tokens.clone(),
+        ))
+        .add_service(Guard::new(
+            LeaderGate::new(
+                pb::admin_service_server::AdminServiceServer::new(Admin(service.clone()))
+                    .max_encoding_message_size(MAX_MESSAGE)
+                    .max_decoding_message_size(MAX_MESSAGE),
+                service.clone(),
+            ),
+            Access::Admin,
+            tokens.clone(),
+        ))
+        .add_service(Guard::new(
+            LeaderGate::new(
+                pb::cluster_service_server::ClusterServiceServer::new(Membership(service.clone())),
+                service.clone(),
+            ),
+            Access::Cluster,
+            tokens.clone(),
+        ))
+        .add_optional_service(
+            service
+                .cluster()
+                .map(|c| Guard::new(c.rpc(), only(&[Role::Aggregator]), tokens.clone())),
         )
-        .add_service(LeaderGate::new(
-            pb::admin_service_server::AdminServiceServer::new(Admin(service.clone()))
-                .max_encoding_message_size(MAX_MESSAGE)
-                .max_decoding_message_size(MAX_MESSAGE),
-            service.clone(),
-        ))
-        .add_service(LeaderGate::new(
-            pb::cluster_service_server::ClusterServiceServer::new(Membership(service.clone())),
-            service.clone(),
-        ))
-        .add_optional_service(service.cluster().map(|c| c.rpc()))
-        .serve_with_incoming_shutdown(incoming(grpc), stopping(stop.clone()));
-    let http_server =
-        axum::serve(http, router(service.clone())).with_graceful_shutdown(stopping(stop.clone()));
+        .serve_with_incoming_shutdown(
+            grpc_incoming(grpc, security.tls.clone()),
+            stopping(stop.clone()),
+        );
+    let http_server = axum::serve(
+        HttpListener::new(http, security.tls.clone())?,
+        router(service.clone(), security.tokens.clone()),
+    )
+    .with_graceful_shutdown(stopping(stop.clone()));
     let ticker = tokio::spawn(clock(service, tick));
     tokio::select! {
         result = grpc_server => result?,
@@ -81,22 +109,6 @@ pub async fn run(
     }
     ticker.abort();
     Ok(())
-}
-
-/// Accepted gRPC connections with Nagle off: tonic sets TCP_NODELAY only on
-/// sockets it accepts itself, and a reply written in two segments would
-/// otherwise wait for the client's delayed ACK (40 ms).
-pub fn incoming(
-    listener: TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    TcpListenerStream::new(listener).map(|accepted| {
-        accepted.inspect(|stream| {
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "TCP_NODELAY not set");
-            }
-        })
-    })
 }
 
 /// Resolves once `stop` turns true (or its sender is gone).
@@ -116,7 +128,7 @@ async fn clock(service: Arc<Service>, tick: Duration) {
     }
 }
 
-fn router(service: Arc<Service>) -> Router {
+fn router(service: Arc<Service>, tokens: Arc<crate::security::tokens::Tokens>) -> Router {
     let registry = Arc::new(crate::metrics::registry(&service));
     let operations = Router::new()
         .route("/livez", get(|| async { "ok" }))
@@ -130,10 +142,16 @@ fn router(service: Arc<Service>) -> Router {
             ),
         )
         .with_state(registry);
+    // Layers run outside in: the token is checked before a follower
+    // redirects to the leader.
     crate::rest::router(service.clone())
         .layer(axum::middleware::from_fn_with_state(
             service,
             crate::cluster::gate::rest,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            tokens,
+            crate::security::rest_auth::require_token,
         ))
         .merge(operations)
 }

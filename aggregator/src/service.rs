@@ -77,6 +77,8 @@ pub struct Service {
     /// The HTTP listener's address as clients should reach it (REST
     /// redirects to the leader use the leader's).
     http_address: std::sync::OnceLock<String>,
+    /// The bound gRPC and HTTP listeners, told to agents so they never probe them.
+    own_listeners: std::sync::OnceLock<Vec<std::net::SocketAddr>>,
     /// Single writes waiting for the control core (group commit).
     pending: Mutex<Vec<Queued>>,
 }
@@ -116,6 +118,7 @@ impl Service {
             cluster,
             role: watch::channel(0).0,
             http_address: std::sync::OnceLock::new(),
+            own_listeners: std::sync::OnceLock::new(),
             pending: Mutex::default(),
         }
     }
@@ -161,6 +164,16 @@ impl Service {
     /// Record where the HTTP listener can be reached (once, after binding).
     pub fn set_http_address(&self, address: String) {
         let _ = self.http_address.set(address);
+    }
+
+    /// Record the bound listeners (once).
+    pub fn set_own_listeners(&self, listeners: Vec<std::net::SocketAddr>) {
+        let _ = self.own_listeners.set(listeners);
+    }
+
+    /// The bound listeners (empty until recorded).
+    pub fn own_listeners(&self) -> &[std::net::SocketAddr] {
+        self.own_listeners.get().map_or(&[], Vec::as_slice)
     }
 
     /// Where the HTTP listener can be reached, once bound.

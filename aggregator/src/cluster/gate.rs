@@ -27,7 +27,7 @@ pub const LEADER: &str = "gslb-leader";
 pub const STALE: &str = "gslb-stale";
 
 /// Admin methods that write (everything else reads).
-fn writes(method: &str) -> bool {
+pub(crate) fn writes(method: &str) -> bool {
     [
         "Create",
         "Update",
@@ -143,7 +143,8 @@ async fn leader_location(service: &Service, path: &str) -> Option<String> {
         return None;
     }
     let http = cluster.leader_http(&hint).await?;
-    Some(format!("http://{http}{path}"))
+    // The REST listener speaks TLS exactly when the peers' links do.
+    Some(format!("{}://{http}{path}", cluster.link.scheme()))
 }
 
 /// The REST side of [`admit`] (axum middleware): a follower redirects to

@@ -14,6 +14,7 @@ use openraft::{BasicNode, ChangeMembers};
 use tonic::{Request, Response, Status};
 
 use super::Cluster;
+use crate::security::link::PeerLink;
 use crate::service::Service;
 
 /// How long a new node may take to catch up as a learner.
@@ -73,10 +74,13 @@ pub fn status(service: &Service) -> pb::ClusterStatus {
 /// The status the node at gRPC `address` gives of itself (asked stale, so
 /// a follower or a node outside any cluster answers too), within `timeout`
 /// for connecting and again for the call.
-pub async fn own_status(address: &str, timeout: Duration) -> Result<pb::ClusterStatus, String> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
-        .map_err(|e| e.to_string())?
-        .connect_timeout(timeout)
+pub async fn own_status(
+    link: &PeerLink,
+    address: &str,
+    timeout: Duration,
+) -> Result<pb::ClusterStatus, String> {
+    let channel = link
+        .endpoint(&link.url(address), timeout)?
         .timeout(timeout)
         .connect()
         .await
@@ -86,6 +90,7 @@ pub async fn own_status(address: &str, timeout: Duration) -> Result<pb::ClusterS
         super::gate::STALE,
         tonic::metadata::MetadataValue::from_static("1"),
     );
+    link.authorize(&mut ask);
     let status = ClusterServiceClient::new(channel)
         .status(ask)
         .await
@@ -94,8 +99,10 @@ pub async fn own_status(address: &str, timeout: Duration) -> Result<pb::ClusterS
 }
 
 /// The HTTP address the node at gRPC `address` reports.
-pub async fn http_address_of(address: &str) -> Option<String> {
-    let status = own_status(address, Duration::from_secs(1)).await.ok()?;
+pub async fn http_address_of(link: &PeerLink, address: &str) -> Option<String> {
+    let status = own_status(link, address, Duration::from_secs(1))
+        .await
+        .ok()?;
     Some(status.http_address).filter(|a| !a.is_empty())
 }
 
@@ -106,8 +113,8 @@ fn cluster(service: &Service) -> Result<&Arc<Cluster>, Status> {
 }
 
 /// Check that `address` is a node started with `--node-id id` and no cluster.
-async fn check_candidate(id: u64, address: &str) -> Result<(), Status> {
-    let theirs = own_status(address, Duration::from_secs(2))
+async fn check_candidate(link: &PeerLink, id: u64, address: &str) -> Result<(), Status> {
+    let theirs = own_status(link, address, Duration::from_secs(2))
         .await
         .map_err(|e| {
             Status::failed_precondition(format!(
@@ -165,7 +172,7 @@ impl pb::cluster_service_server::ClusterService for Membership {
                 node.addr
             )));
         }
-        check_candidate(id, &address).await?;
+        check_candidate(&cluster.link, id, &address).await?;
         let learner = cluster.raft.add_learner(id, BasicNode::new(&address), true);
         tokio::time::timeout(CATCH_UP, learner)
             .await

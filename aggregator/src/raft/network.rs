@@ -27,6 +27,8 @@ use super::TypeConfig;
 pub struct Network {
     /// This node's id, sent with every message.
     pub from: u64,
+    /// How peers are reached.
+    pub link: crate::security::link::PeerLink,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -37,6 +39,7 @@ impl RaftNetworkFactory<TypeConfig> for Network {
             from: self.from,
             target,
             addr: node.addr.clone(),
+            link: self.link.clone(),
             client: None,
         }
     }
@@ -48,6 +51,7 @@ pub struct Connection {
     from: u64,
     target: u64,
     addr: String,
+    link: crate::security::link::PeerLink,
     client: Option<RaftServiceClient<Channel>>,
 }
 
@@ -58,10 +62,11 @@ impl Connection {
         if let Some(c) = &self.client {
             return Ok(c.clone());
         }
-        let url = format!("http://{}", self.addr);
-        let channel = tonic::transport::Endpoint::from_shared(url)
-            .map_err(|e| Unreachable::new(&e))?
-            .connect_timeout(std::time::Duration::from_secs(1))
+        let url = self.link.url(&self.addr);
+        let channel = self
+            .link
+            .endpoint(&url, std::time::Duration::from_secs(1))
+            .map_err(|e| Unreachable::new(&std::io::Error::other(e)))?
             .connect()
             .await
             .map_err(|e| Unreachable::new(&e))?;

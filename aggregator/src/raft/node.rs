@@ -27,6 +27,8 @@ pub struct NodeConfig {
     pub snapshot_every: u64,
     /// Entries kept in the log behind a snapshot.
     pub keep_logs: u64,
+    /// How to reach peers (TLS, scheme).
+    pub link: crate::security::link::PeerLink,
 }
 
 impl Default for NodeConfig {
@@ -38,6 +40,7 @@ impl Default for NodeConfig {
             election: (Duration::from_millis(600), Duration::from_millis(1200)),
             snapshot_every: 10_000,
             keep_logs: 1_000,
+            link: crate::security::link::PeerLink::default(),
         }
     }
 }
@@ -87,7 +90,10 @@ impl Node {
         let raft = Raft::new(
             id,
             Arc::new(raft_config),
-            Network { from: id },
+            Network {
+                from: id,
+                link: config.link.clone(),
+            },
             log.clone(),
             state.clone(),
         )
@@ -124,7 +130,10 @@ impl Node {
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_service(service)
-                .serve_with_incoming_shutdown(crate::server::incoming(listener), stop),
+                .serve_with_incoming_shutdown(
+                    crate::security::listener::grpc_incoming(listener, None),
+                    stop,
+                ),
         )
     }
 

@@ -64,7 +64,7 @@ impl pb::agent_service_server::AgentService for AgentStreams {
         let (tx, rx) = mpsc::channel(64);
         if let Err(hint) = self.0.leader_elsewhere() {
             // Results are decided on the leader: send the agent there.
-            let redirect = redirect(hint)?;
+            let redirect = redirect(&self.0, hint)?;
             tracing::info!(agent = %register.agent_id, leader = %redirect.leader_address, "agent sent to the leader");
             let _ = tx.send(message(Msg::Redirect(redirect))).await;
             return Ok(Response::new(ReceiverStream::new(rx)));
@@ -76,11 +76,15 @@ impl pb::agent_service_server::AgentService for AgentStreams {
 
 /// The hint for an agent on a node that does not lead; UNAVAILABLE while
 /// no leader is known (the agent retries with backoff).
-fn redirect(hint: Option<crate::cluster::LeaderHint>) -> Result<pb::LeaderHint, Status> {
+fn redirect(
+    service: &Service,
+    hint: Option<crate::cluster::LeaderHint>,
+) -> Result<pb::LeaderHint, Status> {
     let (leader_id, address) = hint.ok_or_else(|| crate::cluster::gate::not_leader(None))?;
+    let scheme = service.cluster().map_or("http", |c| c.link.scheme());
     Ok(pb::LeaderHint {
         leader_id,
-        leader_address: format!("http://{address}"),
+        leader_address: format!("{scheme}://{address}"),
     })
 }
 
@@ -101,6 +105,11 @@ async fn run(
     let full = pb::AssignmentSet {
         version: set_version,
         assignments: sent.values().map(to_pb).collect(),
+        own_listeners: service
+            .own_listeners()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
     };
     set_assignments(&service, &agent_id, sent.len());
     if tx.send(message(Msg::Full(full))).await.is_err() {
@@ -130,7 +139,7 @@ async fn run(
                 }
                 if let Err(hint) = service.leader_elsewhere() {
                     // Leadership moved: this node no longer decides.
-                    if let Ok(redirect) = redirect(hint) {
+                    if let Ok(redirect) = redirect(&service, hint) {
                         let _ = tx.send(message(Msg::Redirect(redirect))).await;
                     }
                     break;
