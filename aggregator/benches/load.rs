@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gslb_proto::pb;
-use gslb_proto::pb::admin_service_client::AdminServiceClient;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_proto::pb::edge_feed_client::EdgeFeedClient;
 use gslb_shared::*;
@@ -110,8 +109,8 @@ impl Drop for Killed {
     }
 }
 
-async fn configure(server: &str, n: u64) {
-    let mut c = AdminServiceClient::connect(server.to_owned())
+async fn configure(server: &str, token: &str, n: u64) {
+    let mut c = gslb_aggregator::security::link::admin_client(server, token)
         .await
         .unwrap()
         .max_encoding_message_size(BIG)
@@ -251,10 +250,16 @@ fn main() {
     rt.block_on(async move {
         let dir = std::env::temp_dir().join(format!("gslb-bench-agg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut tokens = gslb_aggregator::security::tokens::TokenFile::default();
+        let (token, _) = tokens
+            .create("bench", gslb_aggregator::security::tokens::TokenRole::Write, None, std::time::SystemTime::now())
+            .unwrap();
+        tokens.save(&dir.join("tokens.json")).unwrap();
         let bin = env_or("GSLB_AGGREGATOR_BIN", "target/release/gslb-aggregator");
         let mut child = Command::new("taskset")
             .args(["-c", &env_or("AGGREGATOR_CPU", "1"), &bin, "--data-dir", dir.to_str().unwrap()])
-            .args(["--listen-grpc", "127.0.0.1:0", "--listen-http", "127.0.0.1:0"])
+            .args(["--listen-grpc", "127.0.0.1:0", "--listen-http", "127.0.0.1:0", "--insecure"])
             .env("RUST_LOG", "warn")
             .env("TOKIO_WORKER_THREADS", "1")
             .stdout(Stdio::piped())
@@ -265,7 +270,7 @@ fn main() {
         let server = format!("http://{}", line.trim_start_matches("grpc listening on "));
         let aggregator = Killed(child);
         let pid = aggregator.0.id();
-        configure(&server, n).await;
+        configure(&server, &token, n).await;
 
         // The edge: records when each member's facts arrive.
         let mut edge = EdgeFeedClient::connect(server.clone()).await.unwrap().max_decoding_message_size(BIG);

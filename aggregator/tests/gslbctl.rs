@@ -7,12 +7,17 @@ mod support;
 
 use std::process::Command;
 
-use support::process::start;
+use support::process::{Aggregator, start};
 
-fn gslbctl(server: &str, args: &[&str]) -> (bool, String, String) {
+fn gslbctl(a: &Aggregator, args: &[&str]) -> (bool, String, String) {
+    gslbctl_at(&a.grpc, &a.token, args)
+}
+
+fn gslbctl_at(server: &str, token: &str, args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gslbctl"))
         .arg("--server")
         .arg(server)
+        .env("GSLB_TOKEN", token)
         .args(args)
         .output()
         .unwrap();
@@ -33,21 +38,20 @@ fn apply_plan_members_list_status_and_errors() {
     let dir = std::env::temp_dir().join(format!("gslb-gslbctl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let a = start(&dir);
-    let server = a.grpc.as_str();
 
-    let (ok, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE, "--dry-run"]);
+    let (ok, out, _) = gslbctl(&a, &["apply", "-f", EXAMPLE, "--dry-run"]);
     assert!(ok);
     assert!(
         out.ends_with("dry run: 15 changes, nothing applied\n"),
         "{out}"
     );
-    let (ok, out, _) = gslbctl(server, &["pools", "list"]);
+    let (ok, out, _) = gslbctl(&a, &["pools", "list"]);
     assert!(
         ok && out == "ID  NAME  CHECK  MIN-HEALTHY  PROTECT  FAIL-MODE\n",
         "the dry run changed nothing: {out}"
     );
 
-    let (ok, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE]);
+    let (ok, out, _) = gslbctl(&a, &["apply", "-f", EXAMPLE]);
     assert!(ok);
     assert_eq!(
         out,
@@ -56,10 +60,10 @@ fn apply_plan_members_list_status_and_errors() {
          + member api/api-1\n+ record www.example.test A\n+ record api.example.test A\n+ record example.test TXT\n\
          applied: 15 changes, version 16\n"
     );
-    let (ok, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE]);
+    let (ok, out, _) = gslbctl(&a, &["apply", "-f", EXAMPLE]);
     assert!(ok && out.starts_with("no changes\n"), "{out}");
 
-    let (ok, out, _) = gslbctl(server, &["members", "list", "--pool", "4"]);
+    let (ok, out, _) = gslbctl(&a, &["members", "list", "--pool", "4"]);
     assert!(ok);
     assert_eq!(
         out,
@@ -68,16 +72,13 @@ fn apply_plan_members_list_status_and_errors() {
          6   web-eu-2       127.0.0.12  18082  100  0    warming 0/3  eu      warmup:3\n\
          7   web-eu-backup  127.0.0.13  18083  100  0    unknown      eu\n"
     );
-    let (ok, out, _) = gslbctl(
-        server,
-        &["--output", "json", "members", "list", "--pool", "4"],
-    );
+    let (ok, out, _) = gslbctl(&a, &["--output", "json", "members", "list", "--pool", "4"]);
     assert!(ok);
     let members: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(members[1]["warmupThreshold"], 3);
     assert_eq!(members[1]["status"]["warming"], true);
 
-    let (ok, out, _) = gslbctl(server, &["status"]);
+    let (ok, out, _) = gslbctl(&a, &["status"]);
     assert!(ok);
     assert_eq!(
         out,
@@ -96,31 +97,31 @@ fn apply_plan_members_list_status_and_errors() {
             .replace("address = \"127.0.0.12\"", "address = \"127.0.0.12:80\""),
     )
     .unwrap();
-    let (ok, _, err) = gslbctl(server, &["apply", "-f", bad.to_str().unwrap()]);
+    let (ok, _, err) = gslbctl(&a, &["apply", "-f", bad.to_str().unwrap()]);
     assert!(!ok);
     assert!(
         err.starts_with("gslbctl: ") && err.contains("pool[0].member[1].address"),
         "{err}"
     );
-    let (_, out, _) = gslbctl(server, &["apply", "-f", EXAMPLE, "--dry-run"]);
+    let (_, out, _) = gslbctl(&a, &["apply", "-f", EXAMPLE, "--dry-run"]);
     assert!(
         out.starts_with("no changes\n"),
         "nothing was half-applied: {out}"
     );
 
-    let (ok, _, err) = gslbctl(server, &["members", "get", "999"]);
+    let (ok, _, err) = gslbctl(&a, &["members", "get", "999"]);
     assert!(
         !ok && err == "gslbctl: member 999 does not exist\n",
         "{err}"
     );
-    let (ok, _, err) = gslbctl(server, &["health", "5", "down"]);
+    let (ok, _, err) = gslbctl(&a, &["health", "5", "down"]);
     assert!(!ok && err.contains("active health check"), "{err}");
-    let (ok, _, err) = gslbctl("http://127.0.0.1:1", &["pools", "list"]);
+    let (ok, _, err) = gslbctl_at("http://127.0.0.1:1", &a.token, &["pools", "list"]);
     assert!(
         !ok && err.contains("cannot reach http://127.0.0.1:1"),
         "{err}"
     );
-    let (ok, out, _) = gslbctl(server, &["completions", "bash"]);
+    let (ok, out, _) = gslbctl(&a, &["completions", "bash"]);
     assert!(ok && out.contains("gslbctl"));
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);

@@ -7,23 +7,24 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gslb_proto::pb;
-use gslb_proto::pb::admin_service_client::AdminServiceClient;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_proto::pb::edge_feed_client::EdgeFeedClient;
 use gslb_shared::*;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::Code;
-use tonic::transport::Channel;
 
 const INTERVAL_MS: u64 = 1_000;
 
 mod support;
 
+use gslb_aggregator::security::link::{TokenAdminClient, admin_client};
 use support::process::{Aggregator, start};
 
-async fn admin(a: &Aggregator) -> AdminServiceClient<Channel> {
-    AdminServiceClient::connect(a.grpc.clone()).await.unwrap()
+type Admin = TokenAdminClient;
+
+async fn admin(a: &Aggregator) -> Admin {
+    admin_client(&a.grpc, &a.token).await.unwrap()
 }
 
 fn now_ms() -> u64 {
@@ -49,7 +50,7 @@ where
 }
 
 /// Zone 1, check 2 (tcp, 1 s), pool 3, members 4 (plain) and 5 (warm-up 2), record 6.
-async fn configure(c: &mut AdminServiceClient<Channel>) {
+async fn configure(c: &mut Admin) {
     let zone = Zone {
         id: ZoneId(0),
         apex: DnsName::parse("example.test").unwrap(),
@@ -176,7 +177,7 @@ async fn report_each(tx: &mpsc::Sender<pb::AgentMessage>, seq: u64, outcomes: &[
     .unwrap();
 }
 
-async fn status(c: &mut AdminServiceClient<Channel>, member: u64) -> pb::MemberStatus {
+async fn status(c: &mut Admin, member: u64) -> pb::MemberStatus {
     c.get_member_status(pb::IdRequest { id: member })
         .await
         .unwrap()
@@ -577,6 +578,11 @@ async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
 
 /// GET on the HTTP listener: status and body.
 async fn http_get(addr: &str, path: &str) -> (u16, String) {
+    http_get_as(addr, path, None).await
+}
+
+/// GET with a bearer token.
+async fn http_get_as(addr: &str, path: &str, token: Option<&str>) -> (u16, String) {
     use http_body_util::BodyExt;
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (mut sender, conn) =
@@ -584,8 +590,11 @@ async fn http_get(addr: &str, path: &str) -> (u16, String) {
             .await
             .unwrap();
     tokio::spawn(conn);
-    let request = hyper::Request::get(path)
-        .header("host", addr)
+    let mut request = hyper::Request::get(path).header("host", addr);
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let request = request
         .body(http_body_util::Empty::<bytes::Bytes>::new())
         .unwrap();
     let response = sender.send_request(request).await.unwrap();
@@ -640,7 +649,10 @@ async fn reflection_lists_the_services_and_http_serves_probes_and_metrics() {
         metrics.contains("# TYPE gslb_aggregator_results_accepted counter"),
         "{metrics}"
     );
+    // The REST API needs the token; the operational endpoints above do not.
     let (status, body) = http_get(&a.http, "/api/v1/members/4").await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = http_get_as(&a.http, "/api/v1/members/4", Some(&a.token)).await;
     assert_eq!(status, 200);
     assert!(body.contains("\"warmupThreshold\":0"), "{body}");
     drop(a);

@@ -16,24 +16,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use gslb_e2e::bench::{env, percentile};
 use gslb_e2e::catalog::web_pair;
 use gslb_e2e::cluster::Cluster;
 use gslb_e2e::dns::query_a;
 use gslb_e2e::{Agent, Aggregator, Backend, Edge, ZONE, temp_dir, wait_until};
 use gslb_proto::pb;
-use gslb_proto::pb::admin_service_client::AdminServiceClient;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
 
 fn summary(what: &str, mut ms: Vec<u64>) {
     if ms.is_empty() {
@@ -67,13 +55,15 @@ fn txt(n: u64) -> pb::RecordSet {
 }
 
 /// Acknowledged writes per second with `writers` concurrent clients.
-async fn writes_per_second(url: &str, writers: u64, secs: u64) -> (f64, Vec<u64>) {
+async fn writes_per_second(url: &str, token: &str, writers: u64, secs: u64) -> (f64, Vec<u64>) {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let done = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut tasks = Vec::new();
     for _ in 0..writers {
-        let mut client = AdminServiceClient::connect(url.to_owned()).await.unwrap();
+        let mut client = gslb_aggregator::security::link::admin_client(url, token)
+            .await
+            .unwrap();
         let done = done.clone();
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
@@ -146,7 +136,8 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let url = cluster.node(leader).url();
     for writers in [1, 16] {
-        let (rate, mut lat) = runtime.block_on(writes_per_second(&url, writers, 5));
+        let (rate, mut lat) =
+            runtime.block_on(writes_per_second(&url, &cluster.token(), writers, 5));
         lat.sort_unstable();
         println!(
             "config writes, {writers} writer(s): {rate:.0} acknowledged/s, latency p50 {:.1} ms, p99 {:.1} ms",

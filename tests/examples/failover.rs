@@ -13,6 +13,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use gslb_e2e::bench::percentile;
 use gslb_e2e::catalog::{a_record, http_check, member, pool};
 use gslb_e2e::dns::query_a;
 use gslb_e2e::{Backend, LocalMesh, ZONE, wait_until};
@@ -59,11 +60,6 @@ fn until_answered(dns: SocketAddr, target: Ipv4Addr, answered: bool) -> Duration
 /// at every phase of the probe cycle.
 fn random_phase() {
     std::thread::sleep(Duration::from_millis(rand::random_range(0..INTERVAL_MS)));
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 fn summary(name: &str, mut samples: Vec<Duration>) -> Duration {

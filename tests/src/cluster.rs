@@ -44,6 +44,11 @@ impl Cluster {
         cluster
     }
 
+    /// The write token every node accepts (their shared tokens file).
+    pub fn token(&self) -> String {
+        crate::pki::admin_token(&self.dir.join("tokens.json"))
+    }
+
     /// Node `id`'s gRPC address.
     pub fn addr(&self, id: u64) -> String {
         self.places[(id - 1) as usize].1.clone()
@@ -51,8 +56,16 @@ impl Cluster {
 
     /// Every node's URL, comma-separated (for agents' and edges' lists).
     pub fn urls(&self) -> String {
+        let scheme = |addr: &str| {
+            let ip: std::net::SocketAddr = addr.parse().expect("node address");
+            if ip.ip().is_loopback() {
+                "http"
+            } else {
+                "https"
+            }
+        };
         self.ids()
-            .map(|id| format!("http://{}", self.addr(id)))
+            .map(|id| format!("{}://{}", scheme(&self.addr(id)), self.addr(id)))
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -69,7 +82,17 @@ impl Cluster {
             .collect::<Vec<_>>()
             .join(",");
         let node_id = id.to_string();
-        let mut args = vec!["--node-id", &node_id, "--peers", &peers];
+        // One tokens file for the whole cluster, as an operator distributes it.
+        let tokens = self.dir.join("tokens.json");
+        let tokens = tokens.to_str().expect("utf-8 path");
+        let mut args = vec![
+            "--node-id",
+            &node_id,
+            "--peers",
+            &peers,
+            "--tokens-file",
+            tokens,
+        ];
         args.extend(self.extra.iter().map(String::as_str));
         let data = self.dir.join(format!("node{id}"));
         let netns = self.places[(id - 1) as usize].0.as_deref();

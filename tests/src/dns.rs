@@ -94,16 +94,35 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
 /// `GET path` over HTTP/1.1; (status, response headers, body). Status 0
 /// when the server cannot be reached.
 pub fn http_get_with_headers(addr: SocketAddr, path: &str) -> (u16, String, String) {
+    http_request(addr, "GET", path, &[], "")
+}
+
+/// `METHOD path` over HTTP/1.1 with `headers` and a JSON `body`;
+/// (status, response headers, body). Status 0 when unreachable.
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
         return (0, String::new(), String::new());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-    if write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .is_err()
-    {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request += &format!("{name}: {value}\r\n");
+    }
+    if !body.is_empty() {
+        request += &format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+    }
+    request += "\r\n";
+    request += body;
+    if s.write_all(request.as_bytes()).is_err() {
         return (0, String::new(), String::new());
     }
     let mut text = String::new();

@@ -3,6 +3,7 @@
 //! creates, drive them with gslbctl and dig, and wait on conditions with
 //! deadlines. Used by this crate's tests and by the failover benchmark.
 
+pub mod bench;
 pub mod bins;
 pub mod catalog;
 pub mod cluster;
@@ -10,6 +11,7 @@ pub mod dns;
 pub mod local;
 pub mod mesh;
 pub mod netns;
+pub mod pki;
 pub mod process;
 pub mod wait;
 pub mod watcher;

@@ -1,6 +1,10 @@
 //! The mesh's processes: aggregator (with gslbctl against it), agents, the
 //! edge and demo backends, each started from the workspace build, on
-//! loopback or inside a network namespace.
+//! loopback or inside a network namespace. An aggregator on loopback runs
+//! `--insecure` (plain text); one on another address (inside a namespace)
+//! runs mutual TLS with certificates from [`crate::pki`], and agents and
+//! edges given an `https://` URL present theirs. Admin calls always carry
+//! a write token.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,6 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::bins::bin;
+use crate::pki::CertFiles;
 use crate::process::Proc;
 use crate::wait::wait_until;
 
@@ -25,6 +30,10 @@ pub struct Aggregator {
     pub http: SocketAddr,
     /// The namespace it runs in, if any.
     pub netns: Option<String>,
+    /// A write token for admin calls.
+    pub token: String,
+    /// The operator certificate gslbctl presents, when it runs TLS.
+    pub operator: Option<CertFiles>,
 }
 
 impl Aggregator {
@@ -33,23 +42,65 @@ impl Aggregator {
         Aggregator::start_with(None, data_dir, "127.0.0.1:0", &["--startup-window", "1s"])
     }
 
-    /// Start in `netns` (when given) with gRPC on `grpc` and `extra` flags.
+    /// Start in `netns` (when given) with gRPC on `grpc` and `extra` flags;
+    /// plain text on loopback, mutual TLS elsewhere.
     pub fn start_with(
         netns: Option<&str>,
         data_dir: &Path,
         grpc: &str,
         extra: &[&str],
     ) -> Aggregator {
+        let ip = grpc.parse::<SocketAddr>().expect("gRPC address").ip();
+        let own = (!ip.is_loopback()).then(|| {
+            let host = ip.to_string();
+            crate::pki::cert("aggregator", &format!("agg-{host}"), &[&host])
+        });
+        Aggregator::launch(netns, data_dir, grpc, own.as_ref(), extra)
+    }
+
+    /// Start on loopback with mutual TLS, presenting `own` (a certificate
+    /// for 127.0.0.1), and `extra` flags.
+    pub fn start_tls(data_dir: &Path, own: &CertFiles, extra: &[&str]) -> Aggregator {
+        Aggregator::launch(None, data_dir, "127.0.0.1:0", Some(own), extra)
+    }
+
+    fn launch(
+        netns: Option<&str>,
+        data_dir: &Path,
+        grpc: &str,
+        own: Option<&CertFiles>,
+        extra: &[&str],
+    ) -> Aggregator {
         let dir = data_dir.to_str().expect("utf-8 path");
-        let mut args = vec![
+        // The aggregator's default tokens file, unless `extra` names one.
+        let tokens = extra
+            .iter()
+            .position(|a| *a == "--tokens-file")
+            .and_then(|i| extra.get(i + 1))
+            .map_or_else(|| data_dir.join("tokens.json"), PathBuf::from);
+        let token = crate::pki::admin_token(&tokens);
+        let mut args: Vec<String> = [
             "--data-dir",
             dir,
             "--listen-grpc",
             grpc,
             "--listen-http",
             "127.0.0.1:0",
-        ];
-        args.extend_from_slice(extra);
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let operator = match own {
+            None => {
+                args.push("--insecure".into());
+                None
+            }
+            Some(own) => {
+                args.extend(own.tls_flags());
+                Some(crate::pki::cert("operator", "e2e-operator", &[]))
+            }
+        };
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let proc = Proc::spawn(netns, &bin("gslb-aggregator"), &args);
         let grpc = proc.stdout.listening("grpc", START_SECS);
         let http = proc.stdout.listening("http", START_SECS);
@@ -58,12 +109,20 @@ impl Aggregator {
             grpc,
             http,
             netns: netns.map(str::to_owned),
+            token,
+            operator,
         }
     }
 
-    /// `http://ADDR` of the gRPC listener, for agents, edges and gslbctl.
+    /// The URL of the gRPC listener (`https://` when it runs TLS), for
+    /// agents, edges and gslbctl.
     pub fn url(&self) -> String {
-        format!("http://{}", self.grpc)
+        let scheme = if self.operator.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.grpc)
     }
 
     /// Stop with SIGTERM and wait for the exit.
@@ -82,11 +141,11 @@ impl Aggregator {
             }
             None => Command::new(bin("gslbctl")),
         };
-        let out = cmd
-            .args(["--server", &self.url()])
-            .args(args)
-            .output()
-            .expect("run gslbctl");
+        cmd.args(["--server", &self.url(), "--token", &self.token]);
+        if let Some(operator) = &self.operator {
+            cmd.args(operator.ctl_flags());
+        }
+        let out = cmd.args(args).output().expect("run gslbctl");
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -215,22 +274,25 @@ pub struct Agent {
 impl Agent {
     /// Start location `location` in `region`, reporting to `aggregator`.
     pub fn start(netns: Option<&str>, location: &str, region: &str, aggregator: &str) -> Agent {
-        let proc = Proc::spawn(
-            netns,
-            &bin("gslb-agent"),
-            &[
-                "--location",
-                location,
-                "--region",
-                region,
-                "--aggregator",
-                aggregator,
-                "--listen-metrics",
-                "127.0.0.1:0",
-                "--batch-interval",
-                "20ms",
-            ],
-        );
+        let mut args: Vec<String> = [
+            "--location",
+            location,
+            "--region",
+            region,
+            "--aggregator",
+            aggregator,
+            "--listen-metrics",
+            "127.0.0.1:0",
+            "--batch-interval",
+            "20ms",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if aggregator.contains("https://") {
+            args.extend(crate::pki::cert("agent", &format!("agent-{location}"), &[]).tls_flags());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let proc = Proc::spawn(netns, &bin("gslb-agent"), &args);
         proc.stdout.listening("metrics", START_SECS);
         Agent { proc }
     }
@@ -273,6 +335,11 @@ impl Edge {
         if let Some(a) = aggregator {
             args.extend_from_slice(&["--aggregator", a]);
         }
+        let tls = aggregator
+            .filter(|a| a.contains("https://"))
+            .map(|_| crate::pki::cert("edge", "e2e-edge", &[]).tls_flags())
+            .unwrap_or_default();
+        args.extend(tls.iter().map(String::as_str));
         args.extend_from_slice(extra);
         let proc = Proc::spawn(netns, &bin("gslb-edge"), &args);
         let status = proc.stdout.listening("status", START_SECS);

@@ -9,6 +9,8 @@ pub struct Aggregator {
     pub grpc: String,
     /// `127.0.0.1:PORT` of its HTTP listener.
     pub http: String,
+    /// A write token for admin calls.
+    pub token: String,
 }
 
 impl Drop for Aggregator {
@@ -18,9 +20,24 @@ impl Drop for Aggregator {
     }
 }
 
-/// Start the binary on port 0 with `data_dir`; read the bound address from stdout.
+/// Start the binary on port 0 with `data_dir` (plain text on loopback, a
+/// write token in its default tokens file); read the bound address from stdout.
 pub fn start(data_dir: &std::path::Path) -> Aggregator {
+    use gslb_aggregator::security::tokens::{TokenFile, TokenRole};
+    std::fs::create_dir_all(data_dir).unwrap();
+    let tokens_file = data_dir.join("tokens.json");
+    let mut tokens = TokenFile::load(&tokens_file).unwrap();
+    let (token, _) = tokens
+        .create(
+            &format!("test-{}", tokens.tokens.len()),
+            TokenRole::Write,
+            None,
+            std::time::SystemTime::now(),
+        )
+        .unwrap();
+    tokens.save(&tokens_file).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_gslb-aggregator"))
+        .arg("--insecure")
         .args([
             "--data-dir",
             data_dir.to_str().unwrap(),
@@ -45,5 +62,10 @@ pub fn start(data_dir: &std::path::Path) -> Aggregator {
             http = addr.to_owned();
         }
     }
-    Aggregator { child, grpc, http }
+    Aggregator {
+        child,
+        grpc,
+        http,
+        token,
+    }
 }

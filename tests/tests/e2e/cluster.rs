@@ -15,7 +15,7 @@ use clap::Parser;
 use gslb_aggregator::ctl::{Cli, CtlError, run};
 use gslb_e2e::catalog::web_pair;
 use gslb_e2e::cluster::Cluster;
-use gslb_e2e::dns::{http_get, http_get_with_headers};
+use gslb_e2e::dns::http_request;
 use gslb_e2e::{Agent, Aggregator, Backend, Edge, Watcher, ZONE, temp_dir, wait_until};
 
 const WRITES: usize = 1_000;
@@ -33,7 +33,7 @@ enum Outcome {
 /// Create TXT record set `n{n}` through in-process gslbctl (which follows
 /// leader hints), trying the next node when one is unreachable and again
 /// while there is no leader; gives up after 30 s.
-fn write(servers: &[String], next: &mut usize, n: usize, dir: &Path) -> Outcome {
+fn write(servers: &[String], token: &str, next: &mut usize, n: usize, dir: &Path) -> Outcome {
     let file = dir.join(format!("write-{n}.json"));
     let body = format!(
         r#"{{"zone": 1, "name": "n{n}.example.test", "type": "TXT", "data": {{"static": [{{"txt": ["write {n}"]}}]}}}}"#
@@ -51,6 +51,8 @@ fn write(servers: &[String], next: &mut usize, n: usize, dir: &Path) -> Outcome 
             "gslbctl",
             "--server",
             server,
+            "--token",
+            token,
             "records",
             "create",
             "-f",
@@ -132,6 +134,7 @@ fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
 
     // The writer: 1,000 numbered writes, each until acknowledged.
     let servers: Vec<String> = urls.split(',').map(str::to_owned).collect();
+    let token = cluster.token();
     let done = Arc::new(AtomicUsize::new(0));
     let killed = Arc::new(AtomicBool::new(false));
     let (d, k, scratch) = (done.clone(), killed.clone(), dir.clone());
@@ -140,7 +143,7 @@ fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
         let mut outcomes = Vec::with_capacity(WRITES);
         let mut after_kill = 0;
         for n in 0..WRITES {
-            outcomes.push(write(&servers, &mut next, n, &scratch));
+            outcomes.push(write(&servers, &token, &mut next, n, &scratch));
             if k.load(Ordering::Relaxed) {
                 after_kill += 1;
             }
@@ -275,7 +278,11 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     );
     assert!(cluster.node(leader).metric("gslb_aggregator_raft_leader") == 1);
     let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
-    assert_eq!(write(&servers, &mut 0, 7, &dir), Outcome::Acknowledged);
+    let token = cluster.token();
+    assert_eq!(
+        write(&servers, &token, &mut 0, 7, &dir),
+        Outcome::Acknowledged
+    );
     for id in 1..=3 {
         cluster.kill(id);
     }
@@ -299,15 +306,19 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     assert!(names.contains(&"n7.example.test"), "{names:?}");
     // REST on a follower redirects to the same path on the leader's REST
     // listener; a stale read is answered where it lands.
-    let (code, head, _) =
-        http_get_with_headers(cluster.node(follower).http, "/api/v1/records?limit=5");
+    let bearer = format!("Bearer {}", cluster.node(follower).token);
+    let on_follower = |path: &str| {
+        let auth = [("Authorization", bearer.as_str())];
+        http_request(cluster.node(follower).http, "GET", path, &auth, "")
+    };
+    let (code, head, _) = on_follower("/api/v1/records?limit=5");
     let location = format!(
         "location: http://{}/api/v1/records?limit=5",
         cluster.node(leader).http
     );
     assert_eq!(code, 307, "{head}");
     assert!(head.to_ascii_lowercase().contains(&location), "{head}");
-    let (code, _) = http_get(cluster.node(follower).http, "/api/v1/records?stale");
+    let (code, _, _) = on_follower("/api/v1/records?stale");
     assert_eq!(code, 200);
     let after = cluster.status(leader)["version"].as_u64().unwrap();
     edge.wait_version(after);
@@ -339,7 +350,12 @@ fn a_node_joins_and_leaves_under_load_and_bad_joins_change_nothing() {
         None,
         &dir.join("node4"),
         "127.0.10.4:7000",
-        &["--node-id", "4"],
+        &[
+            "--node-id",
+            "4",
+            "--tokens-file",
+            dir.join("tokens.json").to_str().unwrap(),
+        ],
     );
     let l = cluster.node(leader);
 
@@ -368,6 +384,7 @@ fn a_node_joins_and_leaves_under_load_and_bad_joins_change_nothing() {
 
     // Under a steady stream of writes, node 4 joins, catches up, then leaves.
     let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
+    let token = cluster.token();
     let stop = Arc::new(AtomicBool::new(false));
     let count = Arc::new(AtomicUsize::new(0));
     let (s, c, scratch) = (stop.clone(), count.clone(), dir.join("writes"));
@@ -376,7 +393,7 @@ fn a_node_joins_and_leaves_under_load_and_bad_joins_change_nothing() {
         let mut next = 0;
         let mut n = 0;
         while !s.load(Ordering::Relaxed) {
-            write(&servers, &mut next, n, &scratch);
+            write(&servers, &token, &mut next, n, &scratch);
             n += 1;
             c.store(n, Ordering::Relaxed);
         }
@@ -438,13 +455,14 @@ fn concurrent_writers_share_log_entries_and_each_is_acknowledged_once() {
     cluster.node(leader).apply(ZONE, &dir);
     let before = cluster.status(leader)["lastLogIndex"].as_u64().unwrap();
     let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
+    let token = cluster.token();
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
-            let (servers, scratch) = (servers.clone(), dir.clone());
+            let (servers, token, scratch) = (servers.clone(), token.clone(), dir.clone());
             std::thread::spawn(move || {
                 let mut next = w;
                 (0..EACH)
-                    .map(|i| write(&servers, &mut next, w * EACH + i, &scratch))
+                    .map(|i| write(&servers, &token, &mut next, w * EACH + i, &scratch))
                     .collect::<Vec<_>>()
             })
         })

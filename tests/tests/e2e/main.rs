@@ -10,4 +10,5 @@ mod ephemeral;
 mod partition;
 mod quorum;
 mod restart;
+mod security;
 mod warmup;

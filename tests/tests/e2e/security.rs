@@ -1,0 +1,534 @@
+//! Security end to end, real processes on loopback: mutual TLS with the
+//! caller's role from its certificate, certificates rotated without a
+//! restart, bearer tokens on every admin route, and a probe that is
+//! redirected towards a denied address.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use clap::Parser;
+use gslb_aggregator::ctl::{Cli, CtlError, run};
+use gslb_aggregator::security::identity::Role;
+use gslb_aggregator::security::pki::{Ca, Leaf};
+use gslb_e2e::bins::bin;
+use gslb_e2e::catalog::{ZONE, a_record, http_check, member, pool};
+use gslb_e2e::mesh::{Agent, Aggregator};
+use gslb_e2e::pki::{CertFiles, ca_dir, cert, create_token};
+use gslb_e2e::process::Proc;
+use gslb_e2e::wait::{temp_dir, wait_until};
+use prost::Message;
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_owned()
+}
+
+/// A `gslb-agent` for location `location` with exactly `tls` flags.
+fn agent(url: &str, location: &str, tls: &[String]) -> Proc {
+    let mut args: Vec<String> = [
+        "--location",
+        location,
+        "--region",
+        "eu",
+        "--aggregator",
+        url,
+        "--listen-metrics",
+        "127.0.0.1:0",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.extend_from_slice(tls);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Proc::spawn(None, &bin("gslb-agent"), &args)
+}
+
+/// A CA of its own in `dir` (unknown to the aggregator) and `role:name` from it.
+fn foreign_cert(dir: &Path, role: &str, name: &str, hosts: &[&str]) -> CertFiles {
+    let mut cmd = Command::new(bin("gslbctl"));
+    cmd.args(["certs", "--dir", &s(dir)]);
+    for h in hosts {
+        cmd.args(["--host", h]);
+    }
+    let out = cmd.arg(format!("{role}:{name}")).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    CertFiles {
+        cert: dir.join(format!("{name}.crt")),
+        key: dir.join(format!("{name}.key")),
+        ca: dir.join("ca.crt"),
+    }
+}
+
+/// An agent certificate of the CA in `ca` that expired yesterday, written as
+/// `name`.crt/.key there.
+fn expired_cert(ca: &Path, name: &str) -> CertFiles {
+    let day = Duration::from_secs(86_400);
+    let now = SystemTime::now();
+    Ca::open(ca)
+        .unwrap()
+        .issue(&Leaf {
+            role: Role::Agent,
+            name,
+            hosts: &[],
+            not_before: now - 2 * day,
+            not_after: now - day,
+        })
+        .unwrap();
+    CertFiles {
+        cert: ca.join(format!("{name}.crt")),
+        key: ca.join(format!("{name}.key")),
+        ca: ca.join("ca.crt"),
+    }
+}
+
+/// Wait until the aggregator logged `text` (a refusal), and the agent logged
+/// that its stream failed.
+fn refused(agg: &Aggregator, agent: &Proc, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !agg.proc.stderr.contains(text) {
+        assert!(
+            Instant::now() < deadline,
+            "the aggregator did not log {text:?}; it logged:\n{}",
+            agg.proc.stderr.all().join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    wait_until(20, "the agent to log the failed stream", || {
+        agent.stderr.contains("aggregator stream failed")
+    });
+}
+
+#[test]
+fn mutual_tls_refuses_bad_certificates_and_enforces_roles() {
+    let dir = temp_dir("security-mtls");
+    let own = cert("aggregator", "agg-mtls", &["127.0.0.1"]);
+    let agg = Aggregator::start_tls(&dir.join("store"), &own, &["--startup-window", "1s"]);
+    let url = agg.url();
+    assert!(url.starts_with("https://"), "{url}");
+    let ca = ca_dir().join("ca.crt");
+    let ca_only = vec!["--tls-ca".to_owned(), s(&ca)];
+
+    // No client certificate.
+    let a = agent(&url, "no-cert", &ca_only);
+    refused(&agg, &a, "peer sent no certificates");
+    drop(a);
+
+    // A certificate from a CA the aggregator does not trust.
+    let stranger = foreign_cert(&dir.join("other-ca"), "agent", "stranger", &[]);
+    let mut flags = stranger.tls_flags();
+    // ...while it trusts the aggregator's CA, so only the client side fails.
+    *flags.last_mut().unwrap() = s(&ca);
+    let a = agent(&url, "stranger", &flags);
+    refused(&agg, &a, "invalid peer certificate: UnknownIssuer");
+    drop(a);
+
+    // An expired certificate from the right CA.
+    let expired = expired_cert(&ca_dir(), "expired-agent");
+    let a = agent(&url, "expired", &expired.tls_flags());
+    refused(&agg, &a, "invalid peer certificate: certificate expired");
+    drop(a);
+
+    // Plain text.
+    let plain = format!("http://{}", agg.grpc);
+    let a = agent(&plain, "plain", &[]);
+    refused(&agg, &a, "refused a plain-text connection");
+    drop(a);
+    assert_eq!(agg.connected_agents(), 0);
+
+    // The right certificate is let in.
+    let good = Agent::start(None, "fra1", "eu", &url);
+    wait_until(20, "the agent to connect", || agg.connected_agents() == 1);
+    drop(good);
+
+    // An agent certificate cannot subscribe as an edge...
+    let agent_cert = cert("agent", "agent-fra1", &[]);
+    let mut args: Vec<String> = [
+        "--aggregator",
+        &url,
+        "--listen-dns",
+        "127.0.0.1:0",
+        "--listen-status",
+        "127.0.0.1:0",
+        "--cache-dir",
+        &s(&dir.join("cache")),
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.extend(agent_cert.tls_flags());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let edge = Proc::spawn(None, &bin("gslb-edge"), &args);
+    let denied = "certificate may not call /gslb.v1.EdgeFeed/Subscribe (it needs role edge)";
+    wait_until(20, "the edge to be refused", || {
+        edge.stderr.contains(denied)
+    });
+    assert!(agg.proc.stderr.contains("PermissionDenied"));
+    drop(edge);
+
+    // ...nor call admin, even with a valid token.
+    let mut argv = vec!["gslbctl".to_owned(), "--server".into(), url.clone()];
+    argv.extend(agent_cert.ctl_flags());
+    argv.extend([
+        "--token".into(),
+        agg.token.clone(),
+        "zones".into(),
+        "list".into(),
+    ]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    match runtime.block_on(run(Cli::try_parse_from(&argv).unwrap())) {
+        Err(CtlError::Server(status)) => {
+            assert_eq!(status.code(), tonic::Code::PermissionDenied, "{status:?}");
+            assert!(
+                status.message().contains("it needs role operator"),
+                "{status:?}"
+            );
+        }
+        other => panic!("an agent certificate called admin: {other:?}"),
+    }
+    // The operator certificate with the token may.
+    agg.ctl(&["zones", "list"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Replace `to` with a copy of `from` atomically (as a config manager would).
+fn replace(from: &Path, to: &Path) {
+    let tmp = to.with_extension("new");
+    std::fs::copy(from, &tmp).unwrap();
+    std::fs::rename(&tmp, to).unwrap();
+}
+
+#[test]
+fn certificates_are_rotated_without_a_restart() {
+    let dir = temp_dir("security-rotate");
+    // The aggregator reads its files from one place; they start as CA A's.
+    let tls = dir.join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let files = CertFiles {
+        cert: tls.join("agg.crt"),
+        key: tls.join("agg.key"),
+        ca: tls.join("ca.crt"),
+    };
+    let a = cert("aggregator", "agg-rotate", &["127.0.0.1"]);
+    for (from, to) in [
+        (&a.cert, &files.cert),
+        (&a.key, &files.key),
+        (&a.ca, &files.ca),
+    ] {
+        std::fs::copy(from, to).unwrap();
+    }
+    let mut agg = Aggregator::start_tls(&dir.join("store"), &files, &["--startup-window", "1s"]);
+    let url = agg.url();
+    let first = Agent::start(None, "before", "eu", &url);
+    wait_until(20, "an agent of CA A to connect", || {
+        agg.connected_agents() == 1
+    });
+    drop(first);
+    wait_until(20, "it to leave", || agg.connected_agents() == 0);
+
+    // Rotate to CA B: a new certificate and key for the aggregator and a new CA.
+    let b_dir = dir.join("ca-b");
+    let b = foreign_cert(&b_dir, "aggregator", "agg-b", &["127.0.0.1"]);
+    let b_agent = foreign_cert(&b_dir, "agent", "agent-b", &[]);
+    agg.operator = Some(foreign_cert(&b_dir, "operator", "operator-b", &[]));
+    replace(&b.key, &files.key);
+    replace(&b.cert, &files.cert);
+    replace(&b.ca, &files.ca);
+
+    // An agent of CA B is let in from the next connection on...
+    let second = agent(&url, "after", &b_agent.tls_flags());
+    wait_until(20, "an agent of CA B to connect", || {
+        agg.connected_agents() == 1
+    });
+    assert!(
+        agg.proc
+            .stderr
+            .contains("TLS certificate, key and CA reloaded")
+    );
+    drop(second);
+    // ...and one of CA A no longer (it trusts CA B, so the refusal is the
+    // aggregator's).
+    let mut flags = cert("agent", "agent-old", &[]).tls_flags();
+    *flags.last_mut().unwrap() = s(&b.ca);
+    let old = agent(&url, "old", &flags);
+    refused(&agg, &old, "invalid peer certificate: UnknownIssuer");
+    drop(old);
+
+    // The agent side: a client certificate replaced on disk is used at the
+    // next connection, without restarting the agent.
+    let client = dir.join("client");
+    std::fs::create_dir_all(&client).unwrap();
+    let expired = expired_cert(&b_dir, "agent-b-expired");
+    let (crt, key) = (client.join("agent.crt"), client.join("agent.key"));
+    std::fs::copy(&expired.cert, &crt).unwrap();
+    std::fs::copy(&expired.key, &key).unwrap();
+    let flags = CertFiles {
+        cert: crt.clone(),
+        key: key.clone(),
+        ca: b.ca.clone(),
+    }
+    .tls_flags();
+    let renewed = agent(&url, "renewed", &flags);
+    refused(&agg, &renewed, "certificate expired");
+    replace(&b_agent.key, &key);
+    replace(&b_agent.cert, &crt);
+    wait_until(30, "the renewed agent to connect", || {
+        agg.connected_agents() == 1
+    });
+    assert!(!agg.proc.exited(), "the aggregator was not restarted");
+    drop(renewed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A REST call over HTTPS (curl, trusting the CA) with an optional
+/// `Authorization` value: the status code and body.
+fn rest(agg: &Aggregator, method: &str, path: &str, auth: Option<&str>) -> (u16, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args([
+        "-sS",
+        "--max-time",
+        "10",
+        "--cacert",
+        &s(&ca_dir().join("ca.crt")),
+    ])
+    .args(["-X", method, "-w", "\n%{http_code}"]);
+    if let Some(auth) = auth {
+        cmd.args(["-H", &format!("Authorization: {auth}")]);
+    }
+    if method != "GET" {
+        cmd.args(["-H", "Content-Type: application/json", "--data", "{}"]);
+    }
+    let out = cmd
+        .arg(format!("https://{}{path}", agg.http))
+        .output()
+        .expect("curl (apt-get install curl)");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (code.trim().parse().unwrap_or(0), body.to_owned())
+}
+
+/// Every method of the admin and cluster services, from the descriptor set.
+fn admin_methods() -> Vec<String> {
+    let set = prost_types::FileDescriptorSet::decode(gslb_proto::FILE_DESCRIPTOR_SET).unwrap();
+    let mut methods = Vec::new();
+    for file in &set.file {
+        for service in &file.service {
+            let name = service.name();
+            if name == "AdminService" || name == "ClusterService" {
+                for m in &service.method {
+                    methods.push(format!("/{}.{name}/{}", file.package(), m.name()));
+                }
+            }
+        }
+    }
+    methods
+}
+
+/// Call gRPC `path` with an empty request and `auth`, presenting `who`;
+/// the status code.
+async fn grpc(url: &str, who: &CertFiles, path: &str, auth: Option<&str>) -> tonic::Code {
+    let tls = gslb_proto::link::client_config(Some(&who.ca), Some((&who.cert, &who.key))).unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .unwrap()
+        .tls_config(tls)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = tonic::client::Grpc::new(channel);
+    client.ready().await.unwrap();
+    let mut request = tonic::Request::new(());
+    if let Some(auth) = auth {
+        request
+            .metadata_mut()
+            .insert("authorization", auth.parse().unwrap());
+    }
+    let codec = tonic_prost::ProstCodec::<(), ()>::default();
+    let path = path.parse().unwrap();
+    match client.unary(request, path, codec).await {
+        Ok(_) => tonic::Code::Ok,
+        Err(status) => status.code(),
+    }
+}
+
+/// Reads per the API's contract: fetching and listing, explain, status.
+fn reads(method: &str) -> bool {
+    ["Get", "List"].iter().any(|p| method.starts_with(p))
+        || method == "Explain"
+        || method == "Status"
+}
+
+#[test]
+fn admin_calls_need_a_valid_token_with_the_right_role_on_every_route() {
+    let dir = temp_dir("security-tokens");
+    let own = cert("aggregator", "agg-tokens", &["127.0.0.1"]);
+    let agg = Aggregator::start_tls(&dir.join("store"), &own, &[]);
+    let operator = cert("operator", "e2e-operator", &[]);
+    let file = dir.join("store").join("tokens.json");
+    let read = format!("Bearer {}", create_token(&file, "reader", "read", None));
+    let expired = format!(
+        "Bearer {}",
+        create_token(&file, "brief", "write", Some("1s"))
+    );
+    let write = format!("Bearer {}", agg.token);
+    let wrong = format!("{}0", &write[..write.len() - 1]);
+    let wrong = if wrong == write {
+        format!("{}1", &write[..write.len() - 1])
+    } else {
+        wrong
+    };
+    wait_until(10, "the brief token to expire", || {
+        rest(&agg, "GET", "/api/v1/zones", Some(&expired)).0 == 401
+    });
+
+    let routes = gslb_aggregator::rest::routes();
+    assert!(routes.len() >= 30, "{routes:?}");
+    for (method, path) in &routes {
+        let (method, path) = (method.as_str(), path.replace("{id}", "1"));
+        let what = format!("{method} {path}");
+        for (auth, why) in [
+            (None, "need `Authorization: Bearer TOKEN`"),
+            (Some(wrong.as_str()), "is not valid"),
+            (Some(expired.as_str()), "has expired"),
+        ] {
+            let (code, body) = rest(&agg, method, &path, auth);
+            assert_eq!(code, 401, "{what} with {why}: {body}");
+            assert!(body.contains(why), "{what}: {body}");
+        }
+        let (code, body) = rest(&agg, method, &path, Some(&read));
+        if method == "GET" {
+            assert!(
+                ![401, 403].contains(&code),
+                "{what} with a read token: {code} {body}"
+            );
+        } else {
+            assert_eq!(code, 403, "{what} with a read token: {body}");
+            assert!(body.contains("needs role write"), "{what}: {body}");
+        }
+        let (code, body) = rest(&agg, method, &path, Some(&write));
+        assert!(
+            ![401, 403].contains(&code),
+            "{what} with a write token: {code} {body}"
+        );
+    }
+
+    let methods = admin_methods();
+    assert!(methods.len() >= 35, "{methods:?}");
+    use tonic::Code::{PermissionDenied, Unauthenticated};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = agg.url();
+    for path in &methods {
+        let call = |auth: Option<&str>| runtime.block_on(grpc(&url, &operator, path, auth));
+        assert_eq!(call(None), Unauthenticated, "{path} without a token");
+        assert_eq!(
+            call(Some(&wrong)),
+            Unauthenticated,
+            "{path} with a wrong token"
+        );
+        assert_eq!(
+            call(Some(&expired)),
+            Unauthenticated,
+            "{path} with an expired token"
+        );
+        let name = path.rsplit('/').next().unwrap();
+        let with_read = call(Some(&read));
+        if reads(name) {
+            assert!(
+                ![Unauthenticated, PermissionDenied].contains(&with_read),
+                "{path}: {with_read:?}"
+            );
+        } else {
+            assert_eq!(with_read, PermissionDenied, "{path} with a read token");
+        }
+        let with_write = call(Some(&write));
+        assert!(
+            ![Unauthenticated, PermissionDenied].contains(&with_write),
+            "{path}: {with_write:?}"
+        );
+    }
+    // Another aggregator asks a node for its cluster status without a
+    // token (its certificate says who it is); an operator may not.
+    let status = "/gslb.v1.ClusterService/Status";
+    let peer = runtime.block_on(grpc(&url, &own, status, None));
+    assert!(
+        ![Unauthenticated, PermissionDenied].contains(&peer),
+        "{peer:?}"
+    );
+    assert_eq!(
+        runtime.block_on(grpc(&url, &operator, status, None)),
+        Unauthenticated
+    );
+
+    // Refusals are logged with the reason; no token ever is.
+    assert!(agg.proc.stderr.contains("refused a REST call"));
+    assert!(agg.proc.stderr.contains("refused a gRPC call"));
+    for token in [&read, &expired, &write] {
+        let secret = token.rsplit('_').next().unwrap();
+        assert!(!agg.proc.stderr.contains(secret), "a token was logged");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An HTTP server answering every request with a redirect to the cloud
+/// metadata address, until `stop` (or a minute) passes.
+fn redirecting_server(stop: Arc<AtomicBool>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+            match listener.accept() {
+                Ok((mut conn, _)) => {
+                    let _ = conn.set_nonblocking(false);
+                    let _ = conn.set_read_timeout(Some(Duration::from_secs(1)));
+                    let mut buf = [0u8; 2048];
+                    let _ = conn.read(&mut buf);
+                    let _ = conn.write_all(
+                        b"HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/latest/meta-data/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    );
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn an_http_check_redirected_to_a_denied_address_fails_with_denied_destination() {
+    let dir = temp_dir("security-probe");
+    let stop = Arc::new(AtomicBool::new(false));
+    let web = redirecting_server(stop.clone());
+    let agg = Aggregator::start(&dir.join("store"));
+    // web-1 redirects to the metadata address; "self" is the aggregator's
+    // own HTTP (REST) listener, which the agent learns from the aggregator.
+    let members = [member("web-1", web, ""), member("self", agg.http, "")];
+    let config = format!(
+        "{ZONE}{}{}{}",
+        http_check("http", "1s", "500ms"),
+        pool("web", Some("http"), "", &members),
+        a_record("www.example.test", &["web"])
+    );
+    agg.apply(&config, &dir);
+    let _agent = Agent::start(None, "fra1", "eu", &agg.url());
+    for name in ["web-1", "self"] {
+        wait_until(
+            30,
+            &format!("{name}'s probe to report denied-destination"),
+            || {
+                let m = agg.member("web", name);
+                m["status"]["locations"][0]["failure"] == "denied-destination"
+            },
+        );
+    }
+    // The REST listener never saw the probe: nothing was refused there.
+    assert!(!agg.proc.stderr.contains("refused a REST call"));
+    stop.store(true, Ordering::Relaxed);
+    let _ = std::fs::remove_dir_all(&dir);
+}
