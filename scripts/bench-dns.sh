@@ -49,10 +49,11 @@ listening() {
 # a throwaway aggregator, let an edge apply and cache it, stop both.
 prepare() {
   local dir="$1" config="$2"
+  local token; token=$("$BIN/gslbctl" tokens create --file "$dir.tokens.json" --name bench --role write | head -n 1)
   "$BIN/gslb-aggregator" --data-dir "$dir.agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
-    >"$dir.agg.out" 2>"$dir.agg.err" & local agg=$!; PIDS+=("$agg")
+    --insecure --tokens-file "$dir.tokens.json" >"$dir.agg.out" 2>"$dir.agg.err" & local agg=$!; PIDS+=("$agg")
   local grpc; grpc="http://$(listening "$dir.agg.out" grpc)"
-  local version; version=$("$BIN/gslbctl" --server "$grpc" apply -f "$config" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
+  local version; version=$("$BIN/gslbctl" --server "$grpc" --token "$token" apply -f "$config" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
   "$BIN/gslb-edge" --aggregator "$grpc" --cache-dir "$dir" --listen-dns 127.0.0.1:0 \
     --listen-status 127.0.0.1:0 >"$dir.edge.out" 2>"$dir.edge.err" & local edge=$!; PIDS+=("$edge")
   local status; status=$(listening "$dir.edge.out" status)

@@ -81,8 +81,11 @@ type = "A"
 dynamic = { steering = "weighted", pools = ["web"] }
 TOML
 
-# The snapshot, made on the host's loopback and cached for the edges.
-"$BIN/gslb-aggregator" --data-dir "$WORK/agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 >"$WORK/agg.out" 2>"$WORK/agg.err" &
+# The snapshot, made on the host's loopback (plain text, --insecure) and
+# cached for the edges; gslbctl applies it with a token of its own.
+GSLB_TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name check --role write | head -n 1); export GSLB_TOKEN
+"$BIN/gslb-aggregator" --data-dir "$WORK/agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
+  --insecure --tokens-file "$WORK/tokens.json" >"$WORK/agg.out" 2>"$WORK/agg.err" &
 PIDS+=($!)
 for _ in $(seq 1 100); do grep -q "^grpc listening on" "$WORK/agg.out" && break; sleep 0.1; done
 GRPC="http://$(sed -n 's/^grpc listening on //p' "$WORK/agg.out")"

@@ -5,9 +5,11 @@
 # deploy/examples/quickstart.toml (a pool-backed name with warm-up, a backup
 # member, geo branches and firstN), then tours it: gslbctl status, dig
 # answers per region, one backend stopped (the answer changes, the health
-# log says why), and started again. Everything stays up until Ctrl-C;
+# log says why), and started again. Every link runs mutual TLS with
+# certificates from a development CA (`gslbctl certs`), and admin calls carry
+# a write token (`gslbctl tokens create`). Everything stays up until Ctrl-C;
 # --once runs the tour and exits. Every process it started is stopped on
-# exit. Needs dig (apt-get install bind9-dnsutils).
+# exit. Needs dig (apt-get install bind9-dnsutils) and curl.
 #
 # Options: --once (tour, then exit), --release (optimised build),
 #          --dir DIR (keep the store, cache and logs in DIR).
@@ -22,12 +24,13 @@ while [ $# -gt 0 ]; do
     --once) ONCE=1 ;;
     --release) PROFILE=release ;;
     --dir) DIR="$2"; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "quickstart: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 command -v dig >/dev/null || { echo "quickstart: dig missing (apt-get install bind9-dnsutils)" >&2; exit 2; }
+command -v curl >/dev/null || { echo "quickstart: curl missing (apt-get install curl)" >&2; exit 2; }
 
 cd "$ROOT"
 echo "== building ($PROFILE)"
@@ -35,7 +38,6 @@ if [ "$PROFILE" = release ]; then cargo build --release --locked -q --workspace 
 else cargo build --locked -q --workspace --bins; fi
 BIN="$ROOT/target/$PROFILE"
 export PATH="$BIN:$PATH"
-export GSLB_SERVER=http://127.0.0.1:7000
 
 if [ -z "$DIR" ]; then DIR="$(mktemp -d /tmp/gslb-quickstart.XXXXXX)"; KEEP=0; else mkdir -p "$DIR"; KEEP=1; fi
 LOGS="$DIR/logs"; mkdir -p "$LOGS"
@@ -84,24 +86,42 @@ for name in web-eu-1 web-eu-2 web-eu-backup web-us-1 web-us-2 api-1; do
   start_backend "$name" "${BACKENDS[$name]}"
 done
 
+echo "== certificates and an admin token"
+PKI="$DIR/pki"
+gslbctl certs --dir "$PKI" --host 127.0.0.1 --host localhost aggregator:aggregator \
+  operator:operator agent:fra1 agent:iad1 agent:sin1 edge:edge
+# The token is printed once; the tokens file keeps only its hash.
+gslbctl tokens create --file "$DIR/tokens.json" --name quickstart --role write | head -n 1 >"$DIR/admin.token"
+chmod 600 "$DIR/admin.token"
+gslbctl tokens list --file "$DIR/tokens.json"
+# gslbctl reads these: the aggregator over TLS, an operator certificate, the token.
+export GSLB_SERVER=https://127.0.0.1:7000 GSLB_CA="$PKI/ca.crt"
+export GSLB_CERT="$PKI/operator.crt" GSLB_KEY="$PKI/operator.key"
+GSLB_TOKEN="$(cat "$DIR/admin.token")"; export GSLB_TOKEN
+tls() { echo --tls-cert "$PKI/$1.crt" --tls-key "$PKI/$1.key" --tls-ca "$PKI/ca.crt"; }
+
 echo "== aggregator"
-start aggregator gslb-aggregator --data-dir "$DIR/store" --listen-grpc 127.0.0.1:7000 --listen-http 127.0.0.1:7080
+# shellcheck disable=SC2046 # tls prints flags meant to split
+start aggregator gslb-aggregator --data-dir "$DIR/store" --listen-grpc 127.0.0.1:7000 --listen-http 127.0.0.1:7080 \
+  --tokens-file "$DIR/tokens.json" $(tls aggregator)
 wait_for 30 "the aggregator (is port 7000 or 7080 taken?)" listening aggregator http
 gslbctl apply -f deploy/examples/quickstart.toml
 
 echo "== agents"
 i=1
 for loc in fra1:eu iad1:us sin1:ap; do
+  # shellcheck disable=SC2046
   start "agent-${loc%%:*}" gslb-agent --location "${loc%%:*}" --region "${loc##*:}" \
-    --aggregator "$GSLB_SERVER" --listen-metrics "127.0.0.1:910$i"
+    --aggregator "$GSLB_SERVER" --listen-metrics "127.0.0.1:910$i" $(tls "${loc%%:*}")
   i=$((i + 1))
 done
 for loc in fra1 iad1 sin1; do wait_for 30 "agent $loc" listening "agent-$loc" metrics; done
 
 echo "== edge"
+# shellcheck disable=SC2046
 start edge gslb-edge --aggregator "$GSLB_SERVER" --listen-dns 127.0.0.1:5353 \
   --listen-status 127.0.0.1:8053 --cache-dir "$DIR/edge-cache" \
-  --geo-file deploy/examples/geo.txt --udp-workers 1 --min-drain-secs 1
+  --geo-file deploy/examples/geo.txt --udp-workers 1 --min-drain-secs 1 $(tls edge)
 wait_for 30 "the edge to answer DNS (is port 5353 taken?)" listening edge dns
 
 pool_id() { gslbctl pools list | awk -v n="$1" '$2 == n { print $1 }'; }
@@ -134,6 +154,12 @@ gslbctl status
 echo
 echo "gslbctl explain www.example.test --client eu"
 gslbctl explain www.example.test --client eu
+echo
+echo "REST over TLS needs the token: without it 401, with it the pools"
+echo "  curl https://127.0.0.1:7080/api/v1/pools -> $(curl -s -o /dev/null -w '%{http_code}' --cacert "$GSLB_CA" https://127.0.0.1:7080/api/v1/pools)"
+echo "  curl -H 'Authorization: Bearer ...' https://127.0.0.1:7080/api/v1/pools -> $(curl -s --cacert "$GSLB_CA" -H "Authorization: Bearer $GSLB_TOKEN" https://127.0.0.1:7080/api/v1/pools | head -c 72)..."
+echo "an agent certificate may not call admin:"
+gslbctl --cert "$PKI/fra1.crt" --key "$PKI/fra1.key" pools list 2>&1 | sed 's/^/  /' || true
 
 echo
 echo "== stopping backend web-eu-1 (${BACKENDS[web-eu-1]})"
@@ -153,13 +179,15 @@ answers
 
 cat <<INFO
 
-== the mesh is running on loopback
-  aggregator  gRPC 127.0.0.1:7000 (agents, edges, gslbctl)   HTTP 127.0.0.1:7080 (REST /api/v1, /metrics)
+== the mesh is running on loopback, every link over mutual TLS
+  aggregator  gRPC 127.0.0.1:7000 (agents, edges, gslbctl)   HTTPS 127.0.0.1:7080 (REST /api/v1, /metrics)
   agents      fra1 (eu) 127.0.0.1:9101   iad1 (us) 127.0.0.1:9102   sin1 (ap) 127.0.0.1:9103   (/metrics, /readyz)
   edge        DNS 127.0.0.1:5353 (UDP+TCP)   status 127.0.0.1:8053 (/readyz, /status/config, /metrics)
   backends    web-eu 127.0.0.11-13   web-us 127.0.0.21-22   api 127.0.0.31
-  store, cache, logs: $DIR
-Try:  PATH=$BIN:\$PATH gslbctl status
+  store, cache, logs: $DIR   certificates: $PKI   admin token: $DIR/admin.token
+Try:  export PATH=$BIN:\$PATH GSLB_SERVER=$GSLB_SERVER GSLB_CA=$GSLB_CA
+      export GSLB_CERT=$GSLB_CERT GSLB_KEY=$GSLB_KEY GSLB_TOKEN=\$(cat $DIR/admin.token)
+      gslbctl status
       dig @127.0.0.1 -p 5353 +subnet=192.0.2.0/24 www.example.test
 INFO
 if [ "$ONCE" = 1 ]; then exit 0; fi
