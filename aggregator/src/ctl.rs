@@ -390,6 +390,11 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
     if cli.cert.is_some() != cli.key.is_some() {
         return Err(CtlError::Input("--cert and --key go together".into()));
     }
+    if server.starts_with("https://") && cli.ca.is_none() {
+        return Err(CtlError::Input(
+            "an https:// server needs --ca (GSLB_CA): the CA of its certificate".into(),
+        ));
+    }
     let link = cli.link();
     let channel = channel(&link, server).await?;
     let out = cli.output;

@@ -1,6 +1,7 @@
 //! Binding and serving: the gRPC services (agents, edges, admin, reflection)
-//! on one listener, each behind its access rule, the REST API (tokens),
-//! `/livez`, `/readyz` and `/metrics` on another, and the engine's clock. `run` takes bound listeners so tests can use port 0.
+//! on one listener, each behind its access rule; the REST API (tokens),
+//! `/livez`, `/readyz` and `/metrics` on another; and the engine's clock.
+//! `run` takes bound listeners so tests can use port 0.
 
 use std::sync::Arc;
 use std::time::Duration;

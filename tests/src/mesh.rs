@@ -289,7 +289,8 @@ impl Agent {
         .map(str::to_owned)
         .to_vec();
         if aggregator.contains("https://") {
-            args.extend(crate::pki::cert("agent", &format!("agent-{location}"), &[]).tls_flags());
+            // The certificate of an agent is named for its location.
+            args.extend(crate::pki::cert("agent", location, &[]).tls_flags());
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let proc = Proc::spawn(netns, &bin("gslb-agent"), &args);

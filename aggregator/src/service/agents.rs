@@ -3,6 +3,8 @@
 //! engine and acknowledged. A malformed result is counted in the ack and
 //! dropped; it never disturbs other agents.
 
+use crate::security::identity::Role;
+use crate::security::listener::Peer;
 use std::sync::Arc;
 
 use gslb_proto::pb;
@@ -43,6 +45,13 @@ impl pb::agent_service_server::AgentService for AgentStreams {
         &self,
         request: Request<Streaming<pb::AgentMessage>>,
     ) -> Result<Response<Self::SessionStream>, Status> {
+        // An agent's certificate names its location: a stolen key reports
+        // for that one location at most, it cannot sway another's quorum.
+        let certified = request
+            .extensions()
+            .get::<Peer>()
+            .and_then(|p| p.identity.clone())
+            .filter(|id| id.role == Role::Agent);
         let mut inbound = request.into_inner();
         let first = inbound
             .message()
@@ -60,6 +69,15 @@ impl pb::agent_service_server::AgentService for AgentStreams {
             .map_err(|rule| Status::invalid_argument(format!("region: {rule}")))?;
         if register.agent_id.is_empty() {
             return Err(Status::invalid_argument("agentId: must not be empty"));
+        }
+        if let Some(id) = certified
+            && id.name != register.location
+        {
+            tracing::warn!(agent = %register.agent_id, certificate = %id.name, location = %register.location, "refused an agent reporting for another location");
+            return Err(Status::permission_denied(format!(
+                "location: the agent certificate is for location {:?}; it may not report as {:?}",
+                id.name, register.location
+            )));
         }
         let (tx, rx) = mpsc::channel(64);
         if let Err(hint) = self.0.leader_elsewhere() {

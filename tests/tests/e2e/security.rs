@@ -146,9 +146,25 @@ fn mutual_tls_refuses_bad_certificates_and_enforces_roles() {
     let good = Agent::start(None, "fra1", "eu", &url);
     wait_until(20, "the agent to connect", || agg.connected_agents() == 1);
     drop(good);
+    wait_until(20, "it to leave", || agg.connected_agents() == 0);
+
+    // An agent certificate reports for its own location only.
+    let a = agent(&url, "iad1", &cert("agent", "fra1", &[]).tls_flags());
+    // (The agent logs the status message quoted, so its quotes are escaped.)
+    wait_until(20, "the agent to be refused", || {
+        a.stderr.contains("the agent certificate is for location")
+            && a.stderr.contains("may not report as")
+    });
+    assert!(
+        agg.proc
+            .stderr
+            .contains("refused an agent reporting for another location")
+    );
+    assert_eq!(agg.connected_agents(), 0);
+    drop(a);
 
     // An agent certificate cannot subscribe as an edge...
-    let agent_cert = cert("agent", "agent-fra1", &[]);
+    let agent_cert = cert("agent", "fra1", &[]);
     let mut args: Vec<String> = [
         "--aggregator",
         &url,
@@ -234,7 +250,8 @@ fn certificates_are_rotated_without_a_restart() {
     // Rotate to CA B: a new certificate and key for the aggregator and a new CA.
     let b_dir = dir.join("ca-b");
     let b = foreign_cert(&b_dir, "aggregator", "agg-b", &["127.0.0.1"]);
-    let b_agent = foreign_cert(&b_dir, "agent", "agent-b", &[]);
+    let b_agent = foreign_cert(&b_dir, "agent", "after", &[]);
+    let b_renewed = foreign_cert(&b_dir, "agent", "renewed", &[]);
     agg.operator = Some(foreign_cert(&b_dir, "operator", "operator-b", &[]));
     replace(&b.key, &files.key);
     replace(&b.cert, &files.cert);
@@ -275,8 +292,8 @@ fn certificates_are_rotated_without_a_restart() {
     .tls_flags();
     let renewed = agent(&url, "renewed", &flags);
     refused(&agg, &renewed, "certificate expired");
-    replace(&b_agent.key, &key);
-    replace(&b_agent.cert, &crt);
+    replace(&b_renewed.key, &key);
+    replace(&b_renewed.cert, &crt);
     wait_until(30, "the renewed agent to connect", || {
         agg.connected_agents() == 1
     });
