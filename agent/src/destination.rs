@@ -47,17 +47,16 @@ impl DenyList {
     /// to (with their ports); their hosts are remembered for
     /// [`DenyList::deny_listeners`].
     pub fn deny_exact(&self, addrs: impl IntoIterator<Item = SocketAddr>) {
-        let mut exact = self.exact.write().unwrap_or_else(|p| p.into_inner());
+        let addrs: Vec<SocketAddr> = addrs.into_iter().collect();
         let mut hosts = self.hosts.write().unwrap_or_else(|p| p.into_inner());
-        for addr in addrs {
-            let addr = SocketAddr::new(canonical(addr.ip()), addr.port());
-            if !exact.contains(&addr) {
-                exact.push(addr);
-            }
-            if !hosts.contains(&addr.ip()) {
-                hosts.push(addr.ip());
+        for addr in &addrs {
+            let ip = canonical(addr.ip());
+            if !hosts.contains(&ip) {
+                hosts.push(ip);
             }
         }
+        drop(hosts);
+        self.add_exact(addrs);
     }
 
     /// Deny the listeners an aggregator reports (`IP:PORT`); one bound to an
@@ -82,8 +81,12 @@ impl DenyList {
                 add.push(addr);
             }
         }
+        self.add_exact(add);
+    }
+
+    fn add_exact(&self, addrs: Vec<SocketAddr>) {
         let mut exact = self.exact.write().unwrap_or_else(|p| p.into_inner());
-        for addr in add {
+        for addr in addrs {
             let addr = SocketAddr::new(canonical(addr.ip()), addr.port());
             if !exact.contains(&addr) {
                 exact.push(addr);

@@ -11,6 +11,7 @@ pub mod declarative;
 pub mod defaults;
 pub mod engine;
 pub mod feed;
+pub mod gated;
 pub mod metrics;
 pub mod raft;
 pub mod rest;

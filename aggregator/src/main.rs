@@ -16,7 +16,6 @@ use gslb_aggregator::security::tls::ReloadingTls;
 use gslb_aggregator::security::tokens::Tokens;
 use gslb_aggregator::service::{Service, now};
 use gslb_aggregator::store::SledStore;
-use gslb_shared::config::LinkTls;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -27,10 +26,7 @@ async fn main() -> anyhow::Result<()> {
         .map_err(|_| anyhow::anyhow!("a TLS crypto provider was already installed"))?;
     let security = security(&config)?;
     let link = PeerLink {
-        tls: security.tls.as_ref().map(|t| LinkTls {
-            identity: Some((t.files().cert.clone(), t.files().key.clone())),
-            ca: Some(t.files().ca.clone()),
-        }),
+        tls: security.tls.as_ref().map(|t| t.files().as_link()),
         token: None,
     };
     std::fs::create_dir_all(&config.data_dir)

@@ -12,9 +12,10 @@ use axum::routing::get;
 use gslb_proto::pb;
 use tokio::net::TcpListener;
 
-use crate::cluster::gate::LeaderGate;
+use crate::cluster::gate::Leader;
 use crate::cluster::membership::Membership;
 use crate::engine::Input;
+use crate::gated::Gated;
 use crate::security::Security;
 use crate::security::guard::{Access, Guard};
 use crate::security::identity::Role;
@@ -53,43 +54,43 @@ pub async fn run(
     let tokens = &security.tokens;
     let only = |roles| Access::Roles(roles);
     let grpc_server = tonic::transport::Server::builder()
-        .add_service(Guard::new(reflection, only(&Role::ALL), tokens.clone()))
-        .add_service(Guard::new(
+        .add_service(Gated::new(
+            reflection,
+            Guard::new(only(&Role::ALL), tokens.clone()),
+        ))
+        .add_service(Gated::new(
             pb::agent_service_server::AgentServiceServer::new(AgentStreams(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE)
                 .max_decoding_message_size(MAX_MESSAGE),
-            only(&[Role::Agent]),
-            tokens.clone(),
+            Guard::new(only(&[Role::Agent]), tokens.clone()),
         ))
-        .add_service(Guard::new(
+        .add_service(Gated::new(
             pb::edge_feed_server::EdgeFeedServer::new(EdgeStreams(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE),
-            only(&[Role::Edge]),
-            tokens.clone(),
+            Guard::new(only(&[Role::Edge]), tokens.clone()),
         ))
-        .add_service(Guard::new(
-            LeaderGate::new(
+        .add_service(Gated::new(
+            Gated::new(
                 pb::admin_service_server::AdminServiceServer::new(Admin(service.clone()))
                     .max_encoding_message_size(MAX_MESSAGE)
                     .max_decoding_message_size(MAX_MESSAGE),
-                service.clone(),
+                Leader(service.clone()),
             ),
-            Access::Admin,
-            tokens.clone(),
+            Guard::new(Access::Admin, tokens.clone()),
         ))
-        .add_service(Guard::new(
-            LeaderGate::new(
+        .add_service(Gated::new(
+            Gated::new(
                 pb::cluster_service_server::ClusterServiceServer::new(Membership(service.clone())),
-                service.clone(),
+                Leader(service.clone()),
             ),
-            Access::Cluster,
-            tokens.clone(),
+            Guard::new(Access::Cluster, tokens.clone()),
         ))
-        .add_optional_service(
-            service
-                .cluster()
-                .map(|c| Guard::new(c.rpc(), only(&[Role::Aggregator]), tokens.clone())),
-        )
+        .add_optional_service(service.cluster().map(|c| {
+            Gated::new(
+                c.rpc(),
+                Guard::new(only(&[Role::Aggregator]), tokens.clone()),
+            )
+        }))
         .serve_with_incoming_shutdown(
             grpc_incoming(grpc, security.tls.clone()),
             stopping(stop.clone()),

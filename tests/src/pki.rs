@@ -74,25 +74,37 @@ pub fn cert(role: &str, name: &str, hosts: &[&str]) -> CertFiles {
     let pki = pki();
     let mut issued = pki.issued.lock().unwrap_or_else(|p| p.into_inner());
     if issued.insert(name.to_owned()) {
-        let mut cmd = Command::new(bin("gslbctl"));
-        cmd.args(["certs", "--dir", &path(&pki.dir)]);
-        for host in hosts {
-            cmd.args(["--host", host]);
-        }
-        let out = cmd
-            .arg(format!("{role}:{name}"))
-            .output()
-            .expect("run gslbctl certs");
-        assert!(
-            out.status.success(),
-            "gslbctl certs {role}:{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        return issue_in(&pki.dir, role, name, hosts);
     }
+    files_in(&pki.dir, name)
+}
+
+/// `gslbctl certs --dir dir` for `role`:`name` valid for `hosts` (the CA
+/// of `dir` is made on first use).
+pub fn issue_in(dir: &Path, role: &str, name: &str, hosts: &[&str]) -> CertFiles {
+    let mut cmd = Command::new(bin("gslbctl"));
+    cmd.args(["certs", "--dir", &path(dir)]);
+    for host in hosts {
+        cmd.args(["--host", host]);
+    }
+    let out = cmd
+        .arg(format!("{role}:{name}"))
+        .output()
+        .expect("run gslbctl certs");
+    assert!(
+        out.status.success(),
+        "gslbctl certs {role}:{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    files_in(dir, name)
+}
+
+/// The files `gslbctl certs` writes for `name` in `dir`.
+pub fn files_in(dir: &Path, name: &str) -> CertFiles {
     CertFiles {
-        cert: pki.dir.join(format!("{name}.crt")),
-        key: pki.dir.join(format!("{name}.key")),
-        ca: pki.dir.join("ca.crt"),
+        cert: dir.join(format!("{name}.crt")),
+        key: dir.join(format!("{name}.key")),
+        ca: dir.join("ca.crt"),
     }
 }
 

@@ -6,19 +6,17 @@
 //! a follower sends the reader to the leader; a read marked stale
 //! (`gslb-stale` metadata or header) is served by whichever node it reaches.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tonic::Status;
 use tonic::body::Body;
-use tonic::codegen::{BoxFuture, Service as TowerService, http};
-use tonic::server::NamedService;
+use tonic::codegen::{BoxFuture, http};
 
 use super::LeaderHint;
+use crate::gated::Admission;
 use crate::service::Service;
 
 /// Metadata (and HTTP header) naming the leader's gRPC address.
@@ -83,54 +81,17 @@ async fn admit(service: &Service, write: bool, stale: bool) -> Result<(), Status
         .map_err(|why| Status::unavailable(format!("leadership not confirmed: {why}")))
 }
 
-/// A gRPC service routed by [`admit`].
+/// Admission of gRPC calls by [`admit`] (see [`crate::gated::Gated`]).
 #[derive(Debug, Clone)]
-pub struct LeaderGate<S> {
-    inner: S,
-    service: Arc<Service>,
-}
+pub struct Leader(pub Arc<Service>);
 
-impl<S> LeaderGate<S> {
-    /// Put `inner` behind the gate.
-    pub fn new(inner: S, service: Arc<Service>) -> Self {
-        Self { inner, service }
-    }
-}
-
-impl<S: NamedService> NamedService for LeaderGate<S> {
-    const NAME: &'static str = S::NAME;
-}
-
-impl<S> TowerService<http::Request<Body>> for LeaderGate<S>
-where
-    S: TowerService<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
-        // This call takes the service poll_ready prepared; a fresh clone
-        // stays for the next one (the usual tower pattern).
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let service = self.service.clone();
-        Box::pin(async move {
-            let method = request.uri().path().rsplit('/').next().unwrap_or_default();
-            let stale = request.headers().contains_key(STALE);
-            if let Err(status) = admit(&service, writes(method), stale).await {
-                return Ok(status.into_http());
-            }
-            inner.call(request).await
-        })
+impl Admission for Leader {
+    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<(), Status> {
+        let service = self.0.clone();
+        let method = request.uri().path().rsplit('/').next().unwrap_or_default();
+        let write = writes(method);
+        let stale = request.headers().contains_key(STALE);
+        Box::pin(async move { admit(&service, write, stale).await })
     }
 }
 

@@ -4,19 +4,17 @@
 //! Plain-text (`--insecure`) connections carry no identity: roles are not
 //! checked there, tokens still are.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::SystemTime;
 
 use tonic::Status;
 use tonic::body::Body;
-use tonic::codegen::{BoxFuture, Service as TowerService, http};
-use tonic::server::NamedService;
+use tonic::codegen::{BoxFuture, http};
 
 use super::identity::Role;
 use super::listener::Peer;
 use super::tokens::{Refusal, TokenRole, Tokens};
+use crate::gated::Admission;
 
 /// What a service requires of its callers.
 #[derive(Debug, Clone, Copy)]
@@ -30,27 +28,18 @@ pub enum Access {
     Cluster,
 }
 
-/// A gRPC service behind an [`Access`] rule.
+/// Admission of gRPC calls by an [`Access`] rule (see [`crate::gated::Gated`]).
 #[derive(Clone)]
-pub struct Guard<S> {
-    inner: S,
+pub struct Guard {
     access: Access,
     tokens: Arc<Tokens>,
 }
 
-impl<S> Guard<S> {
-    /// Put `inner` behind `access`.
-    pub fn new(inner: S, access: Access, tokens: Arc<Tokens>) -> Self {
-        Guard {
-            inner,
-            access,
-            tokens,
-        }
+impl Guard {
+    /// Admit by `access`, with `tokens` for admin calls.
+    pub fn new(access: Access, tokens: Arc<Tokens>) -> Self {
+        Guard { access, tokens }
     }
-}
-
-impl<S: NamedService> NamedService for Guard<S> {
-    const NAME: &'static str = S::NAME;
 }
 
 /// The method name of a gRPC path `/package.Service/Method`.
@@ -124,29 +113,13 @@ pub fn admit(
     }
 }
 
-impl<S> TowerService<http::Request<Body>> for Guard<S>
-where
-    S: TowerService<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+impl Admission for Guard {
+    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<(), Status> {
+        let peer = request.extensions().get::<Peer>();
         let verdict = admit(
             self.access,
             &self.tokens,
-            request.extensions().get::<Peer>(),
+            peer,
             request.uri().path(),
             request
                 .headers()
@@ -156,7 +129,6 @@ where
         );
         if let Err(status) = &verdict {
             // The token is never logged; who called what and why it was refused is.
-            let peer = request.extensions().get::<Peer>();
             tracing::warn!(
                 peer = ?peer.map(|p| p.addr),
                 identity = ?peer.and_then(|p| p.identity.as_ref()).map(ToString::to_string),
@@ -166,12 +138,7 @@ where
                 "refused a gRPC call"
             );
         }
-        Box::pin(async move {
-            match verdict {
-                Ok(()) => inner.call(request).await,
-                Err(status) => Ok(status.into_http()),
-            }
-        })
+        Box::pin(std::future::ready(verdict))
     }
 }
 

@@ -46,13 +46,6 @@ enum Io {
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-impl Conn {
-    /// Who is on the other end.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
-    }
-}
-
 impl tonic::transport::server::Connected for Conn {
     type ConnectInfo = Peer;
     fn connect_info(&self) -> Peer {

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use gslb_shared::config::LinkTls;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
-use tonic::transport::ClientTlsConfig;
 
 use super::watch::Stamp;
 
@@ -81,14 +81,16 @@ impl ReloadingTls {
         }
         (loaded.mutual.clone(), loaded.server_only.clone())
     }
+}
 
-    /// The client config this node presents to its peers, read now (so a
-    /// rotated certificate is used from the next connection on).
-    pub fn client(&self) -> anyhow::Result<ClientTlsConfig> {
-        Ok(gslb_proto::link::client_config(
-            Some(&self.files.ca),
-            Some((&self.files.cert, &self.files.key)),
-        )?)
+impl TlsFiles {
+    /// The same files as a client's link settings: this node presents its
+    /// own certificate to its peers and trusts the same CA.
+    pub fn as_link(&self) -> LinkTls {
+        LinkTls {
+            identity: Some((self.cert.clone(), self.key.clone())),
+            ca: Some(self.ca.clone()),
+        }
     }
 }
 

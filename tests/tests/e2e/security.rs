@@ -18,7 +18,7 @@ use gslb_aggregator::security::pki::{Ca, Leaf};
 use gslb_e2e::bins::bin;
 use gslb_e2e::catalog::{ZONE, a_record, http_check, member, pool};
 use gslb_e2e::mesh::{Agent, Aggregator};
-use gslb_e2e::pki::{CertFiles, ca_dir, cert, create_token};
+use gslb_e2e::pki::{CertFiles, ca_dir, cert, create_token, files_in, issue_in};
 use gslb_e2e::process::Proc;
 use gslb_e2e::wait::{temp_dir, wait_until};
 use prost::Message;
@@ -46,26 +46,6 @@ fn agent(url: &str, location: &str, tls: &[String]) -> Proc {
     Proc::spawn(None, &bin("gslb-agent"), &args)
 }
 
-/// A CA of its own in `dir` (unknown to the aggregator) and `role:name` from it.
-fn foreign_cert(dir: &Path, role: &str, name: &str, hosts: &[&str]) -> CertFiles {
-    let mut cmd = Command::new(bin("gslbctl"));
-    cmd.args(["certs", "--dir", &s(dir)]);
-    for h in hosts {
-        cmd.args(["--host", h]);
-    }
-    let out = cmd.arg(format!("{role}:{name}")).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    CertFiles {
-        cert: dir.join(format!("{name}.crt")),
-        key: dir.join(format!("{name}.key")),
-        ca: dir.join("ca.crt"),
-    }
-}
-
 /// An agent certificate of the CA in `ca` that expired yesterday, written as
 /// `name`.crt/.key there.
 fn expired_cert(ca: &Path, name: &str) -> CertFiles {
@@ -81,11 +61,7 @@ fn expired_cert(ca: &Path, name: &str) -> CertFiles {
             not_after: now - day,
         })
         .unwrap();
-    CertFiles {
-        cert: ca.join(format!("{name}.crt")),
-        key: ca.join(format!("{name}.key")),
-        ca: ca.join("ca.crt"),
-    }
+    files_in(ca, name)
 }
 
 /// Wait until the aggregator logged `text` (a refusal), and the agent logged
@@ -121,7 +97,7 @@ fn mutual_tls_refuses_bad_certificates_and_enforces_roles() {
     drop(a);
 
     // A certificate from a CA the aggregator does not trust.
-    let stranger = foreign_cert(&dir.join("other-ca"), "agent", "stranger", &[]);
+    let stranger = issue_in(&dir.join("other-ca"), "agent", "stranger", &[]);
     let mut flags = stranger.tls_flags();
     // ...while it trusts the aggregator's CA, so only the client side fails.
     *flags.last_mut().unwrap() = s(&ca);
@@ -249,10 +225,10 @@ fn certificates_are_rotated_without_a_restart() {
 
     // Rotate to CA B: a new certificate and key for the aggregator and a new CA.
     let b_dir = dir.join("ca-b");
-    let b = foreign_cert(&b_dir, "aggregator", "agg-b", &["127.0.0.1"]);
-    let b_agent = foreign_cert(&b_dir, "agent", "after", &[]);
-    let b_renewed = foreign_cert(&b_dir, "agent", "renewed", &[]);
-    agg.operator = Some(foreign_cert(&b_dir, "operator", "operator-b", &[]));
+    let b = issue_in(&b_dir, "aggregator", "agg-b", &["127.0.0.1"]);
+    let b_agent = issue_in(&b_dir, "agent", "after", &[]);
+    let b_renewed = issue_in(&b_dir, "agent", "renewed", &[]);
+    agg.operator = Some(issue_in(&b_dir, "operator", "operator-b", &[]));
     replace(&b.key, &files.key);
     replace(&b.cert, &files.cert);
     replace(&b.ca, &files.ca);
