@@ -49,6 +49,11 @@ pub enum Transport {
 
 type Target<'b> = Compressor<'b>;
 
+/// The flags byte of a prebuilt key: EDNS present (bit 0), DO set (bit 1).
+fn key_flags(edns: Option<Edns>) -> u8 {
+    edns.map_or(0, |e| 1 | (u8::from(e.dnssec_ok) << 1))
+}
+
 /// Where a lookup landed.
 enum Hit<'t> {
     /// An existing name (or the wildcard that synthesises it).
@@ -164,11 +169,18 @@ impl Responder {
             Some((len, labels)) => (self.key_len, self.labels) = (len, labels),
             None => (self.key_len, self.labels) = (0, 0),
         }
-        let reusable = self.key_len > 0 && q.edns.is_none_or(|e| e.subnet.is_none());
+        // Only a class-IN query reads or fills the store: every other class
+        // is refused, and a reply of one class must never answer another.
+        // The key holds every other field the reply depends on (name, type,
+        // EDNS presence, the DO bit it echoes); an ECS query is never kept
+        // (its scope and echoed subnet are its own), and the size limit is
+        // checked against each reuse.
+        let reusable =
+            q.qclass == Class::IN && self.key_len > 0 && q.edns.is_none_or(|e| e.subnet.is_none());
         let cache_key = if reusable {
             let n = self.key_len;
             self.key[n..n + 2].copy_from_slice(&q.qtype.to_int().to_be_bytes());
-            self.key[n + 2] = u8::from(q.edns.is_some());
+            self.key[n + 2] = key_flags(q.edns);
             Some(n + 3)
         } else {
             None
@@ -216,12 +228,12 @@ impl Responder {
     ) -> Option<Summary> {
         let t = self.prebuilt.get(&self.key[..k])?;
         let (id, rd) = (q.message.header().id(), q.message.header().rd());
-        let qname = q.flat_qname.as_slice();
+        let question = q.question_bytes()?;
         let Some(r) = &t.records else {
             if t.bytes.len() > limit {
                 return None;
             }
-            prebuilt::reuse(&t.bytes, id, rd, qname, out);
+            prebuilt::reuse(&t.bytes, id, rd, question, out);
             return Some(t.summary);
         };
         let dynamic = table.dynamic.get(r.slot as usize)?;
@@ -243,8 +255,16 @@ impl Responder {
         if size > limit {
             return None;
         }
-        prebuilt::splice(t, r, self.chosen.iter().map(|c| c.id), id, rd, qname, out)
-            .then_some(t.summary)
+        prebuilt::splice(
+            t,
+            r,
+            self.chosen.iter().map(|c| c.id),
+            id,
+            rd,
+            question,
+            out,
+        )
+        .then_some(t.summary)
     }
 
     /// Keep what was just answered in `out` for the next query of the key:

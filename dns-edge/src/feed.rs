@@ -189,7 +189,20 @@ async fn follow(
     let channel = endpoint.connect().await.map_err(|e| error_chain(&e))?;
     let mut client =
         pb::edge_feed_client::EdgeFeedClient::new(channel).max_decoding_message_size(MAX_MESSAGE);
+    // Resyncs in a row without an applied snapshot: the first is at once
+    // (a gap is routine), later ones back off like reconnects, so a
+    // snapshot that cannot be applied is not fetched again in a tight loop.
+    let mut resyncs = 0u32;
     loop {
+        if resyncs > 0 {
+            let delay = cfg.backoff.delay(resyncs - 1, &mut rand::rng());
+            tracing::info!(
+                delay_ms = delay.as_millis() as u64,
+                resyncs,
+                "waiting before resyncing"
+            );
+            tokio::time::sleep(delay).await;
+        }
         let held = follower.held_for_subscribe(*full);
         let mut stream = client
             .subscribe(pb::SubscribeRequest {
@@ -218,10 +231,12 @@ async fn follow(
                         break;
                     }
                     *full = false;
+                    resyncs = 0;
                     let report = pb::AppliedReport {
                         edge_id: cfg.edge_id.clone(),
                         version,
                         applied_at_ms: now_ms(),
+                        skipped: shared.status().skipped,
                     };
                     if let Err(s) = client.report_applied(report).await {
                         tracing::debug!(error = %s.message(), "applied version not reported");
@@ -238,6 +253,7 @@ async fn follow(
         if !resync {
             return Ok(());
         }
+        resyncs = resyncs.saturating_add(1);
         *full = true;
     }
 }

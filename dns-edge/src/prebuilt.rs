@@ -1,7 +1,9 @@
-//! Prebuilt responses: the encoded answer to a (name, type, EDNS presence)
-//! kept by one worker, so the next such query costs a copy instead of an
-//! encoding. A static answer is reused whole; only the id, RD and the
-//! question's case are patched. A pool-backed answer is kept as a template
+//! Prebuilt responses: the encoded answer to a class-IN (name, type, EDNS
+//! presence, DO) kept by one worker, so the next such query costs a copy
+//! instead of an encoding. A static answer is reused whole; only the id,
+//! RD and the question are patched, and the question is always the
+//! query's own bytes (name as sent, type, class), so a reply can never
+//! carry another query's question. A pool-backed answer is kept as a template
 //! holding one encoded record per candidate member, each owned by a pointer
 //! to the question (so every record has the same length); per query the
 //! members are steered and their records copied in that order, and ANCOUNT
@@ -78,19 +80,24 @@ impl Prebuilt {
 }
 
 /// Copy `prebuilt` into `out` as the answer to a query with `id`, `rd` and
-/// the question name `qname` (the same name, maybe in another case; answer
-/// owners point at the question, so they follow).
-pub fn reuse(prebuilt: &[u8], id: u16, rd: bool, qname: &[u8], out: &mut Vec<u8>) {
+/// the question section `question` (the same name, maybe in another case;
+/// answer owners point at the question, so they follow).
+pub fn reuse(prebuilt: &[u8], id: u16, rd: bool, question: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(prebuilt);
-    patch(out, id, rd, qname);
+    patch(out, id, rd, question);
 }
 
-fn patch(out: &mut [u8], id: u16, rd: bool, qname: &[u8]) {
+/// Set the id and RD, and overwrite the question with the query's own
+/// bytes. The key guarantees the same length (same canonical name, one
+/// type and class); the check keeps that a local fact.
+fn patch(out: &mut [u8], id: u16, rd: bool, question: &[u8]) {
     let h = Header::for_message_slice_mut(out);
     h.set_id(id);
     h.set_rd(rd);
-    out[12..12 + qname.len()].copy_from_slice(qname);
+    if let Some(q) = out.get_mut(12..12 + question.len()) {
+        q.copy_from_slice(question);
+    }
 }
 
 /// Build the answer from a pool-backed template: the records of `order`
@@ -102,7 +109,7 @@ pub fn splice(
     order: impl Iterator<Item = MemberId>,
     id: u16,
     rd: bool,
-    qname: &[u8],
+    question: &[u8],
     out: &mut Vec<u8>,
 ) -> bool {
     out.clear();
@@ -118,6 +125,6 @@ pub fn splice(
     }
     out.extend_from_slice(&t.bytes[r.at + r.members.len() * r.len..]);
     HeaderCounts::for_message_slice_mut(out).set_ancount(r.before + n);
-    patch(out, id, rd, qname);
+    patch(out, id, rd, question);
     true
 }

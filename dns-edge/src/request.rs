@@ -47,6 +47,15 @@ pub struct Query<'a> {
     pub edns: Option<Edns>,
 }
 
+impl Query<'_> {
+    /// The question section as received: name (case as sent), type, class.
+    /// Always present for a parsed query; `None` only if that ever broke.
+    pub fn question_bytes(&self) -> Option<&[u8]> {
+        let end = 12 + self.flat_qname.as_slice().len() + 4;
+        self.message.as_slice().get(12..end)
+    }
+}
+
 /// What to do with a received message.
 #[derive(Debug)]
 pub enum Parsed<'a> {

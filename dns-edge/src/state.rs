@@ -79,6 +79,20 @@ pub struct Status {
     pub published_at_ms: Option<u64>,
     /// Now minus the publication time.
     pub age_ms: Option<u64>,
+    /// Record sets of the applied snapshot that could not be compiled and
+    /// are not served (the rest is): the state is `degraded` while any are.
+    pub skipped: Vec<String>,
+}
+
+impl Status {
+    /// Synced, or degraded while part of the snapshot is not served.
+    fn in_sync(&self) -> FeedState {
+        if self.skipped.is_empty() {
+            FeedState::Synced
+        } else {
+            FeedState::Degraded
+        }
+    }
 }
 
 /// Milliseconds since the Unix epoch.
@@ -135,17 +149,15 @@ impl Shared {
     /// Swap in a new table from `source`.
     pub fn install(&self, table: Table, source: &str, live: bool) {
         let (version, published) = (table.version, table.published_at_ms);
+        let skipped = table.skipped.iter().map(ToString::to_string).collect();
         self.table.store(Some(Arc::new(table)));
         self.with_status(|s| {
             s.version = version;
             s.source = Some(source.to_owned());
             s.applied_at_ms = Some(now_ms());
             s.published_at_ms = Some(published);
-            s.state = if live {
-                FeedState::Synced
-            } else {
-                FeedState::Stale
-            };
+            s.skipped = skipped;
+            s.state = if live { s.in_sync() } else { FeedState::Stale };
         });
         // A waiter creates its `Notified` before checking, so this reaches it.
         self.first.notify_waiters();
@@ -157,7 +169,7 @@ impl Shared {
         self.with_status(|s| {
             s.last_contact_ms = Some(now_ms());
             if s.state != FeedState::NeverLoaded {
-                s.state = FeedState::Synced;
+                s.state = s.in_sync();
             }
         });
     }

@@ -9,9 +9,8 @@
 
 use std::net::IpAddr;
 
-use domain::base::{Name, Serial, Ttl};
-use domain::rdata::caa::{CaaFlags, CaaTag};
-use domain::rdata::{A, Aaaa, Caa, Cname, Mx, Ns, Soa, Srv, Txt, ZoneRecordData};
+use domain::base::{Serial, Ttl};
+use domain::rdata::{A, Aaaa, Ns, Soa, ZoneRecordData};
 use gslb_shared::selection::Family;
 use gslb_shared::{DnsName, DynamicRecord, Rdata, RecordData, RecordType, Snapshot, Zone};
 use rustc_hash::FxHashMap;
@@ -22,10 +21,7 @@ mod chain;
 pub use crate::decide::Decision;
 use crate::lookup::{self, Found, QueryType, Resolution, parent};
 
-/// Record data as the encoder pushes it.
-pub type Data = ZoneRecordData<Vec<u8>, WireName>;
-/// An absolute domain name in wire form.
-pub type WireName = Name<Vec<u8>>;
+pub use gslb_shared::wire::{Data, WireName};
 
 /// A static record set or a pool-backed one, ready to encode.
 #[derive(Debug, Clone)]
@@ -153,6 +149,9 @@ pub struct Table {
     pub names: FxHashMap<Box<[u8]>, u32>,
     /// Pool-backed record sets.
     pub dynamic: Vec<Dynamic>,
+    /// Record sets that could not be compiled: left out, everything else
+    /// is served, and status reports them.
+    pub skipped: Vec<Skipped>,
 }
 
 /// A snapshot that cannot be compiled (the aggregator validated it, so
@@ -177,61 +176,52 @@ fn error(what: &'static str, name: impl ToString, rule: impl ToString) -> Compil
 }
 
 /// The canonical wire form of a model name (labels, then the root).
-pub fn wire_key(name: &DnsName) -> Vec<u8> {
-    let mut out = Vec::with_capacity(name.as_str().len() + 2);
-    for label in name.as_str().split('.') {
-        out.push(label.len() as u8);
-        out.extend_from_slice(label.as_bytes());
-    }
-    out.push(0);
-    out
-}
+pub use gslb_shared::wire::wire_key;
 
 /// A model name as a wire name.
 pub fn wire_name(name: &DnsName) -> Result<WireName, CompileError> {
-    Name::from_octets(wire_key(name)).map_err(|e| error("name", name, e))
+    gslb_shared::wire::wire_name(name).map_err(|e| error("name", name, e))
 }
 
 fn ttl(secs: u32) -> Ttl {
     Ttl::from_secs(secs)
 }
 
-fn data(rdata: &Rdata, owner: &DnsName) -> Result<Data, CompileError> {
-    let bad = |e: &dyn std::fmt::Display| error("record", owner, e);
-    Ok(match rdata {
-        Rdata::A(a) => ZoneRecordData::A(A::new(*a)),
-        Rdata::Aaaa(a) => ZoneRecordData::Aaaa(Aaaa::new(*a)),
-        Rdata::Cname(n) => ZoneRecordData::Cname(Cname::new(wire_name(n)?)),
-        Rdata::Ns(n) => ZoneRecordData::Ns(Ns::new(wire_name(n)?)),
-        Rdata::Mx {
-            preference,
-            exchange,
-        } => ZoneRecordData::Mx(Mx::new(*preference, wire_name(exchange)?)),
-        Rdata::Txt(strings) => {
-            let mut raw = Vec::new();
-            for s in strings {
-                let bytes = s.as_bytes();
-                let len = u8::try_from(bytes.len()).map_err(|e| bad(&e))?;
-                raw.push(len);
-                raw.extend_from_slice(bytes);
-            }
-            ZoneRecordData::Txt(Txt::from_octets(raw).map_err(|e| bad(&e))?)
-        }
-        Rdata::Srv {
-            priority,
-            weight,
-            port,
-            target,
-        } => ZoneRecordData::Srv(Srv::new(*priority, *weight, *port, wire_name(target)?)),
-        Rdata::Caa { flags, tag, value } => {
-            let tag = CaaTag::from_octets(tag.as_bytes().to_vec()).map_err(|e| bad(&e))?;
-            ZoneRecordData::Caa(Caa::new(
-                CaaFlags::new(*flags),
-                tag,
-                value.as_bytes().to_vec(),
-            ))
-        }
-    })
+/// A static set's records, refused (with the reason) when one has no wire
+/// form or the set does not fit one DNS message. The aggregator validates
+/// the same, so this guards against snapshots from an older aggregator or
+/// a damaged cache.
+fn static_set(record: &gslb_shared::RecordSet, rdata: &[Rdata]) -> Result<Box<[Data]>, String> {
+    let data = rdata
+        .iter()
+        .map(gslb_shared::wire::data)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    gslb_shared::wire::answer_size(&record.name, record.rtype, &data).map_err(|e| e.to_string())?;
+    Ok(data.into_boxed_slice())
+}
+
+/// A record set left out of a table, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its id.
+    pub record: gslb_shared::RecordSetId,
+    /// Owner name.
+    pub name: DnsName,
+    /// Type.
+    pub rtype: RecordType,
+    /// Why it cannot be served.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "record set {} ({} {}) skipped: {}",
+            self.record, self.name, self.rtype, self.reason
+        )
+    }
 }
 
 fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
@@ -290,6 +280,7 @@ impl Table {
                 entries: Vec::with_capacity(names),
                 names: FxHashMap::with_capacity_and_hasher(names, Default::default()),
                 dynamic: Vec::with_capacity(dynamic),
+                skipped: Vec::new(),
             },
         };
         b.zones()?;
@@ -346,6 +337,22 @@ impl Builder<'_> {
             if !record.name.is_in_zone(apex) {
                 continue;
             }
+            // One record set that cannot be sent is left out (its name
+            // still exists: NODATA), never the whole snapshot, which froze
+            // every edge on its old version.
+            let set = match self.set(record) {
+                Ok(set) => Some(set),
+                Err(reason) => {
+                    tracing::warn!(record = %record.id, name = %record.name, %reason, "record set skipped");
+                    self.table.skipped.push(Skipped {
+                        record: record.id,
+                        name: record.name.clone(),
+                        rtype: record.rtype,
+                        reason,
+                    });
+                    None
+                }
+            };
             // Every name between the owner and the apex exists.
             let mut up = parent(&record.name);
             while let Some(p) = up {
@@ -355,8 +362,8 @@ impl Builder<'_> {
                 self.entry_for(&p, zone);
                 up = parent(&p);
             }
-            let set = self.set(record)?;
             let entry = self.entry_for(&record.name, zone);
+            let Some(set) = set else { continue };
             if record.rtype == RecordType::Cname {
                 if let SetData::Static(rdata) = set.data
                     && let Some(first) = rdata.first()
@@ -377,14 +384,9 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn set(&mut self, record: &gslb_shared::RecordSet) -> Result<Set, CompileError> {
+    fn set(&mut self, record: &gslb_shared::RecordSet) -> Result<Set, String> {
         let data = match &record.data {
-            RecordData::Static(rdata) => SetData::Static(
-                rdata
-                    .iter()
-                    .map(|r| data(r, &record.name))
-                    .collect::<Result<_, _>>()?,
-            ),
+            RecordData::Static(rdata) => SetData::Static(static_set(record, rdata)?),
             RecordData::Dynamic(d) => {
                 let slot = self.table.dynamic.len() as u32;
                 let decisions = self.decider.decide(d, family_of(record.rtype));

@@ -638,7 +638,9 @@ fn the_serial_follows_the_snapshot_version() {
 }
 
 /// A set-valued view of a reply: everything but the order of records.
-fn sorted_view(bytes: &[u8]) -> (u16, String, Vec<String>, Vec<String>, bool) {
+type View = (u16, String, Vec<String>, Vec<String>, Option<bool>);
+
+fn sorted_view(bytes: &[u8]) -> View {
     let m = Message::from_vec(bytes).unwrap();
     let mut a = answers(&m);
     a.sort();
@@ -650,38 +652,148 @@ fn sorted_view(bytes: &[u8]) -> (u16, String, Vec<String>, Vec<String>, bool) {
         ),
         a,
         authority(&m),
-        m.edns.is_some(),
+        m.edns.as_ref().map(|e| e.flags().dnssec_ok),
     )
 }
 
+/// A query of `NAMES[n]` with the given type, class, id, RD, and EDNS
+/// (none, plain, with DO, with a client subnet).
+fn mixed_query(qname: &str, qtype: u16, qclass: u16, id: u16, rd: bool, edns: u8) -> Vec<u8> {
+    let mut bytes = raw_query(qname);
+    bytes[0..2].copy_from_slice(&id.to_be_bytes());
+    bytes[2] = u8::from(rd);
+    let l = bytes.len();
+    bytes[l - 4..l - 2].copy_from_slice(&qtype.to_be_bytes());
+    bytes[l - 2..].copy_from_slice(&qclass.to_be_bytes());
+    if edns > 0 {
+        bytes[11] = 1;
+        let dnssec_ok = if edns == 2 { 0x80 } else { 0 };
+        let ecs: &[u8] = if edns == 3 {
+            &[0, 8, 0, 7, 0, 1, 24, 0, 10, 1, 2]
+        } else {
+            &[]
+        };
+        bytes.extend_from_slice(&[0, 0, 41, 0x04, 0xd0, 0, 0, dnssec_ok, 0]);
+        bytes.extend_from_slice(&(ecs.len() as u16).to_be_bytes());
+        bytes.extend_from_slice(ecs);
+    }
+    bytes
+}
+
+#[test]
+fn a_record_set_that_cannot_be_sent_is_skipped_and_the_rest_is_served() {
+    // 280 strings of 255 bytes: more rdata than a record can hold. Older
+    // aggregators accepted it, and every edge then refused the snapshot.
+    let mut s = snapshot();
+    let huge = record(
+        99,
+        "huge.example.test",
+        RecordType::Txt,
+        300,
+        stat(vec![Rdata::Txt(vec!["x".repeat(255); 280])]),
+    );
+    s.catalog.records.insert(huge.id, huge);
+    let table = Table::compile(&s).unwrap();
+    assert_eq!(table.skipped.len(), 1, "{:?}", table.skipped);
+    let reason = table.skipped[0].to_string();
+    assert!(
+        reason.contains("record set 99 (huge.example.test TXT)") && reason.contains("does not fit"),
+        "{reason}"
+    );
+    let mut f = Fixture::new();
+    f.table = table;
+    assert_eq!(
+        answers(&f.ask("mail.example.test.", Rt::A)),
+        ["mail.example.test. 300 IN A 192.0.2.25"]
+    );
+    // The name exists (NODATA), its set is not served.
+    let m = f.ask_with("huge.example.test.", Rt::TXT, |q| {
+        q.metadata.recursion_desired = false;
+    });
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.answers.is_empty());
+}
+
+#[test]
+fn a_query_of_another_class_never_answers_an_in_query() {
+    // One CH query used to fill the prebuilt store under the IN key: every
+    // later IN query of the name got the CH question and REFUSED back.
+    let mut f = Fixture::new();
+    for class in [3u16, 255, 254, 4] {
+        let other = mixed_query("www.example.test", 1, class, 1, false, 0);
+        let reply = f.raw(&other, Transport::Udp).unwrap();
+        assert_eq!(
+            &reply[12..other.len()],
+            &other[12..],
+            "class {class} echoed"
+        );
+        assert_eq!(reply[3] & 0x0f, 5, "class {class} is refused");
+        for _ in 0..3 {
+            let q = mixed_query("www.example.test", 1, 1, 2, false, 0);
+            let reply = f.raw(&q, Transport::Udp).unwrap();
+            assert_eq!(
+                &reply[12..q.len()],
+                &q[12..],
+                "IN question after class {class}"
+            );
+            assert_eq!(reply[3] & 0x0f, 0, "IN answered after class {class}");
+        }
+    }
+    // And the reverse: an IN answer never answers another class.
+    let reply = f
+        .raw(
+            &mixed_query("mail.example.test", 1, 3, 3, false, 0),
+            Transport::Udp,
+        )
+        .unwrap();
+    assert_eq!(reply[3] & 0x0f, 5);
+    assert_eq!(
+        u16::from_be_bytes([reply[6], reply[7]]),
+        0,
+        "no answer records"
+    );
+}
+
+#[test]
+fn the_do_bit_is_echoed_and_keys_the_prebuilt_reply() {
+    let mut f = Fixture::new();
+    for edns in [2u8, 1, 2, 1] {
+        let q = mixed_query("mail.example.test", 1, 1, 9, false, edns);
+        let reply = Message::from_vec(&f.raw(&q, Transport::Udp).unwrap()).unwrap();
+        assert_eq!(reply.edns.unwrap().flags().dnssec_ok, edns == 2);
+    }
+}
+
 proptest::proptest! {
-    /// Replies built from prebuilt templates (a long-lived responder) equal
+    /// Whatever the sequence of queries (names in any case, types, classes,
+    /// EDNS with and without DO and ECS, UDP and TCP), every reply carries
+    /// its own query's question byte for byte (name, type, class), and
+    /// replies built from prebuilt templates (a long-lived responder) equal
     /// freshly encoded ones (a new responder per query), up to the order of
-    /// steered records, whatever the mix of names, types, case and EDNS.
+    /// steered records.
     #[test]
     fn prebuilt_replies_equal_fresh_encodings(
-        queries in proptest::collection::vec((0usize..12, 0usize..5, proptest::bool::ANY, proptest::bool::ANY, 0u16..u16::MAX), 1..60)
+        queries in proptest::collection::vec(
+            (0usize..12, 0usize..6, 0usize..5, 0u8..4, proptest::bool::ANY, proptest::bool::ANY, 0u16..u16::MAX),
+            1..80,
+        )
     ) {
         const NAMES: [&str; 12] = [
             "www.example.test", "WWW.Example.Test", "alias2.example.test", "mail.example.test",
             "nope.example.test", "x.wild.example.test", "example.test", "closed.example.test",
             "big.example.test", "out.example.test", "a.b.example.test", "www.example.org",
         ];
-        const TYPES: [Rt; 5] = [Rt::A, Rt::AAAA, Rt::TXT, Rt::SOA, Rt::MX];
+        const TYPES: [u16; 6] = [1, 28, 16, 6, 15, 255];
+        // IN, CH, HS, NONE, ANY.
+        const CLASSES: [u16; 5] = [1, 3, 4, 254, 255];
         let mut long_lived = Fixture::new();
-        for (n, t, edns_on, rd, id) in queries {
-            let mut bytes = raw_query(NAMES[n]);
-            bytes[0..2].copy_from_slice(&id.to_be_bytes());
-            bytes[2] = if rd { 1 } else { 0 };
-            let l = bytes.len();
-            bytes[l - 4..l - 2].copy_from_slice(&u16::from(TYPES[t]).to_be_bytes());
-            if edns_on {
-                bytes[11] = 1;
-                bytes.extend_from_slice(&[0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0]);
-            }
-            let reused = long_lived.raw(&bytes, Transport::Udp).unwrap();
-            let fresh = Fixture::new().raw(&bytes, Transport::Udp).unwrap();
-            proptest::prop_assert_eq!(&reused[12..12 + NAMES[n].len() + 2], &bytes[12..12 + NAMES[n].len() + 2], "question echoed as sent");
+        for (n, t, c, edns, rd, tcp, id) in queries {
+            let bytes = mixed_query(NAMES[n], TYPES[t], CLASSES[c], id, rd, edns);
+            let transport = if tcp { Transport::Tcp } else { Transport::Udp };
+            let reused = long_lived.raw(&bytes, transport).unwrap();
+            let fresh = Fixture::new().raw(&bytes, transport).unwrap();
+            let question = 12..12 + NAMES[n].len() + 2 + 4;
+            proptest::prop_assert_eq!(&reused[question.clone()], &bytes[question], "question echoed as sent");
             proptest::prop_assert_eq!(reused[2] & 1, u8::from(rd), "RD copied");
             proptest::prop_assert_eq!(sorted_view(&reused), sorted_view(&fresh));
         }

@@ -20,6 +20,8 @@ pub(super) fn push_opt(
     additional.opt(|opt| {
         opt.set_udp_payload_size(EDNS_UDP_SIZE);
         opt.set_rcode(rcode);
+        // RFC 3225 section 3: the DO bit of the query is copied.
+        opt.set_dnssec_ok(edns.dnssec_ok);
         if let Some(s) = edns.subnet {
             opt.client_subnet(s.source_prefix_len(), scope, s.addr())?;
         }

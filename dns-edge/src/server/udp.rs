@@ -25,8 +25,10 @@ use crate::table::Table;
 
 /// How often an idle worker looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
-/// Largest UDP query read (anything longer is cut and then FORMERR).
-const MAX_QUERY: usize = 4096;
+/// Largest UDP query read: the largest datagram, so any query a client
+/// can send is read whole (a 4 KiB buffer cut longer ones into FORMERR,
+/// where Knot answers).
+const MAX_QUERY: usize = 65_535;
 /// Datagrams moved per system call at most.
 const BATCH: usize = 32;
 
@@ -83,9 +85,12 @@ impl Worker<'_> {
     fn run(&mut self, socket: &UdpSocket, stop: &AtomicBool) {
         let fd = socket.as_raw_fd();
         let mut tables = Cache::new(Arc::clone(&self.shared.table));
-        // On the worker's stack (128 KiB): the slices over them are rebuilt
-        // per batch without allocating.
-        let mut inbox = [[0u8; MAX_QUERY]; BATCH];
+        // On the heap (2 MiB, allocated once): the slices over them are
+        // rebuilt per batch without allocating.
+        let mut inbox: Box<[[u8; MAX_QUERY]; BATCH]> = vec![[0u8; MAX_QUERY]; BATCH]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("BATCH buffers were made"));
         let mut outbox: [Vec<u8>; BATCH] = std::array::from_fn(|_| Vec::with_capacity(1232));
         let mut peers: Vec<Option<SockaddrStorage>> = Vec::with_capacity(BATCH);
         let mut received: Vec<(usize, Option<SocketAddr>)> = Vec::with_capacity(BATCH);

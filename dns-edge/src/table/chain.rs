@@ -59,7 +59,7 @@ impl Builder<'_> {
             links.push(Link {
                 owner: owner.as_ref().map(wire_name).transpose()?,
                 ttl: ttl(set.ttl),
-                data: data(first, &set.name)?,
+                data: gslb_shared::wire::data(first).map_err(|e| error("record", &set.name, e))?,
             });
             if let Rdata::Cname(t) = first {
                 owner = Some(t.clone());
