@@ -80,7 +80,7 @@ impl Object {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "op")]
 pub enum Op {
-    /// Create; an id of 0 is assigned one.
+    /// Create; the server assigns the id (see [`CatalogState::prepare`]).
     Create(Object),
     /// Replace an existing object.
     Update(Object),
@@ -144,6 +144,36 @@ pub enum CatalogError {
     },
 }
 
+/// The largest id the server hands out: 2^53 - 1, so clients that read
+/// JSON numbers as doubles (JavaScript) read every id exactly.
+pub const MAX_ID: u64 = (1 << 53) - 1;
+
+/// Refuse a create that names its own id: ids are assigned by the server
+/// only (a client id of u64::MAX once wrapped the counter to 0, the
+/// "assign me one" value, and every later create failed).
+pub fn refuse_client_ids(ops: &[Op]) -> Result<(), CatalogError> {
+    for (index, op) in ops.iter().enumerate() {
+        if let Op::Create(object) = op
+            && object_id(object) != 0
+        {
+            let error = Box::new(client_id(object_id(object)));
+            return Err(if ops.len() == 1 {
+                *error
+            } else {
+                CatalogError::InBatch { index, error }
+            });
+        }
+    }
+    Ok(())
+}
+
+fn client_id(id: u64) -> CatalogError {
+    invalid(
+        "id",
+        format!("ids are assigned by the server; leave id out (or 0) on create, not {id}"),
+    )
+}
+
 fn invalid(field: &str, rule: impl Into<String>) -> CatalogError {
     CatalogError::Invalid(ValidationError::single(field, rule))
 }
@@ -174,10 +204,19 @@ impl CatalogState {
         let mut last_id = self.last_id;
         let what = match op {
             Op::Create(mut object) => {
-                let id = if object_id(&object) == 0 {
-                    self.last_id + 1
-                } else {
-                    object_id(&object)
+                let next = self
+                    .last_id
+                    .checked_add(1)
+                    .filter(|&n| n <= MAX_ID)
+                    .ok_or_else(|| {
+                        invalid("id", format!("every id up to {MAX_ID} has been used"))
+                    })?;
+                // 0 asks for the next id; a declarative plan names the
+                // next id itself (it reserved it to link references).
+                let id = match object_id(&object) {
+                    0 => next,
+                    id if id == next => id,
+                    id => return Err(client_id(id)),
                 };
                 object.set_id(id);
                 if self.exists(object.reference()) {

@@ -173,6 +173,24 @@ impl Control {
         Ok(changes)
     }
 
+    /// A client's batch (REST and gRPC apply): refuse client-given ids,
+    /// then write all-or-nothing, or with `dry_run` only validate. Returns
+    /// the changes and the version after them.
+    pub fn apply_ops(
+        &mut self,
+        ops: Vec<Op>,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<(Vec<Change>, u64), ControlError> {
+        crate::catalog::refuse_client_ids(&ops)?;
+        let changes = if dry_run {
+            self.check_all(ops)?
+        } else {
+            self.write(ops, now)?
+        };
+        Ok((changes, self.version()))
+    }
+
     /// Validate writes as [`Control::write`] would, changing nothing (a dry run).
     pub fn check_all(&self, ops: Vec<Op>) -> Result<Vec<Change>, ControlError> {
         Ok(self.state.clone().apply_all(ops)?)

@@ -51,6 +51,22 @@ pub struct EdgeInfo {
     pub last_seen_ms: u64,
     /// Subscribed now.
     pub connected: bool,
+    /// Record sets it reported it could not serve (degraded while any).
+    pub skipped: Vec<String>,
+}
+
+impl EdgeInfo {
+    /// A row for an edge first heard of now.
+    pub fn new(edge_id: &str) -> Self {
+        Self {
+            edge_id: edge_id.to_owned(),
+            applied_version: 0,
+            lag_ms: 0,
+            last_seen_ms: 0,
+            connected: false,
+            skipped: Vec::new(),
+        }
+    }
 }
 
 /// Shared state of a running aggregator.
@@ -128,6 +144,7 @@ impl Service {
     /// (one log entry, each acknowledged or refused on its own); a single
     /// node writes each on its own.
     pub fn write_one(&self, op: Op) -> Result<Change, ControlError> {
+        crate::catalog::refuse_client_ids(std::slice::from_ref(&op))?;
         if self.cluster.is_none() {
             return self.with_control(|c| c.write(vec![op], now()).map(|mut v| v.remove(0)));
         }

@@ -307,3 +307,44 @@ fn prepare_changes_nothing_and_commit_equals_apply() {
     let bad = Op::Delete(ObjectRef::Pool(p));
     assert!(s.prepare(bad).is_err());
 }
+
+#[test]
+fn ids_are_the_servers_and_the_counter_never_wraps() {
+    let mut s = CatalogState::default();
+    // A client's id (u64::MAX once wrapped the counter to 0, the "assign
+    // me one" value, and every later create failed) is refused, anywhere.
+    for id in [u64::MAX, MAX_ID, 5] {
+        let mut pool = Pool::new(PoolId(id), "p");
+        pool.id = PoolId(id);
+        let err = s.apply(Op::Create(Object::Pool(pool))).unwrap_err();
+        assert!(
+            err.to_string().contains("ids are assigned by the server"),
+            "{err}"
+        );
+        assert!(
+            refuse_client_ids(&[Op::Create(Object::Pool(Pool::new(PoolId(id), "p")))]).is_err()
+        );
+    }
+    assert_eq!(s.last_id, 0);
+    let ObjectRef::Pool(first) = created(&mut s, Object::Pool(Pool::new(PoolId(0), "a"))) else {
+        unreachable!()
+    };
+    assert_eq!(first, PoolId(1));
+    // The planner's reserved next id is the server's own.
+    let ObjectRef::Pool(second) = created(&mut s, Object::Pool(Pool::new(PoolId(2), "b"))) else {
+        unreachable!()
+    };
+    assert_eq!(second, PoolId(2));
+    // At the top of the id space creates are refused, not wrapped.
+    s.last_id = MAX_ID;
+    let err = s
+        .apply(Op::Create(Object::Pool(Pool::new(PoolId(0), "c"))))
+        .unwrap_err();
+    assert!(err.to_string().contains("every id up to"), "{err}");
+    s.last_id = u64::MAX;
+    assert!(
+        s.apply(Op::Create(Object::Pool(Pool::new(PoolId(0), "c"))))
+            .is_err()
+    );
+    assert_eq!(s.catalog.pools.len(), 2);
+}

@@ -312,9 +312,20 @@ async fn admin_agent_status_log_edge_and_restart() {
             edge_id: "edge-1".into(),
             version: held,
             applied_at_ms: now_ms(),
+            skipped: Vec::new(),
         })
         .await
         .unwrap();
+        let nameless = edge
+            .report_applied(pb::AppliedReport {
+                edge_id: String::new(),
+                version: held,
+                applied_at_ms: now_ms(),
+                skipped: Vec::new(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(nameless.code(), tonic::Code::InvalidArgument);
         let edges = c
             .list_edges(pb::ListRequest::default())
             .await

@@ -8,5 +8,6 @@ pub mod model;
 pub mod selection;
 pub mod telemetry;
 pub mod validate;
+pub mod wire;
 
 pub use model::*;

@@ -355,6 +355,44 @@ fn zone_rules() {
     fails_on(validate::zone(&z), "soa.retry", "refresh");
 }
 
+fn txt_set(records: usize, strings: usize, len: usize) -> RecordSet {
+    let mut r = dynamic(vec![]);
+    r.rtype = RecordType::Txt;
+    r.data = RecordData::Static(
+        (0..records)
+            .map(|i| {
+                Rdata::Txt(
+                    (0..strings)
+                        .map(|j| format!("{i:03}{j:03}{}", "x".repeat(len - 6)))
+                        .collect(),
+                )
+            })
+            .collect(),
+    );
+    r
+}
+
+#[test]
+fn record_sets_must_fit_one_dns_message() {
+    let zone = base_zone();
+    // One TXT record of 280 strings of 255 bytes: over 65,535 bytes of
+    // rdata, once accepted and then uncompilable on every edge.
+    fails_on(
+        validate::record(&txt_set(1, 280, 255), &zone),
+        "data.static[0]",
+        "does not fit a record",
+    );
+    // 64 records of 4 x 255 bytes: each fits, the set does not.
+    fails_on(
+        validate::record(&txt_set(64, 4, 255), &zone),
+        "data.static",
+        "does not fit one DNS message (65535 bytes over TCP",
+    );
+    // 60 records of about 1 KB fit, and so does one record of 250 strings.
+    validate::record(&txt_set(60, 4, 250), &zone).unwrap();
+    validate::record(&txt_set(1, 250, 255), &zone).unwrap();
+}
+
 #[test]
 fn record_rules() {
     let zone = base_zone();

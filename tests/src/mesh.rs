@@ -177,6 +177,16 @@ impl Aggregator {
         applied_version(&out).unwrap_or_else(|| panic!("no version in {out}"))
     }
 
+    /// A REST call with the write token (plain HTTP: the harness's
+    /// loopback aggregators run `--insecure`); (status, parsed body or
+    /// `Value::Null`).
+    pub fn rest(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let auth = format!("Bearer {}", self.token);
+        let (code, _, body) =
+            crate::dns::http_request(self.http, method, path, &[("Authorization", &auth)], body);
+        (code, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
     /// Number of health-log entries of `pool`/`name`.
     pub fn log_len(&self, pool: &str, name: &str) -> usize {
         let member = self.member(pool, name);

@@ -460,7 +460,8 @@ pub fn edges(list: &pb::EdgeList, out: Output) -> String {
             .iter()
             .map(|e| {
                 json!({"edgeId": e.edge_id, "appliedVersion": e.applied_version,
-            "lagMs": e.lag_ms, "connected": e.connected, "lastSeenMs": e.last_seen_ms})
+            "lagMs": e.lag_ms, "connected": e.connected, "lastSeenMs": e.last_seen_ms,
+            "degraded": !e.skipped.is_empty(), "skipped": e.skipped})
             })
             .collect();
         return pretty(&Value::Array(items));
@@ -474,8 +475,13 @@ pub fn edges(list: &pb::EdgeList, out: Output) -> String {
                 e.applied_version.to_string(),
                 format!("{}ms", e.lag_ms),
                 e.connected.to_string(),
+                if e.skipped.is_empty() {
+                    "ok".to_owned()
+                } else {
+                    format!("degraded: {}", e.skipped.join("; "))
+                },
             ]
         })
         .collect();
-    render(&["EDGE", "VERSION", "LAG", "CONNECTED"], &rows)
+    render(&["EDGE", "VERSION", "LAG", "CONNECTED", "STATE"], &rows)
 }

@@ -27,6 +27,18 @@ pub fn merged<T: Serialize + DeserializeOwned>(
     id: u64,
 ) -> Result<T, ApiError> {
     let patch: Map<String, Value> = decode(body)?;
+    // The id is the path's (an update) or the server's (a create): a body
+    // naming another is refused rather than silently overridden.
+    if let Some(given) = patch.get("id").filter(|v| !v.is_null())
+        && given.as_u64() != Some(id)
+    {
+        let rule = if id == 0 {
+            format!("ids are assigned by the server; leave id out (or 0) on create, not {given}")
+        } else {
+            format!("must be the id in the path ({id}), not {given}")
+        };
+        return Err(ApiError::invalid("id", rule));
+    }
     Ok(crate::defaults::decode(
         "",
         crate::defaults::overlay(base, patch, id),
@@ -205,14 +217,7 @@ pub struct ApplyBody {
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     let ApplyBody { ops, dry_run } = decode(&body)?;
-    let (changes, version) = s.with_control(|c| {
-        let changes = if dry_run {
-            c.check_all(ops)
-        } else {
-            c.write(ops, now())
-        };
-        changes.map(|changes| (changes, c.version()))
-    })?;
+    let (changes, version) = s.with_control(|c| c.apply_ops(ops, dry_run, now()))?;
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),

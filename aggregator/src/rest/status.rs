@@ -212,6 +212,7 @@ pub async fn edges(State(s): State<Arc<Service>>) -> Json<Value> {
                 json!({
                     "edgeId": e.edge_id, "appliedVersion": e.applied_version, "lagMs": e.lag_ms,
                     "lastSeenMs": e.last_seen_ms, "connected": e.connected,
+                    "degraded": !e.skipped.is_empty(), "skipped": e.skipped,
                 })
             })
             .collect(),

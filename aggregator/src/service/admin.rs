@@ -365,13 +365,9 @@ impl AdminService for Admin {
     async fn apply(&self, r: Request<pb::ApplyRequest>) -> Reply<pb::ApplyResponse> {
         let r = r.into_inner();
         let ops = apply::ops_from_pb(r.ops)?;
-        let (changes, version) = self.0.with_control(|c| {
-            if r.dry_run {
-                c.check_all(ops).map(|changes| (changes, c.version()))
-            } else {
-                c.write(ops, now()).map(|changes| (changes, c.version()))
-            }
-        })?;
+        let (changes, version) = self
+            .0
+            .with_control(|c| c.apply_ops(ops, r.dry_run, now()))?;
         Ok(Response::new(pb::ApplyResponse {
             applied: apply::changes_to_pb(&changes),
             version,

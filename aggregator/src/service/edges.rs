@@ -26,11 +26,7 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<Self::SubscribeStream>, Status> {
         let req = request.into_inner();
-        if req.edge_id.is_empty() || req.edge_id.len() > 128 {
-            return Err(Status::invalid_argument(
-                "edgeId: must be 1 to 128 characters",
-            ));
-        }
+        check_edge_id(&req.edge_id)?;
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(run(self.0.clone(), req.edge_id, req.held_version, tx));
         Ok(Response::new(ReceiverStream::new(rx)))
@@ -41,31 +37,57 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
         request: Request<pb::AppliedReport>,
     ) -> Result<Response<pb::AppliedAck>, Status> {
         let r = request.into_inner();
+        check_edge_id(&r.edge_id)?;
         let published = self.0.with_control(|c| c.feed().published_at(r.version));
         let mut edges = lock(&self.0.edges);
-        let edge = edges.entry(r.edge_id.clone()).or_insert_with(|| EdgeInfo {
-            edge_id: r.edge_id.clone(),
-            applied_version: 0,
-            lag_ms: 0,
-            last_seen_ms: 0,
-            connected: false,
-        });
+        let edge = edges
+            .entry(r.edge_id.clone())
+            .or_insert_with(|| EdgeInfo::new(&r.edge_id));
         edge.applied_version = edge.applied_version.max(r.version);
         edge.lag_ms = published.map_or(0, |p| r.applied_at_ms.saturating_sub(p));
         edge.last_seen_ms = now().0;
+        edge.skipped = r
+            .skipped
+            .into_iter()
+            .take(MAX_SKIPPED)
+            .map(|mut reason| {
+                if reason.len() > MAX_REASON {
+                    let cut = (0..=MAX_REASON)
+                        .rev()
+                        .find(|&i| reason.is_char_boundary(i))
+                        .unwrap_or(0);
+                    reason.truncate(cut);
+                }
+                reason
+            })
+            .collect();
+        if !edge.skipped.is_empty() {
+            tracing::warn!(edge = %r.edge_id, skipped = ?edge.skipped, "edge is degraded: record sets not served");
+        }
         Ok(Response::new(pb::AppliedAck {}))
     }
 }
 
+/// Skipped record sets kept per edge report.
+const MAX_SKIPPED: usize = 32;
+/// Longest reason kept, in bytes.
+const MAX_REASON: usize = 512;
+
+/// An edge id is 1 to 128 characters (an empty one made a nameless row).
+fn check_edge_id(id: &str) -> Result<(), Status> {
+    if id.is_empty() || id.chars().count() > 128 || id.chars().any(char::is_control) {
+        return Err(Status::invalid_argument(
+            "edgeId: must be 1 to 128 characters, none of them control characters",
+        ));
+    }
+    Ok(())
+}
+
 fn set_connected(service: &Service, edge_id: &str, connected: bool) {
     let mut edges = lock(&service.edges);
-    let edge = edges.entry(edge_id.to_owned()).or_insert_with(|| EdgeInfo {
-        edge_id: edge_id.to_owned(),
-        applied_version: 0,
-        lag_ms: 0,
-        last_seen_ms: 0,
-        connected,
-    });
+    let edge = edges
+        .entry(edge_id.to_owned())
+        .or_insert_with(|| EdgeInfo::new(edge_id));
     edge.connected = connected;
     edge.last_seen_ms = now().0;
 }

@@ -136,3 +136,60 @@ fn a_drain_keeps_answering_for_the_window_then_exits() {
     assert!(log.contains("draining: /readyz now reports 503"), "{log}");
     assert!(log.contains("drained; exiting"), "{log}");
 }
+
+#[test]
+fn a_record_set_the_edge_cannot_send_is_skipped_and_reported() {
+    // A snapshot holding a TXT set too big for any DNS message (accepted
+    // by older aggregators): the edge used to refuse the whole snapshot.
+    // Now it serves everything else and says which set it left out.
+    let (dir, agg, edge, version) = mesh("skipped", &[]);
+    drop(edge);
+    let grpc = agg.url();
+    drop(agg);
+    let cache = dir.join("cache");
+    // The cache is written just after the snapshot is applied.
+    let cached = || {
+        gslb_edge::cache::load(&cache)
+            .ok()
+            .flatten()
+            .filter(|s| s.version == version)
+    };
+    wait_until(10, "the cache file", || cached().is_some());
+    let mut snapshot = cached().unwrap();
+    let zone = *snapshot.catalog.zones.keys().next().unwrap();
+    let huge = gslb_shared::RecordSet {
+        id: gslb_shared::RecordSetId(9_999),
+        zone,
+        name: gslb_shared::DnsName::parse("huge.example.test").unwrap(),
+        rtype: gslb_shared::RecordType::Txt,
+        ttl: 60,
+        data: gslb_shared::RecordData::Static(vec![gslb_shared::Rdata::Txt(vec![
+            "x".repeat(255);
+            280
+        ])]),
+    };
+    snapshot.catalog.records.insert(huge.id, huge);
+    gslb_edge::cache::store(&cache, &gslb_edge::cache::encode(&snapshot)).unwrap();
+    let edge = Edge::start(&[
+        "--aggregator",
+        &grpc,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    let dns = edge.dns();
+    assert_eq!(
+        short(dns, &["www.example.test"]),
+        ["192.0.2.1", "192.0.2.2"]
+    );
+    let txt = dig(dns, &["huge.example.test", "TXT"]);
+    assert_eq!(rcode(&txt), "NOERROR", "the name exists: {txt}");
+    assert!(txt.contains("ANSWER: 0,"), "{txt}");
+    let c = config(&edge);
+    assert_eq!(c["version"], version);
+    let skipped = c["skipped"].to_string();
+    assert!(
+        skipped.contains("record set 9999 (huge.example.test TXT) skipped"),
+        "{c}"
+    );
+    assert!(edge.proc.stderr.contains("record set skipped"));
+}

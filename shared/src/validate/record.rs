@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use super::error::{Findings, ValidationError, in_range};
 use super::{MAX_FIRST_N, MAX_TTL, region};
 use crate::model::{Rdata, RecordData, RecordSet, RecordType, Zone};
+use crate::wire;
 
 /// Most pools one branch may list.
 pub const MAX_POOLS: usize = 16;
@@ -161,5 +162,24 @@ fn static_data(f: &mut Findings, record: &RecordSet, zone: &Zone, rdata: &[Rdata
             }
             Rdata::A(_) | Rdata::Aaaa(_) | Rdata::Ns(_) | Rdata::Mx { .. } | Rdata::Srv { .. } => {}
         }
+    }
+    wire_size(f, record, rdata);
+}
+
+/// Measure the set as the edge will send it: each record must have a wire
+/// form, and the whole set must fit one DNS message (a larger one used to
+/// be accepted, and every edge then failed to compile the snapshot).
+fn wire_size(f: &mut Findings, record: &RecordSet, rdata: &[Rdata]) {
+    let mut data = Vec::with_capacity(rdata.len());
+    for (i, r) in rdata.iter().enumerate() {
+        match wire::data(r) {
+            Ok(d) => data.push(d),
+            Err(e) => f.add(&format!("data.static[{i}]"), e.to_string()),
+        }
+    }
+    if data.len() == rdata.len()
+        && let Err(e) = wire::answer_size(&record.name, record.rtype, &data)
+    {
+        f.add("data.static", e.to_string());
     }
 }

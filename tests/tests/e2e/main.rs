@@ -7,6 +7,7 @@
 mod backup;
 mod cluster;
 mod ephemeral;
+mod hardening;
 mod partition;
 mod quorum;
 mod restart;

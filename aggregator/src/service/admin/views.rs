@@ -278,6 +278,7 @@ pub fn edges(service: &Service) -> pb::EdgeList {
                 lag_ms: e.lag_ms,
                 last_seen_ms: e.last_seen_ms,
                 connected: e.connected,
+                skipped: e.skipped.clone(),
             })
             .collect(),
     }
