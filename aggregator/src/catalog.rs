@@ -188,6 +188,9 @@ pub struct CatalogState {
     pub version: u64,
     /// Last id handed out.
     pub last_id: u64,
+    /// Edge epoch: raised by each deliberate reset (`gslbctl reset-edges`).
+    #[serde(default)]
+    pub epoch: u64,
 }
 
 impl CatalogState {

@@ -117,6 +117,7 @@ impl Control {
         let facts = control.facts_from_outputs();
         let mut snapshot = Snapshot {
             version: control.state.version,
+            epoch: control.state.epoch,
             published_at_ms: now.0,
             catalog,
             facts,
@@ -141,6 +142,7 @@ impl Control {
                     last_id: prepared.last_id,
                     version: planned,
                     latched,
+                    epoch: None,
                 })?;
                 renumber(
                     self.store.as_ref(),
@@ -158,6 +160,7 @@ impl Control {
                     last_id: trial.last_id,
                     version: trial.version,
                     latched: removed(&changes),
+                    epoch: None,
                 })?;
                 renumber(self.store.as_ref(), &mut changes, stored);
                 trial.version = stored;
@@ -351,6 +354,7 @@ impl Control {
             last_id: self.state.last_id,
             version: self.state.version + 1,
             latched: std::mem::take(&mut decided.latched),
+            epoch: None,
         });
         if commit.is_some() || !decided.log.is_empty() {
             let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;
@@ -368,8 +372,42 @@ impl Control {
         let mut all = changes.to_vec();
         all.extend(decided.expired);
         let facts: Vec<_> = decided.facts.into_iter().collect();
-        self.feed
-            .publish(delta_of(&all, &facts, now.0), self.state.version);
+        let mut delta = delta_of(&all, &facts, now.0);
+        delta.epoch = self.state.epoch;
+        self.feed.publish(delta, self.state.version);
         Ok(())
+    }
+
+    /// A consistent backup of the durable state, as a document.
+    pub fn backup(&self, now: Timestamp) -> crate::store::backup::Backup {
+        crate::store::backup::Backup::of(&self.state, &self.latched, now.0)
+    }
+
+    /// Deliberately reset every edge: raise the epoch (durably, as its own
+    /// version), so edges accept this aggregator's snapshot even when its
+    /// version is lower than theirs or its catalog empty. For an operator
+    /// who restored an older backup or started empty on purpose.
+    pub fn reset_edges(&mut self, now: Timestamp) -> Result<(u64, u64), ControlError> {
+        self.decides()?;
+        let epoch = self.state.epoch + 1;
+        let commit = Commit {
+            version: self.state.version + 1,
+            last_id: self.state.last_id,
+            epoch: Some(epoch),
+            ..Commit::default()
+        };
+        let stored = self.store.commit(&commit)?;
+        self.state.version = stored;
+        self.state.epoch = epoch;
+        let mut delta = delta_of(&[], &[], now.0);
+        delta.epoch = epoch;
+        self.feed.publish(delta, stored);
+        tracing::warn!(
+            epoch,
+            version = stored,
+            members = self.state.catalog.members.len(),
+            "edges reset by an operator: they will accept this catalog even if older or empty"
+        );
+        Ok((epoch, stored))
     }
 }

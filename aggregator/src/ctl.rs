@@ -1,6 +1,7 @@
 //! `gslbctl`: every admin call as a subcommand over gRPC. `run` returns the
 //! text to print, so tests can drive it without a process.
 
+mod backup;
 mod certs;
 mod cluster;
 mod render;
@@ -140,6 +141,30 @@ pub enum Command {
         /// Action.
         #[command(subcommand)]
         action: tokens::TokensAction,
+    },
+    /// Write a consistent backup of the aggregator's state to a file.
+    Backup {
+        /// Where to write it (owner-only).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Restore a backup into an empty data directory (local; no aggregator
+    /// may run on it; move a damaged store aside first).
+    Restore {
+        /// The aggregator's data directory.
+        #[arg(long)]
+        data_dir: PathBuf,
+        /// The backup file.
+        #[arg(long)]
+        file: PathBuf,
+    },
+    /// Let every edge take this aggregator's catalog even when it is older
+    /// than theirs or empty (after a restore, or an empty start on purpose).
+    ResetEdges {
+        /// The aggregator's current version, as `gslbctl status` or the
+        /// refusing edge's /status/config shows it: confirms which catalog.
+        #[arg(long)]
+        confirm_version: u64,
     },
     /// Print a shell completion script.
     Completions {
@@ -302,6 +327,7 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
     match cli.command {
         Command::Certs(args) => return certs::run(&args),
         Command::Tokens { action } => return tokens::run(action, cli.output),
+        Command::Restore { data_dir, file } => return backup::restore(&data_dir, &file),
         _ => {}
     }
     let mut server = cli.server.clone();
@@ -420,6 +446,10 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
                 .into_inner(),
             out,
         )),
+        Command::Backup { out } => backup::take(&mut c, &out).await,
+        Command::ResetEdges { confirm_version } => {
+            backup::reset_edges(&mut c, confirm_version).await
+        }
         Command::Edges => Ok(render::edges(
             &c.list_edges(pb::ListRequest::default()).await?.into_inner(),
             out,
@@ -507,7 +537,8 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         Command::Completions { .. }
         | Command::Cluster { .. }
         | Command::Certs(_)
-        | Command::Tokens { .. } => Ok(String::new()),
+        | Command::Tokens { .. }
+        | Command::Restore { .. } => Ok(String::new()),
     }
 }
 

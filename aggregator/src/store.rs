@@ -3,6 +3,8 @@
 //! and the version. Behind the [`Store`] trait: a single node writes sled
 //! directly, a cluster node proposes through the Raft log (`cluster`).
 
+pub mod backup;
+mod marker;
 mod sled_store;
 
 use std::collections::BTreeMap;
@@ -10,6 +12,7 @@ use std::collections::BTreeMap;
 use gslb_shared::{Health, MemberId};
 use serde::{Deserialize, Serialize};
 
+pub use marker::MARKER;
 pub(crate) use sled_store::open_locked;
 pub use sled_store::{MetaEntries, SledStore};
 
@@ -61,6 +64,9 @@ pub struct Commit {
     pub version: u64,
     /// Latched state to set (`None` removes it).
     pub latched: Vec<(MemberId, Option<Latched>)>,
+    /// The new edge epoch, set only by a deliberate reset of the edges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
 }
 
 /// A storage failure.
@@ -94,6 +100,19 @@ pub enum StoreError {
         why: String,
         /// The leader's id and gRPC address, when known.
         leader: Option<(u64, String)>,
+    },
+    /// The store was initialised but its data is gone or damaged: refused,
+    /// nothing written.
+    #[error(
+        "store: {dir} held an initialised store ({dir}/{MARKER} is there) but {what}; nothing was written. \
+         Restore the directory from a backup (gslbctl restore --data-dir {dir} FILE, after moving it aside), \
+         or move it aside to start empty on purpose"
+    )]
+    Lost {
+        /// The data directory.
+        dir: String,
+        /// What is missing or damaged.
+        what: String,
     },
     /// The data directory was written by a newer build.
     #[error(

@@ -80,8 +80,9 @@ pub struct Responder {
     rng: SmallRng,
     /// Round-robin position per dynamic set of the current table.
     rotation: Vec<u64>,
-    /// The table version `rotation` and `prebuilt` belong to.
-    version: u64,
+    /// The table (its [`Table::serial`]) `rotation` and `prebuilt` belong
+    /// to: not its version, which a deliberate reset can repeat.
+    serial: u64,
     /// The canonical query name, then (for `prebuilt`) type and flags.
     key: [u8; KEY_ROOM],
     /// Length of the name in `key`, and its label count.
@@ -109,7 +110,7 @@ impl Responder {
             chosen: Vec::new(),
             rng: SmallRng::seed_from_u64(seed),
             rotation: Vec::new(),
-            version: u64::MAX,
+            serial: u64::MAX,
             key: [0; KEY_ROOM],
             key_len: 0,
             labels: 0,
@@ -159,11 +160,11 @@ impl Responder {
         {
             return badvers(q, out, qtype);
         }
-        if self.version != table.version {
+        if self.serial != table.serial {
             self.rotation.clear();
             self.rotation.resize(table.dynamic.len(), 0);
             self.prebuilt.clear();
-            self.version = table.version;
+            self.serial = table.serial;
         }
         match request::canonical_key(&q.qname, &mut self.key, &mut self.offsets) {
             Some((len, labels)) => (self.key_len, self.labels) = (len, labels),

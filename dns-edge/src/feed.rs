@@ -36,6 +36,10 @@ pub enum Applied {
     Gap(String),
     /// The update does not decode: resync in full.
     Invalid(String),
+    /// A full snapshot that would take the edge back (a lower version or
+    /// an empty catalog in place of a non-empty one, in the same epoch):
+    /// refused, the held snapshot is kept.
+    Refused(String),
 }
 
 /// Follows the feed: holds the last applied snapshot.
@@ -67,6 +71,9 @@ impl Follower {
             None => Applied::Invalid("update carries neither a snapshot nor a delta".into()),
             Some(Update::Full(full)) => match snapshot_from_pb(full, published) {
                 Ok(s) => {
+                    if let Some(why) = self.regression(&s) {
+                        return Applied::Refused(why);
+                    }
                     self.held = Some(s);
                     Applied::Snapshot
                 }
@@ -90,6 +97,44 @@ impl Follower {
                 }
             }
         }
+    }
+
+    /// Why `offered` must not replace the held snapshot, if it must not.
+    /// An aggregator that lost its store would otherwise empty every edge;
+    /// only a deliberate reset (a higher epoch) takes an edge back.
+    fn regression(&self, offered: &Snapshot) -> Option<String> {
+        let held = self.held.as_ref()?;
+        let reset = "if this is deliberate, reset the edges with gslbctl reset-edges";
+        if offered.epoch > held.epoch {
+            return None;
+        }
+        if offered.epoch < held.epoch {
+            return Some(format!(
+                "refused snapshot version {} of epoch {}: this edge holds epoch {} (version {}); \
+                 the aggregator is older than the last reset",
+                offered.version, offered.epoch, held.epoch, held.version
+            ));
+        }
+        if offered.version < held.version {
+            return Some(format!(
+                "refused snapshot version {}: lower than the held version {} (the aggregator \
+                 lost or rolled back its state); still serving version {}; {reset}",
+                offered.version, held.version, held.version
+            ));
+        }
+        let empty = |s: &Snapshot| s.catalog.zones.is_empty() && s.catalog.records.is_empty();
+        if empty(offered) && !empty(held) {
+            return Some(format!(
+                "refused snapshot version {}: its catalog is empty and would replace version {} \
+                 ({} zones, {} record sets); still serving version {}; {reset}",
+                offered.version,
+                held.version,
+                held.catalog.zones.len(),
+                held.catalog.records.len(),
+                held.version
+            ));
+        }
+        None
     }
 
     /// The version to subscribe with: 0 asks for a full snapshot (after a
@@ -242,6 +287,13 @@ async fn follow(
                         tracing::debug!(error = %s.message(), "applied version not reported");
                     }
                 }
+                Applied::Refused(why) => {
+                    // Keep the stream: a reset reaches this edge as the
+                    // next update (a gap, then a full snapshot of a higher
+                    // epoch).
+                    tracing::warn!(aggregator = %url, reason = %why, "snapshot refused");
+                    shared.failure(why, true);
+                }
                 Applied::Gap(why) | Applied::Invalid(why) => {
                     tracing::warn!(aggregator = %url, reason = %why, "resyncing with a full snapshot");
                     shared.failure(why, true);
@@ -290,6 +342,67 @@ mod tests {
         assert_eq!(f.version(), 3);
         assert!(matches!(f.apply(delta(3, 5)), Applied::Snapshot));
         assert_eq!(f.version(), 5);
+    }
+
+    fn with_zone(version: u64, epoch: u64) -> pb::SnapshotUpdate {
+        let zone = gslb_shared::Zone {
+            id: gslb_shared::ZoneId(1),
+            apex: gslb_shared::DnsName::parse("example.test").unwrap_or_else(|_| unreachable!()),
+            soa: gslb_shared::Soa {
+                mname: gslb_shared::DnsName::parse("ns.example.test")
+                    .unwrap_or_else(|_| unreachable!()),
+                rname: gslb_shared::DnsName::parse("h.example.test")
+                    .unwrap_or_else(|_| unreachable!()),
+                refresh: 1,
+                retry: 1,
+                expire: 1,
+                negative_ttl: 1,
+            },
+            ns: vec![],
+            default_ttl: 60,
+        };
+        pb::SnapshotUpdate {
+            published_at_ms: 7,
+            update: Some(Update::Full(pb::Snapshot {
+                version,
+                epoch,
+                zones: vec![pb::Zone::from(&zone)],
+                ..pb::Snapshot::default()
+            })),
+        }
+    }
+
+    #[test]
+    fn a_lower_version_or_an_empty_catalog_is_refused_unless_the_epoch_is_higher() {
+        let mut f = Follower::default();
+        assert!(matches!(f.apply(with_zone(10, 0)), Applied::Snapshot));
+        // Lower version, same epoch: the aggregator lost state.
+        let Applied::Refused(why) = f.apply(with_zone(4, 0)) else {
+            panic!("a lower version was applied")
+        };
+        assert!(why.contains("lower than the held version 10"), "{why}");
+        // Empty catalog at a higher version: also refused.
+        let Applied::Refused(why) = f.apply(full(11)) else {
+            panic!("an empty catalog was applied")
+        };
+        assert!(why.contains("catalog is empty"), "{why}");
+        assert_eq!(f.version(), 10);
+        // A higher version with data is routine.
+        assert!(matches!(f.apply(with_zone(12, 0)), Applied::Snapshot));
+        // A deliberate reset (higher epoch) takes the edge back, even empty.
+        assert!(matches!(f.apply(full(3)), Applied::Refused(_)));
+        let reset = pb::SnapshotUpdate {
+            published_at_ms: 9,
+            update: Some(Update::Full(pb::Snapshot {
+                version: 3,
+                epoch: 1,
+                ..pb::Snapshot::default()
+            })),
+        };
+        assert!(matches!(f.apply(reset), Applied::Snapshot));
+        assert_eq!(f.version(), 3);
+        // And an aggregator of an older epoch is refused from then on.
+        assert!(matches!(f.apply(with_zone(50, 0)), Applied::Refused(_)));
     }
 
     #[test]

@@ -137,6 +137,10 @@ impl Dynamic {
 /// Everything a query needs, for one snapshot version.
 #[derive(Debug)]
 pub struct Table {
+    /// Unique per compiled table in this process: what per-worker state
+    /// derived from a table is keyed by (a version can repeat after a
+    /// deliberate reset of the edges).
+    pub serial: u64,
     /// Snapshot version (the SOA serial).
     pub version: u64,
     /// When the snapshot was published (ms since the Unix epoch).
@@ -249,6 +253,9 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
     })
 }
 
+/// The next [`Table::serial`].
+static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Builds a table.
 struct Builder<'a> {
     snapshot: &'a Snapshot,
@@ -274,6 +281,7 @@ impl Table {
             decider: Decider::new(snapshot),
             zone_slot: FxHashMap::default(),
             table: Table {
+                serial: SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 version: snapshot.version,
                 published_at_ms: snapshot.published_at_ms,
                 zones: Vec::with_capacity(snapshot.catalog.zones.len()),

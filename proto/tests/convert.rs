@@ -438,7 +438,7 @@ mod snapshots {
             pools in prop::collection::vec(pool(), 0..3), members in prop::collection::vec(member(), 0..3),
             facts in facts(), version in any::<u64>(), at in any::<u64>(),
         ) {
-            let mut s = Snapshot { version, published_at_ms: at, ..Snapshot::default() };
+            let mut s = Snapshot { version, published_at_ms: at, epoch: version / 3, ..Snapshot::default() };
             for z in zones { s.catalog.zones.insert(z.id, z); }
             for r in records { s.catalog.records.insert(r.id, r); }
             for p in pools { s.catalog.pools.insert(p.id, p); }
@@ -452,9 +452,10 @@ mod snapshots {
             zones in prop::collection::vec(zone(), 0..2), records in prop::collection::vec(record(), 0..2),
             pools in prop::collection::vec(pool(), 0..2), members in prop::collection::vec(member(), 0..2),
             removed in prop::collection::vec(any::<u64>(), 0..3), facts in facts(), base in any::<u64>(), at in any::<u64>(),
+            epoch in any::<u64>(),
         ) {
             let d = Delta {
-                base_version: base, version: base.wrapping_add(1), published_at_ms: at,
+                base_version: base, version: base.wrapping_add(1), published_at_ms: at, epoch,
                 zones, records, pools, members,
                 removed_zones: removed.iter().copied().map(ZoneId).collect(),
                 removed_records: removed.iter().copied().map(RecordSetId).collect(),

@@ -37,6 +37,8 @@ pub(crate) fn writes(method: &str) -> bool {
         "Apply",
         "Add",
         "Remove",
+        "Backup",
+        "Reset",
     ]
     .iter()
     .any(|verb| method.starts_with(verb))

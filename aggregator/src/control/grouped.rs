@@ -56,6 +56,7 @@ impl Control {
             last_id: self.state.last_id,
             version: self.state.version,
             latched: removed(&changes),
+            epoch: None,
         };
         let outcome = self
             .store

@@ -51,6 +51,9 @@ impl Control {
         }
         self.state.last_id = commit.last_id;
         self.state.version = version;
+        if let Some(epoch) = commit.epoch {
+            self.state.epoch = epoch;
+        }
         for change in &commit.changes {
             self.feed_engine(change, now)?;
         }
@@ -77,8 +80,9 @@ impl Control {
         if !commit.changes.is_empty() {
             self.catalog_generation += 1;
         }
-        self.feed
-            .publish(delta_of(&commit.changes, &facts, now.0), version);
+        let mut delta = delta_of(&commit.changes, &facts, now.0);
+        delta.epoch = self.state.epoch;
+        self.feed.publish(delta, version);
         Ok(())
     }
 }

@@ -397,4 +397,29 @@ impl AdminService for Admin {
     async fn list_edges(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EdgeList> {
         Ok(Response::new(views::edges(&self.0)))
     }
+
+    async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
+        let backup = self.0.with_control(|c| c.backup(now()));
+        Ok(Response::new(pb::BackupResponse {
+            version: backup.state.version,
+            document: backup.encode(),
+        }))
+    }
+
+    async fn reset_edges(
+        &self,
+        r: Request<pb::ResetEdgesRequest>,
+    ) -> Reply<pb::ResetEdgesResponse> {
+        let confirm = r.into_inner().confirm_version;
+        let (epoch, version) = self.0.with_control(|c| {
+            if confirm != c.version() {
+                return Err(Status::failed_precondition(format!(
+                    "confirmVersion: must be the current version {} (got {confirm}): edges are reset to the catalog of that version",
+                    c.version()
+                )));
+            }
+            c.reset_edges(now()).map_err(Status::from)
+        })?;
+        Ok(Response::new(pb::ResetEdgesResponse { epoch, version }))
+    }
 }

@@ -3,8 +3,8 @@
 //! keyed by (member, sequence). Writes go through one transaction and a
 //! flush (fsync) before they are acknowledged.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use gslb_shared::MemberId;
 use serde::Serialize;
@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 
-use super::{Commit, Latched, Loaded, LogRecord, SCHEMA_VERSION, Store, StoreError};
+use super::{Commit, Latched, Loaded, LogRecord, SCHEMA_VERSION, Store, StoreError, marker};
 use crate::catalog::{CatalogState, Object, ObjectRef, Written};
 
 /// Most health log entries kept per member.
@@ -24,6 +24,10 @@ const KINDS: [&str; 5] = ["zones", "records", "pools", "members", "checks"];
 #[derive(Debug)]
 pub struct SledStore {
     db: sled::Db,
+    /// The data directory (the marker lives there).
+    dir: PathBuf,
+    /// The marker is written: set after the first commit.
+    marked: AtomicBool,
     meta: sled::Tree,
     kinds: [sled::Tree; 5],
     latched: sled::Tree,
@@ -94,8 +98,35 @@ pub(crate) fn open_locked(dir: &Path) -> Result<sled::Db, StoreError> {
 }
 
 impl SledStore {
-    /// Open (or create) the store in `dir`.
+    /// Open (or create) the store in `dir`. A store marked as initialised
+    /// whose data is gone or damaged is refused without writing to it.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let marked = marker::marked(dir)?;
+        if marked && !dir.join("db").exists() {
+            return Err(marker::lost(dir, "sled's db file is missing"));
+        }
+        if marked {
+            // sled repairs what it finds while opening (it rewrote a
+            // truncated db), so a marked store is first opened and loaded
+            // from a scratch copy: a refused store is never written.
+            marker::on_copy(dir, |copy| {
+                Self::open_checked(copy, true)?.load_all().map(drop)
+            })?;
+        }
+        let store = marker::no_panic(dir, || Self::open_checked(dir, marked))?;
+        if !marked && store.version()? > 0 {
+            // A store from before the marker existed.
+            marker::mark(dir, store.version()?)?;
+            store.marked.store(true, Ordering::SeqCst);
+        }
+        Ok(store)
+    }
+
+    fn version(&self) -> Result<u64, StoreError> {
+        u64_at(&self.meta, "version")
+    }
+
+    fn open_checked(dir: &Path, marked: bool) -> Result<Self, StoreError> {
         let db = open_locked(dir)?;
         let meta = db.open_tree("meta").map_err(db_err)?;
         let found = meta
@@ -107,6 +138,12 @@ impl SledStore {
             Some(v) if v > SCHEMA_VERSION => return Err(StoreError::NewerSchema { found: v }),
             // Older schemas would be migrated here; version 1 is the first.
             Some(_) => {}
+            None if marked => {
+                return Err(marker::lost(
+                    dir,
+                    "its data is gone (sled opened with no schema and no version)",
+                ));
+            }
             None => {
                 meta.insert("schema", &SCHEMA_VERSION.to_be_bytes())
                     .map_err(db_err)?;
@@ -124,13 +161,55 @@ impl SledStore {
         let latched = open("latched")?;
         let log = open("log")?;
         let log_seq = u64_at(&meta, "log_seq")?;
+        let version = u64_at(&meta, "version")?;
+        if marked && version == 0 {
+            return Err(marker::lost(dir, "its version is 0 (the data is gone)"));
+        }
         Ok(Self {
             db,
+            dir: dir.to_owned(),
+            marked: AtomicBool::new(marked),
             meta,
             kinds,
             latched,
             log,
             log_seq: AtomicU64::new(log_seq),
+        })
+    }
+}
+
+impl SledStore {
+    fn load_all(&self) -> Result<Loaded, StoreError> {
+        let mut state = CatalogState {
+            version: u64_at(&self.meta, "version")?,
+            last_id: u64_at(&self.meta, "last_id")?,
+            epoch: u64_at(&self.meta, "epoch")?,
+            ..Default::default()
+        };
+        let mut empty = state.version == 0;
+        for (i, tree) in self.kinds.iter().enumerate() {
+            for item in tree.iter() {
+                let (_, value) = item.map_err(db_err)?;
+                empty = false;
+                let object = decode::<Object>(KINDS[i], &value)?;
+                state.put(object);
+            }
+        }
+        let mut latched = std::collections::BTreeMap::new();
+        for item in self.latched.iter() {
+            let (key, value) = item.map_err(db_err)?;
+            let id = <[u8; 8]>::try_from(key.as_ref())
+                .map(u64::from_be_bytes)
+                .map_err(|_| StoreError::Corrupt {
+                    what: "latched key".into(),
+                    error: "not 8 bytes".into(),
+                })?;
+            latched.insert(MemberId(id), decode::<Latched>("latched", &value)?);
+        }
+        Ok(Loaded {
+            state,
+            latched,
+            first_start: empty,
         })
     }
 }
@@ -162,6 +241,18 @@ impl SledStore {
             TransactionError::Storage(e) => db_err(e),
         })?;
         self.db.flush().map_err(db_err)?;
+        if let Some(commit) = commit {
+            self.mark_once(commit.version)?;
+        }
+        Ok(())
+    }
+
+    /// Write the marker with the first commit that holds data.
+    fn mark_once(&self, version: u64) -> Result<(), StoreError> {
+        if version > 0 && !self.marked.load(Ordering::SeqCst) {
+            marker::mark(&self.dir, version)?;
+            self.marked.store(true, Ordering::SeqCst);
+        }
         Ok(())
     }
 
@@ -199,6 +290,7 @@ impl SledStore {
         for (key, value) in [
             ("version", loaded.state.version.to_be_bytes().to_vec()),
             ("last_id", loaded.state.last_id.to_be_bytes().to_vec()),
+            ("epoch", loaded.state.epoch.to_be_bytes().to_vec()),
         ]
         .iter()
         .map(|(k, v)| (*k, v.clone()))
@@ -209,7 +301,7 @@ impl SledStore {
         self.db.flush().map_err(db_err)?;
         self.meta.remove(marker).map_err(db_err)?;
         self.db.flush().map_err(db_err)?;
-        Ok(())
+        self.mark_once(loaded.state.version)
     }
 
     fn all_trees(&self) -> [&sled::Tree; 7] {
@@ -252,41 +344,15 @@ fn apply_commit(trees: &[TransactionalTree], commit: &Commit) -> TxResult {
     }
     trees[0].insert("version", &commit.version.to_be_bytes())?;
     trees[0].insert("last_id", &commit.last_id.to_be_bytes())?;
+    if let Some(epoch) = commit.epoch {
+        trees[0].insert("epoch", &epoch.to_be_bytes())?;
+    }
     Ok(())
 }
 
 impl Store for SledStore {
     fn load(&self) -> Result<Loaded, StoreError> {
-        let mut state = CatalogState {
-            version: u64_at(&self.meta, "version")?,
-            last_id: u64_at(&self.meta, "last_id")?,
-            ..Default::default()
-        };
-        let mut empty = state.version == 0;
-        for (i, tree) in self.kinds.iter().enumerate() {
-            for item in tree.iter() {
-                let (_, value) = item.map_err(db_err)?;
-                empty = false;
-                let object = decode::<Object>(KINDS[i], &value)?;
-                state.put(object);
-            }
-        }
-        let mut latched = std::collections::BTreeMap::new();
-        for item in self.latched.iter() {
-            let (key, value) = item.map_err(db_err)?;
-            let id = <[u8; 8]>::try_from(key.as_ref())
-                .map(u64::from_be_bytes)
-                .map_err(|_| StoreError::Corrupt {
-                    what: "latched key".into(),
-                    error: "not 8 bytes".into(),
-                })?;
-            latched.insert(MemberId(id), decode::<Latched>("latched", &value)?);
-        }
-        Ok(Loaded {
-            state,
-            latched,
-            first_start: empty,
-        })
+        marker::no_panic(&self.dir, || self.load_all())
     }
 
     fn commit(&self, commit: &Commit) -> Result<u64, StoreError> {

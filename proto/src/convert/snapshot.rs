@@ -49,6 +49,7 @@ impl From<&Snapshot> for pb::Snapshot {
         let c = &s.catalog;
         pb::Snapshot {
             version: s.version,
+            epoch: s.epoch,
             zones: c.zones.values().map(pb::Zone::from).collect(),
             records: c.records.values().map(pb::RecordSet::from).collect(),
             pools: c.pools.values().map(pb::Pool::from).collect(),
@@ -65,6 +66,7 @@ pub fn snapshot_from_pb(
 ) -> Result<Snapshot, ValidationError> {
     let mut out = Snapshot {
         version: s.version,
+        epoch: s.epoch,
         published_at_ms,
         ..Snapshot::default()
     };
@@ -89,6 +91,7 @@ impl From<&Delta> for pb::SnapshotDelta {
         pb::SnapshotDelta {
             base_version: d.base_version,
             version: d.version,
+            epoch: d.epoch,
             upsert_zones: d.zones.iter().map(pb::Zone::from).collect(),
             removed_zones: d.removed_zones.iter().map(|i| i.0).collect(),
             upsert_records: d.records.iter().map(pb::RecordSet::from).collect(),
@@ -107,6 +110,7 @@ pub fn delta_from_pb(d: pb::SnapshotDelta, published_at_ms: u64) -> Result<Delta
     Ok(Delta {
         base_version: d.base_version,
         version: d.version,
+        epoch: d.epoch,
         published_at_ms,
         zones: all("upsertZones", d.upsert_zones)?,
         removed_zones: d.removed_zones.into_iter().map(ZoneId).collect(),

@@ -14,6 +14,9 @@ pub struct Snapshot {
     pub version: u64,
     /// When it was published, ms since the Unix epoch.
     pub published_at_ms: u64,
+    /// Raised by each deliberate reset of the edges: an edge accepts a
+    /// lower version or an empty catalog only from a higher epoch.
+    pub epoch: u64,
     /// The catalog an edge needs (checks left out).
     pub catalog: Catalog,
     /// Facts per member.
@@ -29,6 +32,8 @@ pub struct Delta {
     pub version: u64,
     /// When it was published, ms since the Unix epoch.
     pub published_at_ms: u64,
+    /// The epoch of `version`.
+    pub epoch: u64,
     /// Zones created or replaced.
     pub zones: Vec<Zone>,
     /// Zones removed.
@@ -119,6 +124,7 @@ impl Snapshot {
         }
         self.version = d.version;
         self.published_at_ms = d.published_at_ms;
+        self.epoch = self.epoch.max(d.epoch);
         Ok(())
     }
 }
