@@ -46,6 +46,21 @@ pub struct Settings {
     #[arg(long)]
     #[serde(default)]
     pub no_quarantine: bool,
+    /// Open connections per listener (gRPC, HTTP) at most; more are closed
+    /// on arrival [default: 1024].
+    #[arg(long)]
+    pub max_connections: Option<usize>,
+    /// HTTP: close a connection that sends and receives nothing for this
+    /// long (idle keep-alives, clients that never read) [default: 60s].
+    #[arg(long)]
+    pub http_idle_timeout: Option<String>,
+    /// HTTP: a request's headers must arrive within this [default: 10s].
+    #[arg(long)]
+    pub http_header_timeout: Option<String>,
+    /// How long a disconnected agent stays listed (gslbctl agents); at
+    /// most 1,000 disconnected agents are kept [default: 1h].
+    #[arg(long)]
+    pub agent_retention: Option<String>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -136,6 +151,10 @@ pub struct AggregatorConfig {
     pub transport: Transport,
     /// Admin tokens file.
     pub tokens_file: PathBuf,
+    /// Connection caps and HTTP timeouts.
+    pub limits: crate::server::ServeLimits,
+    /// How long a disconnected agent stays listed.
+    pub agent_retention: Duration,
 }
 
 impl Settings {
@@ -154,6 +173,10 @@ impl Settings {
             cycle_grace: self.cycle_grace.or(file.cycle_grace),
             startup_window: self.startup_window.or(file.startup_window),
             no_quarantine: self.no_quarantine || file.no_quarantine,
+            max_connections: self.max_connections.or(file.max_connections),
+            http_idle_timeout: self.http_idle_timeout.or(file.http_idle_timeout),
+            http_header_timeout: self.http_header_timeout.or(file.http_header_timeout),
+            agent_retention: self.agent_retention.or(file.agent_retention),
             log_format: self.log_format.or(file.log_format),
             node_id: self.node_id.or(file.node_id),
             peers: if self.peers.is_empty() {
@@ -207,7 +230,41 @@ impl Settings {
             field: e.field,
             rule: e.rule.into(),
         })?;
+        let max_connections = self.max_connections.unwrap_or(1024);
+        if !(16..=1_000_000).contains(&max_connections) {
+            return Err(invalid("max-connections", "must be between 16 and 1000000"));
+        }
+        let bounded = |field: &'static str, value: Option<String>, default: Duration| {
+            let d = duration(field, value, default)?;
+            if d < Duration::from_secs(1) || d > Duration::from_secs(3600) {
+                return Err(invalid(field, "must be between 1s and 1h"));
+            }
+            Ok(d)
+        };
+        let limits = crate::server::ServeLimits {
+            max_connections,
+            http_idle: bounded(
+                "http-idle-timeout",
+                self.http_idle_timeout,
+                Duration::from_secs(60),
+            )?,
+            http_header: bounded(
+                "http-header-timeout",
+                self.http_header_timeout,
+                Duration::from_secs(10),
+            )?,
+        };
+        let agent_retention = duration(
+            "agent-retention",
+            self.agent_retention,
+            Duration::from_secs(3600),
+        )?;
+        if agent_retention > Duration::from_secs(30 * 24 * 3600) {
+            return Err(invalid("agent-retention", "must be at most 30 days"));
+        }
         Ok(AggregatorConfig {
+            limits,
+            agent_retention,
             tokens_file: self
                 .tokens_file
                 .unwrap_or_else(|| data_dir.join("tokens.json")),

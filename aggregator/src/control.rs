@@ -48,6 +48,9 @@ pub struct Control {
     /// Bumped on every catalog change (not on health decisions), so agent
     /// streams recompute assignments only when they can have changed.
     catalog_generation: u64,
+    /// Member ids per pool, built on first use after a catalog change, so
+    /// a pool's reads cost its size, not the catalog's.
+    pools_index: Option<(u64, std::sync::Arc<PoolIndex>)>,
     /// A Raft follower: mirrors the log (see [`Control::apply_replicated`])
     /// and refuses writes and engine inputs.
     replica: bool,
@@ -60,6 +63,9 @@ impl std::fmt::Debug for Control {
             .finish()
     }
 }
+
+/// Member ids of each pool, in id order.
+pub type PoolIndex = rustc_hash::FxHashMap<gslb_shared::PoolId, Vec<MemberId>>;
 
 impl Control {
     /// Load the store, rebuild the engine from the catalog and the latched
@@ -83,6 +89,7 @@ impl Control {
             latched,
             outputs: Vec::new(),
             catalog_generation: 0,
+            pools_index: None,
             replica: false,
         };
         let catalog = control.state.catalog.clone();
@@ -251,6 +258,23 @@ impl Control {
     /// Changes whenever the catalog does.
     pub fn catalog_generation(&self) -> u64 {
         self.catalog_generation
+    }
+
+    /// Member ids per pool, for this catalog (one pass over the members
+    /// when the catalog changed since the last read that needed it).
+    pub fn pools_index(&mut self) -> std::sync::Arc<PoolIndex> {
+        match &self.pools_index {
+            Some((generation, index)) if *generation == self.catalog_generation => index.clone(),
+            _ => {
+                let mut index = PoolIndex::default();
+                for m in self.state.catalog.members.values() {
+                    index.entry(m.pool).or_default().push(m.id);
+                }
+                let index = std::sync::Arc::new(index);
+                self.pools_index = Some((self.catalog_generation, index.clone()));
+                index
+            }
+        }
     }
 
     /// The health engine (read-only: status views).

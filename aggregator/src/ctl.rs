@@ -5,7 +5,7 @@ mod backup;
 mod certs;
 mod cluster;
 mod render;
-mod table;
+pub mod table;
 mod tokens;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +63,10 @@ pub struct Cli {
     /// Private key of --cert.
     #[arg(long, global = true, env = "GSLB_KEY")]
     pub key: Option<PathBuf>,
+    /// Give up on a call (connecting included) after this long, e.g.
+    /// `30s`, `5m`.
+    #[arg(long, global = true, env = "GSLB_TIMEOUT", default_value = "30s")]
+    pub timeout: humantime::Duration,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -400,13 +404,19 @@ impl Cli {
 }
 
 /// A channel to `server`.
-pub(crate) async fn channel(link: &PeerLink, server: &str) -> Result<Channel, CtlError> {
+pub(crate) async fn channel(
+    link: &PeerLink,
+    server: &str,
+    deadline: std::time::Duration,
+) -> Result<Channel, CtlError> {
     let connect = |error: String| CtlError::Connect {
         server: server.to_owned(),
         error,
     };
-    link.endpoint(server, std::time::Duration::from_secs(10))
+    link.endpoint(server, deadline.min(std::time::Duration::from_secs(10)))
         .map_err(connect)?
+        // Every call ends by then (tonic answers DEADLINE_EXCEEDED).
+        .timeout(deadline)
         .connect()
         .await
         .map_err(|e| connect(gslb_shared::telemetry::error_chain(&e)))
@@ -422,7 +432,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         ));
     }
     let link = cli.link();
-    let channel = channel(&link, server).await?;
+    let channel = channel(&link, server, *cli.timeout).await?;
     let out = cli.output;
     let meta = CallMeta {
         stale: cli.stale,
@@ -742,7 +752,25 @@ async fn members(c: &mut Client, action: Action, out: Output) -> Result<String, 
                 .await?
                 .into_inner()
                 .members;
-            Ok(render::members(&member_rows(c, list).await?, out))
+            // Every member's status in one call (one per member made a
+            // list quadratic over calls).
+            let statuses: std::collections::HashMap<u64, pb::MemberStatus> = c
+                .get_pool_status(pb::IdRequest { id: pool_id })
+                .await?
+                .into_inner()
+                .members
+                .into_iter()
+                .map(|s| (s.member_id, s))
+                .collect();
+            let mut rows = Vec::with_capacity(list.len());
+            for m in converted::<_, Member>(&list)? {
+                // A member created or deleted between the two calls is
+                // left out of this list.
+                if let Some(status) = statuses.get(&m.id.0) {
+                    rows.push((m, status.clone()));
+                }
+            }
+            Ok(render::members(&rows, out))
         }
         Action::Get { id } => {
             let m = c.get_member(pb::IdRequest { id }).await?.into_inner();

@@ -65,6 +65,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("binding the HTTP listener")?;
     service.set_http_address(advertised_http(http.local_addr()?, &config));
+    service.set_agent_retention(config.agent_retention);
     service.set_own_listeners(vec![grpc.local_addr()?, http.local_addr()?]);
     for (name, listener) in [("grpc", &grpc), ("http", &http)] {
         let addr = listener.local_addr()?;
@@ -84,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
         http,
         config.tick,
         security,
+        config.limits,
         shutdown_signal(),
     )
     .await;

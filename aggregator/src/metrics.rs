@@ -49,10 +49,7 @@ impl Collector for State {
                 c.engine().decisions_enabled(),
             )
         });
-        let agents = lock(&service.agents)
-            .values()
-            .filter(|a| a.connected)
-            .count() as u64;
+        let agents = lock(&service.agents).rows().filter(|a| a.connected).count() as u64;
         let (edges, lag) = {
             let edges = lock(&service.edges);
             let connected = edges.values().filter(|x| x.connected);

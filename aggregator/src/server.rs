@@ -19,15 +19,38 @@ use crate::gated::Gated;
 use crate::security::Security;
 use crate::security::guard::{Access, Guard};
 use crate::security::identity::Role;
-use crate::security::listener::{HttpListener, grpc_incoming};
+use crate::security::listener::{HttpListener, Limits, grpc_incoming};
 use crate::service::admin::Admin;
 use crate::service::agents::AgentStreams;
 use crate::service::edges::EdgeStreams;
 use crate::service::{Service, now};
 
-/// Largest gRPC message: a location with 100,000 targets receives an
-/// assignment set, and an edge a full snapshot, far above tonic's 4 MiB default.
+mod http;
+
+/// What bounds the two listeners (see `--max-connections`,
+/// `--http-idle-timeout`, `--http-header-timeout`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServeLimits {
+    /// Open connections per listener at most.
+    pub max_connections: usize,
+    /// HTTP: a connection with no byte either way for this long is closed.
+    pub http_idle: Duration,
+    /// HTTP: a request's headers must arrive within this.
+    pub http_header: Duration,
+}
+
+/// Largest gRPC message sent: a location with 100,000 targets receives an
+/// assignment set, and an edge a full snapshot, far above tonic's 4 MiB
+/// default. What is received is bounded per service, by its messages.
 pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+/// Largest message an agent may send: a batch of 50,000 results (the
+/// agent's largest `--batch-size`) is about 10 MiB.
+pub const MAX_AGENT_MESSAGE: usize = 16 * 1024 * 1024;
+/// Largest message an edge may send (a subscription, an applied report).
+pub const MAX_EDGE_MESSAGE: usize = 1024 * 1024;
+/// Largest admin request: a declarative document of 100,000 members is
+/// about 10 MiB.
+pub const MAX_ADMIN_MESSAGE: usize = 64 * 1024 * 1024;
 
 /// How long a shutdown waits for open requests. Agent and edge streams never
 /// end on their own, so graceful shutdown alone would wait forever; their
@@ -41,6 +64,7 @@ pub async fn run(
     http: TcpListener,
     tick: Duration,
     security: Security,
+    limits: ServeLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (tx, stop) = tokio::sync::watch::channel(false);
@@ -54,6 +78,9 @@ pub async fn run(
     let tokens = &security.tokens;
     let only = |roles| Access::Roles(roles);
     let grpc_server = tonic::transport::Server::builder()
+        // Dead peers are found by HTTP/2 pings, not left holding a slot.
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
         .add_service(Gated::new(
             reflection,
             Guard::new(only(&Role::ALL), tokens.clone()),
@@ -61,19 +88,20 @@ pub async fn run(
         .add_service(Gated::new(
             pb::agent_service_server::AgentServiceServer::new(AgentStreams(service.clone()))
                 .max_encoding_message_size(MAX_MESSAGE)
-                .max_decoding_message_size(MAX_MESSAGE),
+                .max_decoding_message_size(MAX_AGENT_MESSAGE),
             Guard::new(only(&[Role::Agent]), tokens.clone()),
         ))
         .add_service(Gated::new(
             pb::edge_feed_server::EdgeFeedServer::new(EdgeStreams(service.clone()))
-                .max_encoding_message_size(MAX_MESSAGE),
+                .max_encoding_message_size(MAX_MESSAGE)
+                .max_decoding_message_size(MAX_EDGE_MESSAGE),
             Guard::new(only(&[Role::Edge]), tokens.clone()),
         ))
         .add_service(Gated::new(
             Gated::new(
                 pb::admin_service_server::AdminServiceServer::new(Admin(service.clone()))
                     .max_encoding_message_size(MAX_MESSAGE)
-                    .max_decoding_message_size(MAX_MESSAGE),
+                    .max_decoding_message_size(MAX_ADMIN_MESSAGE),
                 Leader(service.clone()),
             ),
             Guard::new(Access::Admin, tokens.clone()),
@@ -92,18 +120,34 @@ pub async fn run(
             )
         }))
         .serve_with_incoming_shutdown(
-            grpc_incoming(grpc, security.tls.clone()),
+            grpc_incoming(
+                grpc,
+                security.tls.clone(),
+                Limits {
+                    max_connections: limits.max_connections,
+                    idle: None,
+                },
+            ),
             stopping(stop.clone()),
         );
-    let http_server = axum::serve(
-        HttpListener::new(http, security.tls.clone())?,
+    let http_listener = HttpListener::new(
+        http,
+        security.tls.clone(),
+        Limits {
+            max_connections: limits.max_connections,
+            idle: Some(limits.http_idle),
+        },
+    )?;
+    let http_server = http::serve(
+        http_listener,
         router(service.clone(), security.tokens.clone()),
-    )
-    .with_graceful_shutdown(stopping(stop.clone()));
+        limits.http_header,
+        stop.clone(),
+    );
     let ticker = tokio::spawn(clock(service, tick));
     tokio::select! {
         result = grpc_server => result?,
-        result = http_server => result?,
+        () = http_server => {}
         () = async {
             stopping(stop).await;
             tokio::time::sleep(SHUTDOWN_GRACE).await;

@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod agents;
 pub mod edges;
+pub mod registry;
 pub mod status;
 
 use std::collections::{BTreeMap, HashMap};
@@ -36,6 +37,8 @@ pub struct AgentInfo {
     pub connected: bool,
     /// Targets assigned.
     pub assignments: usize,
+    /// The stream that registered it last (see [`registry`]).
+    pub stream: u64,
 }
 
 /// What the aggregator knows about an edge.
@@ -69,6 +72,20 @@ impl EdgeInfo {
     }
 }
 
+/// Run `f` where it cannot stall the runtime's other tasks: through
+/// `block_in_place` on a multi-threaded runtime, in place elsewhere.
+pub fn off_worker<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// How long a disconnected agent's row is kept unless configured.
+pub const DEFAULT_AGENT_RETENTION: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Shared state of a running aggregator.
 #[derive(Debug)]
 pub struct Service {
@@ -80,7 +97,9 @@ pub struct Service {
     /// decision (a new version) does not wake them.
     catalog: watch::Sender<u64>,
     /// Agents by id.
-    pub(crate) agents: Mutex<BTreeMap<String, AgentInfo>>,
+    pub(crate) agents: Mutex<registry::Registry>,
+    /// How long a disconnected agent's row is kept.
+    agent_retention: Mutex<std::time::Duration>,
     /// Connected agent streams per location (the engine hears of a location
     /// leaving only when its last agent does).
     pub(crate) locations: Mutex<HashMap<LocationId, usize>>,
@@ -129,6 +148,7 @@ impl Service {
             version,
             catalog,
             agents: Mutex::default(),
+            agent_retention: Mutex::new(DEFAULT_AGENT_RETENTION),
             locations: Mutex::default(),
             edges: Mutex::default(),
             cluster,
@@ -176,6 +196,17 @@ impl Service {
                 "the write was dropped by the writer committing it".into(),
             )))
         })
+    }
+
+    /// Keep disconnected agents' rows for `retention`.
+    pub fn set_agent_retention(&self, retention: std::time::Duration) {
+        *lock(&self.agent_retention) = retention;
+    }
+
+    /// Drop agent rows past their retention.
+    pub(crate) fn evict_agents(&self) {
+        let retention = *lock(&self.agent_retention);
+        lock(&self.agents).evict(now().0, retention);
     }
 
     /// Record where the HTTP listener can be reached (once, after binding).
@@ -237,12 +268,19 @@ impl Service {
     }
 
     /// Run `f` on the control core, then wake the streams whose watch moved.
+    /// On the multi-threaded runtime it runs in `block_in_place`: the
+    /// worker's queued tasks move to another thread while it waits for the
+    /// core or works on it, so a long read or write never stalls what does
+    /// not need the core (`/livez`, `/metrics`, open streams). A task in a
+    /// worker's LIFO slot cannot be stolen, so this holds even when the
+    /// core is free.
     pub fn with_control<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
-        let (result, version, generation) = {
+        let run = || {
             let mut control = lock(&self.control);
             let result = f(&mut control);
             (result, control.version(), control.catalog_generation())
         };
+        let (result, version, generation) = off_worker(run);
         self.version.send_if_modified(|v| {
             let moved = *v != version;
             *v = version;

@@ -50,6 +50,14 @@ pub struct Settings {
     /// Close a DNS TCP connection idle this long [default: 10s].
     #[arg(long)]
     pub tcp_idle_timeout: Option<String>,
+    /// Close a DNS TCP connection whose client does not take an answer
+    /// within this (a client that never reads) [default: 5s].
+    #[arg(long)]
+    pub tcp_write_timeout: Option<String>,
+    /// After the drain window, wait at most this long for open DNS TCP
+    /// connections to finish before exiting [default: 10s].
+    #[arg(long)]
+    pub tcp_drain_timeout: Option<String>,
     /// Most DNS TCP connections from one client address [default: 16].
     #[arg(long)]
     pub tcp_max_per_client: Option<usize>,
@@ -109,6 +117,8 @@ pub struct EdgeConfig {
     pub tcp: TcpConfig,
     /// Minimum drain window.
     pub min_drain: Duration,
+    /// Longest wait for open TCP connections after the drain window.
+    pub tcp_drain: Duration,
     /// Rate limiting.
     pub rrl: RrlConfig,
     /// TLS to the aggregator.
@@ -138,6 +148,8 @@ impl Settings {
             edge_id: self.edge_id.or(file.edge_id),
             udp_workers: self.udp_workers.or(file.udp_workers),
             tcp_idle_timeout: self.tcp_idle_timeout.or(file.tcp_idle_timeout),
+            tcp_write_timeout: self.tcp_write_timeout.or(file.tcp_write_timeout),
+            tcp_drain_timeout: self.tcp_drain_timeout.or(file.tcp_drain_timeout),
             tcp_max_per_client: self.tcp_max_per_client.or(file.tcp_max_per_client),
             tcp_max_connections: self.tcp_max_connections.or(file.tcp_max_connections),
             min_drain_secs: self.min_drain_secs.or(file.min_drain_secs),
@@ -179,6 +191,25 @@ impl Settings {
                 "tcp-idle-timeout",
                 "must be between 100ms and 300s",
             ));
+        }
+        let write = duration(
+            "tcp-write-timeout",
+            self.tcp_write_timeout,
+            Duration::from_secs(5),
+        )?;
+        if write < Duration::from_millis(100) || write > Duration::from_secs(60) {
+            return Err(invalid(
+                "tcp-write-timeout",
+                "must be between 100ms and 60s",
+            ));
+        }
+        let tcp_drain = duration(
+            "tcp-drain-timeout",
+            self.tcp_drain_timeout,
+            Duration::from_secs(10),
+        )?;
+        if tcp_drain > Duration::from_secs(600) {
+            return Err(invalid("tcp-drain-timeout", "must be at most 600s"));
         }
         let max_per_client = self.tcp_max_per_client.unwrap_or(16);
         let max_connections = self.tcp_max_connections.unwrap_or(1024);
@@ -232,8 +263,10 @@ impl Settings {
             geo_file: self.geo_file,
             edge_id,
             udp_workers,
+            tcp_drain,
             tcp: TcpConfig {
                 idle_timeout: idle,
+                write_timeout: write,
                 max_per_client,
                 max_connections,
             },

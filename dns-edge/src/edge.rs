@@ -167,14 +167,24 @@ async fn drain(
     let _ = stop_tcp.send(true);
     let mut report = tokio::time::interval(REPORT_EVERY);
     let mut poll = tokio::time::interval(Duration::from_millis(20));
+    let deadline = tokio::time::sleep(cfg.tcp_drain);
+    tokio::pin!(deadline);
     while shared.tcp_open() > 0 {
         tokio::select! {
             _ = poll.tick() => {}
             _ = report.tick() => tracing::info!(open_connections = shared.tcp_open(), "still draining open DNS TCP connections"),
+            _ = &mut deadline => {
+                tracing::warn!(
+                    open_connections = shared.tcp_open(),
+                    tcp_drain_timeout_ms = cfg.tcp_drain.as_millis() as u64,
+                    "closing the DNS TCP connections still open after tcp-drain-timeout"
+                );
+                break;
+            }
         }
     }
     tracing::info!(
-        open_connections = 0,
+        open_connections = shared.tcp_open(),
         "drain window over; DNS listeners closed"
     );
 }

@@ -246,6 +246,12 @@ impl Collector for Collect {
             "Open DNS TCP connections",
             shared.tcp_open() as i64,
         )?;
+        counter(
+            &mut e,
+            "gslb_edge_tcp_write_timeouts",
+            "DNS TCP connections closed because the client did not take its answer in time",
+            shared.tcp_write_timeouts(),
+        )?;
         gauge(
             &mut e,
             "gslb_edge_in_flight",

@@ -117,6 +117,8 @@ pub struct Shared {
     draining: AtomicBool,
     /// Open DNS TCP connections.
     tcp_open: AtomicUsize,
+    /// DNS TCP connections closed by the write timeout.
+    tcp_write_timeouts: std::sync::atomic::AtomicU64,
     /// Wakes whoever waits for the first snapshot.
     first: tokio::sync::Notify,
 }
@@ -131,6 +133,7 @@ impl Shared {
             status: Mutex::new(Status::default()),
             draining: AtomicBool::new(false),
             tcp_open: AtomicUsize::new(0),
+            tcp_write_timeouts: std::sync::atomic::AtomicU64::new(0),
             first: tokio::sync::Notify::new(),
         })
     }
@@ -232,6 +235,16 @@ impl Shared {
     /// Open TCP connections.
     pub fn tcp_open(&self) -> usize {
         self.tcp_open.load(Ordering::SeqCst)
+    }
+
+    /// A TCP connection was closed: its client did not read in time.
+    pub fn tcp_write_timed_out(&self) {
+        self.tcp_write_timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// TCP connections closed by the write timeout so far.
+    pub fn tcp_write_timeouts(&self) -> u64 {
+        self.tcp_write_timeouts.load(Ordering::Relaxed)
     }
 }
 

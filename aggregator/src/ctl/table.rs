@@ -1,35 +1,81 @@
-//! Plain aligned tables for terminal output.
+//! Plain aligned tables for terminal output. Cells are made safe for a
+//! terminal (control, bidirectional and zero-width characters escaped) and
+//! cut at [`MAX_CELL`] characters; padding is written out, never through a
+//! format width (which panics past 65,535).
+
+/// Most characters shown of one cell; longer ones end in `…`.
+pub const MAX_CELL: usize = 120;
+
+/// Characters that change how the text around them is shown without being
+/// seen themselves: bidirectional controls and zero-width characters.
+pub fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}'
+        | '\u{061c}'
+        | '\u{00ad}'
+        | '\u{034f}'
+        | '\u{180e}'
+    )
+}
+
+/// A cell as shown: every character a terminal would act on or hide is
+/// escaped (`\u{202e}`), and the result cut at [`MAX_CELL`] characters.
+pub fn clean(cell: &str) -> String {
+    let mut out = String::new();
+    for (shown, c) in cell.chars().enumerate() {
+        if shown >= MAX_CELL {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || invisible(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
 
 /// Render rows under a header, columns separated by two spaces, the last
 /// column not padded.
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
     let columns = header.len();
+    let clean_row = |row: &[String]| -> Vec<String> { row.iter().map(|c| clean(c)).collect() };
+    let header: Vec<String> = header.iter().map(|h| clean(h)).collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| clean_row(r)).collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate().take(columns) {
             widths[i] = widths[i].max(cell.chars().count());
         }
     }
-    let line = |cells: Vec<&str>| {
+    let line = |cells: &[String]| {
         let mut out = String::new();
         for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            out.push_str(cell);
+            if i + 1 < cells.len() {
+                let width = widths.get(i).copied().unwrap_or(0);
+                let pad = width.saturating_sub(cell.chars().count()) + 2;
+                out.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.trim_end().to_owned()
     };
-    let mut out = vec![line(header.to_vec())];
-    for row in rows {
-        out.push(line(row.iter().map(String::as_str).collect()));
+    let mut out = vec![line(&header)];
+    for row in &rows {
+        out.push(line(row));
     }
     out.join("\n") + "\n"
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     #[test]
     fn columns_align_and_trailing_space_is_trimmed() {
         let t = super::render(
@@ -37,5 +83,36 @@ mod tests {
             &[vec!["1".into(), "web".into()], vec!["10".into(), "".into()]],
         );
         assert_eq!(t, "ID  NAME\n1   web\n10\n");
+    }
+
+    #[test]
+    fn a_64_ki_cell_and_hidden_characters_are_shown_safely() {
+        let t = super::render(
+            &["ID", "NAME"],
+            &[vec![
+                "x".repeat(65_536),
+                "a\u{202e}b\u{200b}\x1b[31m".into(),
+            ]],
+        );
+        assert!(t.lines().all(|l| l.chars().count() < 400), "{t}");
+        assert!(t.contains("a\\u{202e}b\\u{200b}\\u{1b}[31m"), "{t}");
+    }
+
+    proptest! {
+        /// Any cells of any width and content render without a panic, one
+        /// line per row, and nothing a terminal would act on gets through.
+        #[test]
+        fn any_input_renders(
+            rows in prop::collection::vec(prop::collection::vec(any::<String>(), 0..6), 0..8),
+            wide in 0usize..100_000,
+        ) {
+            let mut rows = rows;
+            if let Some(first) = rows.first_mut() {
+                first.push("w".repeat(wide));
+            }
+            let t = super::render(&["A", "B", "C"], &rows);
+            prop_assert_eq!(t.lines().count(), rows.len() + 1);
+            prop_assert!(!t.chars().any(|c| (c.is_control() && c != '\n') || super::invisible(c)));
+        }
     }
 }

@@ -131,7 +131,14 @@ impl Node {
             tonic::transport::Server::builder()
                 .add_service(service)
                 .serve_with_incoming_shutdown(
-                    crate::security::listener::grpc_incoming(listener, None),
+                    crate::security::listener::grpc_incoming(
+                        listener,
+                        None,
+                        crate::security::listener::Limits {
+                            max_connections: 1024,
+                            idle: None,
+                        },
+                    ),
                     stop,
                 ),
         )

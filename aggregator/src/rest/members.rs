@@ -91,14 +91,19 @@ pub async fn list(
     State(s): State<Arc<Service>>,
     Path(pool): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    s.with_control(|c| {
+    let members: Vec<Member> = s.with_control(|c| {
         if !c.catalog().pools.contains_key(&PoolId(pool)) {
             return Err(ApiError::not_found(format!("pool {pool} does not exist")));
         }
-        Ok(Json(Value::Array(
-            c.catalog().pool_members(PoolId(pool)).map(view).collect(),
-        )))
-    })
+        let index = c.pools_index();
+        let ids = index.get(&PoolId(pool)).map_or(&[][..], Vec::as_slice);
+        Ok(ids
+            .iter()
+            .filter_map(|id| c.catalog().members.get(id).cloned())
+            .collect())
+    })?;
+    // Rendered after the core is let go.
+    Ok(Json(Value::Array(members.iter().map(view).collect())))
 }
 
 /// `GET /api/v1/members/{id}`.

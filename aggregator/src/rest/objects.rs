@@ -240,7 +240,7 @@ pub async fn apply_config(
 ) -> Reply {
     let text =
         std::str::from_utf8(&body).map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
-    let desired = crate::declarative::parse(text)?;
+    let desired = crate::service::off_worker(|| crate::declarative::parse(text))?;
     let (plan, version) = s.with_control(|c| c.apply_document(&desired, q.dry_run, now()))?;
     Ok((
         StatusCode::OK,

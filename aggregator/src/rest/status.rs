@@ -76,12 +76,16 @@ pub async fn pool_status(
 ) -> Result<Json<Value>, ApiError> {
     let (status, addresses) = s
         .with_control(|c| {
-            let addresses: std::collections::HashMap<u64, String> = c
-                .catalog()
-                .pool_members(PoolId(id))
-                .map(|m| (m.id.0, m.address.to_string()))
+            let st = views::pool_status(c, PoolId(id), now())?;
+            let addresses: std::collections::HashMap<u64, String> = st
+                .members
+                .iter()
+                .filter_map(|m| {
+                    let member = c.catalog().members.get(&MemberId(m.member_id))?;
+                    Some((m.member_id, member.address.to_string()))
+                })
                 .collect();
-            views::pool_status(c, PoolId(id), now()).map(|st| (st, addresses))
+            Ok((st, addresses))
         })
         .map_err(status_error)?;
     let members: serde_json::Map<String, Value> = status

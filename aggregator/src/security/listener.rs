@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 use tokio_stream::wrappers::ReceiverStream;
@@ -35,10 +36,46 @@ pub struct Peer {
     pub plain: bool,
 }
 
+/// What one listener allows.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Open connections at most; more are closed as they arrive.
+    pub max_connections: usize,
+    /// Close a connection that moves no byte either way for this long
+    /// (the HTTP listener: idle keep-alives, never-reading clients).
+    pub idle: Option<Duration>,
+}
+
 /// An accepted connection.
 pub struct Conn {
     io: Io,
     peer: Peer,
+    /// Its place under the listener's connection cap.
+    _permit: Option<OwnedSemaphorePermit>,
+    /// Fires when the connection has been idle too long.
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+}
+
+impl Conn {
+    /// Progress was made: the idle clock starts again.
+    fn progressed(&mut self) {
+        if let Some((limit, sleep)) = &mut self.idle {
+            sleep.as_mut().reset(Instant::now() + *limit);
+        }
+    }
+
+    /// The inner IO is pending: fail once the idle limit has passed.
+    fn pending<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        if let Some((limit, sleep)) = &mut self.idle
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no progress for {limit:?} (idle timeout)"),
+            )));
+        }
+        Poll::Pending
+    }
 }
 
 enum Io {
@@ -59,9 +96,17 @@ impl AsyncRead for Conn {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
+        let this = self.get_mut();
+        let polled = match &mut this.io {
             Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        };
+        match polled {
+            Poll::Pending => this.pending(cx),
+            ready => {
+                this.progressed();
+                ready
+            }
         }
     }
 }
@@ -72,16 +117,29 @@ impl AsyncWrite for Conn {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().io {
+        let this = self.get_mut();
+        let polled = match &mut this.io {
             Io::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        };
+        match polled {
+            Poll::Pending => this.pending(cx),
+            ready => {
+                this.progressed();
+                ready
+            }
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
+        let this = self.get_mut();
+        let polled = match &mut this.io {
             Io::Plain(s) => Pin::new(s).poll_flush(cx),
             Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        };
+        match polled {
+            Poll::Pending => this.pending(cx),
+            ready => ready,
         }
     }
 
@@ -97,9 +155,17 @@ impl AsyncWrite for Conn {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().io {
+        let this = self.get_mut();
+        let polled = match &mut this.io {
             Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        };
+        match polled {
+            Poll::Pending => this.pending(cx),
+            ready => {
+                this.progressed();
+                ready
+            }
         }
     }
 
@@ -127,18 +193,36 @@ pub fn accept(
     listener: TcpListener,
     tls: Option<Arc<ReloadingTls>>,
     kind: Kind,
+    limits: Limits,
 ) -> mpsc::Receiver<Conn> {
     let (tx, rx) = mpsc::channel(64);
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
     tokio::spawn(async move {
+        let mut failures = 0u32;
+        let mut refused = Throttled::default();
         loop {
             let (stream, addr) = match listener.accept().await {
                 Ok(accepted) => accepted,
                 Err(e) => {
-                    // Out of descriptors and the like: back off briefly.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    // Out of descriptors and the like: back off, 50 ms
+                    // doubling to 1 s, and say so once per back-off.
+                    let pause =
+                        Duration::from_millis(50u64 << failures.min(4)).min(Duration::from_secs(1));
+                    failures += 1;
+                    tracing::warn!(error = %e, failures, pause_ms = pause.as_millis() as u64, "accept failed; pausing");
+                    tokio::time::sleep(pause).await;
                     continue;
                 }
+            };
+            failures = 0;
+            let Ok(permit) = slots.clone().try_acquire_owned() else {
+                // At the cap: close at once, so waiting clients do not
+                // fill the backlog; logged at most once a second.
+                if let Some(count) = refused.hit() {
+                    tracing::warn!(peer = %addr, count, max_connections = limits.max_connections, "connection refused: the listener is at its connection cap (max-connections)");
+                }
+                drop(stream);
+                continue;
             };
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "TCP_NODELAY not set");
@@ -154,10 +238,16 @@ pub fn accept(
                             identity: None,
                             plain: true,
                         },
+                        _permit: None,
+                        idle: None,
                     }),
                     Some(tls) => handshake(stream, addr, &tls, kind).await,
                 };
-                if let Some(conn) = conn {
+                if let Some(mut conn) = conn {
+                    conn._permit = Some(permit);
+                    conn.idle = limits
+                        .idle
+                        .map(|limit| (limit, Box::pin(tokio::time::sleep(limit))));
                     let _ = sender.send(conn).await;
                 }
             });
@@ -173,9 +263,33 @@ pub fn accept(
 pub fn grpc_incoming(
     listener: TcpListener,
     tls: Option<Arc<ReloadingTls>>,
+    limits: Limits,
 ) -> impl tokio_stream::Stream<Item = io::Result<Conn>> {
     use tokio_stream::StreamExt;
-    ReceiverStream::new(accept(listener, tls, Kind::Grpc)).map(Ok)
+    ReceiverStream::new(accept(listener, tls, Kind::Grpc, limits)).map(Ok)
+}
+
+/// Counts events, and lets one through per second.
+#[derive(Debug, Default)]
+struct Throttled {
+    last: Option<Instant>,
+    count: u64,
+}
+
+impl Throttled {
+    /// One more event; `Some(events so far)` when it is time to say so.
+    fn hit(&mut self) -> Option<u64> {
+        self.count += 1;
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|l| now.duration_since(l) < Duration::from_secs(1))
+        {
+            return None;
+        }
+        self.last = Some(now);
+        Some(self.count)
+    }
 }
 
 async fn handshake(
@@ -239,6 +353,8 @@ async fn handshake(
             identity,
             plain: false,
         },
+        _permit: None,
+        idle: None,
     })
 }
 
@@ -255,36 +371,26 @@ async fn speaks_plain_text(stream: &TcpStream) -> bool {
 /// The HTTP listener for axum: connections after their handshake.
 pub struct HttpListener {
     rx: mpsc::Receiver<Conn>,
-    local: SocketAddr,
 }
 
 impl HttpListener {
     /// Accept on `listener` (TLS without client certificates, or plain text).
-    pub fn new(listener: TcpListener, tls: Option<Arc<ReloadingTls>>) -> io::Result<Self> {
-        let local = listener.local_addr()?;
+    pub fn new(
+        listener: TcpListener,
+        tls: Option<Arc<ReloadingTls>>,
+        limits: Limits,
+    ) -> io::Result<Self> {
         Ok(HttpListener {
-            rx: accept(listener, tls, Kind::Http),
-            local,
+            rx: accept(listener, tls, Kind::Http, limits),
         })
     }
-}
 
-impl axum::serve::Listener for HttpListener {
-    type Io = Conn;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Conn, SocketAddr) {
+    /// The next accepted connection (pending forever once the accept loop
+    /// is gone, which happens only with the runtime).
+    pub async fn next(&mut self) -> Conn {
         match self.rx.recv().await {
-            Some(conn) => {
-                let addr = conn.peer.addr;
-                (conn, addr)
-            }
-            // The accept loop only ends with the runtime.
+            Some(conn) => conn,
             None => std::future::pending().await,
         }
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.local)
     }
 }

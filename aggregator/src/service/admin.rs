@@ -224,14 +224,22 @@ impl AdminService for Admin {
     }
     async fn list_members(&self, r: Request<pb::ListRequest>) -> Reply<pb::MemberList> {
         let pool = r.into_inner().pool_id;
-        self.list(|c| pb::MemberList {
-            members: c
-                .members
-                .values()
-                .filter(|m| pool == 0 || m.pool.0 == pool)
-                .map(Into::into)
-                .collect(),
-        })
+        if pool == 0 {
+            return self.list(|c| pb::MemberList {
+                members: c.members.values().map(Into::into).collect(),
+            });
+        }
+        // One pool: its members from the index, not a scan of all.
+        Ok(Response::new(self.0.with_control(|c| {
+            let index = c.pools_index();
+            let ids = index.get(&PoolId(pool)).map_or(&[][..], Vec::as_slice);
+            pb::MemberList {
+                members: ids
+                    .iter()
+                    .filter_map(|id| c.catalog().members.get(id).map(Into::into))
+                    .collect(),
+            }
+        })))
     }
 
     async fn create_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
@@ -379,7 +387,9 @@ impl AdminService for Admin {
         r: Request<pb::ApplyConfigRequest>,
     ) -> Reply<pb::ApplyConfigResponse> {
         let r = r.into_inner();
-        let desired = crate::declarative::parse(&r.document).map_err(invalid)?;
+        // Parsing a large document is long work: off the worker too.
+        let desired = crate::service::off_worker(|| crate::declarative::parse(&r.document))
+            .map_err(invalid)?;
         let (plan, version) = self
             .0
             .with_control(|c| c.apply_document(&desired, r.dry_run, now()))?;

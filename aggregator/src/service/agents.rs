@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::{AgentInfo, Service, lock, now};
+use super::{AgentInfo, Service, lock, now, registry};
 use crate::assignments::{Assignment, AssignmentSet, assignments_for, diff};
 use crate::engine::Input;
 
@@ -67,9 +67,11 @@ impl pb::agent_service_server::AgentService for AgentStreams {
             .map_err(|rule| Status::invalid_argument(format!("location: {rule}")))?;
         validate::region(&Region::new(register.region.clone()))
             .map_err(|rule| Status::invalid_argument(format!("region: {rule}")))?;
-        if register.agent_id.is_empty() {
-            return Err(Status::invalid_argument("agentId: must not be empty"));
-        }
+        registry::check_text("agentId", &register.agent_id, registry::MAX_AGENT_ID)
+            .and_then(|()| {
+                registry::check_text("version", &register.version, registry::MAX_AGENT_VERSION)
+            })
+            .map_err(Status::invalid_argument)?;
         if let Some(id) = certified
             && id.name != register.location
         {
@@ -114,7 +116,7 @@ async fn run(
     tx: mpsc::Sender<Result<pb::AggregatorMessage, Status>>,
 ) {
     let agent_id = register.agent_id.clone();
-    connect(&service, &register, &location);
+    let stream = connect(&service, &register, &location);
     tracing::info!(agent = %agent_id, %location, version = %register.version, "agent connected");
     let mut catalog = service.watch_catalog();
     let mut role = service.watch_role();
@@ -129,16 +131,16 @@ async fn run(
             .map(ToString::to_string)
             .collect(),
     };
-    set_assignments(&service, &agent_id, sent.len());
+    set_assignments(&service, &agent_id, stream, sent.len());
     if tx.send(message(Msg::Full(full))).await.is_err() {
-        disconnect(&service, &agent_id, &location);
+        disconnect(&service, &agent_id, stream, &location);
         return;
     }
     loop {
         tokio::select! {
             incoming = inbound.message() => match incoming {
                 Ok(Some(m)) => {
-                    touch(&service, &agent_id);
+                    touch(&service, &agent_id, stream);
                     if let Some(reply) = handle(&service, &location, &agent_id, m)
                         && tx.send(message(reply)).await.is_err()
                     {
@@ -169,7 +171,7 @@ async fn run(
                 }
                 let fresh = service.with_control(|c| assignments_for(c.catalog(), &location));
                 if let Some(delta) = delta(&sent, &fresh, &mut set_version) {
-                    set_assignments(&service, &agent_id, fresh.len());
+                    set_assignments(&service, &agent_id, stream, fresh.len());
                     sent = fresh;
                     if tx.send(message(Msg::Delta(delta))).await.is_err() {
                         break;
@@ -178,7 +180,7 @@ async fn run(
             }
         }
     }
-    disconnect(&service, &agent_id, &location);
+    disconnect(&service, &agent_id, stream, &location);
     tracing::info!(agent = %agent_id, %location, "agent disconnected");
 }
 
@@ -258,7 +260,7 @@ fn handle(
     }
 }
 
-fn connect(service: &Service, register: &pb::Register, location: &LocationId) {
+fn connect(service: &Service, register: &pb::Register, location: &LocationId) -> u64 {
     let first = {
         let mut locations = lock(&service.locations);
         let count = locations.entry(location.clone()).or_default();
@@ -271,24 +273,21 @@ fn connect(service: &Service, register: &pb::Register, location: &LocationId) {
             tracing::warn!(%location, error = %err, "location not tracked");
         }
     }
-    lock(&service.agents).insert(
-        register.agent_id.clone(),
-        AgentInfo {
-            agent_id: register.agent_id.clone(),
-            location: location.clone(),
-            region: register.region.clone(),
-            version: register.version.clone(),
-            last_seen_ms: now().0,
-            connected: true,
-            assignments: 0,
-        },
-    );
+    service.evict_agents();
+    lock(&service.agents).connect(AgentInfo {
+        agent_id: register.agent_id.clone(),
+        location: location.clone(),
+        region: register.region.clone(),
+        version: register.version.clone(),
+        last_seen_ms: now().0,
+        connected: true,
+        assignments: 0,
+        stream: 0,
+    })
 }
 
-fn disconnect(service: &Service, agent_id: &str, location: &LocationId) {
-    if let Some(agent) = lock(&service.agents).get_mut(agent_id) {
-        agent.connected = false;
-    }
+fn disconnect(service: &Service, agent_id: &str, stream: u64, location: &LocationId) {
+    lock(&service.agents).disconnect(agent_id, stream, now().0);
     let last = {
         let mut locations = lock(&service.locations);
         let count = locations.entry(location.clone()).or_default();
@@ -300,14 +299,14 @@ fn disconnect(service: &Service, agent_id: &str, location: &LocationId) {
     }
 }
 
-fn touch(service: &Service, agent_id: &str) {
-    if let Some(agent) = lock(&service.agents).get_mut(agent_id) {
+fn touch(service: &Service, agent_id: &str, stream: u64) {
+    if let Some(agent) = lock(&service.agents).owned(agent_id, stream) {
         agent.last_seen_ms = now().0;
     }
 }
 
-fn set_assignments(service: &Service, agent_id: &str, n: usize) {
-    if let Some(agent) = lock(&service.agents).get_mut(agent_id) {
+fn set_assignments(service: &Service, agent_id: &str, stream: u64, n: usize) {
+    if let Some(agent) = lock(&service.agents).owned(agent_id, stream) {
         agent.assignments = n;
     }
 }

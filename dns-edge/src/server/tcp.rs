@@ -21,6 +21,10 @@ use crate::state::Shared;
 pub struct TcpConfig {
     /// Close a connection that sends nothing for this long.
     pub idle_timeout: Duration,
+    /// Close a connection that does not take an answer within this (a
+    /// client that never reads would otherwise hold its slot, and the
+    /// drain, forever).
+    pub write_timeout: Duration,
     /// Most open connections from one client address.
     pub max_per_client: usize,
     /// Most open connections in all.
@@ -157,7 +161,14 @@ async fn connection(
         framed.clear();
         framed.extend_from_slice(&(out.len() as u16).to_be_bytes());
         framed.extend_from_slice(&out);
-        write.write_all(&framed).await?;
+        match tokio::time::timeout(cfg.write_timeout, write.write_all(&framed)).await {
+            Ok(written) => written?,
+            Err(_) => {
+                shared.tcp_write_timed_out();
+                tracing::debug!(%peer, timeout_ms = cfg.write_timeout.as_millis() as u64, "tcp connection closed: the client did not read its answer");
+                return Ok(());
+            }
+        }
         counters.answered(&summary, started.elapsed());
     }
 }

@@ -77,3 +77,84 @@ fn pipelined_queries_are_answered_in_order_and_idle_connections_close() {
     assert!(closed_within(&mut s, 5));
     assert!(start.elapsed() >= Duration::from_millis(300));
 }
+
+/// `name` TXT, framed for TCP.
+fn framed_txt(id: u16, name: &str) -> Vec<u8> {
+    let mut q = framed(id, name);
+    let l = q.len();
+    q[l - 4..l - 2].copy_from_slice(&16u16.to_be_bytes());
+    q
+}
+
+/// The open DNS TCP connections per the edge's metrics.
+fn open_connections(edge: &Edge) -> Option<u64> {
+    let (_, metrics) = edge.get("/metrics");
+    metrics
+        .lines()
+        .find(|l| l.starts_with("gslb_edge_tcp_connections "))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+/// Fill the edge's send path: thousands of pipelined queries for a large
+/// answer, and never read a byte.
+fn never_read(dns: std::net::SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(dns).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let burst: Vec<u8> = framed_txt(7, "big.example.test").repeat(4_000);
+    // Until the edge stops taking queries (it is blocked writing answers
+    // we do not read, and its receive buffer is full); bounded.
+    for _ in 0..2_000 {
+        if s.write_all(&burst).is_err() {
+            return s;
+        }
+    }
+    panic!("the edge kept reading 1.2 GB of queries whose answers were never read");
+}
+
+#[test]
+fn a_client_that_never_reads_is_closed_after_the_write_timeout() {
+    let (_dir, _agg, edge, _) = mesh("tcp-never-reads", &["--tcp-write-timeout", "300ms"]);
+    let _s = never_read(edge.dns());
+    wait_until(20, "the never-reading connection to be closed", || {
+        open_connections(&edge) == Some(0)
+    });
+    let (_, metrics) = edge.get("/metrics");
+    assert!(
+        metrics.contains("gslb_edge_tcp_write_timeouts_total 1"),
+        "closed by the write timeout: {metrics}"
+    );
+}
+
+#[test]
+fn the_drain_does_not_wait_forever_for_a_client_that_never_reads() {
+    let (_dir, _agg, mut edge, _) = mesh(
+        "tcp-drain-bound",
+        &[
+            "--tcp-write-timeout",
+            "60s",
+            "--tcp-drain-timeout",
+            "1s",
+            "--min-drain-secs",
+            "0",
+        ],
+    );
+    let _s = never_read(edge.dns());
+    wait_until(20, "the never-reading connection to be open", || {
+        open_connections(&edge) == Some(1)
+    });
+    let asked = Instant::now();
+    edge.proc.terminate();
+    wait_until(20, "the edge to exit", || edge.proc.exited());
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(
+        edge.proc
+            .stderr
+            .contains("closing the DNS TCP connections still open after tcp-drain-timeout"),
+        "{}",
+        edge.proc.stderr.all().join("\n")
+    );
+}

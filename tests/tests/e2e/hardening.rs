@@ -313,3 +313,278 @@ fn a_lost_or_damaged_store_is_refused_and_edges_are_never_emptied() {
     let (_, records) = agg.rest("GET", "/api/v1/records", "");
     assert_eq!(records[0]["name"], "www.example.test", "{records}");
 }
+
+mod agent_link {
+    //! A hand-driven agent session over the real gRPC listener.
+    use gslb_proto::pb;
+    use gslb_proto::pb::agent_message::Msg;
+    use tokio::sync::mpsc;
+    use tokio_stream::wrappers::ReceiverStream;
+
+    pub type Inbound = tonic::Streaming<pb::AggregatorMessage>;
+
+    /// Open a session and register as `agent_id`; the sender keeps the
+    /// stream open, and the first reply (or the refusal) comes back.
+    pub async fn register(
+        url: &str,
+        agent_id: &str,
+        version: &str,
+    ) -> Result<
+        (
+            mpsc::Sender<pb::AgentMessage>,
+            Inbound,
+            pb::AggregatorMessage,
+        ),
+        tonic::Status,
+    > {
+        let mut client = pb::agent_service_client::AgentServiceClient::connect(url.to_owned())
+            .await
+            .map_err(|e| tonic::Status::unavailable(e.to_string()))?
+            .max_encoding_message_size(64 * 1024 * 1024);
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(pb::AgentMessage {
+            msg: Some(Msg::Register(pb::Register {
+                location: "fra1".into(),
+                region: "eu".into(),
+                version: version.into(),
+                agent_id: agent_id.into(),
+            })),
+        })
+        .await
+        .unwrap();
+        let mut inbound = client.session(ReceiverStream::new(rx)).await?.into_inner();
+        let first = inbound
+            .message()
+            .await?
+            .ok_or_else(|| tonic::Status::aborted("closed"))?;
+        Ok((tx, inbound, first))
+    }
+}
+
+/// A runtime whose worker keeps driving the connections between calls
+/// (a closed stream must reach the aggregator while the test waits).
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_agent_registry_is_bounded_and_keyed_by_stream() {
+    let dir = temp_dir("registry");
+    let agg = Aggregator::start_with(
+        None,
+        &dir.join("data"),
+        "127.0.0.1:0",
+        &["--startup-window", "1s", "--agent-retention", "1h"],
+    );
+    let url = agg.url();
+    let rt = runtime();
+    // An id of 64 Ki characters (it made `gslbctl agents` panic) and a
+    // version with a bidirectional control are refused, naming the field.
+    let long = rt
+        .block_on(agent_link::register(&url, &"a".repeat(65_536), "1"))
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(long.code(), tonic::Code::InvalidArgument, "{long:?}");
+    assert!(
+        long.message()
+            .contains("agentId: must be 1 to 128 characters"),
+        "{long:?}"
+    );
+    let bidi = rt
+        .block_on(agent_link::register(&url, "fra1-x", "1.0\u{202e}"))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        bidi.message().contains("version: must not hold control"),
+        "{bidi:?}"
+    );
+    // A reconnect that overtakes its old stream's end stays connected.
+    let (old_tx, old_in, _) = rt
+        .block_on(agent_link::register(&url, "fra1-a", "1"))
+        .unwrap();
+    let (_new_tx, _new_in, _) = rt
+        .block_on(agent_link::register(&url, "fra1-a", "1"))
+        .unwrap();
+    drop((old_tx, old_in));
+    wait_until(10, "the old stream's end to be seen", || {
+        agg.proc.stderr.count("agent disconnected") >= 1
+    });
+    let agents = agg.ctl_json(&["agents"]);
+    assert_eq!(agents.as_array().map_or(0, Vec::len), 1, "{agents}");
+    assert_eq!(agents[0]["connected"], true, "{agents}");
+    assert_eq!(agg.metric("gslb_aggregator_agents_connected"), 1);
+    // 1,100 agents come and go under new ids: at most 1,000 disconnected
+    // rows are kept, and the table renders.
+    rt.block_on(async {
+        for i in 0..1_100 {
+            let (tx, inbound, _) = agent_link::register(&url, &format!("churn-{i}"), "1")
+                .await
+                .unwrap();
+            drop((tx, inbound));
+        }
+    });
+    wait_until(30, "every churned stream to end", || {
+        agg.proc.stderr.count("agent disconnected") >= 1_101
+    });
+    let rows = agg.ctl_json(&["agents"]).as_array().map_or(0, Vec::len);
+    assert_eq!(rows, 1_001, "1,000 disconnected rows and the connected one");
+    let table = agg.ctl(&["agents"]);
+    assert_eq!(table.lines().count(), 1_002);
+}
+
+#[test]
+fn an_oversized_agent_batch_is_refused_and_the_aggregator_stays_responsive() {
+    let dir = temp_dir("agent-batch");
+    let agg = Aggregator::start(&dir.join("data"));
+    let url = agg.url();
+    let rt = runtime();
+    let refused = rt.block_on(async {
+        let (tx, mut inbound, _) = agent_link::register(&url, "fra1-big", "1").await.unwrap();
+        let result = gslb_proto::pb::ProbeResult {
+            member_id: 1,
+            check_id: 1,
+            cycle: 1,
+            failure: 0,
+            latency_us: 1,
+            detail: "x".repeat(1024 * 1024),
+        };
+        let batch = gslb_proto::pb::ResultBatch {
+            seq: 1,
+            results: vec![result; 20],
+            dropped: 0,
+        };
+        let _ = tx
+            .send(gslb_proto::pb::AgentMessage {
+                msg: Some(gslb_proto::pb::agent_message::Msg::Results(batch)),
+            })
+            .await;
+        loop {
+            match inbound.message().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => return None,
+                Err(status) => return Some(status),
+            }
+        }
+    });
+    // The aggregator refuses to decode it and ends the session (the
+    // client sees the stream end, or its error).
+    if let Some(status) = refused {
+        assert!(status.message().contains("too large"), "{status:?}");
+    }
+    wait_until(10, "the aggregator to say why", || {
+        agg.proc.stderr.contains("message length too large")
+    });
+    // Still answering.
+    assert_eq!(gslb_e2e::dns::http_get(agg.http, "/livez").0, 200);
+    agg.ctl(&["zones", "list"]);
+}
+
+#[test]
+fn the_http_listener_closes_idle_slow_and_surplus_connections() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+    let dir = temp_dir("http-limits");
+    let agg = Aggregator::start_with(
+        None,
+        &dir.join("data"),
+        "127.0.0.1:0",
+        &[
+            "--startup-window",
+            "1s",
+            "--http-idle-timeout",
+            "1s",
+            "--http-header-timeout",
+            "1s",
+            "--max-connections",
+            "16",
+        ],
+    );
+    let closed_within = |s: &mut TcpStream, secs: u64| {
+        s.set_read_timeout(Some(Duration::from_secs(secs))).unwrap();
+        let mut buf = [0u8; 4096];
+        let started = Instant::now();
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return started.elapsed() < Duration::from_secs(secs),
+                Ok(_) => continue,
+            }
+        }
+    };
+    // Idle: a connection that says nothing is closed.
+    let mut idle = TcpStream::connect(agg.http).unwrap();
+    assert!(closed_within(&mut idle, 5), "an idle connection was held");
+    // Slowloris: headers that never finish are cut off.
+    let mut slow = TcpStream::connect(agg.http).unwrap();
+    slow.write_all(b"GET /livez HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let mut cut = false;
+    while started.elapsed() < Duration::from_secs(5) {
+        if slow.write_all(b"X-Slow: 1\r\n").is_err() {
+            cut = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        cut || closed_within(&mut slow, 1),
+        "a slowloris client was held"
+    );
+    drop(agg);
+    // The cap (timeouts at their defaults, so nothing else closes the
+    // held connections): 16 open, the 17th closed at once; once they go,
+    // the listener answers again.
+    let agg = Aggregator::start_with(
+        None,
+        &dir.join("data2"),
+        "127.0.0.1:0",
+        &["--startup-window", "1s", "--max-connections", "16"],
+    );
+    let held: Vec<TcpStream> = (0..16)
+        .map(|_| TcpStream::connect(agg.http).unwrap())
+        .collect();
+    wait_until(10, "the cap to refuse a connection", || {
+        let mut extra = TcpStream::connect(agg.http).unwrap();
+        closed_within(&mut extra, 1)
+    });
+    wait_until(10, "the refusal to be logged", || {
+        agg.proc
+            .stderr
+            .contains("the listener is at its connection cap")
+    });
+    drop(held);
+    wait_until(10, "/livez after the held connections", || {
+        gslb_e2e::dns::http_get(agg.http, "/livez").0 == 200
+    });
+}
+
+#[test]
+fn gslbctl_gives_up_at_its_deadline() {
+    // A listener that accepts and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(gslb_e2e::bins::bin("gslbctl"))
+        .args([
+            "--server",
+            &format!("http://{addr}"),
+            "--timeout",
+            "1s",
+            "zones",
+            "list",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(silent);
+}

@@ -17,13 +17,17 @@ use crate::control::Control;
 use crate::engine::{EvidenceOutcome, Output, Reason, Timestamp};
 use crate::service::{Service, lock};
 
-/// (eligible, protected, fail-open) of a pool as selection sees it now.
-pub fn pool_flags(c: &Control, pool: PoolId) -> (bool, bool, bool) {
+/// (eligible, protected, fail-open) of a pool as selection sees it now;
+/// `ids` are its members. Costs the pool's size.
+fn pool_flags(c: &Control, pool: PoolId, ids: &[MemberId]) -> (bool, bool, bool) {
     let snapshot = c.feed().snapshot();
     let Some(p) = snapshot.catalog.pools.get(&pool) else {
         return (false, false, true);
     };
-    let members: Vec<Member> = snapshot.catalog.pool_members(pool).cloned().collect();
+    let members: Vec<Member> = ids
+        .iter()
+        .filter_map(|id| snapshot.catalog.members.get(id).cloned())
+        .collect();
     let facts: Vec<MemberFacts> = members
         .iter()
         .map(|m| snapshot.facts.get(&m.id).copied().unwrap_or_default())
@@ -50,14 +54,28 @@ pub fn pool_flags(c: &Control, pool: PoolId) -> (bool, bool, bool) {
 
 /// A member's status.
 pub fn member_status(
+    c: &mut Control,
+    id: MemberId,
+    now: Timestamp,
+) -> Result<pb::MemberStatus, Status> {
+    let not_found = || Status::not_found(format!("member {id} does not exist"));
+    let pool = c.catalog().members.get(&id).ok_or_else(not_found)?.pool;
+    let index = c.pools_index();
+    let ids = index.get(&pool).map_or(&[][..], Vec::as_slice);
+    let flags = pool_flags(c, pool, ids);
+    member_status_in(c, id, flags, now)
+}
+
+/// A member's status, its pool's flags given.
+fn member_status_in(
     c: &Control,
     id: MemberId,
+    (_, protected, fail_open): (bool, bool, bool),
     now: Timestamp,
 ) -> Result<pb::MemberStatus, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
     let member = c.catalog().members.get(&id).ok_or_else(not_found)?;
     let s = c.engine().member_status(id, now).ok_or_else(not_found)?;
-    let (_, protected, fail_open) = pool_flags(c, member.pool);
     Ok(pb::MemberStatus {
         member_id: id.0,
         healthy: s.health == Health::Up,
@@ -86,16 +104,19 @@ pub fn member_status(
     })
 }
 
-/// A pool's status with each member's.
-pub fn pool_status(c: &Control, id: PoolId, now: Timestamp) -> Result<pb::PoolStatus, Status> {
+/// A pool's status with each member's: one pass over the pool's members
+/// (its flags computed once), whatever the size of the catalog.
+pub fn pool_status(c: &mut Control, id: PoolId, now: Timestamp) -> Result<pb::PoolStatus, Status> {
     if !c.catalog().pools.contains_key(&id) {
         return Err(Status::not_found(format!("pool {id} does not exist")));
     }
-    let (eligible, protected, fail_open) = pool_flags(c, id);
-    let members = c
-        .catalog()
-        .pool_members(id)
-        .map(|m| member_status(c, m.id, now))
+    let index = c.pools_index();
+    let ids = index.get(&id).map_or(&[][..], Vec::as_slice);
+    let flags = pool_flags(c, id, ids);
+    let (eligible, protected, fail_open) = flags;
+    let members = ids
+        .iter()
+        .map(|m| member_status_in(c, *m, flags, now))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(pb::PoolStatus {
         pool_id: id.0,
@@ -251,9 +272,10 @@ pub fn explain(c: &Control, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
 
 /// The agent registry.
 pub fn agents(service: &Service) -> pb::AgentList {
+    service.evict_agents();
     pb::AgentList {
         agents: lock(&service.agents)
-            .values()
+            .rows()
             .map(|a| pb::AgentInfo {
                 agent_id: a.agent_id.clone(),
                 location: a.location.to_string(),
