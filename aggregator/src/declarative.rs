@@ -448,11 +448,12 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
 
 /// Parse a document: TOML, or JSON when it starts with `{`.
 pub fn parse(text: &str) -> Result<Desired, ValidationError> {
-    if text.trim_start().starts_with('{') {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de)
-            .map_err(|e| bad(e.path().to_string(), e.inner().to_string()))
+    let value = if text.trim_start().starts_with('{') {
+        crate::strict_json::parse(text.as_bytes())
     } else {
-        toml::from_str(text).map_err(|e| bad("document".into(), e.to_string()))
+        crate::strict_json::from_toml(text)
     }
+    .map_err(|e| bad("document".into(), e))?;
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| bad(e.path().to_string(), e.inner().to_string()))
 }

@@ -19,3 +19,4 @@ pub mod security;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod strict_json;

@@ -18,9 +18,15 @@ pub use error::ApiError;
 
 use crate::service::Service;
 
-/// Every REST route, for the HTTP listener.
+/// Every REST route, for the HTTP listener. Every error, axum's own
+/// rejections and unknown paths or methods included, has the JSON shape.
 pub fn router(service: Arc<Service>) -> Router {
-    table().router.with_state(service)
+    table()
+        .router
+        .fallback(|| async { ApiError::not_found("no such path") })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+        .layer(axum::middleware::map_response(error::as_json))
+        .with_state(service)
 }
 
 /// Every route the router serves, as (method, path): what the

@@ -56,6 +56,16 @@ impl ApiError {
         }
     }
 
+    /// 405.
+    pub fn method_not_allowed() -> Self {
+        Self {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            code: "method_not_allowed",
+            message: "this path does not take that method".into(),
+            field: None,
+        }
+    }
+
     fn conflict(message: String) -> Self {
         Self {
             status: StatusCode::CONFLICT,
@@ -124,10 +134,53 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Give an error response that is not JSON (axum's rejections of a path
+/// parameter, a body too large, a wrong content type) the JSON shape.
+pub async fn as_json(response: Response) -> Response {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if status.as_u16() < 400 || json {
+        return response;
+    }
+    // Rejection texts are short; anything longer is cut.
+    let body = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&body).trim().to_owned();
+    let code = match status {
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_argument",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        _ if status.is_server_error() => "internal",
+        _ => "failed_precondition",
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        text
+    };
+    let body = Body {
+        error: Inner {
+            code,
+            message: &message,
+            field: None,
+        },
+    };
+    (status, Json(body)).into_response()
+}
+
 /// Decode a JSON body, naming the field path of any error.
 pub fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    // Strict first: duplicate keys and trailing text are errors.
+    let value = crate::strict_json::parse(body).map_err(|e| {
+        ApiError::invalid("body", e.split(" at line ").next().unwrap_or(&e).to_owned())
+    })?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { "body".to_owned() } else { path };
         // serde's " at line L column C" points into the merged document, not

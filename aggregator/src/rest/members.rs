@@ -39,6 +39,12 @@ pub fn view(m: &Member) -> Value {
 /// text as a plain IP (seed 004) under the name the client used.
 fn normalised(body: &[u8], pool: Option<PoolId>) -> Result<Vec<u8>, ApiError> {
     let mut map: Map<String, Value> = decode(body)?;
+    if map.contains_key("ipAddress") && map.contains_key("address") {
+        return Err(ApiError::invalid(
+            "ipAddress",
+            "give ipAddress (seed 000's name) or address, not both",
+        ));
+    }
     for name in ["ipAddress", "address"] {
         if let Some(value) = map.remove(name) {
             let text = value

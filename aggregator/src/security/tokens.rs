@@ -223,9 +223,12 @@ impl Tokens {
         need: TokenRole,
         now: SystemTime,
     ) -> Result<TokenRole, Refusal> {
+        // The scheme is case-insensitive (RFC 9110 11.1).
+        let header = header.ok_or(Refusal::Missing)?;
         let token = header
-            .ok_or(Refusal::Missing)?
-            .strip_prefix(b"Bearer ")
+            .get(..7)
+            .filter(|scheme| scheme.eq_ignore_ascii_case(b"bearer "))
+            .and_then(|_| header.get(7..))
             .ok_or(Refusal::Missing)?;
         let token = std::str::from_utf8(token)
             .map_err(|_| Refusal::Invalid)?

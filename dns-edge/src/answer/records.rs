@@ -32,7 +32,10 @@ impl Responder {
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan,
     ) -> Result<Option<u32>, PushError> {
-        if q.qtype == Rtype::CNAME {
+        // A CNAME owner asked for its CNAME, or for ANY (which matches
+        // the CNAME, so the chain is not followed: RFC 1034 4.3.2, and one
+        // record set per RFC 8482), answers the CNAME alone.
+        if q.qtype == Rtype::CNAME || (q.qtype == Rtype::ANY && entry.cname_set.is_some()) {
             if let Some(link) = &entry.cname_set {
                 push_rr(answer, q, None, link.ttl, &link.data)?;
                 return Ok(None);

@@ -49,7 +49,12 @@ impl Builder<'_> {
         let mut links = Vec::with_capacity(cnames.len());
         let mut owner: Option<DnsName> = None;
         let mut target: Option<DnsName> = None;
+        // Each CNAME goes in once: a loop ends the chain where it closes.
+        let mut seen = std::collections::HashSet::new();
         for set in &cnames {
+            if !seen.insert(set.id) {
+                break;
+            }
             let RecordData::Static(rdata) = &set.data else {
                 return Ok(None);
             };

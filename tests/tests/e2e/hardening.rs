@@ -588,3 +588,60 @@ fn gslbctl_gives_up_at_its_deadline() {
     );
     drop(silent);
 }
+
+#[test]
+fn every_request_error_names_the_rule_in_one_json_shape() {
+    let dir = temp_dir("errors");
+    let agg = Aggregator::start(&dir.join("data"));
+    agg.apply(ZONE, &dir);
+    let (code, pool) = agg.rest("POST", "/api/v1/pools", r#"{"name": "p"}"#);
+    assert_eq!(code, 201);
+    let pool = pool["id"].as_u64().unwrap();
+    let error = |reply: (u16, serde_json::Value)| {
+        let (code, body) = reply;
+        assert!(
+            body["error"]["code"].is_string() && body["error"]["message"].is_string(),
+            "{code} {body}"
+        );
+        (code, body["error"]["message"].as_str().unwrap().to_owned())
+    };
+    // Trailing garbage and duplicate keys: refused, nothing written.
+    let (code, m) = error(agg.rest("POST", "/api/v1/pools", r#"{"name": "q"} trailing"#));
+    assert_eq!(code, 400);
+    assert!(m.contains("trailing characters"), "{m}");
+    let (code, m) = error(agg.rest("POST", "/api/v1/pools", r#"{"name": "q", "name": "r"}"#));
+    assert_eq!(code, 400);
+    assert!(m.contains("duplicate key \"name\""), "{m}");
+    let (_, pools) = agg.rest("GET", "/api/v1/pools", "");
+    assert_eq!(pools.as_array().map_or(0, Vec::len), 1, "{pools}");
+    // Both spellings of a member's address.
+    let both = r#"{"name": "m", "ipAddress": "127.0.0.5", "address": "127.0.0.6", "port": 80}"#;
+    let (code, m) = error(agg.rest("POST", &format!("/api/v1/pools/{pool}/members"), both));
+    assert_eq!(code, 400);
+    assert!(m.contains("ipAddress") && m.contains("not both"), "{m}");
+    // Unknown paths, methods and malformed path parameters: JSON too.
+    let (code, _) = error(agg.rest("GET", "/api/v1/nothing-here", ""));
+    assert_eq!(code, 404);
+    let (code, _) = error(agg.rest("PATCH", "/api/v1/pools", "{}"));
+    assert_eq!(code, 405);
+    let (code, m) = error(agg.rest("GET", "/api/v1/pools/not-a-number", ""));
+    assert_eq!(code, 400, "{m}");
+    // TOML nan is named, not reported as null.
+    let doc = format!("{ZONE}\n[[pool]]\nname = \"n\"\nprotectThreshold = nan\n");
+    let file = dir.join("nan.toml");
+    std::fs::write(&file, doc).unwrap();
+    let (ok, _, err) = agg.try_ctl(&["apply", "-f", file.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("protectThreshold: NaN is not a finite number"),
+        "{err}"
+    );
+    // The bearer scheme in lower case (schemes are case-insensitive).
+    let (code, _, _) = gslb_e2e::dns::http_request(
+        agg.http,
+        "GET",
+        "/api/v1/pools",
+        &[("Authorization", &format!("bearer {}", agg.token))],
+        "",
+    );
+    assert_eq!(code, 200);
+}
