@@ -387,6 +387,13 @@ impl CatalogState {
             }
             Object::Pool(p) => {
                 validate::pool(p).map_err(CatalogError::Invalid)?;
+                // Names are what declarative documents key pools by.
+                if let Some(other) = c.pools.values().find(|o| o.name == p.name && o.id != p.id) {
+                    return Err(invalid(
+                        "name",
+                        format!("pool {} is already named {:?}", other.id, p.name),
+                    ));
+                }
                 if let Some(check) = p.check
                     && !c.checks.contains_key(&check)
                 {
@@ -401,7 +408,16 @@ impl CatalogState {
                 }
                 Ok(())
             }
-            Object::Check(k) => validate::check(k).map_err(CatalogError::Invalid),
+            Object::Check(k) => {
+                validate::check(k).map_err(CatalogError::Invalid)?;
+                if let Some(other) = c.checks.values().find(|o| o.name == k.name && o.id != k.id) {
+                    return Err(invalid(
+                        "name",
+                        format!("check {} is already named {:?}", other.id, k.name),
+                    ));
+                }
+                Ok(())
+            }
         }
     }
 

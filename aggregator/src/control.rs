@@ -208,13 +208,36 @@ impl Control {
 
     /// Make the catalog match a declarative document; with `dry_run` only
     /// plan and validate. Returns the plan and the version after it.
+    /// Deletions need `prune`: a truncated or empty document must not
+    /// wipe what it fails to list.
     pub fn apply_document(
         &mut self,
         desired: &crate::declarative::Desired,
         dry_run: bool,
+        prune: bool,
         now: Timestamp,
     ) -> Result<(crate::declarative::Plan, u64), ControlError> {
         let plan = crate::declarative::plan(&self.state, desired).map_err(CatalogError::Invalid)?;
+        let deletes: Vec<&str> = plan
+            .lines
+            .iter()
+            .filter(|l| l.starts_with("- "))
+            .map(String::as_str)
+            .collect();
+        if !dry_run && !prune && !deletes.is_empty() {
+            let shown: Vec<&str> = deletes.iter().take(5).copied().collect();
+            return Err(CatalogError::Invalid(gslb_shared::validate::ValidationError::single(
+                "prune",
+                format!(
+                    "the document leaves out {} object(s) that exist ({}{}); nothing was applied: \
+                     list them, or apply with prune (gslbctl apply --prune, ?prune=true) to delete them",
+                    deletes.len(),
+                    shown.join(", "),
+                    if deletes.len() > shown.len() { ", ..." } else { "" }
+                ),
+            ))
+            .into());
+        }
         if dry_run {
             self.check_all(plan.ops.clone())?;
         } else if !plan.ops.is_empty() {

@@ -118,6 +118,10 @@ pub enum Command {
         /// Only plan and validate.
         #[arg(long)]
         dry_run: bool,
+        /// Delete what the document leaves out (without it, a plan that
+        /// deletes anything is refused).
+        #[arg(long)]
+        prune: bool,
     },
     /// Set (or clear) a member's health; only for pools whose check is `none`.
     Health {
@@ -515,10 +519,18 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
                 .into_inner();
             Ok(render::explain(&r, out))
         }
-        Command::Apply { file, dry_run } => {
+        Command::Apply {
+            file,
+            dry_run,
+            prune,
+        } => {
             let document = read_document(&file)?;
             let r = c
-                .apply_config(pb::ApplyConfigRequest { document, dry_run })
+                .apply_config(pb::ApplyConfigRequest {
+                    document,
+                    dry_run,
+                    prune,
+                })
                 .await?
                 .into_inner();
             Ok(render::plan(&r, out))

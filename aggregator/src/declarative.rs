@@ -267,7 +267,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
         }
     }
     let mut pools = BTreeMap::new();
-    let mut kept_members = Vec::new();
+    let mut kept_members = std::collections::HashSet::new();
     for (i, d) in desired.pools.iter().enumerate() {
         let at = format!("pool[{i}]");
         let check = match &d.check {
@@ -331,10 +331,13 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
                 |id| object::<Member>(&at, value, id).map(Object::Member),
                 format!("member {}/{name}", d.name),
             )?;
-            kept_members.push(MemberId(id));
+            kept_members.insert(MemberId(id));
         }
     }
-    let mut kept_records = Vec::new();
+    let mut kept_records = std::collections::HashSet::new();
+    // Record deletes go before record creates (spliced in below), so one
+    // document can turn a name from CNAME into another type or back.
+    let records_at = (p.plan.ops.len(), p.plan.lines.len());
     for (i, r) in desired.records.iter().enumerate() {
         let at = format!("record[{i}]");
         let zone = *zones.get(&r.zone).ok_or_else(|| {
@@ -402,15 +405,22 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
             },
             format!("record {} {}", r.name, r.rtype),
         )?;
-        kept_records.push(RecordSetId(id));
+        kept_records.insert(RecordSetId(id));
     }
-    // Deletes, dependents first.
-    for r in c.records.values().filter(|r| !kept_records.contains(&r.id)) {
-        p.plan
-            .lines
-            .push(format!("- record {} {}", r.name, r.rtype));
-        p.plan.ops.push(Op::Delete(ObjectRef::Record(r.id)));
-    }
+    let (ops, lines): (Vec<Op>, Vec<String>) = c
+        .records
+        .values()
+        .filter(|r| !kept_records.contains(&r.id))
+        .map(|r| {
+            (
+                Op::Delete(ObjectRef::Record(r.id)),
+                format!("- record {} {}", r.name, r.rtype),
+            )
+        })
+        .unzip();
+    p.plan.ops.splice(records_at.0..records_at.0, ops);
+    p.plan.lines.splice(records_at.1..records_at.1, lines);
+    // Other deletes, dependents first.
     for m in c
         .members
         .values()

@@ -141,3 +141,28 @@ fn ephemeral_members_are_left_to_their_heartbeats() {
         .unwrap();
     assert!(applied(&mut state, EXAMPLE).is_empty());
 }
+
+#[test]
+fn one_document_turns_a_name_from_cname_into_another_type_and_back() {
+    // Creates used to run before deletes, so the new type met the old one.
+    let zone = "[[zone]]\napex = \"example.test\"\nns = [\"ns1.example.test\"]\ndefaultTtl = 60\n[zone.soa]\nmname = \"ns1.example.test\"\nrname = \"h.example.test\"\nrefresh = 3600\nretry = 600\nexpire = 604800\nnegativeTtl = 5\n";
+    let cname = format!(
+        "{zone}[[record]]\nzone = \"example.test\"\nname = \"x.example.test\"\ntype = \"CNAME\"\nstatic = [{{ cname = \"y.example.test\" }}]\n"
+    );
+    let a = format!(
+        "{zone}[[record]]\nzone = \"example.test\"\nname = \"x.example.test\"\ntype = \"A\"\nstatic = [{{ a = \"192.0.2.1\" }}]\n"
+    );
+    let mut state = CatalogState::default();
+    applied(&mut state, &cname);
+    let lines = applied(&mut state, &a);
+    assert_eq!(
+        lines,
+        ["- record x.example.test CNAME", "+ record x.example.test A"]
+    );
+    let lines = applied(&mut state, &cname);
+    assert_eq!(
+        lines,
+        ["- record x.example.test A", "+ record x.example.test CNAME"]
+    );
+    assert_eq!(state.catalog.records.len(), 1);
+}

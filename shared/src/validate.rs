@@ -13,7 +13,7 @@ mod record;
 mod text;
 mod zone;
 
-pub use address::{AddressError, plain_ip};
+pub use address::{AddressError, plain_ip, unanswerable};
 pub use catalog::catalog;
 pub use check::check;
 pub use error::{FieldError, ValidationError};
@@ -21,6 +21,7 @@ pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;
 pub use pool::pool;
 pub use record::record;
+pub use text::invisible;
 pub use text::{location_id, region};
 pub use zone::zone;
 

@@ -557,3 +557,44 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn addresses_names_and_timeouts_that_cannot_be_served_are_refused() {
+    let mut m = base_member();
+    for (addr, rule) in [
+        ("255.255.255.255", "broadcast"),
+        ("::ffff:192.0.2.1", "IPv4-mapped"),
+        ("0.0.0.0", "unicast"),
+        ("224.0.0.1", "unicast"),
+    ] {
+        m.address = addr.parse().unwrap();
+        fails_on(validate::member(&m), "address", rule);
+    }
+    let mut m = base_member();
+    m.name = "web\u{202e}1".into();
+    fails_on(validate::member(&m), "name", "bidirectional");
+    m.name = "web\u{200b}1".into();
+    fails_on(validate::member(&m), "name", "zero-width");
+    let mut m = base_member();
+    m.kind = MemberKind::Ephemeral(EphemeralPolicy {
+        heartbeat_timeout: Duration::from_millis(u64::MAX),
+        ..EphemeralPolicy::default()
+    });
+    fails_on(
+        validate::member(&m),
+        "kind.ephemeral.heartbeatTimeout",
+        "7 days",
+    );
+    let mut p = Pool::new(PoolId(1), "p");
+    p.fail_mode = FailMode::Static;
+    p.fallback = vec![
+        "0.0.0.0".parse().unwrap(),
+        "255.255.255.255".parse().unwrap(),
+        "239.1.1.1".parse().unwrap(),
+    ];
+    let err = validate::pool(&p).unwrap_err();
+    assert!(
+        err.names("fallback[0]") && err.names("fallback[1]") && err.names("fallback[2]"),
+        "{err}"
+    );
+}

@@ -65,8 +65,8 @@ fn report(name: &str, secs: f64, lat: &[u64]) {
         "{name:<44} {:>9.1} ms   /livez during it: n={:<5} p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>7.2} ms",
         secs * 1000.0,
         lat.len(),
-        ms(percentile(lat, 0.50)),
-        ms(percentile(lat, 0.99)),
+        ms(percentile(lat, 50.0)),
+        ms(percentile(lat, 99.0)),
         ms(*lat.last().unwrap_or(&0)),
     );
 }
@@ -76,8 +76,9 @@ fn pool_doc(name: &str, n: usize, octet: usize) -> String {
     for i in 0..n {
         let _ = write!(
             s,
-            "[[pool.member]]\nname = \"{name}-{i}\"\naddress = \"127.{octet}.{}.{}\"\nport = 80\n",
-            i / 250,
+            "[[pool.member]]\nname = \"{name}-{i}\"\naddress = \"127.{}.{}.{}\"\nport = 80\n",
+            octet + i / 62_500,
+            (i / 250) % 250,
             i % 250 + 1
         );
     }
@@ -93,7 +94,7 @@ fn main() {
     let doc = format!(
         "{ZONE}{}{}",
         pool_doc("big", big, 64),
-        pool_doc("mid", mid, 65)
+        pool_doc("mid", mid, 70)
     );
     let (_, secs, lat) = during(agg.http, || agg.apply(&doc, &dir));
     report(&format!("apply {} members", big + mid), secs, &lat);

@@ -6,21 +6,7 @@
 /// Most characters shown of one cell; longer ones end in `…`.
 pub const MAX_CELL: usize = 120;
 
-/// Characters that change how the text around them is shown without being
-/// seen themselves: bidirectional controls and zero-width characters.
-pub fn invisible(c: char) -> bool {
-    matches!(c,
-        '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{feff}'
-        | '\u{061c}'
-        | '\u{00ad}'
-        | '\u{034f}'
-        | '\u{180e}'
-    )
-}
+pub use gslb_shared::validate::invisible;
 
 /// A cell as shown: every character a terminal would act on or hide is
 /// escaped (`\u{202e}`), and the result cut at [`MAX_CELL`] characters.

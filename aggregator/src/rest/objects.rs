@@ -230,6 +230,9 @@ pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
 pub struct ConfigQuery {
     #[serde(default)]
     dry_run: bool,
+    /// Delete what the document leaves out (refused otherwise).
+    #[serde(default)]
+    prune: bool,
 }
 
 /// `POST /api/v1/config`: make the catalog match a TOML or JSON document.
@@ -241,7 +244,8 @@ pub async fn apply_config(
     let text =
         std::str::from_utf8(&body).map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
     let desired = crate::service::off_worker(|| crate::declarative::parse(text))?;
-    let (plan, version) = s.with_control(|c| c.apply_document(&desired, q.dry_run, now()))?;
+    let (plan, version) =
+        s.with_control(|c| c.apply_document(&desired, q.dry_run, q.prune, now()))?;
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "plan": plan.lines, "version": version, "applied": !q.dry_run })),

@@ -392,7 +392,7 @@ impl AdminService for Admin {
             .map_err(invalid)?;
         let (plan, version) = self
             .0
-            .with_control(|c| c.apply_document(&desired, r.dry_run, now()))?;
+            .with_control(|c| c.apply_document(&desired, r.dry_run, r.prune, now()))?;
         Ok(Response::new(pb::ApplyConfigResponse {
             plan: plan.lines,
             version,

@@ -35,6 +35,24 @@ pub enum AddressError {
     NotAnIp,
 }
 
+/// Why `ip` cannot be answered to clients as a host address, if it cannot:
+/// unspecified, multicast, the IPv4 broadcast, or IPv4-mapped IPv6 (an
+/// AAAA answer that is really an IPv4 host; give it as IPv4).
+pub fn unanswerable(ip: &IpAddr) -> Option<&'static str> {
+    if ip.is_unspecified() || ip.is_multicast() {
+        return Some("must be a unicast address (not 0.0.0.0, :: or multicast)");
+    }
+    match ip {
+        IpAddr::V4(v4) if v4.is_broadcast() => {
+            Some("must not be the broadcast address 255.255.255.255")
+        }
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => {
+            Some("must not be IPv4-mapped IPv6 (::ffff:a.b.c.d): give the IPv4 address")
+        }
+        _ => None,
+    }
+}
+
 /// Parse a plain IPv4 or IPv6 literal; `[v6]` brackets are accepted and
 /// dropped. Anything that carries more than a host is refused with the reason.
 pub fn plain_ip(text: &str) -> Result<IpAddr, AddressError> {

@@ -7,6 +7,9 @@ use super::text::human_name;
 use super::{MAX_WARMUP_THRESHOLD, MAX_WEIGHT, region};
 use crate::model::{Member, MemberKind};
 
+/// Longest heartbeat or delete timeout of an ephemeral member.
+pub const MAX_EPHEMERAL_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// Validate a member on its own.
 pub fn member(member: &Member) -> Result<(), ValidationError> {
     let mut f = Findings::new("");
@@ -25,16 +28,20 @@ pub fn member(member: &Member) -> Result<(), ValidationError> {
     {
         f.add("region", rule);
     }
-    f.require(
-        !member.address.is_unspecified() && !member.address.is_multicast(),
-        "address",
-        "must be a unicast address (not 0.0.0.0, :: or multicast)",
-    );
+    if let Some(rule) = super::address::unanswerable(&member.address) {
+        f.add("address", rule);
+    }
     if let MemberKind::Ephemeral(policy) = member.kind {
         f.require(
-            policy.heartbeat_timeout >= Duration::from_secs(1),
+            policy.heartbeat_timeout >= Duration::from_secs(1)
+                && policy.heartbeat_timeout <= MAX_EPHEMERAL_TIMEOUT,
             "kind.ephemeral.heartbeatTimeout",
-            "must be at least 1s",
+            "must be between 1s and 7 days",
+        );
+        f.require(
+            policy.delete_timeout <= MAX_EPHEMERAL_TIMEOUT,
+            "kind.ephemeral.deleteTimeout",
+            "must be at most 7 days",
         );
         f.require(
             policy.delete_timeout >= policy.heartbeat_timeout,

@@ -30,6 +30,11 @@ pub fn pool(pool: &Pool) -> Result<(), ValidationError> {
                 "fallback",
                 format!("must list at most {MAX_FALLBACK} addresses"),
             );
+            for (i, ip) in pool.fallback.iter().enumerate() {
+                if let Some(rule) = super::address::unanswerable(ip) {
+                    f.add(&format!("fallback[{i}]"), rule);
+                }
+            }
         }
         FailMode::Open | FailMode::Closed => {
             f.require(

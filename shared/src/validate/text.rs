@@ -14,7 +14,28 @@ pub(crate) fn human_name(findings: &mut Findings, field: &str, name: &str) {
         findings.add(field, format!("must be at most {MAX_NAME_LEN} characters"));
     } else if name.chars().any(char::is_control) {
         findings.add(field, "must not contain control characters");
+    } else if name.chars().any(invisible) {
+        findings.add(
+            field,
+            "must not contain bidirectional controls or zero-width characters",
+        );
     }
+}
+
+/// Characters that change how the text around them is shown without being
+/// seen: bidirectional controls and zero-width characters.
+pub fn invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{feff}'
+        | '\u{061c}'
+        | '\u{00ad}'
+        | '\u{034f}'
+        | '\u{180e}'
+    )
 }
 
 fn token_rule(text: &str) -> Option<&'static str> {

@@ -645,3 +645,44 @@ fn every_request_error_names_the_rule_in_one_json_shape() {
     );
     assert_eq!(code, 200);
 }
+
+#[test]
+fn a_document_deletes_only_with_prune_and_names_are_unique() {
+    let dir = temp_dir("prune");
+    let agg = Aggregator::start(&dir.join("data"));
+    let full = format!(
+        "{ZONE}\n[[pool]]\nname = \"web\"\n[[pool.member]]\nname = \"w1\"\naddress = \"127.0.0.9\"\nport = 80\n"
+    );
+    agg.apply(&full, &dir);
+    // A truncated (here: empty) document would have deleted everything.
+    for doc in ["", ZONE] {
+        let file = dir.join("cut.toml");
+        std::fs::write(&file, doc).unwrap();
+        let (ok, _, err) = agg.try_ctl(&["apply", "-f", file.to_str().unwrap()]);
+        assert!(
+            !ok && err.contains("prune:") && err.contains("nothing was applied"),
+            "{err}"
+        );
+    }
+    let (_, pools) = agg.rest("GET", "/api/v1/pools", "");
+    assert_eq!(pools.as_array().map_or(0, Vec::len), 1, "{pools}");
+    let (code, body) = agg.rest("POST", "/api/v1/config", ZONE);
+    assert_eq!(code, 400, "{body}");
+    // The dry run shows the deletions; --prune makes them.
+    let file = dir.join("zone.toml");
+    std::fs::write(&file, ZONE).unwrap();
+    let plan = agg.ctl(&["apply", "-f", file.to_str().unwrap(), "--dry-run"]);
+    assert!(plan.contains("- pool web"), "{plan}");
+    agg.ctl(&["apply", "-f", file.to_str().unwrap(), "--prune"]);
+    let (_, pools) = agg.rest("GET", "/api/v1/pools", "");
+    assert_eq!(pools.as_array().map_or(0, Vec::len), 0, "{pools}");
+    // Names the declarative model keys on are unique.
+    let (code, _) = agg.rest("POST", "/api/v1/pools", r#"{"name": "dup"}"#);
+    assert_eq!(code, 201);
+    let (code, body) = agg.rest("POST", "/api/v1/pools", r#"{"name": "dup"}"#);
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.to_string().contains("is already named \\\"dup\\\""),
+        "{body}"
+    );
+}
