@@ -345,6 +345,24 @@ impl CatalogState {
                         format!("zone {} already serves {}", other.id, z.apex),
                     ));
                 }
+                // A zone inside another served zone is allowed (its names
+                // are answered from it, the longest apex wins), but not
+                // over records of the parent it would hide.
+                if let Some(hidden) = c.records.values().find(|r| {
+                    r.zone != z.id
+                        && r.name.is_in_zone(&z.apex)
+                        && c.zones
+                            .get(&r.zone)
+                            .is_some_and(|p| z.apex.is_in_zone(&p.apex))
+                }) {
+                    return Err(invalid(
+                        "apex",
+                        format!(
+                            "record set {} ({} {}) of zone {} is at or below {}: it would be hidden; move or delete it first",
+                            hidden.id, hidden.name, hidden.rtype, hidden.zone, z.apex
+                        ),
+                    ));
+                }
                 Ok(())
             }
             Object::Record(r) => {
@@ -353,6 +371,19 @@ impl CatalogState {
                     .get(&r.zone)
                     .ok_or_else(|| invalid("zone", format!("zone {} does not exist", r.zone)))?;
                 validate::record(r, zone).map_err(CatalogError::Invalid)?;
+                // Below a child zone's apex, a parent's record is never
+                // answered: the child zone serves those names.
+                if let Some(child) = c.zones.values().find(|z| {
+                    z.id != zone.id && z.apex.is_in_zone(&zone.apex) && r.name.is_in_zone(&z.apex)
+                }) {
+                    return Err(invalid(
+                        "name",
+                        format!(
+                            "{} is at or below {}, served by zone {}: write it there",
+                            r.name, child.apex, child.id
+                        ),
+                    ));
+                }
                 if let RecordData::Dynamic(d) = &r.data {
                     let branches = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
                     if let Some(missing) = branches.flatten().find(|p| !c.pools.contains_key(p)) {

@@ -348,3 +348,40 @@ fn ids_are_the_servers_and_the_counter_never_wraps() {
     );
     assert_eq!(s.catalog.pools.len(), 2);
 }
+
+#[test]
+fn a_parent_zone_holds_no_records_a_child_zone_would_hide() {
+    let mut s = CatalogState::default();
+    let ObjectRef::Zone(parent) = created(&mut s, Object::Zone(zone())) else {
+        unreachable!()
+    };
+    let a = |name: &str, z: ZoneId| {
+        record(
+            z,
+            name,
+            RecordType::A,
+            RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())]),
+        )
+    };
+    created(&mut s, Object::Record(a("x.sub.example.com", parent)));
+    // The child zone would hide x.sub.example.com: refused.
+    let mut child = zone();
+    child.apex = DnsName::parse("sub.example.com").unwrap();
+    let err = s
+        .apply(Op::Create(Object::Zone(child.clone())))
+        .unwrap_err();
+    assert!(err.to_string().contains("would be hidden"), "{err}");
+    // Without that record the child zone is fine, and the parent may not
+    // write below its apex.
+    let x = *s.catalog.records.keys().next().unwrap();
+    s.apply(Op::Delete(ObjectRef::Record(x))).unwrap();
+    let ObjectRef::Zone(child) = created(&mut s, Object::Zone(child)) else {
+        unreachable!()
+    };
+    let err = s
+        .apply(Op::Create(Object::Record(a("y.sub.example.com", parent))))
+        .unwrap_err();
+    assert!(err.to_string().contains("served by zone"), "{err}");
+    created(&mut s, Object::Record(a("y.sub.example.com", child)));
+    created(&mut s, Object::Record(a("other.example.com", parent)));
+}
