@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use axum::Json;
+use axum::response::IntoResponse;
 use axum::extract::{Path, Query, State};
 use gslb_proto::pb;
 use gslb_shared::{MemberId, PoolId};
@@ -73,7 +74,7 @@ pub async fn member_status(
 pub async fn pool_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let (status, addresses) = s
         .with_control(|c| {
             let st = views::pool_status(c, PoolId(id), now())?;
@@ -88,23 +89,32 @@ pub async fn pool_status(
             Ok((st, addresses))
         })
         .map_err(status_error)?;
-    let members: serde_json::Map<String, Value> = status
-        .members
-        .iter()
-        .map(|m| {
-            (
-                addresses
-                    .get(&m.member_id)
-                    .cloned()
-                    .unwrap_or_else(|| m.member_id.to_string()),
-                status_json(m),
-            )
-        })
-        .collect();
-    Ok(Json(json!({
-        "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
-        "failOpen": status.fail_open, "members": members,
-    })))
+    // Rendering 100,000 members is long work too: off the worker, to bytes.
+    let body = crate::service::off_worker(|| {
+        let members: serde_json::Map<String, Value> = status
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    addresses
+                        .get(&m.member_id)
+                        .cloned()
+                        .unwrap_or_else(|| m.member_id.to_string()),
+                    status_json(m),
+                )
+            })
+            .collect();
+        serde_json::to_vec(&json!({
+            "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
+            "failOpen": status.fail_open, "members": members,
+        }))
+        .unwrap_or_default()
+    });
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response())
 }
 
 /// `?limit=` of the log.
