@@ -191,6 +191,24 @@ pub struct CatalogState {
     /// Edge epoch: raised by each deliberate reset (`gslbctl reset-edges`).
     #[serde(default)]
     pub epoch: u64,
+    /// Member ids by (pool, name), for the uniqueness rule.
+    #[serde(skip)]
+    pub(crate) member_names: MemberNames,
+}
+
+/// Member ids by (pool, name): built on first use, then kept up to date by
+/// [`CatalogState::put`] and [`CatalogState::remove`], so the rule costs a
+/// lookup per write, not a scan of every member. Not part of the state's
+/// value: two states are equal whatever their indexes hold.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MemberNames(
+    std::sync::OnceLock<std::collections::HashMap<(PoolId, String), MemberId>>,
+);
+
+impl PartialEq for MemberNames {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl CatalogState {
@@ -312,7 +330,17 @@ impl CatalogState {
             Object::Zone(z) => drop(c.zones.insert(z.id, z)),
             Object::Record(r) => drop(c.records.insert(r.id, r)),
             Object::Pool(p) => drop(c.pools.insert(p.id, p)),
-            Object::Member(m) => drop(c.members.insert(m.id, m)),
+            Object::Member(m) => {
+                let key = (m.pool, m.name.clone());
+                let id = m.id;
+                let old = c.members.insert(m.id, m);
+                if let Some(names) = self.member_names.0.get_mut() {
+                    if let Some(old) = old {
+                        names.remove(&(old.pool, old.name));
+                    }
+                    names.insert(key, id);
+                }
+            }
             Object::Check(k) => drop(c.checks.insert(k.id, k)),
         }
     }
@@ -324,9 +352,30 @@ impl CatalogState {
             ObjectRef::Zone(id) => drop(c.zones.remove(&id)),
             ObjectRef::Record(id) => drop(c.records.remove(&id)),
             ObjectRef::Pool(id) => drop(c.pools.remove(&id)),
-            ObjectRef::Member(id) => drop(c.members.remove(&id)),
+            ObjectRef::Member(id) => {
+                if let Some(old) = c.members.remove(&id)
+                    && let Some(names) = self.member_names.0.get_mut()
+                {
+                    names.remove(&(old.pool, old.name));
+                }
+            }
             ObjectRef::Check(id) => drop(c.checks.remove(&id)),
         }
+    }
+
+    /// The member of `pool` named `name`, if any.
+    fn member_named(&self, pool: PoolId, name: &str) -> Option<MemberId> {
+        self.member_names
+            .0
+            .get_or_init(|| {
+                self.catalog
+                    .members
+                    .values()
+                    .map(|m| ((m.pool, m.name.clone()), m.id))
+                    .collect()
+            })
+            .get(&(pool, name.to_owned()))
+            .copied()
     }
 
     fn check_object(&self, object: &Object) -> Result<(), CatalogError> {
@@ -436,6 +485,18 @@ impl CatalogState {
                 validate::member(m).map_err(CatalogError::Invalid)?;
                 if !c.pools.contains_key(&m.pool) {
                     return Err(invalid("pool", format!("pool {} does not exist", m.pool)));
+                }
+                // Names are what declarative documents key members by.
+                if let Some(other) = self.member_named(m.pool, &m.name)
+                    && other != m.id
+                {
+                    return Err(invalid(
+                        "name",
+                        format!(
+                            "member {other} of pool {} is already named {:?}",
+                            m.pool, m.name
+                        ),
+                    ));
                 }
                 Ok(())
             }

@@ -385,3 +385,46 @@ fn a_parent_zone_holds_no_records_a_child_zone_would_hide() {
     created(&mut s, Object::Record(a("y.sub.example.com", child)));
     created(&mut s, Object::Record(a("other.example.com", parent)));
 }
+
+#[test]
+fn member_names_are_unique_within_a_pool() {
+    let mut s = CatalogState::default();
+    let ObjectRef::Pool(a) = created(&mut s, Object::Pool(Pool::new(PoolId(0), "a"))) else {
+        unreachable!()
+    };
+    let ObjectRef::Pool(b) = created(&mut s, Object::Pool(Pool::new(PoolId(0), "b"))) else {
+        unreachable!()
+    };
+    let m =
+        |pool, name: &str| Member::new(MemberId(0), pool, name, "192.0.2.1".parse().unwrap(), 80);
+    let ObjectRef::Member(first) = created(&mut s, Object::Member(m(a, "web-1"))) else {
+        unreachable!()
+    };
+    let err = s
+        .apply(Op::Create(Object::Member(m(a, "web-1"))))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "member {first} of pool {a} is already named \"web-1\""
+        )),
+        "{err}"
+    );
+    // Another pool may use the name; a rename or a delete frees it.
+    created(&mut s, Object::Member(m(b, "web-1")));
+    let mut renamed = s.catalog.members[&first].clone();
+    renamed.name = "web-0".into();
+    s.apply(Op::Update(Object::Member(renamed))).unwrap();
+    created(&mut s, Object::Member(m(a, "web-1")));
+    let err = s
+        .apply(Op::Create(Object::Member(m(a, "web-0"))))
+        .unwrap_err();
+    assert!(err.to_string().contains("already named"), "{err}");
+    s.apply(Op::Delete(ObjectRef::Member(first))).unwrap();
+    created(&mut s, Object::Member(m(a, "web-0")));
+    // A batch sees its own earlier creates.
+    let batch = vec![
+        Op::Create(Object::Member(m(b, "x"))),
+        Op::Create(Object::Member(m(b, "x"))),
+    ];
+    assert!(s.apply_all(batch).is_err());
+}

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::response::IntoResponse;
 use axum::extract::{Path, Query, State};
+use axum::response::IntoResponse;
 use gslb_proto::pb;
 use gslb_shared::{MemberId, PoolId};
 use serde::Deserialize;

@@ -106,7 +106,14 @@ pub fn admit(
                 return Ok(());
             }
             if !role_ok(&[Role::Operator]) {
-                return Err(denied(&[Role::Operator, Role::Aggregator]));
+                // Only Status is open to aggregator certificates; naming
+                // that role for the membership calls would mislead.
+                let allowed: &[Role] = if status {
+                    &[Role::Operator, Role::Aggregator]
+                } else {
+                    &[Role::Operator]
+                };
+                return Err(denied(allowed));
             }
             token(need)
         }
@@ -246,6 +253,26 @@ mod tests {
             code(Access::Cluster, a, status, None),
             Some(PermissionDenied)
         );
+        // The refusal names the roles that may make that very call.
+        let message = |role, path: &str| {
+            admit(
+                Access::Cluster,
+                &tokens,
+                Some(&peer(role)),
+                path,
+                Some(write.as_bytes()),
+                now,
+            )
+            .unwrap_err()
+            .message()
+            .to_owned()
+        };
+        assert!(
+            message(g, add).ends_with("(it needs role operator)"),
+            "{}",
+            message(g, add)
+        );
+        assert!(message(a, status).ends_with("(it needs role operator or aggregator)"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
