@@ -138,6 +138,27 @@ fn refused_start(data: &std::path::Path) -> String {
     text
 }
 
+/// `gslbctl restore` of `file` into `dir`, which must succeed; its output.
+fn restore(dir: &std::path::Path, file: &std::path::Path) -> String {
+    let out = std::process::Command::new(gslb_e2e::bins::bin("gslbctl"))
+        .args([
+            "restore",
+            "--data-dir",
+            dir.to_str().unwrap(),
+            "--file",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 /// The names and sizes of the files in `dir`, with their bytes' sum.
 fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
@@ -246,29 +267,10 @@ fn a_lost_or_damaged_store_is_refused_and_edges_are_never_emptied() {
     // 4. The older backup restored: refused too (a lower version), until
     //    the operator resets the edges on purpose.
     let restored = dir.join("restored");
-    let out = gslb_e2e::process::Proc::spawn(
-        None,
-        &gslb_e2e::bins::bin("gslbctl"),
-        &[
-            "restore",
-            "--data-dir",
-            restored.to_str().unwrap(),
-            "--file",
-            old_backup.to_str().unwrap(),
-        ],
-    );
-    let mut out = out;
-    wait_until(30, "gslbctl restore", || out.exited());
+    let out = restore(&restored, &old_backup);
     assert!(
-        out.child.wait().unwrap().success(),
-        "{:?}",
-        out.stderr.all()
-    );
-    assert!(
-        out.stdout
-            .contains(&format!("restored version {zone_version}")),
-        "{:?}",
-        out.stdout.all()
+        out.contains(&format!("restored version {zone_version}")),
+        "{out}"
     );
     let older = Aggregator::start_with(None, &restored, &grpc, &["--startup-window", "1s"]);
     wait_until(30, "the edge to refuse the lower version", || {
@@ -296,19 +298,7 @@ fn a_lost_or_damaged_store_is_refused_and_edges_are_never_emptied() {
     // 5. The full backup restored into a fresh directory serves again.
     drop(older);
     let again = dir.join("again");
-    let mut out = gslb_e2e::process::Proc::spawn(
-        None,
-        &gslb_e2e::bins::bin("gslbctl"),
-        &[
-            "restore",
-            "--data-dir",
-            again.to_str().unwrap(),
-            "--file",
-            backup.to_str().unwrap(),
-        ],
-    );
-    wait_until(30, "gslbctl restore", || out.exited());
-    assert!(out.child.wait().unwrap().success());
+    restore(&again, &backup);
     let agg = Aggregator::start(&again);
     let (_, records) = agg.rest("GET", "/api/v1/records", "");
     assert_eq!(records[0]["name"], "www.example.test", "{records}");
