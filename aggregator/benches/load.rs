@@ -115,10 +115,13 @@ async fn configure(server: &str, token: &str, n: u64) {
         .unwrap()
         .max_encoding_message_size(BIG)
         .max_decoding_message_size(BIG);
-    let mut check = Check::new(CheckId(1), "tcp", Probe::Tcp(StreamProbe::default()));
+    // Ids are the server's: on a fresh store it hands out 1 (the check),
+    // 2 (the pool), then 3.. (the members), in the order of the batch;
+    // the references below name those ids, and the reply is checked.
+    let mut check = Check::new(CheckId(0), "tcp", Probe::Tcp(StreamProbe::default()));
     check.interval = Duration::from_secs(1);
     check.timeout = Duration::from_millis(500);
-    let mut pool = Pool::new(PoolId(2), "big");
+    let mut pool = Pool::new(PoolId(0), "big");
     pool.check = Some(CheckId(1));
     let mut ops = vec![
         pb::WriteOp {
@@ -134,7 +137,7 @@ async fn configure(server: &str, token: &str, n: u64) {
     ];
     for m in members(n, PoolId(2)) {
         let m = Member {
-            id: MemberId(m.id.0 + 2),
+            id: MemberId(0),
             ..m
         };
         ops.push(pb::WriteOp {
@@ -144,12 +147,22 @@ async fn configure(server: &str, token: &str, n: u64) {
         });
     }
     let t = Instant::now();
-    c.apply(pb::ApplyRequest {
-        ops,
-        dry_run: false,
-    })
-    .await
-    .unwrap();
+    let applied = c
+        .apply(pb::ApplyRequest {
+            ops,
+            dry_run: false,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .applied;
+    let last = applied.last().and_then(|op| match &op.op {
+        Some(pb::write_op::Op::Update(pb::Object {
+            kind: Some(pb::object::Kind::Member(m)),
+        })) => Some(m.id),
+        _ => None,
+    });
+    assert_eq!(last, Some(n + 2), "members got ids 3..=n+2");
     println!(
         "configure members={n} apply_ms={:.0}",
         t.elapsed().as_secs_f64() * 1e3

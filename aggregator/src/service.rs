@@ -268,19 +268,31 @@ impl Service {
     }
 
     /// Run `f` on the control core, then wake the streams whose watch moved.
-    /// On the multi-threaded runtime it runs in `block_in_place`: the
-    /// worker's queued tasks move to another thread while it waits for the
-    /// core or works on it, so a long read or write never stalls what does
-    /// not need the core (`/livez`, `/metrics`, open streams). A task in a
-    /// worker's LIFO slot cannot be stolen, so this holds even when the
-    /// core is free.
+    /// Waiting for a busy core happens off the runtime's workers
+    /// (`block_in_place`), so the tasks queued behind this one move on;
+    /// short work on a free core runs in place (a hand-off per call cost a
+    /// single write 0.7 ms with one core). Work that is long (a read whose
+    /// answer is large, an apply, a backup) uses
+    /// [`Service::with_control_long`].
     pub fn with_control<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
+        let busy = self.control.try_lock().is_err();
+        self.on_core(busy, f)
+    }
+
+    /// [`Service::with_control`] for long work: always off the worker, so
+    /// `/livez`, `/metrics` and the streams (even a task in this worker's
+    /// LIFO slot, which no other worker may steal) keep running.
+    pub fn with_control_long<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
+        self.on_core(true, f)
+    }
+
+    fn on_core<R>(&self, off: bool, f: impl FnOnce(&mut Control) -> R) -> R {
         let run = || {
             let mut control = lock(&self.control);
             let result = f(&mut control);
             (result, control.version(), control.catalog_generation())
         };
-        let (result, version, generation) = off_worker(run);
+        let (result, version, generation) = if off { off_worker(run) } else { run() };
         self.version.send_if_modified(|v| {
             let moved = *v != version;
             *v = version;

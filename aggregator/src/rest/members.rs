@@ -97,7 +97,7 @@ pub async fn list(
     State(s): State<Arc<Service>>,
     Path(pool): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    let members: Vec<Member> = s.with_control(|c| {
+    let members: Vec<Member> = s.with_control_long(|c| {
         if !c.catalog().pools.contains_key(&PoolId(pool)) {
             return Err(ApiError::not_found(format!("pool {pool} does not exist")));
         }

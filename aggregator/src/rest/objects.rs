@@ -85,7 +85,9 @@ macro_rules! object_routes {
     ($list:ident, $create:ident, $get:ident, $update:ident, $delete:ident, $ty:ty, $variant:ident, $refv:ident, $idty:ident, $map:ident, $base:expr) => {
         /// List.
         pub async fn $list(State(s): State<Arc<Service>>) -> Json<Value> {
-            Json(s.with_control(|c| Value::Array(c.catalog().$map.values().map(to_json).collect())))
+            Json(s.with_control_long(|c| {
+                Value::Array(c.catalog().$map.values().map(to_json).collect())
+            }))
         }
 
         /// Create from the body over the defaults.
@@ -193,7 +195,7 @@ pub async fn list_records(
     let Some(zone) = f.zone_id else {
         return list_records_all(State(s)).await;
     };
-    Json(s.with_control(|c| {
+    Json(s.with_control_long(|c| {
         Value::Array(
             c.catalog()
                 .records
@@ -217,7 +219,7 @@ pub struct ApplyBody {
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     let ApplyBody { ops, dry_run } = decode(&body)?;
-    let (changes, version) = s.with_control(|c| c.apply_ops(ops, dry_run, now()))?;
+    let (changes, version) = s.with_control_long(|c| c.apply_ops(ops, dry_run, now()))?;
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),
@@ -245,7 +247,7 @@ pub async fn apply_config(
         std::str::from_utf8(&body).map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
     let desired = crate::service::off_worker(|| crate::declarative::parse(text))?;
     let (plan, version) =
-        s.with_control(|c| c.apply_document(&desired, q.dry_run, q.prune, now()))?;
+        s.with_control_long(|c| c.apply_document(&desired, q.dry_run, q.prune, now()))?;
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "plan": plan.lines, "version": version, "applied": !q.dry_run })),

@@ -76,7 +76,7 @@ pub async fn pool_status(
     Path(id): Path<u64>,
 ) -> Result<axum::response::Response, ApiError> {
     let (status, addresses) = s
-        .with_control(|c| {
+        .with_control_long(|c| {
             let st = views::pool_status(c, PoolId(id), now())?;
             let addresses: std::collections::HashMap<u64, String> = st
                 .members

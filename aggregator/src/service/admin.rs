@@ -88,7 +88,9 @@ impl Admin {
     }
 
     fn list<R>(&self, get: impl FnOnce(&Catalog) -> R) -> Reply<R> {
-        Ok(Response::new(self.0.with_control(|c| get(c.catalog()))))
+        Ok(Response::new(
+            self.0.with_control_long(|c| get(c.catalog())),
+        ))
     }
 }
 
@@ -230,7 +232,7 @@ impl AdminService for Admin {
             });
         }
         // One pool: its members from the index, not a scan of all.
-        Ok(Response::new(self.0.with_control(|c| {
+        Ok(Response::new(self.0.with_control_long(|c| {
             let index = c.pools_index();
             let ids = index.get(&PoolId(pool)).map_or(&[][..], Vec::as_slice);
             pb::MemberList {
@@ -283,7 +285,7 @@ impl AdminService for Admin {
     async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
         let id = PoolId(r.into_inner().id);
         self.0
-            .with_control(|c| views::pool_status(c, id, now()))
+            .with_control_long(|c| views::pool_status(c, id, now()))
             .map(Response::new)
     }
 
@@ -375,7 +377,7 @@ impl AdminService for Admin {
         let ops = apply::ops_from_pb(r.ops)?;
         let (changes, version) = self
             .0
-            .with_control(|c| c.apply_ops(ops, r.dry_run, now()))?;
+            .with_control_long(|c| c.apply_ops(ops, r.dry_run, now()))?;
         Ok(Response::new(pb::ApplyResponse {
             applied: apply::changes_to_pb(&changes),
             version,
@@ -392,7 +394,7 @@ impl AdminService for Admin {
             .map_err(invalid)?;
         let (plan, version) = self
             .0
-            .with_control(|c| c.apply_document(&desired, r.dry_run, r.prune, now()))?;
+            .with_control_long(|c| c.apply_document(&desired, r.dry_run, r.prune, now()))?;
         Ok(Response::new(pb::ApplyConfigResponse {
             plan: plan.lines,
             version,
@@ -409,7 +411,7 @@ impl AdminService for Admin {
     }
 
     async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
-        let backup = self.0.with_control(|c| c.backup(now()));
+        let backup = self.0.with_control_long(|c| c.backup(now()));
         Ok(Response::new(pb::BackupResponse {
             version: backup.state.version,
             document: backup.encode(),
