@@ -6,7 +6,7 @@
 /// Most characters shown of one cell; longer ones end in `…`.
 pub const MAX_CELL: usize = 120;
 
-pub use gslb_shared::validate::invisible;
+use gslb_shared::validate::invisible;
 
 /// A cell as shown: every character a terminal would act on or hide is
 /// escaped (`\u{202e}`), and the result cut at [`MAX_CELL`] characters.

@@ -25,7 +25,7 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), String> {
     }
     if value
         .chars()
-        .any(|c| c.is_control() || crate::ctl::table::invisible(c))
+        .any(|c| c.is_control() || gslb_shared::validate::invisible(c))
     {
         return Err(format!(
             "{field}: must not hold control, bidirectional or zero-width characters"

@@ -114,9 +114,10 @@ impl SledStore {
             })?;
         }
         let store = marker::no_panic(dir, || Self::open_checked(dir, marked))?;
-        if !marked && store.version()? > 0 {
+        let version = store.version()?;
+        if !marked && version > 0 {
             // A store from before the marker existed.
-            marker::mark(dir, store.version()?)?;
+            marker::mark(dir, version)?;
             store.marked.store(true, Ordering::SeqCst);
         }
         Ok(store)
