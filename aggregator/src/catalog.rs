@@ -191,21 +191,39 @@ pub struct CatalogState {
     /// Edge epoch: raised by each deliberate reset (`gslbctl reset-edges`).
     #[serde(default)]
     pub epoch: u64,
-    /// Member ids by (pool, name), for the uniqueness rule.
+    /// Member ids by pool and by (pool, name).
     #[serde(skip)]
-    pub(crate) member_names: MemberNames,
+    pub(crate) index: MemberIndex,
 }
 
-/// Member ids by (pool, name): built on first use, then kept up to date by
-/// [`CatalogState::put`] and [`CatalogState::remove`], so the rule costs a
-/// lookup per write, not a scan of every member. Not part of the state's
-/// value: two states are equal whatever their indexes hold.
+/// Member ids by pool (in id order, so a pool's reads cost its size) and by
+/// (pool, name) (so the uniqueness rule is a lookup, not a scan). Built on
+/// first use, then kept up to date by [`CatalogState::put`] and
+/// [`CatalogState::remove`]; persistent maps, so a copy of the state (a read
+/// view, an apply's trial) shares them. Not part of the state's value: two
+/// states are equal whatever their indexes hold.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct MemberNames(
-    std::sync::OnceLock<std::collections::HashMap<(PoolId, String), MemberId>>,
-);
+pub(crate) struct MemberIndex(std::sync::OnceLock<Indexes>);
 
-impl PartialEq for MemberNames {
+#[derive(Debug, Clone, Default)]
+struct Indexes {
+    by_pool: imbl::OrdSet<(PoolId, MemberId)>,
+    by_name: imbl::OrdMap<(PoolId, String), MemberId>,
+}
+
+impl Indexes {
+    fn add(&mut self, m: &Member) {
+        self.by_pool.insert((m.pool, m.id));
+        self.by_name.insert((m.pool, m.name.clone()), m.id);
+    }
+
+    fn drop_member(&mut self, m: &Member) {
+        self.by_pool.remove(&(m.pool, m.id));
+        self.by_name.remove(&(m.pool, m.name.clone()));
+    }
+}
+
+impl PartialEq for MemberIndex {
     fn eq(&self, _: &Self) -> bool {
         true
     }
@@ -331,15 +349,13 @@ impl CatalogState {
             Object::Record(r) => drop(c.records.insert(r.id, r)),
             Object::Pool(p) => drop(c.pools.insert(p.id, p)),
             Object::Member(m) => {
-                let key = (m.pool, m.name.clone());
-                let id = m.id;
-                let old = c.members.insert(m.id, m);
-                if let Some(names) = self.member_names.0.get_mut() {
-                    if let Some(old) = old {
-                        names.remove(&(old.pool, old.name));
+                if let Some(index) = self.index.0.get_mut() {
+                    if let Some(old) = c.members.get(&m.id) {
+                        index.drop_member(old);
                     }
-                    names.insert(key, id);
+                    index.add(&m);
                 }
+                c.members.insert(m.id, m);
             }
             Object::Check(k) => drop(c.checks.insert(k.id, k)),
         }
@@ -354,28 +370,55 @@ impl CatalogState {
             ObjectRef::Pool(id) => drop(c.pools.remove(&id)),
             ObjectRef::Member(id) => {
                 if let Some(old) = c.members.remove(&id)
-                    && let Some(names) = self.member_names.0.get_mut()
+                    && let Some(index) = self.index.0.get_mut()
                 {
-                    names.remove(&(old.pool, old.name));
+                    index.drop_member(&old);
                 }
             }
             ObjectRef::Check(id) => drop(c.checks.remove(&id)),
         }
     }
 
+    /// The member indexes, built on first use (one pass over the members).
+    fn indexes(&self) -> &Indexes {
+        self.index.0.get_or_init(|| {
+            let mut index = Indexes::default();
+            for m in self.catalog.members.values() {
+                index.add(m);
+            }
+            index
+        })
+    }
+
+    /// Build the member indexes now, so later reads (and copies of this
+    /// state) never pay for them.
+    pub fn build_index(&self) {
+        self.indexes();
+    }
+
     /// The member of `pool` named `name`, if any.
     fn member_named(&self, pool: PoolId, name: &str) -> Option<MemberId> {
-        self.member_names
-            .0
-            .get_or_init(|| {
-                self.catalog
-                    .members
-                    .values()
-                    .map(|m| ((m.pool, m.name.clone()), m.id))
-                    .collect()
-            })
+        self.indexes()
+            .by_name
             .get(&(pool, name.to_owned()))
             .copied()
+    }
+
+    /// The ids of a pool's members, in id order: the pool's size, whatever
+    /// the catalog's.
+    pub fn pool_member_ids(&self, pool: PoolId) -> impl Iterator<Item = MemberId> + '_ {
+        let first = (pool, MemberId(0));
+        let last = (pool, MemberId(u64::MAX));
+        self.indexes()
+            .by_pool
+            .range(first..=last)
+            .map(|(_, id)| *id)
+    }
+
+    /// A pool's members, in id order.
+    pub fn pool_members(&self, pool: PoolId) -> impl Iterator<Item = &Member> + '_ {
+        self.pool_member_ids(pool)
+            .filter_map(|id| self.catalog.members.get(&id))
     }
 
     fn check_object(&self, object: &Object) -> Result<(), CatalogError> {
@@ -435,7 +478,7 @@ impl CatalogState {
                 }
                 if let RecordData::Dynamic(d) = &r.data {
                     let branches = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-                    if let Some(missing) = branches.flatten().find(|p| !c.pools.contains_key(p)) {
+                    if let Some(missing) = branches.flatten().find(|p| !c.pools.contains_key(*p)) {
                         return Err(invalid(
                             "data.dynamic.pools",
                             format!("pool {missing} does not exist"),
@@ -522,8 +565,8 @@ impl CatalogState {
                 None => Ok(()),
             },
             ObjectRef::Pool(id) => {
-                if let Some(m) = c.members.values().find(|m| m.pool == id) {
-                    return in_use(format!("member {} belongs to it", m.id));
+                if let Some(m) = self.pool_member_ids(id).next() {
+                    return in_use(format!("member {m} belongs to it"));
                 }
                 let uses = |x: &&RecordSet| match &x.data {
                     RecordData::Dynamic(d) => {

@@ -7,6 +7,7 @@
 mod decisions;
 mod grouped;
 mod replica;
+mod view;
 
 use std::collections::BTreeMap;
 
@@ -16,6 +17,7 @@ use crate::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, 
 use crate::engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
 use crate::feed::{Feed, delta_of};
 pub use grouped::Queued;
+pub use view::{LatchedMap, View};
 
 use crate::store::{Commit, Latched, Loaded, Store, StoreError};
 
@@ -39,18 +41,15 @@ pub enum ControlError {
 /// Catalog, engine, feed and store, kept consistent.
 pub struct Control {
     state: CatalogState,
-    store: Box<dyn Store>,
+    store: std::sync::Arc<dyn Store>,
     engine: Engine,
     feed: Feed,
-    latched: BTreeMap<MemberId, Latched>,
+    latched: LatchedMap,
     /// Scratch for engine outputs, reused across steps.
     outputs: Vec<Output>,
     /// Bumped on every catalog change (not on health decisions), so agent
     /// streams recompute assignments only when they can have changed.
     catalog_generation: u64,
-    /// Member ids per pool, built on first use after a catalog change, so
-    /// a pool's reads cost its size, not the catalog's.
-    pools_index: Option<(u64, std::sync::Arc<PoolIndex>)>,
     /// A Raft follower: mirrors the log (see [`Control::apply_replicated`])
     /// and refuses writes and engine inputs.
     replica: bool,
@@ -63,9 +62,6 @@ impl std::fmt::Debug for Control {
             .finish()
     }
 }
-
-/// Member ids of each pool, in id order.
-pub type PoolIndex = rustc_hash::FxHashMap<gslb_shared::PoolId, Vec<MemberId>>;
 
 impl Control {
     /// Load the store, rebuild the engine from the catalog and the latched
@@ -85,13 +81,13 @@ impl Control {
             feed: Feed::new(Snapshot::default(), FEED_WINDOW),
             engine: Engine::new(engine),
             state,
-            store,
-            latched,
+            store: store.into(),
+            latched: latched.into_iter().collect(),
             outputs: Vec::new(),
             catalog_generation: 0,
-            pools_index: None,
             replica: false,
         };
+        control.state.build_index();
         let catalog = control.state.catalog.clone();
         for check in catalog.checks.values() {
             control
@@ -127,7 +123,7 @@ impl Control {
             epoch: control.state.epoch,
             published_at_ms: now.0,
             catalog,
-            facts,
+            facts: facts.into_iter().collect(),
         };
         snapshot.catalog.checks.clear();
         control.feed = Feed::new(snapshot, FEED_WINDOW);
@@ -283,20 +279,14 @@ impl Control {
         self.catalog_generation
     }
 
-    /// Member ids per pool, for this catalog (one pass over the members
-    /// when the catalog changed since the last read that needed it).
-    pub fn pools_index(&mut self) -> std::sync::Arc<PoolIndex> {
-        match &self.pools_index {
-            Some((generation, index)) if *generation == self.catalog_generation => index.clone(),
-            _ => {
-                let mut index = PoolIndex::default();
-                for m in self.state.catalog.members.values() {
-                    index.entry(m.pool).or_default().push(m.id);
-                }
-                let index = std::sync::Arc::new(index);
-                self.pools_index = Some((self.catalog_generation, index.clone()));
-                index
-            }
+    /// The state reads see, as of now (copies nothing: see [`View`]).
+    pub fn view(&self) -> View {
+        View {
+            state: self.state.clone(),
+            latched: self.latched.clone(),
+            snapshot: self.feed.current(),
+            catalog_generation: self.catalog_generation,
+            store: self.store.clone(),
         }
     }
 
@@ -327,7 +317,7 @@ impl Control {
                     self.engine.step(now, member_input(catalog, member), out)?
                 }
                 Object::Pool(pool) => {
-                    for member in catalog.pool_members(pool.id) {
+                    for member in self.state.pool_members(pool.id) {
                         self.engine.step(now, member_input(catalog, member), out)?;
                     }
                 }
@@ -423,11 +413,6 @@ impl Control {
         delta.epoch = self.state.epoch;
         self.feed.publish(delta, self.state.version);
         Ok(())
-    }
-
-    /// A consistent backup of the durable state, as a document.
-    pub fn backup(&self, now: Timestamp) -> crate::store::backup::Backup {
-        crate::store::backup::Backup::of(&self.state, &self.latched, now.0)
     }
 
     /// Deliberately reset every edge: raise the epoch (durably, as its own

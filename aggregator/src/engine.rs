@@ -23,6 +23,7 @@ mod warmup;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
+use std::sync::Arc;
 
 use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, ProbeResult};
 use rustc_hash::FxHashMap;
@@ -31,7 +32,7 @@ pub use config::{EngineConfig, EngineConfigError, QuarantineConfig};
 pub use hysteresis::decide;
 pub use locset::MAX_LOCATIONS;
 pub use output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
-pub use status::{LocationStatus, MemberStatus};
+pub use status::{LocationStatus, MemberStatus, StatusView};
 pub use time::Timestamp;
 
 use state::{CheckState, LocationState, MemberState};
@@ -162,7 +163,7 @@ pub struct Engine {
     config: EngineConfig,
     checks: Vec<Option<CheckState>>,
     check_slots: FxHashMap<CheckId, usize>,
-    members: Vec<Option<MemberState>>,
+    members: Vec<Option<Arc<MemberState>>>,
     member_slots: FxHashMap<MemberId, usize>,
     free_member_slots: Vec<usize>,
     locations: Vec<LocationState>,
@@ -267,7 +268,7 @@ impl Engine {
     /// Publish a member's facts if they changed.
     fn publish(&mut self, slot: usize, out: &mut Vec<Output>) {
         let checks = &self.checks;
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
         let facts = m.facts(m.checked(checks));

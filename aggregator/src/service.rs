@@ -12,12 +12,12 @@ pub mod status;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use gslb_shared::LocationId;
+use gslb_shared::{LocationId, MemberId};
 use tokio::sync::watch;
 
 use crate::catalog::{Change, Op};
 use crate::cluster::Cluster;
-use crate::control::{Control, ControlError, Queued};
+use crate::control::{Control, ControlError, Queued, View};
 use crate::engine::Timestamp;
 
 /// What the aggregator knows about an agent.
@@ -116,6 +116,10 @@ pub struct Service {
     own_listeners: std::sync::OnceLock<Vec<std::net::SocketAddr>>,
     /// Single writes waiting for the control core (group commit).
     pending: Mutex<Vec<Queued>>,
+    /// The core's state as reads see it: replaced (while the core is held)
+    /// after every operation that moved the version or the catalog, so
+    /// reads take it without ever waiting for the core.
+    view: arc_swap::ArcSwap<View>,
 }
 
 /// Lock a mutex, ignoring poisoning: every critical section here leaves the
@@ -143,6 +147,7 @@ impl Service {
     fn build(control: Control, cluster: Option<Arc<Cluster>>) -> Self {
         let (version, _) = watch::channel(control.version());
         let (catalog, _) = watch::channel(control.catalog_generation());
+        let view = arc_swap::ArcSwap::from_pointee(control.view());
         Self {
             control: Mutex::new(control),
             version,
@@ -156,7 +161,34 @@ impl Service {
             http_address: std::sync::OnceLock::new(),
             own_listeners: std::sync::OnceLock::new(),
             pending: Mutex::default(),
+            view,
         }
+    }
+
+    /// The view and, taken with it, the engine state of the members `ids`
+    /// picks from it (for status reads). The core is held only for a pointer
+    /// per member; the ids are picked before, from the published view, and
+    /// again under the core only if a write landed in between.
+    pub fn status_view(
+        &self,
+        ids: impl Fn(&View) -> Vec<MemberId>,
+    ) -> (Arc<View>, crate::engine::StatusView) {
+        let mut view = self.view();
+        let mut wanted = ids(&view);
+        self.with_control(|c| {
+            let current = self.view();
+            if !Arc::ptr_eq(&current, &view) {
+                wanted = ids(&current);
+                view = current;
+            }
+            let status = c.engine().status_view(wanted);
+            (view, status)
+        })
+    }
+
+    /// The core's state as of the last operation (never waits for the core).
+    pub fn view(&self) -> Arc<View> {
+        self.view.load_full()
     }
 
     /// One write of one op; its change. In a cluster, writes that arrive
@@ -253,6 +285,7 @@ impl Service {
     ) -> Result<u64, crate::control::ControlError> {
         self.with_control(|control| {
             *control = build()?;
+            self.view.store(Arc::new(control.view()));
             Ok(control.version())
         })
     }
@@ -290,7 +323,14 @@ impl Service {
         let run = || {
             let mut control = lock(&self.control);
             let result = f(&mut control);
-            (result, control.version(), control.catalog_generation())
+            let (version, generation) = (control.version(), control.catalog_generation());
+            let shown = self.view.load();
+            if (shown.version(), shown.catalog_generation()) != (version, generation) {
+                // Published before the core is let go: a read that follows
+                // an acknowledged write sees it.
+                self.view.store(Arc::new(control.view()));
+            }
+            (result, version, generation)
         };
         let (result, version, generation) = if off { off_worker(run) } else { run() };
         self.version.send_if_modified(|v| {

@@ -824,3 +824,27 @@ fn only_the_checks_assigned_locations_are_waited_for_and_counted() {
     assert_eq!(h.health(1), Health::Up);
     assert_eq!(h.status(1).last_pass_fraction, Some(1.0));
 }
+
+#[test]
+fn a_status_view_keeps_showing_the_state_it_was_taken_from() {
+    let mut h = Harness::new(5, check_with(|_| {}));
+    up_member(&mut h, 1);
+    let view = h.engine.status_view([MemberId(1), MemberId(99)]);
+    h.all(1, false);
+    assert_eq!(h.health(1), Health::Down);
+    let held = view.member_status(MemberId(1), h.now).unwrap();
+    assert_eq!(held.health, Health::Up, "taken before the failures");
+    assert!(
+        view.member_status(MemberId(99), h.now).is_none(),
+        "unknown ids are left out"
+    );
+    let fresh = h.engine.status_view([MemberId(1)]);
+    assert_eq!(
+        fresh.member_status(MemberId(1), h.now),
+        h.engine.member_status(MemberId(1), h.now)
+    );
+    assert_eq!(
+        fresh.member_status(MemberId(1), h.now).unwrap().health,
+        Health::Down
+    );
+}

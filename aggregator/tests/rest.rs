@@ -19,6 +19,7 @@ use tower::ServiceExt;
 
 struct Api {
     app: Router,
+    service: Arc<Service>,
     dir: std::path::PathBuf,
 }
 
@@ -34,8 +35,10 @@ fn api(name: &str) -> Api {
     let store = SledStore::open(&dir).unwrap();
     let now = Timestamp::from_system(std::time::SystemTime::now());
     let control = Control::open(Box::new(store), EngineConfig::default(), now).unwrap();
+    let service = Arc::new(Service::new(control));
     Api {
-        app: router(Arc::new(Service::new(control))),
+        app: router(service.clone()),
+        service,
         dir,
     }
 }
@@ -374,5 +377,70 @@ async fn manual_health_ephemeral_members_and_explain() {
             .await
             .0,
         StatusCode::NO_CONTENT
+    );
+}
+
+/// Every catalog read, the health log, explain and a pool's member list are
+/// answered from the published view while another thread holds the
+/// control core: no read waits for the lock writers and ingest need. A
+/// view held across a write keeps showing its own version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_never_wait_for_the_core() {
+    let api = api("reads-free");
+    api.pool().await;
+    let member = api
+        .ok(
+            Method::POST,
+            "/api/v1/pools/2/members",
+            Some(json!({"name": "a", "ipAddress": "192.0.2.1", "port": 80})),
+        )
+        .await;
+    let id = member["id"].as_u64().unwrap();
+    let before = api.service.view();
+
+    let (hold, held) = std::sync::mpsc::channel::<()>();
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let service = api.service.clone();
+    let holder = std::thread::spawn(move || {
+        service.with_control(|_| {
+            hold.send(()).unwrap();
+            // Held until the reads below are done (or the test gives up).
+            let _ = wait.recv_timeout(std::time::Duration::from_secs(60));
+        })
+    });
+    held.recv().unwrap();
+    for path in [
+        "/api/v1/pools".to_owned(),
+        "/api/v1/pools/2".to_owned(),
+        "/api/v1/checks".to_owned(),
+        "/api/v1/pools/2/members".to_owned(),
+        format!("/api/v1/members/{id}"),
+        format!("/api/v1/members/{id}/logs"),
+    ] {
+        let read = api.call(Method::GET, &path, None);
+        let (status, body) = tokio::time::timeout(std::time::Duration::from_secs(10), read)
+            .await
+            .unwrap_or_else(|_| panic!("GET {path} waited for the held core"));
+        assert!(status.is_success(), "{path}: {status} {body}");
+    }
+    release.send(()).unwrap();
+    holder.join().unwrap();
+
+    api.ok(
+        Method::PUT,
+        &format!("/api/v1/members/{id}"),
+        Some(json!({"name": "renamed"})),
+    )
+    .await;
+    let after = api.service.view();
+    assert!(after.version() > before.version());
+    let name = |v: &gslb_aggregator::control::View| {
+        v.catalog().members.values().next().unwrap().name.clone()
+    };
+    assert_eq!(name(&before), "a", "an older view does not move");
+    assert_eq!(
+        name(&after),
+        "renamed",
+        "a write is visible once acknowledged"
     );
 }

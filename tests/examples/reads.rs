@@ -2,16 +2,17 @@
 //! (scripts/bench-reads.sh): the release aggregator on loopback with a pool
 //! of BIG members (default 100,000) and one of MID (default 10,000), no
 //! agents (the members are catalog data, never probed). While a prober
-//! thread asks `/livez` every 5 ms, it times: the declarative apply that
-//! creates them, `GET /api/v1/pools/{id}/status` of the big pool, `gslbctl
-//! status`, and `gslbctl members list` of the mid pool; each phase prints
-//! its duration and the /livez latency seen meanwhile (p50, p99, max).
+//! thread asks `/livez` every 5 ms and a writer thread updates a check every
+//! 10 ms (a durable write through the control core), it times: the
+//! declarative apply that creates them, `GET /api/v1/pools/{id}/status` of
+//! the big pool, `gslbctl status`, and `gslbctl members list` of the mid
+//! pool; each phase prints its duration and the /livez and write latencies
+//! seen meanwhile (p50, p99, max).
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -31,29 +32,57 @@ fn livez(addr: std::net::SocketAddr) -> Option<u64> {
         .then(|| t.elapsed().as_micros() as u64)
 }
 
-/// Probe /livez every 5 ms while `phase` runs; (its seconds, latencies).
-fn during<T>(addr: std::net::SocketAddr, phase: impl FnOnce() -> T) -> (T, f64, Vec<u64>) {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let prober = std::thread::spawn(move || {
-        let mut lat = Vec::new();
-        // Bounded: at most 100,000 probes.
-        while !flag.load(Ordering::Relaxed) && lat.len() < 100_000 {
-            lat.push(livez(addr).unwrap_or(u64::MAX));
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        lat
-    });
-    let t = Instant::now();
-    let out = phase();
-    let secs = t.elapsed().as_secs_f64();
-    stop.store(true, Ordering::Relaxed);
-    let mut lat = prober.join().unwrap();
-    lat.sort_unstable();
-    (out, secs, lat)
+/// Latencies (µs) seen during one phase.
+struct Seen {
+    livez: Vec<u64>,
+    writes: Vec<u64>,
 }
 
-fn report(name: &str, secs: f64, lat: &[u64]) {
+/// Probe /livez every 5 ms and write every 10 ms (a `PUT` of check
+/// `check`, when given) while `phase` runs; (its result, seconds, latencies).
+fn during<T>(agg: &Aggregator, check: Option<u64>, phase: impl FnOnce() -> T) -> (T, f64, Seen) {
+    let stop = AtomicBool::new(false);
+    let addr = agg.http;
+    std::thread::scope(|scope| {
+        let prober = scope.spawn(|| {
+            let mut lat = Vec::new();
+            // Bounded: at most 100,000 probes.
+            while !stop.load(Ordering::Relaxed) && lat.len() < 100_000 {
+                lat.push(livez(addr).unwrap_or(u64::MAX));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            lat
+        });
+        let writer = scope.spawn(|| {
+            let mut lat = Vec::new();
+            let Some(id) = check else { return lat };
+            let path = format!("/api/v1/checks/{id}");
+            // Bounded: at most 50,000 writes.
+            while !stop.load(Ordering::Relaxed) && lat.len() < 50_000 {
+                let t = Instant::now();
+                let (code, _) = agg.rest("PUT", &path, r#"{"name": "bench-write"}"#);
+                lat.push(if code == 200 {
+                    t.elapsed().as_micros() as u64
+                } else {
+                    u64::MAX
+                });
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            lat
+        });
+        let t = Instant::now();
+        let out = phase();
+        let secs = t.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        let mut livez = prober.join().unwrap();
+        let mut writes = writer.join().unwrap();
+        livez.sort_unstable();
+        writes.sort_unstable();
+        (out, secs, Seen { livez, writes })
+    })
+}
+
+fn summary(lat: &[u64]) -> String {
     let ms = |us: u64| {
         if us == u64::MAX {
             f64::INFINITY
@@ -61,13 +90,25 @@ fn report(name: &str, secs: f64, lat: &[u64]) {
             us as f64 / 1000.0
         }
     };
-    println!(
-        "{name:<44} {:>9.1} ms   /livez during it: n={:<5} p50 {:>6.2} ms  p99 {:>6.2} ms  max {:>7.2} ms",
-        secs * 1000.0,
+    format!(
+        "n={:<5} p50 {:>6.2} p99 {:>6.2} max {:>7.2} ms",
         lat.len(),
         ms(percentile(lat, 50.0)),
         ms(percentile(lat, 99.0)),
         ms(*lat.last().unwrap_or(&0)),
+    )
+}
+
+fn report(name: &str, secs: f64, seen: &Seen) {
+    println!(
+        "{name:<40} {:>9.1} ms   /livez: {}   writes: {}",
+        secs * 1000.0,
+        summary(&seen.livez),
+        if seen.writes.is_empty() {
+            "-".to_owned()
+        } else {
+            summary(&seen.writes)
+        }
     );
 }
 
@@ -96,20 +137,27 @@ fn main() {
         pool_doc("big", big, 64),
         pool_doc("mid", mid, 70)
     );
-    let (_, secs, lat) = during(agg.http, || agg.apply(&doc, &dir));
-    report(&format!("apply {} members", big + mid), secs, &lat);
+    let (_, secs, seen) = during(&agg, None, || agg.apply(&doc, &dir));
+    report(&format!("apply {} members", big + mid), secs, &seen);
+    let (code, check) = agg.rest(
+        "POST",
+        "/api/v1/checks",
+        r#"{"name": "bench-write", "probe": {"type": "tcp"}}"#,
+    );
+    assert_eq!(code, 201, "{check}");
+    let check = check["id"].as_u64();
     let big_id = agg.pool_id("big");
     let mid_id = agg.pool_id("mid");
     let path = format!("/api/v1/pools/{big_id}/status");
-    let ((code, body), secs, lat) = during(agg.http, || agg.rest("GET", &path, ""));
+    let ((code, body), secs, seen) = during(&agg, check, || agg.rest("GET", &path, ""));
     assert_eq!(code, 200);
     assert_eq!(body["members"].as_object().map_or(0, |m| m.len()), big);
-    report(&format!("REST pool status, {big} members"), secs, &lat);
-    let (out, secs, lat) = during(agg.http, || agg.ctl(&["status"]));
+    report(&format!("REST pool status, {big} members"), secs, &seen);
+    let (out, secs, seen) = during(&agg, check, || agg.ctl(&["status"]));
     assert!(out.contains("big"));
-    report("gslbctl status (every pool)", secs, &lat);
+    report("gslbctl status (every pool)", secs, &seen);
     let mid_arg = mid_id.to_string();
-    let (out, secs, lat) = during(agg.http, || {
+    let (out, secs, seen) = during(&agg, check, || {
         agg.ctl(&["members", "list", "--pool", &mid_arg])
     });
     assert_eq!(
@@ -117,6 +165,8 @@ fn main() {
         mid + 1,
         "a header and one row per member"
     );
-    report(&format!("gslbctl members list, {mid} members"), secs, &lat);
+    report(&format!("gslbctl members list, {mid} members"), secs, &seen);
+    let (_, secs, seen) = during(&agg, check, || std::thread::sleep(Duration::from_secs(2)));
+    report("idle (baseline)", secs, &seen);
     let _ = std::fs::remove_dir_all(&dir);
 }

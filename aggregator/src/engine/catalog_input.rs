@@ -2,6 +2,7 @@
 //! operator actions (manual health, heartbeats).
 
 use gslb_shared::{Check, CheckId, Health, Member, MemberId};
+use std::sync::Arc;
 
 use super::locset::LocationSet;
 use super::output::{Output, Reason, Transition, WarmupEvent};
@@ -52,7 +53,7 @@ impl Engine {
             let Some(&slot) = self.member_slots.get(&r.member) else {
                 continue;
             };
-            let Some(m) = self.members[slot].as_mut() else {
+            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
             m.health = r.health;
@@ -119,6 +120,7 @@ impl Engine {
                         .flatten()
                         .filter(|m| m.check == Some(slot))
                     {
+                        let m = Arc::make_mut(m);
                         m.open.clear();
                         m.last_closed = 0;
                     }
@@ -147,7 +149,7 @@ impl Engine {
                     .flatten()
                     .filter(|m| m.check_id == Some(spec.id))
                 {
-                    m.check = Some(slot);
+                    Arc::make_mut(m).check = Some(slot);
                 }
                 slot
             }
@@ -173,6 +175,7 @@ impl Engine {
             .flatten()
             .filter(|m| m.check == Some(slot))
         {
+            let m = Arc::make_mut(m);
             m.check = None;
             m.open.clear();
         }
@@ -200,7 +203,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         let checks = &self.checks;
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
         let to = m.effective_health(m.checked(checks));
@@ -265,14 +268,14 @@ impl Engine {
                     state.health = Health::Up; // registering is the first heartbeat
                     self.ephemeral.insert(member.id);
                 }
-                self.members[slot] = Some(state);
+                self.members[slot] = Some(Arc::new(state));
                 self.member_slots.insert(member.id, slot);
                 self.publish(slot, out);
                 return;
             }
         };
         let decisions = self.decisions_enabled();
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
         let reenabled = !m.enabled && member.enabled;

@@ -7,6 +7,7 @@
 //! hysteresis.
 
 use std::cmp::Reverse;
+use std::sync::Arc;
 
 use gslb_shared::{FailReason, Health, LocationId, MemberKind, ProbeResult};
 
@@ -40,7 +41,7 @@ impl Engine {
             return;
         };
         let quarantined = self.quarantined.contains(loc);
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
         let check_slot = match m.check {
@@ -143,7 +144,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         loop {
-            let Some(m) = self.members[slot].as_mut() else {
+            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 return;
             };
             let Some(first) = m.open.first().copied() else {
@@ -161,7 +162,7 @@ impl Engine {
     fn close_cycle(&mut self, slot: usize, oc: OpenCycle, now: Timestamp, out: &mut Vec<Output>) {
         let decisions = self.decisions_enabled();
         let counting = oc.reported.minus(&self.quarantined);
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
         let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
@@ -204,7 +205,7 @@ impl Engine {
         now: Timestamp,
         out: &mut Vec<Output>,
     ) {
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
         let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {

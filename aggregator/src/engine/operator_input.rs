@@ -2,6 +2,7 @@
 //! health, and ephemeral members' heartbeats.
 
 use gslb_shared::{Health, LocationId, MemberId, MemberKind};
+use std::sync::Arc;
 
 use super::locset::MAX_LOCATIONS;
 use super::output::{Output, Reason, Transition};
@@ -82,7 +83,7 @@ impl Engine {
         let checked = self.members[slot]
             .as_ref()
             .is_some_and(|m| m.checked(&self.checks));
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return Err(EngineError::UnknownMember(id));
         };
         if matches!(m.kind, MemberKind::Ephemeral(_)) {
@@ -124,7 +125,7 @@ impl Engine {
             .member_slots
             .get(&id)
             .ok_or(EngineError::UnknownMember(id))?;
-        let Some(m) = self.members[slot].as_mut() else {
+        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return Err(EngineError::UnknownMember(id));
         };
         if !matches!(m.kind, MemberKind::Ephemeral(_)) {

@@ -46,10 +46,16 @@ impl CheckState {
 
     /// A location is stale when it has not been heard in the last two cycles.
     pub fn is_stale(&self, slot: usize, current_cycle: u64) -> bool {
-        self.last_heard
-            .get(slot)
-            .is_none_or(|&heard| heard + 2 < current_cycle)
+        is_stale(&self.last_heard, slot, current_cycle)
     }
+}
+
+/// A location (slot in `last_heard`, the latest cycle heard from each) is
+/// stale when it has not been heard in the last two cycles.
+pub(super) fn is_stale(last_heard: &[u64], slot: usize, current_cycle: u64) -> bool {
+    last_heard
+        .get(slot)
+        .is_none_or(|&heard| heard + 2 < current_cycle)
 }
 
 /// The tally of one open cycle.
@@ -139,12 +145,18 @@ impl MemberState {
     /// is configured but not loaded yet counts as active: missing config is
     /// never read as "no check".
     pub fn checked(&self, checks: &[Option<CheckState>]) -> bool {
+        self.checked_with(
+            self.check
+                .and_then(|c| checks[c].as_ref())
+                .map(|c| c.spec.is_active()),
+        )
+    }
+
+    /// [`MemberState::checked`], given whether its check (when loaded) is active.
+    pub fn checked_with(&self, check_active: Option<bool>) -> bool {
         matches!(self.kind, MemberKind::Persistent)
             && self.check_id.is_some()
-            && self
-                .check
-                .and_then(|c| checks[c].as_ref())
-                .is_none_or(|c| c.spec.is_active())
+            && check_active.is_none_or(|active| active)
     }
 
     /// The health selection sees.

@@ -1,8 +1,14 @@
 //! Read-only views of engine state for status APIs.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use gslb_shared::{FailReason, Health, LocationId, MemberId};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::locset::LocationSet;
+use super::state::{MemberState, is_stale};
 use super::{Engine, Timestamp};
 
 /// A member's health as the status endpoints show it (seed 000 fields).
@@ -53,12 +59,25 @@ pub struct LocationStatus {
     pub quarantined: bool,
 }
 
-impl Engine {
-    /// Status of one member at `now`.
+/// What the status of some members needs from the engine, taken while the
+/// core is held (a pointer per member, a copy of each check's staleness
+/// clock) and rendered after it is let go: ingest then copies a member only
+/// if it changes while the view is still held.
+#[derive(Debug, Clone, Default)]
+pub struct StatusView {
+    members: FxHashMap<MemberId, Arc<MemberState>>,
+    /// Per check slot the view's members use: (interval, active, last heard per location).
+    checks: FxHashMap<usize, (Duration, bool, Vec<u64>)>,
+    locations: Vec<LocationId>,
+    quarantined: LocationSet,
+}
+
+impl StatusView {
+    /// Status of one member of the view at `now`.
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
-        let m = self.members[*self.member_slots.get(&id)?].as_ref()?;
-        let check = m.check.and_then(|c| self.checks[c].as_ref());
-        let checked = m.checked(&self.checks);
+        let m = self.members.get(&id)?;
+        let check = m.check.and_then(|c| self.checks.get(&c));
+        let checked = m.checked_with(check.map(|(_, active, _)| *active));
         let facts = m.facts(checked);
         let locations = m
             .locs
@@ -66,12 +85,14 @@ impl Engine {
             .enumerate()
             .filter(|(_, r)| r.cycle != 0)
             .map(|(slot, r)| LocationStatus {
-                location: self.locations[slot].id.clone(),
+                location: self.locations[slot].clone(),
                 cycle: r.cycle,
                 passed: r.failure.is_none(),
                 failure: r.failure,
                 latency_us: r.latency_us,
-                stale: check.is_some_and(|c| c.is_stale(slot, now.cycle(c.interval()))),
+                stale: check.is_some_and(|(interval, _, heard)| {
+                    is_stale(heard, slot, now.cycle(*interval))
+                }),
                 quarantined: self.quarantined.contains(slot),
             })
             .collect();
@@ -88,6 +109,41 @@ impl Engine {
             since: m.since,
             locations,
         })
+    }
+}
+
+impl Engine {
+    /// The state the status of `ids` needs (unknown ids are left out):
+    /// costs a pointer per member and a copy per distinct check.
+    pub fn status_view(&self, ids: impl IntoIterator<Item = MemberId>) -> StatusView {
+        let mut view = StatusView {
+            locations: self.locations.iter().map(|l| l.id.clone()).collect(),
+            quarantined: self.quarantined,
+            ..StatusView::default()
+        };
+        for id in ids {
+            let Some(m) = self
+                .member_slots
+                .get(&id)
+                .and_then(|s| self.members[*s].as_ref())
+            else {
+                continue;
+            };
+            if let Some(slot) = m.check
+                && let Some(c) = self.checks[slot].as_ref()
+            {
+                view.checks
+                    .entry(slot)
+                    .or_insert_with(|| (c.interval(), c.spec.is_active(), c.last_heard.clone()));
+            }
+            view.members.insert(id, m.clone());
+        }
+        view
+    }
+
+    /// Status of one member at `now`.
+    pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
+        self.status_view([id]).member_status(id, now)
     }
 
     /// Locations currently set aside.

@@ -1,6 +1,7 @@
 //! Timers: cycle deadlines, quarantine rounds, staleness, heartbeat
 //! timeouts, damping releases and the startup gate.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gslb_shared::{Health, MemberKind};
@@ -72,7 +73,7 @@ impl Engine {
             let Some(&slot) = self.member_slots.get(&id) else {
                 continue;
             };
-            let Some(m) = self.members[slot].as_mut() else {
+            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
             let MemberKind::Ephemeral(policy) = m.kind else {
@@ -111,7 +112,7 @@ impl Engine {
             let Some(&slot) = self.member_slots.get(&id) else {
                 continue;
             };
-            let Some(m) = self.members[slot].as_mut() else {
+            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
             let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
@@ -172,7 +173,7 @@ impl Engine {
         self.startup = Startup::Open;
         out.push(Output::StartupGateOpened { at: now });
         for slot in 0..self.members.len() {
-            let Some(m) = self.members[slot].as_mut() else {
+            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
             out.extend(m.open_gate_if_due(now));

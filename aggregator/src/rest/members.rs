@@ -19,7 +19,7 @@ use super::error::{ApiError, decode};
 use super::objects::{merged, write};
 use crate::catalog::{ObjectRef, Op};
 use crate::engine::Input;
-use crate::service::{Service, now};
+use crate::service::{Service, now, off_worker};
 
 /// A member as the API shows it.
 pub fn view(m: &Member) -> Value {
@@ -97,19 +97,13 @@ pub async fn list(
     State(s): State<Arc<Service>>,
     Path(pool): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    let members: Vec<Member> = s.with_control_long(|c| {
-        if !c.catalog().pools.contains_key(&PoolId(pool)) {
-            return Err(ApiError::not_found(format!("pool {pool} does not exist")));
-        }
-        let index = c.pools_index();
-        let ids = index.get(&PoolId(pool)).map_or(&[][..], Vec::as_slice);
-        Ok(ids
-            .iter()
-            .filter_map(|id| c.catalog().members.get(id).cloned())
-            .collect())
-    })?;
-    // Rendered after the core is let go.
-    Ok(Json(Value::Array(members.iter().map(view).collect())))
+    let shown = s.view();
+    if !shown.catalog().pools.contains_key(&PoolId(pool)) {
+        return Err(ApiError::not_found(format!("pool {pool} does not exist")));
+    }
+    Ok(Json(off_worker(|| {
+        Value::Array(shown.state().pool_members(PoolId(pool)).map(view).collect())
+    })))
 }
 
 /// `GET /api/v1/members/{id}`.
@@ -117,7 +111,11 @@ pub async fn get(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    s.with_control(|c| c.catalog().members.get(&MemberId(id)).map(view))
+    s.view()
+        .catalog()
+        .members
+        .get(&MemberId(id))
+        .map(view)
         .map(Json)
         .ok_or_else(|| ApiError::not_found(format!("member {id} does not exist")))
 }
@@ -129,7 +127,11 @@ pub async fn update(
     body: Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let base = s
-        .with_control(|c| c.catalog().members.get(&MemberId(id)).cloned())
+        .view()
+        .catalog()
+        .members
+        .get(&MemberId(id))
+        .cloned()
         .ok_or_else(|| ApiError::not_found(format!("member {id} does not exist")))?;
     let body = normalised(&body, None)?;
     let member: Member = merged(serde_json::to_value(base).unwrap_or(Value::Null), &body, id)?;

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::error::{ApiError, decode};
 use crate::catalog::{Change, Object, ObjectRef, Op, Written};
 use crate::defaults::{Kind, base, to_json};
-use crate::service::{Service, now};
+use crate::service::{Service, now, off_worker};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
@@ -76,8 +76,8 @@ fn current<T: Serialize>(
     r: ObjectRef,
     get: impl FnOnce(&Catalog) -> Option<T>,
 ) -> Result<Value, ApiError> {
-    service
-        .with_control(|c| get(c.catalog()).map(|x| to_json(&x)))
+    get(service.view().catalog())
+        .map(|x| to_json(&x))
         .ok_or_else(|| ApiError::not_found(format!("{r} does not exist")))
 }
 
@@ -85,8 +85,9 @@ macro_rules! object_routes {
     ($list:ident, $create:ident, $get:ident, $update:ident, $delete:ident, $ty:ty, $variant:ident, $refv:ident, $idty:ident, $map:ident, $base:expr) => {
         /// List.
         pub async fn $list(State(s): State<Arc<Service>>) -> Json<Value> {
-            Json(s.with_control_long(|c| {
-                Value::Array(c.catalog().$map.values().map(to_json).collect())
+            let view = s.view();
+            Json(off_worker(|| {
+                Value::Array(view.catalog().$map.values().map(to_json).collect())
             }))
         }
 
@@ -195,9 +196,10 @@ pub async fn list_records(
     let Some(zone) = f.zone_id else {
         return list_records_all(State(s)).await;
     };
-    Json(s.with_control_long(|c| {
+    let view = s.view();
+    Json(off_worker(|| {
         Value::Array(
-            c.catalog()
+            view.catalog()
                 .records
                 .values()
                 .filter(|r| r.zone.0 == zone)

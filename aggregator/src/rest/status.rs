@@ -64,9 +64,7 @@ pub async fn member_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    let status = s
-        .with_control(|c| views::member_status(c, MemberId(id), now()))
-        .map_err(status_error)?;
+    let status = views::member_status(&s, MemberId(id), now()).map_err(status_error)?;
     Ok(Json(status_json(&status)))
 }
 
@@ -75,41 +73,33 @@ pub async fn pool_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<axum::response::Response, ApiError> {
-    let (status, addresses) = s
-        .with_control_long(|c| {
-            let st = views::pool_status(c, PoolId(id), now())?;
-            let addresses: std::collections::HashMap<u64, String> = st
-                .members
-                .iter()
-                .filter_map(|m| {
-                    let member = c.catalog().members.get(&MemberId(m.member_id))?;
-                    Some((m.member_id, member.address.to_string()))
-                })
-                .collect();
-            Ok((st, addresses))
-        })
-        .map_err(status_error)?;
-    // Rendering 100,000 members is long work too: off the worker, to bytes.
+    // Reading and rendering 100,000 members is long work (never on the
+    // core, which is held only to take the members' engine state): off the
+    // worker, to bytes.
     let body = crate::service::off_worker(|| {
+        let view = s.view();
+        let status = views::pool_status(&s, PoolId(id), now())?;
         let members: serde_json::Map<String, Value> = status
             .members
             .iter()
             .map(|m| {
-                (
-                    addresses
-                        .get(&m.member_id)
-                        .cloned()
-                        .unwrap_or_else(|| m.member_id.to_string()),
-                    status_json(m),
-                )
+                let key = view
+                    .catalog()
+                    .members
+                    .get(&MemberId(m.member_id))
+                    .map_or_else(|| m.member_id.to_string(), |x| x.address.to_string());
+                (key, status_json(m))
             })
             .collect();
-        serde_json::to_vec(&json!({
-            "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
-            "failOpen": status.fail_open, "members": members,
-        }))
-        .unwrap_or_default()
-    });
+        Ok::<_, tonic::Status>(
+            serde_json::to_vec(&json!({
+                "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
+                "failOpen": status.fail_open, "members": members,
+            }))
+            .unwrap_or_default(),
+        )
+    })
+    .map_err(status_error)?;
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         body,
@@ -129,11 +119,14 @@ pub async fn member_logs(
     Path(id): Path<u64>,
     Query(q): Query<LogQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    if !s.with_control(|c| c.catalog().members.contains_key(&MemberId(id))) {
+    let view = s.view();
+    if !view.catalog().members.contains_key(&MemberId(id)) {
         return Err(ApiError::not_found(format!("member {id} does not exist")));
     }
     let limit = q.limit.unwrap_or(100).clamp(1, 1_000);
-    let entries = s.with_control(|c| c.health_log(MemberId(id), limit))?;
+    let entries = view
+        .health_log(MemberId(id), limit)
+        .map_err(crate::control::ControlError::from)?;
     let entries: Vec<Value> = entries
         .iter()
         .filter_map(|json| views::log_entry(json))
@@ -184,12 +177,10 @@ pub async fn explain(
         r#type: rtype as i32,
         client: q.client,
     };
-    let r = s
-        .with_control(|c| views::explain(c, &request))
-        .map_err(|st| match st.code() {
-            tonic::Code::NotFound => ApiError::not_found(st.message().to_owned()),
-            _ => ApiError::invalid("name", st.message().to_owned()),
-        })?;
+    let r = views::explain(&s.view(), &request).map_err(|st| match st.code() {
+        tonic::Code::NotFound => ApiError::not_found(st.message().to_owned()),
+        _ => ApiError::invalid("name", st.message().to_owned()),
+    })?;
     let steps: Vec<Value> = r
         .steps
         .iter()

@@ -15,7 +15,7 @@ use gslb_shared::*;
 use tonic::{Request, Response, Status};
 
 use super::status::invalid;
-use super::{Service, now};
+use super::{Service, now, off_worker};
 use crate::catalog::{Change, Object, ObjectRef, Op, Written};
 use crate::engine::Input;
 
@@ -81,16 +81,15 @@ impl Admin {
     }
 
     fn read<R>(&self, r: ObjectRef, get: impl FnOnce(&Catalog) -> Option<R>) -> Reply<R> {
-        self.0
-            .with_control(|c| get(c.catalog()))
+        get(self.0.view().catalog())
             .map(Response::new)
             .ok_or_else(|| Status::not_found(format!("{r} does not exist")))
     }
 
     fn list<R>(&self, get: impl FnOnce(&Catalog) -> R) -> Reply<R> {
-        Ok(Response::new(
-            self.0.with_control_long(|c| get(c.catalog())),
-        ))
+        // A long list is rendered off the worker, never on the core.
+        let view = self.0.view();
+        Ok(Response::new(off_worker(|| get(view.catalog()))))
     }
 }
 
@@ -232,15 +231,13 @@ impl AdminService for Admin {
             });
         }
         // One pool: its members from the index, not a scan of all.
-        Ok(Response::new(self.0.with_control_long(|c| {
-            let index = c.pools_index();
-            let ids = index.get(&PoolId(pool)).map_or(&[][..], Vec::as_slice);
-            pb::MemberList {
-                members: ids
-                    .iter()
-                    .filter_map(|id| c.catalog().members.get(id).map(Into::into))
-                    .collect(),
-            }
+        let view = self.0.view();
+        Ok(Response::new(off_worker(|| pb::MemberList {
+            members: view
+                .state()
+                .pool_members(PoolId(pool))
+                .map(Into::into)
+                .collect(),
         })))
     }
 
@@ -277,16 +274,12 @@ impl AdminService for Admin {
 
     async fn get_member_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::MemberStatus> {
         let id = MemberId(r.into_inner().id);
-        self.0
-            .with_control(|c| views::member_status(c, id, now()))
-            .map(Response::new)
+        views::member_status(&self.0, id, now()).map(Response::new)
     }
 
     async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
         let id = PoolId(r.into_inner().id);
-        self.0
-            .with_control_long(|c| views::pool_status(c, id, now()))
-            .map(Response::new)
+        off_worker(|| views::pool_status(&self.0, id, now())).map(Response::new)
     }
 
     async fn get_health_log(&self, r: Request<pb::HealthLogRequest>) -> Reply<pb::HealthLog> {
@@ -298,7 +291,9 @@ impl AdminService for Admin {
         } as usize;
         let entries = self
             .0
-            .with_control(|c| c.health_log(MemberId(r.member_id), limit))?;
+            .view()
+            .health_log(MemberId(r.member_id), limit)
+            .map_err(crate::control::ControlError::from)?;
         Ok(Response::new(pb::HealthLog {
             entries: entries
                 .iter()
@@ -309,9 +304,7 @@ impl AdminService for Admin {
 
     async fn explain(&self, r: Request<pb::ExplainRequest>) -> Reply<pb::ExplainResponse> {
         let r = r.into_inner();
-        self.0
-            .with_control(|c| views::explain(c, &r))
-            .map(Response::new)
+        views::explain(&self.0.view(), &r).map(Response::new)
     }
 
     async fn set_manual_health(
@@ -322,11 +315,8 @@ impl AdminService for Admin {
         let health = gslb_proto::convert::health_from_pb("health", r.health).map_err(invalid)?;
         let member = MemberId(r.member_id);
         self.0
-            .with_control(|c| {
-                c.step(Input::ManualHealth { member, health }, now())?;
-                views::member_status(c, member, now())
-            })
-            .map(Response::new)
+            .with_control(|c| c.step(Input::ManualHealth { member, health }, now()))?;
+        views::member_status(&self.0, member, now()).map(Response::new)
     }
 
     async fn register_ephemeral(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
@@ -411,7 +401,8 @@ impl AdminService for Admin {
     }
 
     async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
-        let backup = self.0.with_control_long(|c| c.backup(now()));
+        let view = self.0.view();
+        let backup = off_worker(|| view.backup(now().0));
         Ok(Response::new(pb::BackupResponse {
             version: backup.state.version,
             document: backup.encode(),

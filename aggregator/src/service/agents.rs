@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::{AgentInfo, Service, lock, now, registry};
+use super::{AgentInfo, Service, lock, now, off_worker, registry};
 use crate::assignments::{Assignment, AssignmentSet, assignments_for, diff};
 use crate::engine::Input;
 
@@ -120,7 +120,8 @@ async fn run(
     tracing::info!(agent = %agent_id, %location, version = %register.version, "agent connected");
     let mut catalog = service.watch_catalog();
     let mut role = service.watch_role();
-    let mut sent = service.with_control(|c| assignments_for(c.catalog(), &location));
+    // A pass over the catalog: on the published view, off the worker.
+    let mut sent = off_worker(|| assignments_for(service.view().catalog(), &location));
     let mut set_version = 1u64;
     let full = pb::AssignmentSet {
         version: set_version,
@@ -169,7 +170,7 @@ async fn run(
                 if changed.is_err() {
                     break;
                 }
-                let fresh = service.with_control(|c| assignments_for(c.catalog(), &location));
+                let fresh = off_worker(|| assignments_for(service.view().catalog(), &location));
                 if let Some(delta) = delta(&sent, &fresh, &mut set_version) {
                     set_assignments(&service, &agent_id, stream, fresh.len());
                     sent = fresh;

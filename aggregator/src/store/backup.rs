@@ -3,7 +3,6 @@
 //! running aggregator (`gslbctl backup`), and restored into an empty data
 //! directory while no aggregator runs on it (`gslbctl restore`).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use gslb_shared::MemberId;
@@ -35,13 +34,17 @@ pub struct Backup {
 
 impl Backup {
     /// A backup of `state` and `latched`.
-    pub fn of(state: &CatalogState, latched: &BTreeMap<MemberId, Latched>, now_ms: u64) -> Self {
+    pub fn of<'a>(
+        state: &CatalogState,
+        latched: impl IntoIterator<Item = (&'a MemberId, &'a Latched)>,
+        now_ms: u64,
+    ) -> Self {
         Backup {
             format: FORMAT.to_owned(),
             format_version: FORMAT_VERSION,
             taken_at_ms: now_ms,
             state: state.clone(),
-            latched: latched.iter().map(|(m, l)| (*m, *l)).collect(),
+            latched: latched.into_iter().map(|(m, l)| (*m, *l)).collect(),
         }
     }
 

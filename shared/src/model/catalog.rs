@@ -1,11 +1,14 @@
 //! The catalog: every configured object, keyed by id. It is what an operator
 //! writes and what a snapshot carries besides the health facts.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::{Check, CheckId, Member, MemberId, Pool, PoolId, RecordSet, RecordSetId, Zone, ZoneId};
+
+/// The map the catalog keeps its objects in: persistent (a clone shares
+/// every node, a change copies only its path), so a snapshot of the
+/// catalog costs nothing and a reader holds it without blocking writers.
+pub type Map<K, V> = imbl::OrdMap<K, V>;
 
 /// All configured zones, records, pools, members and checks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -13,19 +16,19 @@ use super::{Check, CheckId, Member, MemberId, Pool, PoolId, RecordSet, RecordSet
 pub struct Catalog {
     /// Zones by id.
     #[serde(default)]
-    pub zones: BTreeMap<ZoneId, Zone>,
+    pub zones: Map<ZoneId, Zone>,
     /// Record sets by id.
     #[serde(default)]
-    pub records: BTreeMap<RecordSetId, RecordSet>,
+    pub records: Map<RecordSetId, RecordSet>,
     /// Pools by id.
     #[serde(default)]
-    pub pools: BTreeMap<PoolId, Pool>,
+    pub pools: Map<PoolId, Pool>,
     /// Members by id.
     #[serde(default)]
-    pub members: BTreeMap<MemberId, Member>,
+    pub members: Map<MemberId, Member>,
     /// Checks by id.
     #[serde(default)]
-    pub checks: BTreeMap<CheckId, Check>,
+    pub checks: Map<CheckId, Check>,
 }
 
 impl Catalog {

@@ -1,10 +1,8 @@
 //! Versioned snapshots and the deltas between them: what a DNS edge holds
 //! and how it moves from one version to the next.
 
-use std::collections::BTreeMap;
-
 use super::{
-    Catalog, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, Zone, ZoneId,
+    Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, Zone, ZoneId,
 };
 
 /// Zones, records, pools and members (no checks) with member facts.
@@ -20,7 +18,7 @@ pub struct Snapshot {
     /// The catalog an edge needs (checks left out).
     pub catalog: Catalog,
     /// Facts per member.
-    pub facts: BTreeMap<MemberId, MemberFacts>,
+    pub facts: Map<MemberId, MemberFacts>,
 }
 
 /// The changes from `base_version` to `version`.

@@ -13,14 +13,13 @@ use gslb_shared::*;
 use rand::SeedableRng;
 use tonic::Status;
 
-use crate::control::Control;
-use crate::engine::{EvidenceOutcome, Output, Reason, Timestamp};
+use crate::control::View;
+use crate::engine::{EvidenceOutcome, Output, Reason, StatusView, Timestamp};
 use crate::service::{Service, lock};
 
-/// (eligible, protected, fail-open) of a pool as selection sees it now;
-/// `ids` are its members. Costs the pool's size.
-fn pool_flags(c: &Control, pool: PoolId, ids: &[MemberId]) -> (bool, bool, bool) {
-    let snapshot = c.feed().snapshot();
+/// (eligible, protected, fail-open) of a pool as selection sees it in
+/// `snapshot`; `ids` are its members. Costs the pool's size.
+fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, bool, bool) {
     let Some(p) = snapshot.catalog.pools.get(&pool) else {
         return (false, false, true);
     };
@@ -52,30 +51,38 @@ fn pool_flags(c: &Control, pool: PoolId, ids: &[MemberId]) -> (bool, bool, bool)
     (eligible, protected, !eligible)
 }
 
-/// A member's status.
+/// A member's status: the core is held only to take the member's engine
+/// state; the rest is read from the published view.
 pub fn member_status(
-    c: &mut Control,
+    s: &Service,
     id: MemberId,
     now: Timestamp,
 ) -> Result<pb::MemberStatus, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
-    let pool = c.catalog().members.get(&id).ok_or_else(not_found)?.pool;
-    let index = c.pools_index();
-    let ids = index.get(&pool).map_or(&[][..], Vec::as_slice);
-    let flags = pool_flags(c, pool, ids);
-    member_status_in(c, id, flags, now)
+    let (view, status) = s.status_view(|v| {
+        if v.catalog().members.contains_key(&id) {
+            vec![id]
+        } else {
+            Vec::new()
+        }
+    });
+    let pool = view.catalog().members.get(&id).ok_or_else(not_found)?.pool;
+    let ids: Vec<MemberId> = view.state().pool_member_ids(pool).collect();
+    let flags = pool_flags(view.snapshot(), pool, &ids);
+    member_status_in(&view, &status, id, flags, now)
 }
 
 /// A member's status, its pool's flags given.
 fn member_status_in(
-    c: &Control,
+    view: &View,
+    status: &StatusView,
     id: MemberId,
     (_, protected, fail_open): (bool, bool, bool),
     now: Timestamp,
 ) -> Result<pb::MemberStatus, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
-    let member = c.catalog().members.get(&id).ok_or_else(not_found)?;
-    let s = c.engine().member_status(id, now).ok_or_else(not_found)?;
+    let member = view.catalog().members.get(&id).ok_or_else(not_found)?;
+    let s = status.member_status(id, now).ok_or_else(not_found)?;
     Ok(pb::MemberStatus {
         member_id: id.0,
         healthy: s.health == Health::Up,
@@ -104,19 +111,20 @@ fn member_status_in(
     })
 }
 
-/// A pool's status with each member's: one pass over the pool's members
-/// (its flags computed once), whatever the size of the catalog.
-pub fn pool_status(c: &mut Control, id: PoolId, now: Timestamp) -> Result<pb::PoolStatus, Status> {
-    if !c.catalog().pools.contains_key(&id) {
+/// A pool's status with each member's: the core is held only to take a
+/// pointer to each member's engine state; flags and rendering (one pass
+/// over the pool) happen after it is let go.
+pub fn pool_status(s: &Service, id: PoolId, now: Timestamp) -> Result<pb::PoolStatus, Status> {
+    let (view, status) = s.status_view(|v| v.state().pool_member_ids(id).collect());
+    if !view.catalog().pools.contains_key(&id) {
         return Err(Status::not_found(format!("pool {id} does not exist")));
     }
-    let index = c.pools_index();
-    let ids = index.get(&id).map_or(&[][..], Vec::as_slice);
-    let flags = pool_flags(c, id, ids);
+    let ids: Vec<MemberId> = view.state().pool_member_ids(id).collect();
+    let flags = pool_flags(view.snapshot(), id, &ids);
     let (eligible, protected, fail_open) = flags;
     let members = ids
         .iter()
-        .map(|m| member_status_in(c, *m, flags, now))
+        .map(|m| member_status_in(&view, &status, *m, flags, now))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(pb::PoolStatus {
         pool_id: id.0,
@@ -213,11 +221,11 @@ pub fn log_entry(json: &str) -> Option<pb::HealthLogEntry> {
 /// Run selection for a name and type with a full trace. `client` is a
 /// region name, or an address (region lookup from addresses needs the geo
 /// table, which the DNS edge brings; until then an address means "no region").
-pub fn explain(c: &Control, r: &pb::ExplainRequest) -> Result<pb::ExplainResponse, Status> {
+pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainResponse, Status> {
     let name =
         DnsName::parse(&r.name).map_err(|e| Status::invalid_argument(format!("name: {e}")))?;
     let rtype = rtype_from_pb(r.r#type).map_err(|e| Status::invalid_argument(e.to_string()))?;
-    let snapshot = c.feed().snapshot();
+    let snapshot = view.snapshot();
     let record = snapshot
         .catalog
         .records
