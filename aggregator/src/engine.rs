@@ -15,6 +15,7 @@ mod locset;
 mod operator_input;
 mod output;
 mod quarantine;
+pub mod score;
 mod state;
 mod status;
 mod tick;

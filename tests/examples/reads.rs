@@ -2,7 +2,7 @@
 //! (scripts/bench-reads.sh): the release aggregator on loopback with a pool
 //! of BIG members (default 100,000) and one of MID (default 10,000), no
 //! agents (the members are catalog data, never probed). While a prober
-//! thread asks `/livez` every 5 ms and a writer thread updates a check every
+//! thread asks `/livez` every 5 ms and a writer thread updates the zone every
 //! 10 ms (a durable write through the control core), it times: the
 //! declarative apply that creates them, `GET /api/v1/pools/{id}/status` of
 //! the big pool, `gslbctl status`, and `gslbctl members list` of the mid
@@ -38,9 +38,9 @@ struct Seen {
     writes: Vec<u64>,
 }
 
-/// Probe /livez every 5 ms and write every 10 ms (a `PUT` of check
-/// `check`, when given) while `phase` runs; (its result, seconds, latencies).
-fn during<T>(agg: &Aggregator, check: Option<u64>, phase: impl FnOnce() -> T) -> (T, f64, Seen) {
+/// Probe /livez every 5 ms and write every 10 ms (a `PUT` of zone `zone`,
+/// when given) while `phase` runs; (its result, seconds, latencies).
+fn during<T>(agg: &Aggregator, zone: Option<u64>, phase: impl FnOnce() -> T) -> (T, f64, Seen) {
     let stop = AtomicBool::new(false);
     let addr = agg.http;
     std::thread::scope(|scope| {
@@ -55,12 +55,12 @@ fn during<T>(agg: &Aggregator, check: Option<u64>, phase: impl FnOnce() -> T) ->
         });
         let writer = scope.spawn(|| {
             let mut lat = Vec::new();
-            let Some(id) = check else { return lat };
-            let path = format!("/api/v1/checks/{id}");
+            let Some(id) = zone else { return lat };
+            let path = format!("/api/v1/zones/{id}");
             // Bounded: at most 50,000 writes.
             while !stop.load(Ordering::Relaxed) && lat.len() < 50_000 {
                 let t = Instant::now();
-                let (code, _) = agg.rest("PUT", &path, r#"{"name": "bench-write"}"#);
+                let (code, _) = agg.rest("PUT", &path, r#"{"defaultTtl": 60}"#);
                 lat.push(if code == 200 {
                     t.elapsed().as_micros() as u64
                 } else {
@@ -139,25 +139,21 @@ fn main() {
     );
     let (_, secs, seen) = during(&agg, None, || agg.apply(&doc, &dir));
     report(&format!("apply {} members", big + mid), secs, &seen);
-    let (code, check) = agg.rest(
-        "POST",
-        "/api/v1/checks",
-        r#"{"name": "bench-write", "probe": {"type": "tcp"}}"#,
-    );
-    assert_eq!(code, 201, "{check}");
-    let check = check["id"].as_u64();
+    let (code, zones) = agg.rest("GET", "/api/v1/zones", "");
+    assert_eq!(code, 200, "{zones}");
+    let zone = zones[0]["id"].as_u64();
     let big_id = agg.pool_id("big");
     let mid_id = agg.pool_id("mid");
     let path = format!("/api/v1/pools/{big_id}/status");
-    let ((code, body), secs, seen) = during(&agg, check, || agg.rest("GET", &path, ""));
+    let ((code, body), secs, seen) = during(&agg, zone, || agg.rest("GET", &path, ""));
     assert_eq!(code, 200);
     assert_eq!(body["members"].as_object().map_or(0, |m| m.len()), big);
     report(&format!("REST pool status, {big} members"), secs, &seen);
-    let (out, secs, seen) = during(&agg, check, || agg.ctl(&["status"]));
+    let (out, secs, seen) = during(&agg, zone, || agg.ctl(&["status"]));
     assert!(out.contains("big"));
     report("gslbctl status (every pool)", secs, &seen);
     let mid_arg = mid_id.to_string();
-    let (out, secs, seen) = during(&agg, check, || {
+    let (out, secs, seen) = during(&agg, zone, || {
         agg.ctl(&["members", "list", "--pool", &mid_arg])
     });
     assert_eq!(
@@ -166,7 +162,7 @@ fn main() {
         "a header and one row per member"
     );
     report(&format!("gslbctl members list, {mid} members"), secs, &seen);
-    let (_, secs, seen) = during(&agg, check, || std::thread::sleep(Duration::from_secs(2)));
+    let (_, secs, seen) = during(&agg, zone, || std::thread::sleep(Duration::from_secs(2)));
     report("idle (baseline)", secs, &seen);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,6 +14,7 @@ use gslb_shared::{FailReason, Health, LocationId, MemberKind, ProbeResult};
 use super::hysteresis::decide;
 use super::output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
 use super::quarantine::record_cycle;
+use super::score::Fraction;
 use super::state::{LocResult, OpenCycle};
 use super::{Engine, EngineError, Startup, Timestamp};
 
@@ -180,27 +181,33 @@ impl Engine {
         if counting.is_empty() {
             return; // no data: changes nothing
         }
-        let p = oc.passed.and(&counting).len() as f64 / counting.len() as f64;
+        // At most MAX_LOCATIONS (256) each: exact in u16.
+        let p = Fraction {
+            passed: oc.passed.and(&counting).len() as u16,
+            of: counting.len() as u16,
+        };
         let (rise, window) = (check.spec.rise, check.spec.window as usize);
-        m.last_pass_fraction = Some(p);
+        m.last_pass_fraction = Some(p.as_f64());
         m.scores.push(p, window);
-        let score = m.scores.score().unwrap_or(p);
-        m.gate.record(p >= rise, m.warmup_threshold);
+        m.gate.record(
+            p.cmp_threshold(rise) != std::cmp::Ordering::Less,
+            m.warmup_threshold,
+        );
         if decisions {
             out.extend(m.open_gate_if_due(now));
         }
         if decisions {
-            self.apply_score(slot, Some(oc), score, p, now, out);
+            self.apply_score(slot, Some(oc), p.as_f64(), now, out);
         }
         self.publish(slot, out);
     }
 
-    /// Run the hysteresis (and damping) on a score; log a transition.
+    /// Run the hysteresis (and damping) on the member's window; log a
+    /// transition (`pass_fraction`: the last cycle's, for the log).
     pub(super) fn apply_score(
         &mut self,
         slot: usize,
         oc: Option<OpenCycle>,
-        score: f64,
         pass_fraction: f64,
         now: Timestamp,
         out: &mut Vec<Output>,
@@ -212,7 +219,12 @@ impl Engine {
             return;
         };
         let (rise, fall) = (check.spec.rise, check.spec.fall);
-        let next = decide(m.health, score, rise, fall);
+        let (Some(vs_rise), Some(vs_fall), Some(score)) =
+            (m.scores.cmp(rise), m.scores.cmp(fall), m.scores.score())
+        else {
+            return;
+        };
+        let next = decide(m.health, vs_rise, vs_fall);
         if next == m.health {
             return;
         }

@@ -11,6 +11,7 @@ use super::Timestamp;
 use super::damping::Damping;
 use super::locset::LocationSet;
 use super::output::{Output, WarmupEvent};
+use super::score::{Fraction, mean_cmp, mean_f64};
 use super::warmup::WarmupGate;
 
 /// A connected (or once connected) probe location.
@@ -75,15 +76,15 @@ pub(super) struct LocResult {
     pub failure: Option<FailReason>,
 }
 
-/// The last `window` pass fractions.
+/// The last `window` pass fractions, kept exact (see [`super::score`]).
 #[derive(Debug, Clone, Default)]
 pub(super) struct ScoreWindow {
-    values: Vec<f64>,
+    values: Vec<Fraction>,
     next: usize,
 }
 
 impl ScoreWindow {
-    pub fn push(&mut self, p: f64, window: usize) {
+    pub fn push(&mut self, p: Fraction, window: usize) {
         if self.values.len() > window {
             self.values.clear();
             self.next = 0;
@@ -96,12 +97,14 @@ impl ScoreWindow {
         self.next = (self.next + 1) % window.max(1);
     }
 
-    /// Mean of the window, or `None` with no data yet.
+    /// Mean of the window as a float (for display), or `None` with no data yet.
     pub fn score(&self) -> Option<f64> {
-        if self.values.is_empty() {
-            return None;
-        }
-        Some(self.values.iter().sum::<f64>() / self.values.len() as f64)
+        mean_f64(&self.values)
+    }
+
+    /// The mean against threshold `t`, exactly; `None` with no data yet.
+    pub fn cmp(&self, t: f64) -> Option<std::cmp::Ordering> {
+        (!self.values.is_empty()).then(|| mean_cmp(&self.values, t))
     }
 
     pub fn clear(&mut self) {

@@ -65,7 +65,8 @@ pub struct LocationStatus {
 /// if it changes while the view is still held.
 #[derive(Debug, Clone, Default)]
 pub struct StatusView {
-    members: FxHashMap<MemberId, Arc<MemberState>>,
+    /// In id order (a pool's members arrive in it; others are sorted).
+    members: Vec<(MemberId, Arc<MemberState>)>,
     /// Per check slot the view's members use: (interval, active, last heard per location).
     checks: FxHashMap<usize, (Duration, bool, Vec<u64>)>,
     locations: Vec<LocationId>,
@@ -75,7 +76,8 @@ pub struct StatusView {
 impl StatusView {
     /// Status of one member of the view at `now`.
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
-        let m = self.members.get(&id)?;
+        let at = self.members.binary_search_by_key(&id, |(id, _)| *id).ok()?;
+        let m = &self.members[at].1;
         let check = m.check.and_then(|c| self.checks.get(&c));
         let checked = m.checked_with(check.map(|(_, active, _)| *active));
         let facts = m.facts(checked);
@@ -136,7 +138,10 @@ impl Engine {
                     .entry(slot)
                     .or_insert_with(|| (c.interval(), c.spec.is_active(), c.last_heard.clone()));
             }
-            view.members.insert(id, m.clone());
+            view.members.push((id, m.clone()));
+        }
+        if !view.members.is_sorted_by_key(|(id, _)| *id) {
+            view.members.sort_unstable_by_key(|(id, _)| *id);
         }
         view
     }

@@ -128,7 +128,10 @@ impl Engine {
             let rise = check.spec.rise;
             if decisions
                 && m.health == Health::Down
-                && let Some(score) = m.scores.score().filter(|s| *s >= rise)
+                && m.scores
+                    .cmp(rise)
+                    .is_some_and(|o| o != std::cmp::Ordering::Less)
+                && let Some(score) = m.scores.score()
             {
                 out.push(Output::Transition(Transition::without_evidence(
                     id,
@@ -177,8 +180,8 @@ impl Engine {
                 continue;
             };
             out.extend(m.open_gate_if_due(now));
-            if let (Some(score), Some(p)) = (m.scores.score(), m.last_pass_fraction) {
-                self.apply_score(slot, None, score, p, now, out);
+            if let Some(p) = m.last_pass_fraction {
+                self.apply_score(slot, None, p, now, out);
             }
             self.publish(slot, out);
         }

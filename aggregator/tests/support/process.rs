@@ -23,6 +23,11 @@ impl Drop for Aggregator {
 /// Start the binary on port 0 with `data_dir` (plain text on loopback, a
 /// write token in its default tokens file); read the bound address from stdout.
 pub fn start(data_dir: &std::path::Path) -> Aggregator {
+    start_with(data_dir, &[])
+}
+
+/// [`start`] with more command-line arguments.
+pub fn start_with(data_dir: &std::path::Path, extra: &[&str]) -> Aggregator {
     use gslb_aggregator::security::tokens::{TokenFile, TokenRole};
     std::fs::create_dir_all(data_dir).unwrap();
     let tokens_file = data_dir.join("tokens.json");
@@ -47,6 +52,7 @@ pub fn start(data_dir: &std::path::Path) -> Aggregator {
             "127.0.0.1:0",
         ])
         .args(["--startup-window", "2s"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -1,0 +1,187 @@
+//! Health decisions of the real `gslb-aggregator` driven from outside:
+//! scripted agents, one per location, send chosen outcomes over the agent
+//! protocol cycle by cycle, and the member's status is read back over the
+//! admin API (black-box, as an operator's network would drive it).
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use gslb_proto::pb;
+use gslb_proto::pb::agent_service_client::AgentServiceClient;
+use gslb_shared::*;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+mod support;
+
+use gslb_aggregator::security::link::{TokenAdminClient, admin_client};
+use support::process::{Aggregator, start_with};
+
+const INTERVAL_MS: u64 = 500;
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// Wait for the next cycle to begin (a clock condition); its number.
+async fn next_cycle() -> u64 {
+    let next = now_ms() / INTERVAL_MS + 1;
+    let at = next * INTERVAL_MS + 20;
+    tokio::time::sleep(Duration::from_millis(at.saturating_sub(now_ms()))).await;
+    next
+}
+
+/// Check 1 (tcp, 500 ms, `window`), pool 2, member 3. Returns the admin client.
+async fn configure(a: &Aggregator, window: u32) -> TokenAdminClient {
+    let mut c = admin_client(&a.grpc, &a.token).await.unwrap();
+    let mut check = Check::new(CheckId(0), "tcp", Probe::Tcp(StreamProbe::default()));
+    check.interval = Duration::from_millis(INTERVAL_MS);
+    check.timeout = Duration::from_millis(200);
+    check.window = window;
+    c.create_check(pb::Check::from(&check)).await.unwrap();
+    let mut pool = Pool::new(PoolId(0), "web");
+    pool.check = Some(CheckId(1));
+    c.create_pool(pb::Pool::from(&pool)).await.unwrap();
+    c.create_member(pb::Member::from(&Member::new(
+        MemberId(0),
+        PoolId(2),
+        "web-1",
+        "127.0.0.11".parse().unwrap(),
+        80,
+    )))
+    .await
+    .unwrap();
+    c
+}
+
+/// One scripted location's result stream.
+struct Location {
+    tx: mpsc::Sender<pb::AgentMessage>,
+    _inbound: tonic::Streaming<pb::AggregatorMessage>,
+    seq: u64,
+}
+
+impl Location {
+    async fn connect(a: &Aggregator, name: &str) -> Location {
+        let (tx, rx) = mpsc::channel(16);
+        let register = pb::Register {
+            location: name.into(),
+            region: "eu".into(),
+            version: "test".into(),
+            agent_id: format!("{name}-scripted"),
+        };
+        tx.send(pb::AgentMessage {
+            msg: Some(pb::agent_message::Msg::Register(register)),
+        })
+        .await
+        .unwrap();
+        let mut inbound = AgentServiceClient::connect(a.grpc.clone())
+            .await
+            .unwrap()
+            .session(ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        inbound.message().await.unwrap().unwrap();
+        Location {
+            tx,
+            _inbound: inbound,
+            seq: 0,
+        }
+    }
+
+    async fn report(&mut self, cycle: u64, pass: bool) {
+        self.seq += 1;
+        let result = pb::ProbeResult {
+            member_id: 3,
+            check_id: 1,
+            cycle,
+            failure: if pass {
+                0
+            } else {
+                pb::FailReason::Refused as i32
+            },
+            latency_us: 250,
+            detail: String::new(),
+        };
+        self.tx
+            .send(pb::AgentMessage {
+                msg: Some(pb::agent_message::Msg::Results(pb::ResultBatch {
+                    seq: self.seq,
+                    results: vec![result],
+                    dropped: 0,
+                })),
+            })
+            .await
+            .unwrap();
+    }
+}
+
+async fn status(c: &mut TokenAdminClient) -> pb::MemberStatus {
+    c.get_member_status(pb::IdRequest { id: 3 })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Run one cycle in which the first `passing` locations pass; wait until
+/// the aggregator has closed it (every location reported, so it closes at
+/// once); the status after it.
+async fn cycle(
+    c: &mut TokenAdminClient,
+    locations: &mut [Location],
+    passing: usize,
+) -> pb::MemberStatus {
+    let cycle = next_cycle().await;
+    for (i, l) in locations.iter_mut().enumerate() {
+        l.report(cycle, i < passing).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let s = status(c).await;
+        let closed =
+            s.locations.len() == locations.len() && s.locations.iter().all(|l| l.cycle == cycle);
+        if closed || tokio::time::Instant::now() > deadline {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Issue 16 item 3: with a window of 3 and cycle fractions 0.6, 0, 0, the
+/// mean is exactly 0.20, which is not below `fall` (0.2): the member holds.
+/// Floating-point averaging read 0.19999999999999998 and took it down.
+#[tokio::test]
+async fn a_window_mean_exactly_at_fall_holds() {
+    let dir = std::env::temp_dir().join(format!("gslb-decisions-fall-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start_with(&dir, &["--no-quarantine"]);
+    let mut c = configure(&a, 3).await;
+    let mut locations = Vec::new();
+    for i in 1..=5 {
+        locations.push(Location::connect(&a, &format!("loc{i}")).await);
+    }
+    // Passing cycles until the startup gate opens and the member is up.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !cycle(&mut c, &mut locations, 5).await.healthy {
+        assert!(tokio::time::Instant::now() < deadline, "never came up");
+    }
+    for _ in 0..2 {
+        cycle(&mut c, &mut locations, 5).await; // window [1, 1, 1]
+    }
+    cycle(&mut c, &mut locations, 3).await; // [1, 1, 0.6]
+    cycle(&mut c, &mut locations, 0).await; // [1, 0.6, 0]
+    let at_fall = cycle(&mut c, &mut locations, 0).await; // [0.6, 0, 0]
+    assert!(
+        at_fall.healthy,
+        "a mean of exactly 0.20 is not below fall: {at_fall:?}"
+    );
+    assert!((at_fall.score.unwrap() - 0.2).abs() < 1e-9);
+    let below = cycle(&mut c, &mut locations, 0).await; // [0, 0, 0]
+    assert!(!below.healthy, "below fall goes down: {below:?}");
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}
