@@ -240,7 +240,7 @@ impl Engine {
             }
             Input::RemoveMember(id) => self.remove_member(id),
             Input::LocationConnected(location) => self.location_connected(now, location),
-            Input::LocationDisconnected(location) => self.location_disconnected(now, location),
+            Input::LocationDisconnected(location) => self.location_disconnected(location),
             Input::Results { location, results } => self.ingest(now, location, results, out),
             Input::Heartbeat(member) => self.heartbeat(now, member, out),
             Input::ManualHealth { member, health } => self.manual_health(now, member, health, out),

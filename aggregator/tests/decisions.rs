@@ -185,3 +185,66 @@ async fn a_window_mean_exactly_at_fall_holds() {
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Five locations up, then every one silent for four cycles (a stall or a
+/// blip), then all five report in one cycle with the failing one 60 ms
+/// before the others. Issue 16 item 2: the first reporter decided the cycle
+/// alone (0.00, the member went down) and the other four were listed as
+/// stale although they reported. The cycle waits for every assigned,
+/// connected location, and a location that reports is fresh at once.
+#[tokio::test]
+async fn after_a_silence_the_first_reporter_does_not_decide_alone() {
+    let dir = std::env::temp_dir().join(format!("gslb-decisions-stale-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start_with(&dir, &["--no-quarantine"]);
+    let mut c = configure(&a, 1).await;
+    let mut locations = Vec::new();
+    for i in 1..=5 {
+        locations.push(Location::connect(&a, &format!("loc{i}")).await);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !cycle(&mut c, &mut locations, 5).await.healthy {
+        assert!(tokio::time::Instant::now() < deadline, "never came up");
+    }
+    for _ in 0..4 {
+        next_cycle().await; // nobody reports: every location goes stale
+    }
+    let silent = status(&mut c).await;
+    assert!(silent.locations.iter().all(|l| l.stale), "{silent:?}");
+    let back = next_cycle().await;
+    locations[0].report(back, false).await;
+    tokio::time::sleep(Duration::from_millis(60)).await; // the others' transport delay
+    for l in &mut locations[1..] {
+        l.report(back, true).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let after = loop {
+        let s = status(&mut c).await;
+        if s.locations.iter().all(|l| l.cycle == back) && s.score.is_some_and(|x| x > 0.5)
+            || tokio::time::Instant::now() > deadline
+        {
+            break s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(after.healthy, "4 of 5 passed: {after:?}");
+    assert!((after.score.unwrap() - 0.8).abs() < 1e-9, "{after:?}");
+    assert!(
+        after.locations.iter().all(|l| !l.stale),
+        "a location that reported is fresh: {after:?}"
+    );
+    let log = c
+        .get_health_log(pb::HealthLogRequest {
+            member_id: 3,
+            limit: 10,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        log.entries.iter().all(|e| e.to != pb::Health::Down as i32),
+        "no down transition: {log:?}"
+    );
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -848,3 +848,51 @@ fn a_status_view_keeps_showing_the_state_it_was_taken_from() {
         Health::Down
     );
 }
+
+/// Issue 16 item 1: a quarantined location whose results arrive later in
+/// the cycle than the others' (150 ms, well inside the grace) is still
+/// tallied, and released after the clean rounds. The cycle used to stop
+/// waiting for a quarantined location, so its results were always late.
+#[test]
+fn a_quarantined_location_that_reports_late_in_the_cycle_is_released() {
+    let mut h = Harness::new(5, check_with(|_| {}));
+    for id in 1..=6 {
+        up_member(&mut h, id);
+    }
+    let broken = [Some(false), Some(true), Some(true), Some(true), Some(true)];
+    for _ in 0..2 {
+        for id in 1..=6 {
+            h.cycle(id, &broken);
+        }
+    }
+    assert_eq!(
+        h.engine.quarantined_locations(),
+        vec![LocationId::new("loc0")]
+    );
+    let late_before = h.engine.counters().late;
+    // Healed, but loc0's results land 150 ms after the others'.
+    for _ in 0..6 {
+        let k = h.next_cycle;
+        h.next_cycle += 1;
+        h.now = h.now.max(Timestamp(k * INTERVAL_MS + 2_000));
+        for id in 1..=6 {
+            for i in 1..5 {
+                h.report(i, id, k, None);
+            }
+        }
+        h.advance(Duration::from_millis(150));
+        for id in 1..=6 {
+            h.report(0, id, k, None);
+        }
+        h.now = h.now.max(Timestamp((k + 1) * INTERVAL_MS + 5_000 + 500));
+        h.step(Input::Tick).unwrap();
+    }
+    assert_eq!(h.engine.counters().late, late_before, "nothing was late");
+    assert!(
+        h.engine.quarantined_locations().is_empty(),
+        "three clean rounds release it"
+    );
+    for id in 1..=6 {
+        assert_eq!(h.health(id), Health::Up);
+    }
+}

@@ -83,19 +83,19 @@ impl Engine {
         listed
     }
 
-    /// Recompute which locations a check's cycles wait for.
-    pub(super) fn refresh_expected(&mut self, check_slot: usize, now: Timestamp) {
-        let quarantined = self.quarantined;
+    /// Recompute which locations a check's cycles wait for: every assigned,
+    /// connected one (DESIGN "Cycles"). A stale location is waited for too
+    /// (up to the deadline), so after a blip that silenced every location
+    /// the first to report again does not decide a cycle alone; a
+    /// quarantined one is waited for so its results are tallied toward its
+    /// release (they never count toward the score while it is set aside).
+    pub(super) fn refresh_expected(&mut self, check_slot: usize) {
         let Some(check) = self.checks[check_slot].as_mut() else {
             return;
         };
-        let current = now.cycle(check.interval());
         let mut expected = LocationSet::EMPTY;
         for slot in check.assigned.iter() {
-            if self.locations[slot].connected
-                && !quarantined.contains(slot)
-                && !check.is_stale(slot, current)
-            {
+            if self.locations[slot].connected {
                 expected.insert(slot);
             }
         }
@@ -154,7 +154,7 @@ impl Engine {
                 slot
             }
         };
-        self.refresh_expected(slot, now);
+        self.refresh_expected(slot);
         self.republish_check_members(now, spec.id, out);
     }
 

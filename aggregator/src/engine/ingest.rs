@@ -41,7 +41,6 @@ impl Engine {
             self.counters.unknown_member += 1;
             return;
         };
-        let quarantined = self.quarantined.contains(loc);
         let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };
@@ -71,13 +70,11 @@ impl Engine {
             self.counters.future += 1;
             return;
         }
+        // Heard now: no longer stale, from this very result on.
         if let Some(heard) = check.last_heard.get_mut(loc)
             && *heard < r.cycle
         {
             *heard = r.cycle;
-            if check.assigned.contains(loc) && self.locations[loc].connected && !quarantined {
-                check.expected.insert(loc);
-            }
         }
         if m.locs.len() <= loc {
             m.locs.resize(loc + 1, LocResult::default());

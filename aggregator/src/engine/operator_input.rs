@@ -48,23 +48,19 @@ impl Engine {
                 let current = now.cycle(state.interval());
                 state.last_heard[slot] = state.last_heard[slot].max(current);
             }
-            self.refresh_expected(c, now);
+            self.refresh_expected(c);
         }
         Ok(())
     }
 
-    pub(super) fn location_disconnected(
-        &mut self,
-        now: Timestamp,
-        id: &LocationId,
-    ) -> Result<(), EngineError> {
+    pub(super) fn location_disconnected(&mut self, id: &LocationId) -> Result<(), EngineError> {
         let slot = *self
             .location_slots
             .get(id)
             .ok_or_else(|| EngineError::UnknownLocation(id.clone()))?;
         self.locations[slot].connected = false;
         for c in 0..self.checks.len() {
-            self.refresh_expected(c, now);
+            self.refresh_expected(c);
         }
         Ok(())
     }

@@ -14,9 +14,6 @@ impl Engine {
     pub(super) fn tick(&mut self, now: Timestamp, out: &mut Vec<Output>) {
         self.close_due_cycles(now, out);
         self.quarantine_round(now, out);
-        for c in 0..self.checks.len() {
-            self.refresh_expected(c, now);
-        }
         self.heartbeat_timeouts(now, out);
         self.damping_releases(now, out);
         self.startup_gate(now, out);
