@@ -209,17 +209,20 @@ pub(crate) struct MemberIndex(std::sync::OnceLock<Indexes>);
 struct Indexes {
     by_pool: imbl::OrdSet<(PoolId, MemberId)>,
     by_name: imbl::OrdMap<(PoolId, String), MemberId>,
+    by_endpoint: imbl::OrdMap<(PoolId, std::net::IpAddr, u16), MemberId>,
 }
 
 impl Indexes {
     fn add(&mut self, m: &Member) {
         self.by_pool.insert((m.pool, m.id));
         self.by_name.insert((m.pool, m.name.clone()), m.id);
+        self.by_endpoint.insert((m.pool, m.address, m.port), m.id);
     }
 
     fn drop_member(&mut self, m: &Member) {
         self.by_pool.remove(&(m.pool, m.id));
         self.by_name.remove(&(m.pool, m.name.clone()));
+        self.by_endpoint.remove(&(m.pool, m.address, m.port));
     }
 }
 
@@ -538,6 +541,19 @@ impl CatalogState {
                         format!(
                             "member {other} of pool {} is already named {:?}",
                             m.pool, m.name
+                        ),
+                    ));
+                }
+                // Two members at one endpoint would answer one address twice.
+                if let Some(&other) = self.indexes().by_endpoint.get(&(m.pool, m.address, m.port))
+                    && other != m.id
+                {
+                    return Err(invalid(
+                        "address",
+                        format!(
+                            "member {other} of pool {} already has address {} and port {}: \
+                             one endpoint may be a member of a pool once",
+                            m.pool, m.address, m.port
                         ),
                     ));
                 }

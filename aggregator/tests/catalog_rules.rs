@@ -395,8 +395,18 @@ fn member_names_are_unique_within_a_pool() {
     let ObjectRef::Pool(b) = created(&mut s, Object::Pool(Pool::new(PoolId(0), "b"))) else {
         unreachable!()
     };
-    let m =
-        |pool, name: &str| Member::new(MemberId(0), pool, name, "192.0.2.1".parse().unwrap(), 80);
+    // Each create at its own endpoint, so only the name rule can refuse it.
+    let port = std::cell::Cell::new(80u16);
+    let m = |pool, name: &str| {
+        port.set(port.get() + 1);
+        Member::new(
+            MemberId(0),
+            pool,
+            name,
+            "192.0.2.1".parse().unwrap(),
+            port.get(),
+        )
+    };
     let ObjectRef::Member(first) = created(&mut s, Object::Member(m(a, "web-1"))) else {
         unreachable!()
     };
@@ -425,6 +435,57 @@ fn member_names_are_unique_within_a_pool() {
     let batch = vec![
         Op::Create(Object::Member(m(b, "x"))),
         Op::Create(Object::Member(m(b, "x"))),
+    ];
+    assert!(s.apply_all(batch).is_err());
+}
+
+#[test]
+fn an_endpoint_is_a_member_of_a_pool_once() {
+    let mut s = CatalogState::default();
+    let ObjectRef::Pool(a) = created(&mut s, Object::Pool(Pool::new(PoolId(0), "a"))) else {
+        unreachable!()
+    };
+    let ObjectRef::Pool(b) = created(&mut s, Object::Pool(Pool::new(PoolId(0), "b"))) else {
+        unreachable!()
+    };
+    let m = |pool, name: &str, port| {
+        Member::new(MemberId(0), pool, name, "192.0.2.7".parse().unwrap(), port)
+    };
+    let ObjectRef::Member(first) = created(&mut s, Object::Member(m(a, "one", 80))) else {
+        unreachable!()
+    };
+    let err = s
+        .apply(Op::Create(Object::Member(m(a, "two", 80))))
+        .unwrap_err();
+    let CatalogError::Invalid(v) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(v.errors[0].field, "address", "{err}");
+    assert!(
+        err.to_string().contains(&format!(
+            "member {first} of pool {a} already has address 192.0.2.7 and port 80"
+        )),
+        "{err}"
+    );
+    // Another port, another pool, or the member itself updated: allowed.
+    created(&mut s, Object::Member(m(a, "two", 81)));
+    created(&mut s, Object::Member(m(b, "one", 80)));
+    let mut same = s.catalog.members[&first].clone();
+    same.weight = 7;
+    s.apply(Op::Update(Object::Member(same))).unwrap();
+    // Moving a member onto a taken endpoint is refused; a delete frees it.
+    let ObjectRef::Member(third) = created(&mut s, Object::Member(m(a, "three", 82))) else {
+        unreachable!()
+    };
+    let mut moved = s.catalog.members[&third].clone();
+    moved.port = 80;
+    assert!(s.apply(Op::Update(Object::Member(moved.clone()))).is_err());
+    s.apply(Op::Delete(ObjectRef::Member(first))).unwrap();
+    s.apply(Op::Update(Object::Member(moved))).unwrap();
+    // A batch sees its own earlier creates.
+    let batch = vec![
+        Op::Create(Object::Member(m(b, "x", 90))),
+        Op::Create(Object::Member(m(b, "y", 90))),
     ];
     assert!(s.apply_all(batch).is_err());
 }

@@ -136,10 +136,15 @@ async fn seed_000_member_paths_and_status_fields() {
     assert_eq!(s["healthy"].as_bool(), Some(false));
     let p = api.ok(Method::GET, "/api/v1/pools/2/status", None).await;
     assert_eq!(
-        p["members"]["10.0.0.3"]["warmupThreshold"].as_u64(),
+        p["membersByAddress"]["10.0.0.3"]["warmupThreshold"].as_u64(),
         Some(5),
-        "{p}"
+        "seed 000's shape, keyed by IP: {p}"
     );
+    assert_eq!(
+        p["members"]["3"]["ipAddress"], "10.0.0.3",
+        "keyed by id: {p}"
+    );
+    assert_eq!(p["members"]["3"]["warmupThreshold"].as_u64(), Some(5));
     assert_eq!(p["failOpen"].as_bool(), Some(true));
 }
 

@@ -224,6 +224,7 @@ impl Selector {
                 trace.as_deref_mut(),
             );
             if let PoolVerdict::Eligible { protected } = verdict {
+                distinct_addresses(&mut self.chosen);
                 return Outcome::Pool {
                     pool: pool_id,
                     protected,
@@ -261,6 +262,7 @@ impl Selector {
                     if !self.candidates.is_empty() {
                         self.chosen.clear();
                         self.chosen.extend_from_slice(&self.candidates);
+                        distinct_addresses(&mut self.chosen);
                         found = Outcome::FailOpen { pool: pool_id };
                         break;
                     }
@@ -275,6 +277,17 @@ impl Selector {
         }
         outcome
     }
+}
+
+/// Keep the first candidate of each address: two members at one IP (on
+/// different ports, or written before the catalog refused a repeated
+/// endpoint) must never put one record twice in an answer.
+fn distinct_addresses(chosen: &mut Vec<Candidate>) {
+    if chosen.len() < 2 {
+        return;
+    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    chosen.retain(|c| seen.insert(c.address));
 }
 
 /// Step 7's `static` answer: the pool's fixed addresses of `family`,

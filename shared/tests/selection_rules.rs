@@ -449,3 +449,29 @@ fn trace_lists_every_step_in_order() {
         ]
     );
 }
+
+#[test]
+fn one_address_is_answered_once_even_when_members_share_it() {
+    let mut w = World::new();
+    let p = w.pool(|_| {});
+    let a = w.member(p, "192.0.2.1", |m| m.port = 80);
+    let _same_ip = w.member(p, "192.0.2.1", |m| m.port = 8080);
+    let b = w.member(p, "192.0.2.2", |_| {});
+    let (_, answers, _) = run(&w, &record(&[p]), None);
+    assert_eq!(
+        ids(&answers),
+        vec![a, b],
+        "the first member of an address is kept"
+    );
+    // Fail-open answers every candidate: still each address once.
+    for id in [a, b] {
+        w.set(id, Health::Down, false);
+    }
+    w.set(_same_ip, Health::Down, false);
+    let (outcome, answers, _) = run(&w, &record(&[p]), None);
+    assert_eq!(outcome, Outcome::FailOpen { pool: p });
+    let mut addresses: Vec<_> = answers.iter().map(|x| x.address).collect();
+    addresses.sort();
+    addresses.dedup();
+    assert_eq!(addresses.len(), answers.len(), "{answers:?}");
+}

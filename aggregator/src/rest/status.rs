@@ -68,7 +68,9 @@ pub async fn member_status(
     Ok(Json(status_json(&status)))
 }
 
-/// `GET /api/v1/pools/{id}/status`: members keyed by address, as seed 000 shows.
+/// `GET /api/v1/pools/{id}/status`: `members` keyed by member id (each entry
+/// carries `ipAddress` and `port`); `membersByAddress` keeps seed 000's
+/// shape, keyed by IP (`ip:port` where two members share an IP).
 pub async fn pool_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -79,22 +81,42 @@ pub async fn pool_status(
     let body = crate::service::off_worker(|| {
         let view = s.view();
         let status = views::pool_status(&s, PoolId(id), now())?;
-        let members: serde_json::Map<String, Value> = status
-            .members
-            .iter()
-            .map(|m| {
-                let key = view
-                    .catalog()
-                    .members
-                    .get(&MemberId(m.member_id))
-                    .map_or_else(|| m.member_id.to_string(), |x| x.address.to_string());
-                (key, status_json(m))
-            })
-            .collect();
+        let endpoint = |m: &pb::MemberStatus| {
+            view.catalog()
+                .members
+                .get(&MemberId(m.member_id))
+                .map(|x| (x.address, x.port))
+        };
+        // Seed 000 keys members by IP; two members may share an IP on
+        // different ports, and those are keyed `ip:port` there instead.
+        let mut per_ip: std::collections::HashMap<std::net::IpAddr, usize> = Default::default();
+        for (ip, _) in status.members.iter().filter_map(endpoint) {
+            *per_ip.entry(ip).or_default() += 1;
+        }
+        let mut members = serde_json::Map::new();
+        let mut by_address = serde_json::Map::new();
+        for m in &status.members {
+            let mut entry = status_json(m);
+            let address_key = match endpoint(m) {
+                Some((ip, port)) => {
+                    entry["ipAddress"] = Value::from(ip.to_string());
+                    entry["port"] = Value::from(port);
+                    if per_ip.get(&ip).copied().unwrap_or(0) > 1 {
+                        std::net::SocketAddr::new(ip, port).to_string()
+                    } else {
+                        ip.to_string()
+                    }
+                }
+                None => m.member_id.to_string(),
+            };
+            by_address.insert(address_key, entry.clone());
+            members.insert(m.member_id.to_string(), entry);
+        }
         Ok::<_, tonic::Status>(
             serde_json::to_vec(&json!({
                 "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
                 "failOpen": status.fail_open, "members": members,
+                "membersByAddress": by_address,
             }))
             .unwrap_or_default(),
         )

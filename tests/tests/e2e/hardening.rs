@@ -676,3 +676,66 @@ fn a_document_deletes_only_with_prune_and_names_are_unique() {
         "{body}"
     );
 }
+
+/// Issue 16 item 6: a second member at one endpoint of a pool is refused
+/// with the field named; members sharing an IP on other ports never put one
+/// A record twice in an answer (dig); pool status keys members by id.
+#[test]
+fn an_address_is_answered_once_and_pool_status_keys_members_by_id() {
+    use gslb_e2e::catalog::{a_record, member, pool};
+    let dir = temp_dir("same-address");
+    let agg = Aggregator::start(&dir);
+    let at = |s: &str| s.parse::<std::net::SocketAddr>().unwrap();
+    let doc = format!(
+        "{ZONE}{}{}",
+        pool(
+            "web",
+            None,
+            "",
+            &[
+                member("web-1", at("127.0.0.5:80"), ""),
+                member("web-2", at("127.0.0.5:8080"), ""),
+                member("web-3", at("127.0.0.6:80"), ""),
+            ]
+        ),
+        a_record("www.example.test", &["web"])
+    );
+    let version = agg.apply(&doc, &dir);
+    let edge = Edge::start(
+        None,
+        Some(&agg.url()),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+        &[],
+    );
+    edge.wait_version(version);
+    let pool_id = agg.pool_id("web");
+    refused_on(
+        agg.rest(
+            "POST",
+            &format!("/api/v1/pools/{pool_id}/members"),
+            r#"{"name": "web-4", "ipAddress": "127.0.0.5", "port": 80}"#,
+        ),
+        "address",
+        "already has address 127.0.0.5 and port 80",
+    );
+    let dig = gslb_e2e::dns::dig(None, edge.dns(), &["www.example.test", "A"]);
+    assert!(
+        dig.contains("ANSWER: 2,"),
+        "127.0.0.5 once, 127.0.0.6 once: {dig}"
+    );
+    let (code, status) = agg.rest("GET", &format!("/api/v1/pools/{pool_id}/status"), "");
+    assert_eq!(code, 200, "{status}");
+    let members = status["members"].as_object().unwrap();
+    assert_eq!(members.len(), 3, "every member, keyed by id: {status}");
+    let web_2 = agg.member("web", "web-2")["id"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+    assert_eq!(members[&web_2]["ipAddress"], "127.0.0.5");
+    assert_eq!(members[&web_2]["port"], 8080);
+    let by_address = status["membersByAddress"].as_object().unwrap();
+    let mut keys: Vec<&str> = by_address.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["127.0.0.5:80", "127.0.0.5:8080", "127.0.0.6"]);
+}
