@@ -162,6 +162,37 @@ async fn stopping(mut stop: tokio::sync::watch::Receiver<bool>) {
     let _ = stop.wait_for(|stopped| *stopped).await;
 }
 
+/// `/readyz`: 503 while a cluster node knows no leader (it can neither
+/// write nor answer linearizable reads); the body names each check. The
+/// listener is bound only once the store is open and loaded, so nothing
+/// answers before that. Never waits for the control core.
+fn readiness(service: &Service) -> (axum::http::StatusCode, String) {
+    let view = service.view();
+    let mut lines = vec![format!(
+        "store: open and loaded (version {}, {} members)",
+        view.version(),
+        view.catalog().members.len()
+    )];
+    let mut ready = true;
+    if let Some(cluster) = service.cluster() {
+        if cluster.leading() {
+            lines.push("cluster: this node leads".into());
+        } else if let Some((id, addr)) = cluster.leader() {
+            lines.push(format!("cluster: leader is node {id} at {addr}"));
+        } else {
+            ready = false;
+            lines.push("cluster: no leader known (election under way or quorum lost)".into());
+        }
+    }
+    let head = if ready { "ready" } else { "not ready" };
+    let status = if ready {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, format!("{head}\n{}\n", lines.join("\n")))
+}
+
 /// Tick the engine: cycles close at their deadlines, timers run.
 async fn clock(service: Arc<Service>, tick: Duration) {
     let mut interval = tokio::time::interval(tick);
@@ -176,9 +207,13 @@ async fn clock(service: Arc<Service>, tick: Duration) {
 
 fn router(service: Arc<Service>, tokens: Arc<crate::security::tokens::Tokens>) -> Router {
     let registry = Arc::new(crate::metrics::registry(&service));
+    let ready = service.clone();
     let operations = Router::new()
         .route("/livez", get(|| async { "ok" }))
-        .route("/readyz", get(|| async { "ready" }))
+        .route(
+            "/readyz",
+            get(move || std::future::ready(readiness(&ready))),
+        )
         .route(
             "/metrics",
             get(

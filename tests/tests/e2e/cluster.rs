@@ -485,3 +485,36 @@ fn concurrent_writers_share_log_entries_and_each_is_acknowledged_once() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 16 item 7: `/readyz` says 503, naming why, while a node knows no
+/// leader (two of three nodes gone), and 200 naming the leader otherwise.
+#[test]
+fn readyz_is_unavailable_while_no_leader_is_known() {
+    let dir = temp_dir("readyz");
+    let mut cluster = Cluster::start(&dir, 12, 3, &[]);
+    let leader = cluster.leader(60);
+    let readyz = |c: &Cluster, id: u64| {
+        let (code, _, body) = http_request(c.node(id).http, "GET", "/readyz", &[], "");
+        (code, body)
+    };
+    for id in 1..=3 {
+        let (code, body) = readyz(&cluster, id);
+        assert_eq!(code, 200, "node {id}: {body}");
+        assert!(
+            body.contains("store: open") && body.contains("cluster:"),
+            "{body}"
+        );
+    }
+    let kept = if leader == 1 { 2 } else { 1 };
+    for id in (1..=3).filter(|&id| id != kept) {
+        cluster.kill(id);
+    }
+    wait_until(60, "the lone node to lose its leader", || {
+        let (code, body) = readyz(&cluster, kept);
+        code == 503 && body.contains("no leader known")
+    });
+    for id in (1..=3).filter(|&id| id != kept) {
+        cluster.start_node(id);
+    }
+    wait_until(60, "a leader again", || readyz(&cluster, kept).0 == 200);
+}
