@@ -101,9 +101,18 @@ pub struct Responder {
     /// say where their records went.
     template_mode: bool,
     records: Option<Records>,
+    /// Set on a TCP connection while the edge drains: answers carry
+    /// edns-tcp-keepalive 0 and are never kept or reused.
+    closing: bool,
 }
 
 impl Responder {
+    /// Mark the answers that follow as sent while draining (TCP): their
+    /// OPT record tells the client to close the connection (RFC 7828).
+    pub fn set_closing(&mut self, closing: bool) {
+        self.closing = closing;
+    }
+
     /// A responder seeded with `seed` (weighted steering draws from it).
     pub fn new(seed: u64) -> Self {
         Self {
@@ -120,6 +129,7 @@ impl Responder {
             templatable: false,
             template_mode: false,
             records: None,
+            closing: false,
         }
     }
 
@@ -176,8 +186,10 @@ impl Responder {
         // EDNS presence, the DO bit it echoes); an ECS query is never kept
         // (its scope and echoed subnet are its own), and the size limit is
         // checked against each reuse.
-        let reusable =
-            q.qclass == Class::IN && self.key_len > 0 && q.edns.is_none_or(|e| e.subnet.is_none());
+        let reusable = !self.closing
+            && q.qclass == Class::IN
+            && self.key_len > 0
+            && q.edns.is_none_or(|e| e.subnet.is_none());
         let cache_key = if reusable {
             let n = self.key_len;
             self.key[n..n + 2].copy_from_slice(&q.qtype.to_int().to_be_bytes());
@@ -342,7 +354,9 @@ impl Responder {
         out: &mut Vec<u8>,
         truncate: bool,
     ) -> Result<OptRcode, PushError> {
-        let opt_room = q.edns.map_or(0, |e| opt_size(e.subnet.as_ref()));
+        let opt_room = q
+            .edns
+            .map_or(0, |e| opt_size(e.subnet.as_ref(), self.closing));
         let flat = q.flat_qname.as_slice();
         let Ok(mut builder) = MessageBuilder::from_target(Compressor::new(out, flat));
         builder.set_push_limit(limit.saturating_sub(opt_room));
@@ -394,6 +408,7 @@ impl Responder {
                 &edns,
                 OptRcode::from_rcode(plan.rcode),
                 plan.scope,
+                self.closing,
             )?;
         }
         additional.finish();

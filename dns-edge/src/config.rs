@@ -64,7 +64,8 @@ pub struct Settings {
     /// Most DNS TCP connections in all [default: 1024].
     #[arg(long)]
     pub tcp_max_connections: Option<usize>,
-    /// On SIGTERM/SIGINT keep answering at least this many seconds [default: 5].
+    /// On SIGTERM/SIGINT keep answering at least this many seconds, so load
+    /// balancers see /readyz fail before the edge stops (seed 003) [default: 30].
     #[arg(long)]
     pub min_drain_secs: Option<u64>,
     /// Responses per second per client subnet; 0 turns rate limiting off [default: 0].
@@ -219,7 +220,7 @@ impl Settings {
                 "connection limits must be at least 1",
             ));
         }
-        let min_drain_secs = self.min_drain_secs.unwrap_or(5);
+        let min_drain_secs = self.min_drain_secs.unwrap_or(30);
         if min_drain_secs > 3600 {
             return Err(invalid("min-drain-secs", "must be at most 3600"));
         }
@@ -296,7 +297,7 @@ mod tests {
     fn flags_validate_with_defaults() {
         let c = settings(&["--aggregator", "http://127.0.0.1:7000"]).unwrap();
         assert_eq!(c.listen_dns, "127.0.0.1:53".parse().unwrap());
-        assert_eq!(c.min_drain, Duration::from_secs(5));
+        assert_eq!(c.min_drain, Duration::from_secs(30));
         assert_eq!(c.rrl.rate, 0, "rate limiting is off unless asked for");
         assert_eq!(c.tcp.idle_timeout, Duration::from_secs(10));
     }

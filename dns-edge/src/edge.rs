@@ -96,6 +96,15 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     }
 
     tokio::pin!(shutdown);
+    // Fail the boot now, not after the wait for a snapshot, when the DNS
+    // address cannot be bound (in use, not local, no permission). The
+    // sockets are let go at once: nothing may answer before a snapshot.
+    if cfg.listen_dns.port() != 0 {
+        drop(
+            server::bind(cfg.listen_dns, 1)
+                .with_context(|| format!("listen-dns {}: cannot bind", cfg.listen_dns))?,
+        );
+    }
     if !shared.loaded() {
         tracing::info!("waiting for the first snapshot before binding the DNS listeners");
         let mut report =
@@ -156,11 +165,12 @@ async fn drain(
     );
     let window = tokio::time::sleep(cfg.min_drain);
     tokio::pin!(window);
-    let mut report = tokio::time::interval(Duration::from_secs(1));
+    let mut report =
+        tokio::time::interval_at(tokio::time::Instant::now() + REPORT_EVERY, REPORT_EVERY);
     loop {
         tokio::select! {
             _ = &mut window => break,
-            _ = report.tick() => tracing::debug!(in_flight = shared.metrics.in_flight(), open_connections = shared.tcp_open(), "draining"),
+            _ = report.tick() => tracing::info!(in_flight = shared.metrics.in_flight(), open_connections = shared.tcp_open(), "still draining"),
         }
     }
     stop_udp.store(true, std::sync::atomic::Ordering::Relaxed);

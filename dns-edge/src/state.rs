@@ -115,6 +115,9 @@ pub struct Shared {
     status: Mutex<Status>,
     /// Set at SIGTERM/SIGINT: `/readyz` answers 503 from then on.
     draining: AtomicBool,
+    /// The second (since the Unix epoch) of the last query logged while
+    /// draining, and how many were not logged since: one sample a second.
+    drain_sampled: AtomicU64Pair,
     /// Open DNS TCP connections.
     tcp_open: AtomicUsize,
     /// DNS TCP connections closed by the write timeout.
@@ -132,6 +135,7 @@ impl Shared {
             metrics: Metrics::default(),
             status: Mutex::new(Status::default()),
             draining: AtomicBool::new(false),
+            drain_sampled: AtomicU64Pair::default(),
             tcp_open: AtomicUsize::new(0),
             tcp_write_timeouts: std::sync::atomic::AtomicU64::new(0),
             first: tokio::sync::Notify::new(),
@@ -226,6 +230,37 @@ impl Shared {
         self.draining.load(Ordering::SeqCst)
     }
 
+    /// Log a query that arrived while draining (name, type, id, peer): at
+    /// most one a second, with the count of those not logged since, so a
+    /// flood cannot fill the disk. Does nothing unless draining.
+    pub fn log_drain_query(&self, query: &[u8], peer: std::net::SocketAddr, transport: &str) {
+        if !self.draining() {
+            return;
+        }
+        let second = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let last = self.drain_sampled.second.load(Ordering::Relaxed);
+        if last == second
+            || self
+                .drain_sampled
+                .second
+                .compare_exchange(last, second, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            self.drain_sampled.skipped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let skipped = self.drain_sampled.skipped.swap(0, Ordering::Relaxed);
+        let message = domain::base::Message::from_octets(query).ok();
+        let question = message.as_ref().and_then(|m| m.first_question());
+        let (qname, qtype) = question.map_or((String::new(), String::new()), |q| {
+            (q.qname().to_string(), q.qtype().to_string())
+        });
+        let id = message.as_ref().map_or(0, |m| m.header().id());
+        tracing::info!(%qname, %qtype, id, %peer, transport, not_logged_since = skipped, "query while draining (one sample a second)");
+    }
+
     /// A TCP connection opened; the guard counts it until dropped.
     pub fn tcp_opened(self: &Arc<Self>) -> TcpGuard {
         self.tcp_open.fetch_add(1, Ordering::SeqCst);
@@ -256,4 +291,12 @@ impl Drop for TcpGuard {
     fn drop(&mut self) {
         self.0.tcp_open.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// The drain log's sampler: the second last logged, and the queries not
+/// logged since.
+#[derive(Debug, Default)]
+struct AtomicU64Pair {
+    second: std::sync::atomic::AtomicU64,
+    skipped: std::sync::atomic::AtomicU64,
 }

@@ -1,14 +1,17 @@
 //! Replies that carry no zone data: errors (FORMERR, NOTIMP, SERVFAIL),
 //! BADVERS, the truncated reply rate limiting slips, and the OPT record.
 
+use domain::base::opt::keepalive::IdleTimeout;
+
 use super::summary::summary_of;
 use super::*;
 
-/// Bytes the OPT record takes: 11, plus the ECS option when echoed.
-pub(super) fn opt_size(subnet: Option<&domain::base::opt::ClientSubnet>) -> usize {
+/// Bytes the OPT record takes: 11, plus the ECS option when echoed, plus
+/// an edns-tcp-keepalive option (6) when `closing`.
+pub(super) fn opt_size(subnet: Option<&domain::base::opt::ClientSubnet>, closing: bool) -> usize {
     11 + subnet.map_or(0, |s| {
         4 + 4 + usize::from(s.source_prefix_len().div_ceil(8))
-    })
+    }) + if closing { 6 } else { 0 }
 }
 
 pub(super) fn push_opt(
@@ -16,8 +19,14 @@ pub(super) fn push_opt(
     edns: &Edns,
     rcode: OptRcode,
     scope: u8,
+    closing: bool,
 ) -> Result<(), PushError> {
     additional.opt(|opt| {
+        if closing {
+            // RFC 7828: a timeout of 0 asks the client to close the
+            // connection (the edge is draining).
+            opt.tcp_keepalive(Some(IdleTimeout::from(0)))?;
+        }
         opt.set_udp_payload_size(EDNS_UDP_SIZE);
         opt.set_rcode(rcode);
         // RFC 3225 section 3: the DO bit of the query is copied.
@@ -70,7 +79,7 @@ pub(super) fn badvers(q: &Query<'_>, out: &mut Vec<u8>, qtype: usize) -> Summary
                 subnet: None,
             })
         };
-        push_opt(&mut additional, &edns, OptRcode::BADVERS, 0)?;
+        push_opt(&mut additional, &edns, OptRcode::BADVERS, 0, false)?;
         additional.finish();
         Ok(())
     })();

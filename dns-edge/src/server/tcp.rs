@@ -105,8 +105,7 @@ pub async fn serve(
         tokio::spawn(async move {
             let _slot = slot;
             let _guard = guard;
-            if let Err(e) = connection(stream, peer.ip(), &shared, &counters, cfg, stop, seed).await
-            {
+            if let Err(e) = connection(stream, peer, &shared, &counters, cfg, stop, seed).await {
                 tracing::debug!(%peer, error = %e, "tcp connection ended");
             }
         });
@@ -115,7 +114,7 @@ pub async fn serve(
 
 async fn connection(
     stream: TcpStream,
-    peer: IpAddr,
+    peer: std::net::SocketAddr,
     shared: &Shared,
     counters: &Counters,
     cfg: TcpConfig,
@@ -148,13 +147,20 @@ async fn connection(
         }
         let started = Instant::now();
         let _busy = counters.begin();
+        shared.log_drain_query(&query, peer, "tcp");
+        responder.set_closing(shared.draining());
         let table = shared.table.load_full();
         let Some(table) = table.as_deref() else {
             return Ok(());
         };
-        let Some(summary) =
-            responder.respond(table, &shared.geo, &query, peer, Transport::Tcp, &mut out)
-        else {
+        let Some(summary) = responder.respond(
+            table,
+            &shared.geo,
+            &query,
+            peer.ip(),
+            Transport::Tcp,
+            &mut out,
+        ) else {
             counters.dropped();
             continue;
         };

@@ -155,6 +155,7 @@ impl Worker<'_> {
         let started = Instant::now();
         let _busy = self.counters.begin();
         let client: IpAddr = peer.ip();
+        self.shared.log_drain_query(query, peer, "udp");
         let Some(summary) =
             self.responder
                 .respond(table, &self.shared.geo, query, client, Transport::Udp, out)

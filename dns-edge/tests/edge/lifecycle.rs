@@ -193,3 +193,82 @@ fn a_record_set_the_edge_cannot_send_is_skipped_and_reported() {
     );
     assert!(edge.proc.stderr.contains("record set skipped"));
 }
+
+/// Issue 16 item 11: a DNS address that cannot be bound fails the boot at
+/// once with a clear message, not after the wait for a first snapshot
+/// (which, with no aggregator reachable, would never end).
+#[test]
+fn a_dns_address_that_cannot_be_bound_fails_the_boot_at_once() {
+    let dir = temp_dir("bind-fails");
+    let taken_udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = taken_udp.local_addr().unwrap();
+    let _taken_tcp = std::net::TcpListener::bind(addr);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gslb-edge"))
+        .args(["--listen-dns", &addr.to_string()])
+        .args(["--listen-status", "127.0.0.1:0"])
+        .args(["--aggregator", "http://127.0.0.1:9"])
+        .args(["--cache-dir", dir.join("cache").to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut status = None;
+    wait_until(20, "the edge to exit", || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.unwrap().success());
+    assert!(
+        stderr.contains(&format!("listen-dns {addr}: cannot bind")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("waiting for the first snapshot"),
+        "{stderr}"
+    );
+}
+
+/// Issue 16 item 10: while draining, TCP answers carry edns-tcp-keepalive 0
+/// (RFC 7828: retire the pooled connection), queries are logged one sample
+/// a second (a flood does not fill the log), and every 10 s an INFO line
+/// says it is still draining, with the work in flight.
+#[test]
+fn a_drain_logs_its_state_and_a_sample_of_queries_and_retires_tcp() {
+    let (_dir, _agg, mut edge, _) = mesh("drain-log", &["--min-drain-secs", "11"]);
+    let dns = edge.dns();
+    let before = dig(dns, &["+tcp", "+keepalive", "www.example.test"]);
+    assert!(before.contains("status: NOERROR"), "{before}");
+    assert!(!before.contains("; TCP KEEPALIVE"), "{before}");
+    let start = Instant::now();
+    edge.proc.terminate();
+    wait_until(5, "readyz 503", || edge.get("/readyz").0 == 503);
+    let during = dig(dns, &["+tcp", "+keepalive", "www.example.test"]);
+    assert!(
+        during.contains("; TCP KEEPALIVE: 0.0 secs"),
+        "keepalive 0 while draining: {during}"
+    );
+    // A burst of 40 UDP queries within about a second.
+    for _ in 0..40 {
+        dig(dns, &["www.example.test", "+tries=1"]);
+    }
+    wait_until(30, "exit", || edge.proc.exited());
+    let elapsed = start.elapsed().as_secs() + 1;
+    let log = edge.proc.stderr.all().join("\n");
+    let sampled = log.matches("query while draining").count() as u64;
+    assert!(sampled >= 1, "{log}");
+    assert!(
+        sampled <= elapsed,
+        "one a second at most: {sampled} in {elapsed} s"
+    );
+    assert!(log.contains("qname=www.example.test"), "{log}");
+    let still = log
+        .lines()
+        .find(|l| l.contains("still draining") && l.contains("in_flight"))
+        .unwrap_or_else(|| panic!("no still-draining line: {log}"));
+    assert!(
+        still.contains("INFO") && still.contains("open_connections"),
+        "{still}"
+    );
+}
