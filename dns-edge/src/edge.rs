@@ -135,6 +135,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
         cfg.tcp,
         stop_rx,
     ));
+    shared.set_dns_bound(dns_addr);
     announce("dns", dns_addr);
     tracing::info!(addr = %dns_addr, udp_workers = cfg.udp_workers, rrl = cfg.rrl.rate > 0, "DNS listeners bound");
 

@@ -12,6 +12,7 @@ pub mod feed;
 pub mod geo;
 pub mod lookup;
 pub mod metrics;
+pub mod pools;
 pub mod prebuilt;
 pub mod request;
 pub mod rrl;

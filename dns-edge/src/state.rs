@@ -30,6 +30,18 @@ pub enum FeedState {
 }
 
 impl FeedState {
+    /// The state's name, as `/status/config` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedState::NeverLoaded => "never_loaded",
+            FeedState::Synced => "synced",
+            FeedState::Stale => "stale",
+            FeedState::Degraded => "degraded",
+        }
+    }
+}
+
+impl FeedState {
     /// Every state, for metrics.
     pub const ALL: [FeedState; 4] = [
         FeedState::NeverLoaded,
@@ -115,6 +127,8 @@ pub struct Shared {
     status: Mutex<Status>,
     /// Set at SIGTERM/SIGINT: `/readyz` answers 503 from then on.
     draining: AtomicBool,
+    /// The DNS address, once bound (after the first snapshot).
+    dns_bound: std::sync::OnceLock<std::net::SocketAddr>,
     /// The second (since the Unix epoch) of the last query logged while
     /// draining, and how many were not logged since: one sample a second.
     drain_sampled: AtomicU64Pair,
@@ -135,6 +149,7 @@ impl Shared {
             metrics: Metrics::default(),
             status: Mutex::new(Status::default()),
             draining: AtomicBool::new(false),
+            dns_bound: std::sync::OnceLock::new(),
             drain_sampled: AtomicU64Pair::default(),
             tcp_open: AtomicUsize::new(0),
             tcp_write_timeouts: std::sync::atomic::AtomicU64::new(0),
@@ -223,6 +238,16 @@ impl Shared {
     /// Start draining.
     pub fn start_drain(&self) {
         self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Record the bound DNS address (once).
+    pub fn set_dns_bound(&self, addr: std::net::SocketAddr) {
+        let _ = self.dns_bound.set(addr);
+    }
+
+    /// The DNS address, once bound.
+    pub fn dns_bound(&self) -> Option<std::net::SocketAddr> {
+        self.dns_bound.get().copied()
     }
 
     /// True while draining.

@@ -8,6 +8,7 @@
 //! CNAME chains are resolved here (with [`crate::lookup`]), not per query.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use domain::base::{Serial, Ttl};
 use domain::rdata::{A, Aaaa, Ns, Soa, ZoneRecordData};
@@ -156,6 +157,9 @@ pub struct Table {
     /// Record sets that could not be compiled: left out, everything else
     /// is served, and status reports them.
     pub skipped: Vec<Skipped>,
+    /// The snapshot it was compiled from (persistent maps: shared with the
+    /// feed's copy, not duplicated), for `/status/pools`.
+    pub snapshot: Arc<Snapshot>,
 }
 
 /// A snapshot that cannot be compiled (the aggregator validated it, so
@@ -289,6 +293,7 @@ impl Table {
                 names: FxHashMap::with_capacity_and_hasher(names, Default::default()),
                 dynamic: Vec::with_capacity(dynamic),
                 skipped: Vec::new(),
+                snapshot: Arc::new(snapshot.clone()),
             },
         };
         b.zones()?;

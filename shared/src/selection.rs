@@ -7,6 +7,7 @@
 
 mod index;
 mod pool_eval;
+mod pool_state;
 mod steer;
 mod trace;
 
@@ -16,6 +17,7 @@ use serde::Serialize;
 
 pub use index::{CatalogIndex, PoolRef, SelectionInput};
 pub use pool_eval::{Candidate, Exclusion, PoolVerdict, evaluate_pool};
+pub use pool_state::{PoolState, pool_state};
 pub use steer::steer;
 pub use trace::{Step, Trace};
 

@@ -272,3 +272,81 @@ fn a_drain_logs_its_state_and_a_sample_of_queries_and_retires_tcp() {
         "{still}"
     );
 }
+
+/// Issue 16 items 8 and 12: `?verbose=1` lists each check in seed 003's
+/// style (the plain bodies and codes are unchanged), and `/status/pools`
+/// shows what the served table holds per pool, with its version.
+#[test]
+fn verbose_health_and_the_pools_the_edge_serves() {
+    let dir = temp_dir("verbose-cold");
+    let cold = Edge::start(&[
+        "--aggregator",
+        "http://127.0.0.1:9",
+        "--cache-dir",
+        dir.join("cache").to_str().unwrap(),
+    ]);
+    let (code, body) = cold.get("/readyz?verbose=1");
+    assert_eq!(code, 503);
+    assert!(body.contains("[-]snapshot: none applied yet"), "{body}");
+    assert!(body.contains("[-]dns-listeners: not bound"), "{body}");
+    assert!(body.contains("[i]feed: never_loaded"), "{body}");
+    assert!(body.ends_with("readyz check failed\n"), "{body}");
+    assert_eq!(cold.get("/status/pools").0, 503);
+    assert_eq!(
+        cold.get("/readyz"),
+        (503, "no snapshot applied yet\n".into())
+    );
+
+    let (_dir, agg, mut edge, version) = mesh("verbose", &["--min-drain-secs", "5"]);
+    let (code, body) = edge.get("/readyz?verbose=1");
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains(&format!("[+]snapshot ok: version {version} from http://")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("[+]dns-listeners ok: {}", edge.dns())),
+        "{body}"
+    );
+    assert!(body.contains("[+]draining: no"), "{body}");
+    assert!(body.contains("[i]feed: synced"), "{body}");
+    assert!(body.ends_with("readyz check passed\n"), "{body}");
+    assert_eq!(edge.get("/livez"), (200, "ok\n".into()));
+
+    let (code, body) = edge.get("/status/pools");
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["version"], version);
+    let web = &v["pools"][0];
+    assert_eq!(web["name"], "web", "{v}");
+    assert_eq!(
+        (web["members"].as_u64(), web["healthy"].as_u64()),
+        (Some(2), Some(2)),
+        "{v}"
+    );
+    assert_eq!(
+        (web["eligible"].as_bool(), web["failOpen"].as_bool()),
+        (Some(true), Some(false))
+    );
+    // A member disabled at the aggregator shows once the edge applies it.
+    let member = agg.member("web", "web-2");
+    let id = member["id"].as_u64().unwrap();
+    let (code, _) = agg.rest(
+        "PUT",
+        &format!("/api/v1/members/{id}"),
+        r#"{"enabled": false}"#,
+    );
+    assert_eq!(code, 200);
+    wait_until(30, "the edge to show web-2 disabled", || {
+        let (_, body) = edge.get("/status/pools");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        v["pools"][0]["disabled"] == 1 && v["pools"][0]["healthy"] == 1
+    });
+
+    edge.proc.terminate();
+    wait_until(5, "draining", || edge.get("/readyz").0 == 503);
+    let (code, body) = edge.get("/livez?verbose=1");
+    assert_eq!(code, 200, "alive while draining: {body}");
+    assert!(body.contains("[-]draining: yes (in_flight"), "{body}");
+    assert!(body.ends_with("livez check passed\n"), "{body}");
+}

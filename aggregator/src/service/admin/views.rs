@@ -6,9 +6,7 @@ use std::collections::HashMap;
 
 use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
 use gslb_proto::pb;
-use gslb_shared::selection::{
-    CatalogIndex, Family, PoolRef, PoolVerdict, Query, Selector, evaluate_pool,
-};
+use gslb_shared::selection::{CatalogIndex, Family, PoolRef, Query, Selector, pool_state};
 use gslb_shared::*;
 use rand::SeedableRng;
 use tonic::Status;
@@ -31,24 +29,12 @@ fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, boo
         .iter()
         .map(|m| snapshot.facts.get(&m.id).copied().unwrap_or_default())
         .collect();
-    let pool_ref = PoolRef {
+    let state = pool_state(PoolRef {
         pool: p,
         members: &members,
         facts: &facts,
-    };
-    let (mut eligible, mut protected) = (false, false);
-    for family in [Family::V4, Family::V6] {
-        if !members.iter().any(|m| family.matches(&m.address)) {
-            continue;
-        }
-        if let PoolVerdict::Eligible { protected: p } =
-            evaluate_pool(pool_ref, family, &mut Vec::new(), &mut Vec::new(), None)
-        {
-            eligible = true;
-            protected |= p;
-        }
-    }
-    (eligible, protected, !eligible)
+    });
+    (state.eligible, state.protected, state.fail_open)
 }
 
 /// A member's status: the core is held only to take the member's engine
