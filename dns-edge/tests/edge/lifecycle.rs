@@ -297,7 +297,7 @@ fn verbose_health_and_the_pools_the_edge_serves() {
         (503, "no snapshot applied yet\n".into())
     );
 
-    let (_dir, agg, mut edge, version) = mesh("verbose", &["--min-drain-secs", "5"]);
+    let (_dir, agg, edge, version) = mesh("verbose", &["--min-drain-secs", "5"]);
     let (code, body) = edge.get("/readyz?verbose=1");
     assert_eq!(code, 200, "{body}");
     assert!(
