@@ -46,6 +46,24 @@ pub struct Settings {
     #[arg(long)]
     #[serde(default)]
     pub no_quarantine: bool,
+    /// Quarantine: length of one evaluation round, 1s to 1h [default: 10s].
+    #[arg(long)]
+    pub quarantine_round: Option<String>,
+    /// Quarantine: member-cycles a location needs in a round for a verdict,
+    /// at least 1 [default: 5].
+    #[arg(long)]
+    pub quarantine_min_samples: Option<u32>,
+    /// Quarantine: a location failing at least this share of its checks is
+    /// suspect, in (0, 1] [default: 0.5].
+    #[arg(long)]
+    pub quarantine_location_fail: Option<f64>,
+    /// Quarantine: ...while the other fresh locations fail at most this
+    /// share of the same, in [0, location-fail) [default: 0.1].
+    #[arg(long)]
+    pub quarantine_others_fail_max: Option<f64>,
+    /// Quarantine: clean rounds that release a location, at least 1 [default: 3].
+    #[arg(long)]
+    pub quarantine_clean_rounds: Option<u32>,
     /// Open connections per listener (gRPC, HTTP) at most; more are closed
     /// on arrival [default: 1024].
     #[arg(long)]
@@ -173,6 +191,17 @@ impl Settings {
             cycle_grace: self.cycle_grace.or(file.cycle_grace),
             startup_window: self.startup_window.or(file.startup_window),
             no_quarantine: self.no_quarantine || file.no_quarantine,
+            quarantine_round: self.quarantine_round.or(file.quarantine_round),
+            quarantine_min_samples: self.quarantine_min_samples.or(file.quarantine_min_samples),
+            quarantine_location_fail: self
+                .quarantine_location_fail
+                .or(file.quarantine_location_fail),
+            quarantine_others_fail_max: self
+                .quarantine_others_fail_max
+                .or(file.quarantine_others_fail_max),
+            quarantine_clean_rounds: self
+                .quarantine_clean_rounds
+                .or(file.quarantine_clean_rounds),
             max_connections: self.max_connections.or(file.max_connections),
             http_idle_timeout: self.http_idle_timeout.or(file.http_idle_timeout),
             http_header_timeout: self.http_header_timeout.or(file.http_header_timeout),
@@ -220,14 +249,30 @@ impl Settings {
         let engine = EngineConfig {
             cycle_grace: duration("cycle-grace", self.cycle_grace, Duration::from_millis(500))?,
             startup_window,
-            quarantine: QuarantineConfig {
-                enabled: !self.no_quarantine,
-                ..QuarantineConfig::default()
+            quarantine: {
+                let d = QuarantineConfig::default();
+                QuarantineConfig {
+                    enabled: !self.no_quarantine,
+                    round: duration("quarantine-round", self.quarantine_round, d.round)?,
+                    min_samples: self.quarantine_min_samples.unwrap_or(d.min_samples),
+                    location_fail: self.quarantine_location_fail.unwrap_or(d.location_fail),
+                    others_fail_max: self.quarantine_others_fail_max.unwrap_or(d.others_fail_max),
+                    clean_rounds: self.quarantine_clean_rounds.unwrap_or(d.clean_rounds),
+                }
             },
         }
         .validate()
         .map_err(|e| ConfigError::Invalid {
-            field: e.field,
+            // Named as the operator sets it (flag and TOML key).
+            field: match e.field {
+                "cycleGrace" => "cycle-grace",
+                "quarantine.round" => "quarantine-round",
+                "quarantine.minSamples" => "quarantine-min-samples",
+                "quarantine.locationFail" => "quarantine-location-fail",
+                "quarantine.othersFailMax" => "quarantine-others-fail-max",
+                "quarantine.cleanRounds" => "quarantine-clean-rounds",
+                other => other,
+            },
             rule: e.rule.into(),
         })?;
         let max_connections = self.max_connections.unwrap_or(1024);
@@ -435,6 +480,80 @@ mod tests {
         let c = settings.merged().unwrap().validate().unwrap();
         assert_eq!(c.listen_grpc.port(), 7000);
         assert_eq!(c.tick, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn quarantine_thresholds_are_settings_validated_by_name() {
+        let base = || Settings {
+            data_dir: Some("/tmp/x".into()),
+            insecure: true,
+            ..Settings::default()
+        };
+        let c = Settings {
+            quarantine_round: Some("2s".into()),
+            quarantine_min_samples: Some(2),
+            quarantine_location_fail: Some(0.6),
+            quarantine_others_fail_max: Some(0.05),
+            quarantine_clean_rounds: Some(1),
+            ..base()
+        }
+        .validate()
+        .unwrap();
+        let q = c.engine.quarantine;
+        assert_eq!(
+            (
+                q.round,
+                q.min_samples,
+                q.location_fail,
+                q.others_fail_max,
+                q.clean_rounds
+            ),
+            (Duration::from_secs(2), 2, 0.6, 0.05, 1)
+        );
+        let refused = |s: Settings| s.validate().unwrap_err().to_string();
+        let e = refused(Settings {
+            quarantine_others_fail_max: Some(0.7),
+            ..base()
+        });
+        assert!(
+            e.contains("quarantine-others-fail-max") && e.contains("less than locationFail"),
+            "{e}"
+        );
+        let e = refused(Settings {
+            quarantine_min_samples: Some(0),
+            ..base()
+        });
+        assert!(
+            e.contains("quarantine-min-samples") && e.contains("at least 1"),
+            "{e}"
+        );
+        let e = refused(Settings {
+            quarantine_round: Some("500ms".into()),
+            ..base()
+        });
+        assert!(e.contains("quarantine-round"), "{e}");
+        // TOML keys are the flags' names.
+        let dir = std::env::temp_dir().join(format!("gslb-quarantine-toml-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("aggregator.toml");
+        std::fs::write(
+            &file,
+            "quarantine-round = \"3s\"\nquarantine-clean-rounds = 2\n",
+        )
+        .unwrap();
+        let c = Settings {
+            config: Some(file),
+            ..base()
+        }
+        .merged()
+        .unwrap()
+        .validate()
+        .unwrap();
+        assert_eq!(
+            (c.engine.quarantine.round, c.engine.quarantine.clean_rounds),
+            (Duration::from_secs(3), 2)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn clustered(node: Option<u64>, peers: &[&str]) -> Result<AggregatorConfig, ConfigError> {

@@ -89,8 +89,12 @@ pub enum Command {
     Agents,
     /// DNS edges and their applied versions.
     Edges,
-    /// Every pool's eligibility, healthy members, protection and fail-open.
+    /// Every pool's eligibility, healthy members, protection and fail-open,
+    /// then the health engine's settings and state.
     Status,
+    /// The health engine: startup gate, quarantine settings, quarantined
+    /// locations.
+    Engine,
     /// A member's health log.
     Logs {
         /// Member id.
@@ -483,8 +487,20 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
                         .into_inner(),
                 ));
             }
-            Ok(render::overview(&statuses, out))
+            let mut text = render::overview(&statuses, out);
+            if out != Output::Json {
+                // The JSON output stays the list of pools it always was;
+                // `gslbctl engine -o json` gives the engine.
+                let engine = c.get_engine(pb::ListRequest::default()).await?.into_inner();
+                text.push('\n');
+                text.push_str(&render::engine(&engine, out));
+            }
+            Ok(text)
         }
+        Command::Engine => Ok(render::engine(
+            &c.get_engine(pb::ListRequest::default()).await?.into_inner(),
+            out,
+        )),
         Command::Logs { member, limit } => {
             let log = c
                 .get_health_log(pb::HealthLogRequest {

@@ -248,3 +248,83 @@ async fn after_a_silence_the_first_reporter_does_not_decide_alone() {
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn quarantined(c: &mut TokenAdminClient) -> Vec<String> {
+    c.get_engine(pb::ListRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .quarantined
+}
+
+/// Issue 16 items 1 and 4: quarantine thresholds are settings (shown by the
+/// engine status), and a quarantined location whose results arrive 150 ms
+/// after the others', well inside the cycle's grace, is released after
+/// its clean rounds. It used to be left out of the cycle's wait, so all its
+/// results were late and it stayed quarantined.
+#[tokio::test]
+async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
+    let dir = std::env::temp_dir().join(format!("gslb-decisions-quar-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start_with(
+        &dir,
+        &[
+            "--quarantine-round",
+            "1s",
+            "--quarantine-min-samples",
+            "2",
+            "--quarantine-clean-rounds",
+            "1",
+        ],
+    );
+    let mut c = configure(&a, 1).await;
+    let engine = c
+        .get_engine(pb::ListRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (
+            engine.quarantine_round_ms,
+            engine.quarantine_min_samples,
+            engine.quarantine_clean_rounds
+        ),
+        (1_000, 2, 1)
+    );
+    let mut locations = Vec::new();
+    for i in 1..=5 {
+        locations.push(Location::connect(&a, &format!("loc{i}")).await);
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !cycle(&mut c, &mut locations, 5).await.healthy {
+        assert!(tokio::time::Instant::now() < deadline, "never came up");
+    }
+    // loc5 alone fails everything: a broken vantage point.
+    let mut set_aside = false;
+    for _ in 0..20 {
+        let s = cycle(&mut c, &mut locations, 4).await;
+        assert!(s.healthy, "one broken location never takes it down: {s:?}");
+        if quarantined(&mut c).await == ["loc5"] {
+            set_aside = true;
+            break;
+        }
+    }
+    assert!(set_aside, "loc5 was never quarantined");
+    // Healed, but its results arrive 150 ms after the others'.
+    let mut released = false;
+    for _ in 0..20 {
+        let k = next_cycle().await;
+        for l in &mut locations[..4] {
+            l.report(k, true).await;
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        locations[4].report(k, true).await;
+        if quarantined(&mut c).await.is_empty() {
+            released = true;
+            break;
+        }
+    }
+    assert!(released, "a healed location reporting late is released");
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

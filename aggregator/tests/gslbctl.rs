@@ -85,7 +85,15 @@ fn apply_plan_members_list_status_and_errors() {
         "ID  POOL    HEALTHY  ELIGIBLE  PROTECTED  FAIL-OPEN\n\
          4   web-eu  0/3      false     false      true\n\
          8   web-us  0/2      false     false      true\n\
-         11  api     0/1      true      true       false\n"
+         11  api     0/1      true      true       false\n\
+         \n\
+         ENGINE            STATE\n\
+         startup gate      open (health decisions on)\n\
+         cycle grace       500 ms\n\
+         quarantine        on\n\
+         quarantine rule   a location failing >= 0.5 of its checks while the others fail <= 0.1\n\
+         quarantine round  10000 ms, >= 5 samples; released after 3 clean rounds\n\
+         quarantined       none\n"
     );
 
     // A failing apply changes nothing and says where.

@@ -340,6 +340,57 @@ pub fn overview(pools: &[(String, pb::PoolStatus)], out: Output) -> String {
     )
 }
 
+/// The health engine's settings and state.
+pub fn engine(e: &pb::EngineStatus, out: Output) -> String {
+    let quarantined = if e.quarantined.is_empty() {
+        "none".to_owned()
+    } else {
+        e.quarantined.join(", ")
+    };
+    if out == Output::Json {
+        return pretty(&json!({
+            "decisionsEnabled": e.decisions_enabled, "cycleGraceMs": e.cycle_grace_ms,
+            "quarantine": {
+                "enabled": e.quarantine_enabled, "roundMs": e.quarantine_round_ms,
+                "minSamples": e.quarantine_min_samples, "locationFail": e.quarantine_location_fail,
+                "othersFailMax": e.quarantine_others_fail_max, "cleanRounds": e.quarantine_clean_rounds,
+                "quarantined": e.quarantined,
+            },
+        }));
+    }
+    let gate = if e.decisions_enabled {
+        "open (health decisions on)"
+    } else {
+        "closed (no health changes until fresh results have arrived)"
+    };
+    let mut rows = vec![
+        vec!["startup gate".into(), gate.into()],
+        vec!["cycle grace".into(), format!("{} ms", e.cycle_grace_ms)],
+        vec![
+            "quarantine".into(),
+            if e.quarantine_enabled { "on" } else { "off" }.into(),
+        ],
+    ];
+    if e.quarantine_enabled {
+        rows.push(vec![
+            "quarantine rule".into(),
+            format!(
+                "a location failing >= {} of its checks while the others fail <= {}",
+                e.quarantine_location_fail, e.quarantine_others_fail_max
+            ),
+        ]);
+        rows.push(vec![
+            "quarantine round".into(),
+            format!(
+                "{} ms, >= {} samples; released after {} clean rounds",
+                e.quarantine_round_ms, e.quarantine_min_samples, e.quarantine_clean_rounds
+            ),
+        ]);
+    }
+    rows.push(vec!["quarantined".into(), quarantined]);
+    render(&["ENGINE", "STATE"], &rows)
+}
+
 /// A health log.
 pub fn log(log: &pb::HealthLog, out: Output) -> String {
     let entries: Vec<Value> = log

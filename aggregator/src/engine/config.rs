@@ -81,8 +81,11 @@ impl EngineConfig {
             return err("cycleGrace", "must be at most 60s");
         }
         let q = &self.quarantine;
-        if q.round < Duration::from_secs(1) {
-            return err("quarantine.round", "must be at least 1s");
+        if q.round < Duration::from_secs(1) || q.round > Duration::from_secs(3600) {
+            return err("quarantine.round", "must be between 1s and 1h");
+        }
+        if q.min_samples == 0 {
+            return err("quarantine.minSamples", "must be at least 1");
         }
         if !(q.location_fail > 0.0 && q.location_fail <= 1.0) {
             return err(

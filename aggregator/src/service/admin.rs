@@ -400,6 +400,12 @@ impl AdminService for Admin {
         Ok(Response::new(views::edges(&self.0)))
     }
 
+    async fn get_engine(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EngineStatus> {
+        Ok(Response::new(
+            self.0.with_control(|c| views::engine(c.engine())),
+        ))
+    }
+
     async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
         let view = self.0.view();
         let backup = off_worker(|| view.backup(now().0));

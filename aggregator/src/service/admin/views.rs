@@ -299,3 +299,24 @@ pub fn edges(service: &Service) -> pb::EdgeList {
             .collect(),
     }
 }
+
+/// The engine's settings and state.
+pub fn engine(engine: &crate::engine::Engine) -> pb::EngineStatus {
+    let config = engine.config();
+    let q = &config.quarantine;
+    pb::EngineStatus {
+        decisions_enabled: engine.decisions_enabled(),
+        cycle_grace_ms: config.cycle_grace.as_millis() as u64,
+        quarantine_enabled: q.enabled,
+        quarantine_round_ms: q.round.as_millis() as u64,
+        quarantine_min_samples: q.min_samples,
+        quarantine_location_fail: q.location_fail,
+        quarantine_others_fail_max: q.others_fail_max,
+        quarantine_clean_rounds: q.clean_rounds,
+        quarantined: engine
+            .quarantined_locations()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    }
+}
