@@ -3,13 +3,14 @@
 # starts one aggregator, three agents as three locations (fra1/eu, iad1/us,
 # sin1/ap), one DNS edge and six demo backends on 127.0.0.x, applies
 # deploy/examples/quickstart.toml (a pool-backed name with warm-up, a backup
-# member, geo branches and firstN), then tours it: gslbctl status, dig
-# answers per region, one backend stopped (the answer changes, the health
+# member, geo branches and firstN), then tours it: gslbctl status, DNS
+# answers per region (gslbctl query, the project's own DNS client), one backend stopped (the answer changes, the health
 # log says why), and started again. Every link runs mutual TLS with
 # certificates from a development CA (`gslbctl certs`), and admin calls carry
 # a write token (`gslbctl tokens create`). Everything stays up until Ctrl-C;
 # --once runs the tour and exits. Every process it started is stopped on
-# exit. Needs dig (apt-get install bind9-dnsutils) and curl.
+# exit. Needs only the Rust toolchain (curl, when installed, shows the REST
+# API's token check too).
 #
 # Options: --once (tour, then exit), --release (optimised build),
 #          --dir DIR (keep the store, cache and logs in DIR).
@@ -29,8 +30,6 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-command -v dig >/dev/null || { echo "quickstart: dig missing (apt-get install bind9-dnsutils)" >&2; exit 2; }
-command -v curl >/dev/null || { echo "quickstart: curl missing (apt-get install curl)" >&2; exit 2; }
 
 cd "$ROOT"
 echo "== building ($PROFILE)"
@@ -127,17 +126,19 @@ wait_for 30 "the edge to answer DNS (is port 5353 taken?)" listening edge dns
 pool_id() { gslbctl pools list | awk -v n="$1" '$2 == n { print $1 }'; }
 member_id() { gslbctl members list --pool "$(pool_id "$1")" | awk -v n="$2" '$2 == n { print $1 }'; }
 member_is() { gslbctl members list --pool "$(pool_id "$1")" | awk -v n="$2" '$2 == n' | grep -q "$3"; }
-# ask LABEL SUBNET: dig www from a client in SUBNET (EDNS Client Subnet).
+# query SUBNET: www's answer to a client in SUBNET (EDNS Client Subnet).
+query() { gslbctl query www.example.test --dns 127.0.0.1:5353 --subnet "$1" --short | tr '\n' ' '; }
+# ask LABEL SUBNET: print it.
 ask() {
-  printf '  %-28s %s\n' "$1" "$(dig @127.0.0.1 -p 5353 +short +subnet="$2" www.example.test A | sort | tr '\n' ' ')"
+  printf '  %-28s %s\n' "$1" "$(query "$2")"
 }
 answers() {
-  echo "dig @127.0.0.1 -p 5353 www.example.test A (three clients):"
+  echo "gslbctl query www.example.test --dns 127.0.0.1:5353 --subnet ... (three clients):"
   ask "eu client (192.0.2.0/24)" 192.0.2.0/24
   ask "us client (198.51.100.0/24)" 198.51.100.0/24
   ask "ap client (203.0.113.0/24)" 203.0.113.0/24
 }
-eu_answer_is() { [ "$(dig @127.0.0.1 -p 5353 +short +subnet=192.0.2.0/24 www.example.test A | sort | tr '\n' ' ')" = "$1" ]; }
+eu_answer_is() { [ "$(query 192.0.2.0/24)" = "$1" ]; }
 
 echo "== waiting for the first passing cycles (checks every 2 s from three locations)"
 wait_for 30 "web-eu-1 healthy" member_is web-eu web-eu-1 healthy
@@ -155,9 +156,13 @@ echo
 echo "gslbctl explain www.example.test --client eu"
 gslbctl explain www.example.test --client eu
 echo
+if command -v curl >/dev/null; then
 echo "REST over TLS needs the token: without it 401, with it the pools"
 echo "  curl https://127.0.0.1:7080/api/v1/pools -> $(curl -s -o /dev/null -w '%{http_code}' --cacert "$GSLB_CA" https://127.0.0.1:7080/api/v1/pools)"
 echo "  curl -H 'Authorization: Bearer ...' https://127.0.0.1:7080/api/v1/pools -> $(curl -s --cacert "$GSLB_CA" -H "Authorization: Bearer $GSLB_TOKEN" https://127.0.0.1:7080/api/v1/pools | head -c 72)..."
+else
+  echo "(curl is not installed: the REST API's token check is not shown)"
+fi
 echo "an agent certificate may not call admin:"
 gslbctl --cert "$PKI/fra1.crt" --key "$PKI/fra1.key" pools list 2>&1 | sed 's/^/  /' || true
 
@@ -188,7 +193,7 @@ cat <<INFO
 Try:  export PATH=$BIN:\$PATH GSLB_SERVER=$GSLB_SERVER GSLB_CA=$GSLB_CA
       export GSLB_CERT=$GSLB_CERT GSLB_KEY=$GSLB_KEY GSLB_TOKEN=\$(cat $DIR/admin.token)
       gslbctl status
-      dig @127.0.0.1 -p 5353 +subnet=192.0.2.0/24 www.example.test
+      gslbctl query www.example.test --dns 127.0.0.1:5353 --subnet 192.0.2.0/24
 INFO
 if [ "$ONCE" = 1 ]; then exit 0; fi
 echo "Ctrl-C stops everything."

@@ -4,6 +4,7 @@
 mod backup;
 mod certs;
 mod cluster;
+mod query;
 mod render;
 pub mod table;
 mod tokens;
@@ -159,6 +160,27 @@ pub enum Command {
         /// Where to write it (owner-only).
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Ask a DNS server (a gslb edge) one question, as a client in
+    /// `--subnet` would (EDNS Client Subnet); needs no aggregator.
+    Query {
+        /// Name, e.g. www.example.test.
+        name: String,
+        /// Record type.
+        #[arg(long = "type", default_value = "A")]
+        rtype: String,
+        /// The DNS server, IP:PORT.
+        #[arg(long = "dns", default_value = "127.0.0.1:53")]
+        dns: std::net::SocketAddr,
+        /// Client subnet to send, ADDRESS/PREFIX (e.g. 192.0.2.0/24).
+        #[arg(long)]
+        subnet: Option<String>,
+        /// Ask over TCP (UDP otherwise, TCP again when truncated).
+        #[arg(long)]
+        tcp: bool,
+        /// Only the records' data, one per line, sorted.
+        #[arg(long)]
+        short: bool,
     },
     /// Restore a backup into an empty data directory (local; no aggregator
     /// may run on it; move a damaged store aside first).
@@ -340,6 +362,27 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
         Command::Certs(args) => return certs::run(&args),
         Command::Tokens { action } => return tokens::run(action, cli.output),
         Command::Restore { data_dir, file } => return backup::restore(&data_dir, &file),
+        Command::Query {
+            name,
+            rtype,
+            dns,
+            subnet,
+            tcp,
+            short,
+        } => {
+            let q = query::Question {
+                name,
+                rtype,
+                server: dns,
+                subnet,
+                tcp,
+                timeout: cli.timeout.into(),
+            };
+            // Blocking sockets, bounded by --timeout: off the runtime.
+            return tokio::task::spawn_blocking(move || query::run(&q, short))
+                .await
+                .map_err(|e| CtlError::Input(format!("query: {e}")))?;
+        }
         _ => {}
     }
     let mut server = cli.server.clone();
@@ -576,7 +619,8 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         | Command::Cluster { .. }
         | Command::Certs(_)
         | Command::Tokens { .. }
-        | Command::Restore { .. } => Ok(String::new()),
+        | Command::Restore { .. }
+        | Command::Query { .. } => Ok(String::new()),
     }
 }
 

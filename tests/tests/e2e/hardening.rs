@@ -724,6 +724,33 @@ fn an_address_is_answered_once_and_pool_status_keys_members_by_id() {
         dig.contains("ANSWER: 2,"),
         "127.0.0.5 once, 127.0.0.6 once: {dig}"
     );
+    // gslbctl's own DNS client (issue 16 item 16) sees the same.
+    let dns = edge.dns().to_string();
+    let short = agg.ctl(&["query", "www.example.test", "--dns", &dns, "--short"]);
+    assert_eq!(short, "127.0.0.5\n127.0.0.6\n");
+    let long = agg.ctl(&[
+        "query",
+        "www.example.test",
+        "--dns",
+        &dns,
+        "--subnet",
+        "192.0.2.0/24",
+        "--tcp",
+    ]);
+    assert!(
+        long.contains("over tcp: No Error") && long.contains("flags [aa]"),
+        "{long}"
+    );
+    assert!(long.contains("client subnet 192.0.2.0/24"), "{long}");
+    let (ok, _, err) = agg.try_ctl(&[
+        "query",
+        "www.example.test",
+        "--dns",
+        &dns,
+        "--subnet",
+        "nonsense",
+    ]);
+    assert!(!ok && err.contains("--subnet"), "{err}");
     let (code, status) = agg.rest("GET", &format!("/api/v1/pools/{pool_id}/status"), "");
     assert_eq!(code, 200, "{status}");
     let members = status["members"].as_object().unwrap();

@@ -1,0 +1,37 @@
+# The system packages the tests need, in one place: sourced by .ci/run and
+# scripts/test.sh (the build itself needs none: protobuf is compiled by
+# protox, in Rust). Debian/Ubuntu package names.
+#
+#   dig, kdig, knotd     the DNS edge's answers and the differential test
+#   unbound              a real resolver in front of the edge
+#   nft, ip              network namespaces and cut links (quorum, partition)
+#   zonemaster-cli,      external zone checkers (scripts/check-dns-zone.sh;
+#   dnsviz, named        dnsviz runs BIND's named)
+#   python3, curl        helper scripts and REST over HTTPS in e2e tests
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates)
+GSLB_TOOLS=(dig kdig knotd unbound python3 zonemaster-cli dnsviz named named-checkconf nft ip curl)
+
+# gslb_missing_tools: print the tools not on PATH, one per line.
+gslb_missing_tools() {
+  local t
+  for t in "${GSLB_TOOLS[@]}"; do
+    command -v "$t" >/dev/null 2>&1 || echo "$t"
+  done
+}
+
+# gslb_install_packages: install GSLB_PACKAGES with apt-get (as root). No
+# package may start its daemon (unbound, named and knot would listen, and a
+# resolver would prime from the real root servers): the tests start their
+# own, on loopback, with their own configs.
+gslb_install_packages() {
+  local created_policy=0
+  export DEBIAN_FRONTEND=noninteractive
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    created_policy=1
+  fi
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${GSLB_PACKAGES[@]}" >/dev/null
+  [ "$created_policy" = 0 ] || rm -f /usr/sbin/policy-rc.d
+}
