@@ -362,6 +362,33 @@ async fn manual_health_ephemeral_members_and_explain() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{eph}");
     let id = eph["id"].as_u64().unwrap();
+    // Issue 16 item 14: the interval, left out, is a third of the timeout
+    // and shown; given, it must be shorter than the timeout.
+    assert_eq!(eph["kind"]["ephemeral"]["heartbeatInterval"], "5s", "{eph}");
+    let (status, refused) = api
+        .call(Method::POST, "/api/v1/pools/2/members", Some(json!({"name": "late", "ipAddress": "192.0.2.10", "ephemeral": {"heartbeatInterval": "20s", "heartbeatTimeout": "15s", "deleteTimeout": "30s", "expire": true}})))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(
+        error_field(&refused),
+        "kind.ephemeral.heartbeatTimeout",
+        "{refused}"
+    );
+    let (status, given) = api
+        .call(Method::POST, "/api/v1/pools/2/members", Some(json!({"name": "paced", "ipAddress": "192.0.2.11", "ephemeral": {"heartbeatInterval": "2s", "heartbeatTimeout": "15s", "deleteTimeout": "30s", "expire": true}})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{given}");
+    let shown = api
+        .ok(
+            Method::GET,
+            &format!("/api/v1/members/{}", given["id"]),
+            None,
+        )
+        .await;
+    assert_eq!(
+        shown["kind"]["ephemeral"]["heartbeatInterval"], "2s",
+        "{shown}"
+    );
     let hb = api
         .ok(
             Method::POST,

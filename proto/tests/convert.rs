@@ -21,8 +21,9 @@ fn ms() -> impl Strategy<Value = Duration> {
 fn member() -> impl Strategy<Value = Member> {
     let kind = prop_oneof![
         Just(MemberKind::Persistent),
-        (ms(), ms(), any::<bool>()).prop_map(|(h, d, expire)| MemberKind::Ephemeral(
+        (ms(), ms(), ms(), any::<bool>()).prop_map(|(i, h, d, expire)| MemberKind::Ephemeral(
             EphemeralPolicy {
+                heartbeat_interval: i,
                 heartbeat_timeout: h,
                 delete_timeout: d,
                 expire

@@ -19,3 +19,25 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duratio
         ))
     })
 }
+
+/// [`deserialize`] for a duration that may be left out (`None`).
+pub mod optional {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer};
+
+    /// Parse a humane duration string, or nothing.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        let text: Option<String> = Option::deserialize(deserializer)?;
+        text.map(|t| {
+            humantime::parse_duration(&t).map_err(|err| {
+                serde::de::Error::custom(format!(
+                    "invalid duration {t:?}: {err} (write it like \"10s\" or \"500ms\")"
+                ))
+            })
+        })
+        .transpose()
+    }
+}

@@ -121,6 +121,7 @@ fn member_rules_name_their_fields() {
     fails_on(validate::member(&m), "address", "unicast");
     let mut m = base_member();
     m.kind = MemberKind::Ephemeral(EphemeralPolicy {
+        heartbeat_interval: Duration::from_secs(5),
         heartbeat_timeout: Duration::from_secs(20),
         delete_timeout: Duration::from_secs(10),
         expire: true,

@@ -30,6 +30,7 @@ impl From<&Member> for pb::Member {
             ephemeral: match m.kind {
                 MemberKind::Persistent => None,
                 MemberKind::Ephemeral(p) => Some(pb::EphemeralPolicy {
+                    heartbeat_interval_ms: millis(p.heartbeat_interval),
                     heartbeat_timeout_ms: millis(p.heartbeat_timeout),
                     delete_timeout_ms: millis(p.delete_timeout),
                     expire: p.expire,
@@ -59,6 +60,12 @@ impl TryFrom<pb::Member> for Member {
             kind: match m.ephemeral {
                 None => MemberKind::Persistent,
                 Some(p) => MemberKind::Ephemeral(EphemeralPolicy {
+                    heartbeat_interval: match p.heartbeat_interval_ms {
+                        0 => EphemeralPolicy::interval_for(Duration::from_millis(
+                            p.heartbeat_timeout_ms,
+                        )),
+                        ms => Duration::from_millis(ms),
+                    },
                     heartbeat_timeout: Duration::from_millis(p.heartbeat_timeout_ms),
                     delete_timeout: Duration::from_millis(p.delete_timeout_ms),
                     expire: p.expire,

@@ -58,8 +58,13 @@ pub enum MemberKind {
 
 /// Heartbeat timing of an ephemeral member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, from = "PolicyInput")]
 pub struct EphemeralPolicy {
+    /// How often the member's client means to send a heartbeat (seed 004's
+    /// `heartbeatInterval`); `heartbeatTimeout` must exceed it. Unset, it is
+    /// a third of the timeout (Nacos's 5 s / 15 s).
+    #[serde(with = "crate::duration")]
+    pub heartbeat_interval: Duration,
     /// Down when no heartbeat arrived for this long.
     #[serde(with = "crate::duration")]
     pub heartbeat_timeout: Duration,
@@ -70,9 +75,43 @@ pub struct EphemeralPolicy {
     pub expire: bool,
 }
 
+/// An ephemeral policy as written: the interval may be left out.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PolicyInput {
+    #[serde(default, with = "crate::duration::optional")]
+    heartbeat_interval: Option<Duration>,
+    #[serde(with = "crate::duration")]
+    heartbeat_timeout: Duration,
+    #[serde(with = "crate::duration")]
+    delete_timeout: Duration,
+    expire: bool,
+}
+
+impl From<PolicyInput> for EphemeralPolicy {
+    fn from(p: PolicyInput) -> Self {
+        EphemeralPolicy {
+            heartbeat_interval: p
+                .heartbeat_interval
+                .unwrap_or_else(|| EphemeralPolicy::interval_for(p.heartbeat_timeout)),
+            heartbeat_timeout: p.heartbeat_timeout,
+            delete_timeout: p.delete_timeout,
+            expire: p.expire,
+        }
+    }
+}
+
+impl EphemeralPolicy {
+    /// The interval assumed when none is given: a third of the timeout.
+    pub fn interval_for(timeout: Duration) -> Duration {
+        timeout / 3
+    }
+}
+
 impl Default for EphemeralPolicy {
     fn default() -> Self {
         Self {
+            heartbeat_interval: EphemeralPolicy::interval_for(DEFAULT_HEARTBEAT_TIMEOUT),
             heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
             delete_timeout: DEFAULT_DELETE_TIMEOUT,
             expire: true,

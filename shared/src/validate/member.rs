@@ -39,6 +39,16 @@ pub fn member(member: &Member) -> Result<(), ValidationError> {
             "must be between 1s and 7 days",
         );
         f.require(
+            policy.heartbeat_interval >= Duration::from_millis(100),
+            "kind.ephemeral.heartbeatInterval",
+            "must be at least 100ms",
+        );
+        f.require(
+            policy.heartbeat_timeout > policy.heartbeat_interval,
+            "kind.ephemeral.heartbeatTimeout",
+            "must be longer than heartbeatInterval (a member would go down between two heartbeats)",
+        );
+        f.require(
             policy.delete_timeout <= MAX_EPHEMERAL_TIMEOUT,
             "kind.ephemeral.deleteTimeout",
             "must be at most 7 days",
