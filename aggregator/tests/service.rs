@@ -669,3 +669,82 @@ async fn reflection_lists_the_services_and_http_serves_probes_and_metrics() {
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 16 item 13: a connection-kept ephemeral member lives while its
+/// registration stream does (the server heartbeats it at its interval,
+/// client messages are beats answered with its state); once the stream
+/// closes it goes down after its timeout and is deleted after the delete
+/// timeout, as after a last unary heartbeat.
+#[tokio::test]
+async fn a_connection_kept_ephemeral_member_lives_while_its_stream_does() {
+    let dir = std::env::temp_dir().join(format!("gslb-agg-keep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start(&dir);
+    let mut c = admin(&a).await;
+    configure(&mut c).await;
+    let mut member = Member::new(
+        MemberId(0),
+        PoolId(3),
+        "kept",
+        "127.0.0.99".parse().unwrap(),
+        80,
+    );
+    member.kind = MemberKind::Ephemeral(EphemeralPolicy {
+        heartbeat_interval: Duration::from_millis(200),
+        heartbeat_timeout: Duration::from_secs(1),
+        delete_timeout: Duration::from_secs(2),
+        expire: true,
+    });
+    let (tx, rx) = mpsc::channel(4);
+    let keepalive = |msg| pb::EphemeralKeepalive { msg: Some(msg) };
+    tx.send(keepalive(pb::ephemeral_keepalive::Msg::Register(
+        pb::Member::from(&member),
+    )))
+    .await
+    .unwrap();
+    let mut states = c
+        .register_ephemeral_stream(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = states.message().await.unwrap().unwrap();
+    assert_eq!(first.health, pb::Health::Up as i32);
+    let id = first.member_id;
+    // Twice the timeout without a client message: still up (the stream
+    // itself keeps it).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        status(&mut c, id).await.healthy,
+        "kept up by its open stream"
+    );
+    tx.send(keepalive(pb::ephemeral_keepalive::Msg::Heartbeat(true)))
+        .await
+        .unwrap();
+    let beat = states.message().await.unwrap().unwrap();
+    assert_eq!((beat.member_id, beat.health), (id, pb::Health::Up as i32));
+    // The client goes away: down after the timeout, then deleted.
+    drop(tx);
+    drop(states);
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let mut c = c.clone();
+            async move { !status(&mut c, id).await.healthy }
+        })
+        .await,
+        "down once the stream closed and the timeout passed"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            let mut c = c.clone();
+            async move {
+                c.get_member(pb::IdRequest { id })
+                    .await
+                    .is_err_and(|e| e.code() == Code::NotFound)
+            }
+        })
+        .await,
+        "deleted after the delete timeout"
+    );
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,6 +4,7 @@
 //! REST share one implementation and one set of rules.
 
 mod apply;
+mod ephemeral;
 pub mod views;
 
 use std::sync::Arc;
@@ -78,6 +79,24 @@ impl Admin {
             id,
             version: change.version,
         }))
+    }
+
+    /// Register an ephemeral member; the member as stored.
+    fn register(&self, member: pb::Member) -> Result<pb::Member, Status> {
+        let member = Member::try_from(member).map_err(invalid)?;
+        if !member.is_ephemeral() {
+            return Err(Status::invalid_argument(
+                "ephemeral: required when registering an ephemeral member",
+            ));
+        }
+        self.upserted(self.write(Op::Create(Object::Member(member)))?, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+        .map(Response::into_inner)
     }
 
     fn read<R>(&self, r: ObjectRef, get: impl FnOnce(&Catalog) -> Option<R>) -> Reply<R> {
@@ -320,32 +339,37 @@ impl AdminService for Admin {
     }
 
     async fn register_ephemeral(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
-        let member = Member::try_from(r.into_inner()).map_err(invalid)?;
-        if !member.is_ephemeral() {
-            return Err(Status::invalid_argument(
-                "ephemeral: required when registering an ephemeral member",
-            ));
-        }
-        self.upserted(self.write(Op::Create(Object::Member(member)))?, |o| {
-            if let Object::Member(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
+        self.register(r.into_inner()).map(Response::new)
     }
 
     async fn heartbeat(&self, r: Request<pb::IdRequest>) -> Reply<pb::HeartbeatResponse> {
         let member = MemberId(r.into_inner().id);
-        let health = self.0.with_control(|c| {
-            c.step(Input::Heartbeat(member), now())?;
-            Ok::<_, Status>(c.engine().member_status(member, now()).map(|s| s.health))
-        })?;
-        let health = gslb_proto::convert::health_to_pb(health.unwrap_or_default()) as i32;
+        let health = ephemeral::beat(&self.0, member)?;
         Ok(Response::new(pb::HeartbeatResponse {
             member_id: member.0,
             health,
         }))
+    }
+
+    type RegisterEphemeralStreamStream = ephemeral::StateStream;
+
+    async fn register_ephemeral_stream(
+        &self,
+        r: Request<tonic::Streaming<pb::EphemeralKeepalive>>,
+    ) -> Reply<Self::RegisterEphemeralStreamStream> {
+        let mut inbound = r.into_inner();
+        let first = inbound.message().await?.and_then(|m| m.msg);
+        let Some(pb::ephemeral_keepalive::Msg::Register(member)) = first else {
+            return Err(Status::invalid_argument(
+                "register: the first message must register the member",
+            ));
+        };
+        let member = self.register(member)?;
+        Ok(Response::new(ephemeral::keep(
+            self.0.clone(),
+            MemberId(member.id),
+            inbound,
+        )))
     }
 
     async fn deregister_ephemeral(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
