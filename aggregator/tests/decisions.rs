@@ -151,39 +151,67 @@ async fn cycle(
     }
 }
 
+/// A real aggregator (started with `args`) with check 1 (`window`), pool
+/// 2 and member 3, and five scripted locations that have brought the
+/// member up (passing cycles until the startup gate opened).
+struct Scenario {
+    dir: std::path::PathBuf,
+    aggregator: Option<Aggregator>,
+    c: TokenAdminClient,
+    locations: Vec<Location>,
+}
+
+impl Scenario {
+    async fn up(name: &str, args: &[&str], window: u32) -> Scenario {
+        let dir =
+            std::env::temp_dir().join(format!("gslb-decisions-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let a = start_with(&dir, args);
+        let mut c = configure(&a, window).await;
+        let mut locations = Vec::new();
+        for i in 1..=5 {
+            locations.push(Location::connect(&a, &format!("loc{i}")).await);
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while !cycle(&mut c, &mut locations, 5).await.healthy {
+            assert!(tokio::time::Instant::now() < deadline, "never came up");
+        }
+        Scenario {
+            dir,
+            aggregator: Some(a),
+            c,
+            locations,
+        }
+    }
+}
+
+impl Drop for Scenario {
+    fn drop(&mut self) {
+        drop(self.aggregator.take());
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// Issue 16 item 3: with a window of 3 and cycle fractions 0.6, 0, 0, the
 /// mean is exactly 0.20, which is not below `fall` (0.2): the member holds.
 /// Floating-point averaging read 0.19999999999999998 and took it down.
 #[tokio::test]
 async fn a_window_mean_exactly_at_fall_holds() {
-    let dir = std::env::temp_dir().join(format!("gslb-decisions-fall-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let a = start_with(&dir, &["--no-quarantine"]);
-    let mut c = configure(&a, 3).await;
-    let mut locations = Vec::new();
-    for i in 1..=5 {
-        locations.push(Location::connect(&a, &format!("loc{i}")).await);
-    }
-    // Passing cycles until the startup gate opens and the member is up.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !cycle(&mut c, &mut locations, 5).await.healthy {
-        assert!(tokio::time::Instant::now() < deadline, "never came up");
-    }
+    let mut s = Scenario::up("fall", &["--no-quarantine"], 3).await;
+    let (c, locations) = (&mut s.c, &mut s.locations);
     for _ in 0..2 {
-        cycle(&mut c, &mut locations, 5).await; // window [1, 1, 1]
+        cycle(c, locations, 5).await; // window [1, 1, 1]
     }
-    cycle(&mut c, &mut locations, 3).await; // [1, 1, 0.6]
-    cycle(&mut c, &mut locations, 0).await; // [1, 0.6, 0]
-    let at_fall = cycle(&mut c, &mut locations, 0).await; // [0.6, 0, 0]
+    cycle(c, locations, 3).await; // [1, 1, 0.6]
+    cycle(c, locations, 0).await; // [1, 0.6, 0]
+    let at_fall = cycle(c, locations, 0).await; // [0.6, 0, 0]
     assert!(
         at_fall.healthy,
         "a mean of exactly 0.20 is not below fall: {at_fall:?}"
     );
     assert!((at_fall.score.unwrap() - 0.2).abs() < 1e-9);
-    let below = cycle(&mut c, &mut locations, 0).await; // [0, 0, 0]
+    let below = cycle(c, locations, 0).await; // [0, 0, 0]
     assert!(!below.healthy, "below fall goes down: {below:?}");
-    drop(a);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Five locations up, then every one silent for four cycles (a stall or a
@@ -194,22 +222,12 @@ async fn a_window_mean_exactly_at_fall_holds() {
 /// connected location, and a location that reports is fresh at once.
 #[tokio::test]
 async fn after_a_silence_the_first_reporter_does_not_decide_alone() {
-    let dir = std::env::temp_dir().join(format!("gslb-decisions-stale-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let a = start_with(&dir, &["--no-quarantine"]);
-    let mut c = configure(&a, 1).await;
-    let mut locations = Vec::new();
-    for i in 1..=5 {
-        locations.push(Location::connect(&a, &format!("loc{i}")).await);
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !cycle(&mut c, &mut locations, 5).await.healthy {
-        assert!(tokio::time::Instant::now() < deadline, "never came up");
-    }
+    let mut s = Scenario::up("stale", &["--no-quarantine"], 1).await;
+    let (c, locations) = (&mut s.c, &mut s.locations);
     for _ in 0..4 {
         next_cycle().await; // nobody reports: every location goes stale
     }
-    let silent = status(&mut c).await;
+    let silent = status(c).await;
     assert!(silent.locations.iter().all(|l| l.stale), "{silent:?}");
     let back = next_cycle().await;
     locations[0].report(back, false).await;
@@ -219,7 +237,7 @@ async fn after_a_silence_the_first_reporter_does_not_decide_alone() {
     }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let after = loop {
-        let s = status(&mut c).await;
+        let s = status(c).await;
         if s.locations.iter().all(|l| l.cycle == back) && s.score.is_some_and(|x| x > 0.5)
             || tokio::time::Instant::now() > deadline
         {
@@ -245,8 +263,6 @@ async fn after_a_silence_the_first_reporter_does_not_decide_alone() {
         log.entries.iter().all(|e| e.to != pb::Health::Down as i32),
         "no down transition: {log:?}"
     );
-    drop(a);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 async fn quarantined(c: &mut TokenAdminClient) -> Vec<String> {
@@ -264,20 +280,16 @@ async fn quarantined(c: &mut TokenAdminClient) -> Vec<String> {
 /// results were late and it stayed quarantined.
 #[tokio::test]
 async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
-    let dir = std::env::temp_dir().join(format!("gslb-decisions-quar-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let a = start_with(
-        &dir,
-        &[
-            "--quarantine-round",
-            "1s",
-            "--quarantine-min-samples",
-            "2",
-            "--quarantine-clean-rounds",
-            "1",
-        ],
-    );
-    let mut c = configure(&a, 1).await;
+    let args = [
+        "--quarantine-round",
+        "1s",
+        "--quarantine-min-samples",
+        "2",
+        "--quarantine-clean-rounds",
+        "1",
+    ];
+    let mut s = Scenario::up("quar", &args, 1).await;
+    let (c, locations) = (&mut s.c, &mut s.locations);
     let engine = c
         .get_engine(pb::ListRequest::default())
         .await
@@ -291,20 +303,12 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
         ),
         (1_000, 2, 1)
     );
-    let mut locations = Vec::new();
-    for i in 1..=5 {
-        locations.push(Location::connect(&a, &format!("loc{i}")).await);
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !cycle(&mut c, &mut locations, 5).await.healthy {
-        assert!(tokio::time::Instant::now() < deadline, "never came up");
-    }
     // loc5 alone fails everything: a broken vantage point.
     let mut set_aside = false;
     for _ in 0..20 {
-        let s = cycle(&mut c, &mut locations, 4).await;
+        let s = cycle(c, locations, 4).await;
         assert!(s.healthy, "one broken location never takes it down: {s:?}");
-        if quarantined(&mut c).await == ["loc5"] {
+        if quarantined(c).await == ["loc5"] {
             set_aside = true;
             break;
         }
@@ -319,12 +323,10 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
         }
         tokio::time::sleep(Duration::from_millis(150)).await;
         locations[4].report(k, true).await;
-        if quarantined(&mut c).await.is_empty() {
+        if quarantined(c).await.is_empty() {
             released = true;
             break;
         }
     }
     assert!(released, "a healed location reporting late is released");
-    drop(a);
-    let _ = std::fs::remove_dir_all(&dir);
 }
