@@ -7,10 +7,8 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gslb_proto::pb;
-use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_shared::*;
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 
 mod support;
 
@@ -66,26 +64,8 @@ struct Location {
 
 impl Location {
     async fn connect(a: &Aggregator, name: &str) -> Location {
-        let (tx, rx) = mpsc::channel(16);
-        let register = pb::Register {
-            location: name.into(),
-            region: "eu".into(),
-            version: "test".into(),
-            agent_id: format!("{name}-scripted"),
-        };
-        tx.send(pb::AgentMessage {
-            msg: Some(pb::agent_message::Msg::Register(register)),
-        })
-        .await
-        .unwrap();
-        let mut inbound = AgentServiceClient::connect(a.grpc.clone())
-            .await
-            .unwrap()
-            .session(ReceiverStream::new(rx))
-            .await
-            .unwrap()
-            .into_inner();
-        inbound.message().await.unwrap().unwrap();
+        let (_, tx, inbound) =
+            support::agent::register(&a.grpc, name, &format!("{name}-scripted")).await;
         Location {
             tx,
             _inbound: inbound,

@@ -7,7 +7,6 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use gslb_proto::pb;
-use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_proto::pb::edge_feed_client::EdgeFeedClient;
 use gslb_shared::*;
 use tokio::sync::mpsc;
@@ -119,26 +118,8 @@ async fn agent(
     mpsc::Sender<pb::AgentMessage>,
     tonic::Streaming<pb::AggregatorMessage>,
 ) {
-    let (tx, rx) = mpsc::channel(16);
-    let register = pb::Register {
-        location: location.into(),
-        region: "eu".into(),
-        version: "test".into(),
-        agent_id: format!("{location}-test"),
-    };
-    tx.send(pb::AgentMessage {
-        msg: Some(pb::agent_message::Msg::Register(register)),
-    })
-    .await
-    .unwrap();
-    let mut inbound = AgentServiceClient::connect(a.grpc.clone())
-        .await
-        .unwrap()
-        .session(ReceiverStream::new(rx))
-        .await
-        .unwrap()
-        .into_inner();
-    let first = inbound.message().await.unwrap().unwrap();
+    let (first, tx, inbound) =
+        support::agent::register(&a.grpc, location, &format!("{location}-test")).await;
     let Some(pb::aggregator_message::Msg::Full(set)) = first.msg else {
         panic!("expected the assignment set, got {first:?}")
     };

@@ -1,6 +1,7 @@
 //! A harness that drives the engine cycle by cycle with an explicit clock.
 #![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
+pub mod agent;
 pub mod process;
 
 use std::time::Duration;
