@@ -55,7 +55,7 @@ prepare() {
   local grpc; grpc="http://$(listening "$dir.agg.out" grpc)"
   local version; version=$("$BIN/gslbctl" --server "$grpc" --token "$token" apply -f "$config" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
   "$BIN/gslb-edge" --aggregator "$grpc" --cache-dir "$dir" --listen-dns 127.0.0.1:0 \
-    --listen-status 127.0.0.1:0 >"$dir.edge.out" 2>"$dir.edge.err" & local edge=$!; PIDS+=("$edge")
+    --listen-status 127.0.0.1:0 --min-drain-secs 0 >"$dir.edge.out" 2>"$dir.edge.err" & local edge=$!; PIDS+=("$edge")
   local status; status=$(listening "$dir.edge.out" status)
   for _ in $(seq 1 300); do
     curl -s "http://$status/status/config" | grep -q "\"version\":$version" && break
@@ -102,7 +102,7 @@ fi
 if [ "$SCALE" -gt 0 ]; then
   cargo run --release -q -p gslb-edge --example synth_cache -- "$WORK/scale" "$SCALE" "$WORK/scale-queries.txt" >/dev/null
   "$BIN/gslb-edge" --cache-dir "$WORK/scale" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 \
-    --udp-workers "$WORKERS" >"$WORK/scale.out" 2>"$WORK/scale.err" & SPID=$!; PIDS+=("$SPID")
+    --udp-workers "$WORKERS" --min-drain-secs 0 >"$WORK/scale.out" 2>"$WORK/scale.err" & SPID=$!; PIDS+=("$SPID")
   listening "$WORK/scale.out" dns >/dev/null
   rss=$(awk '/^VmRSS/{print $2}' "/proc/$SPID/status"); hwm=$(awk '/^VmHWM/{print $2}' "/proc/$SPID/status")
   echo "scale edge names=$SCALE rss_mib=$((rss / 1024)) peak_rss_mib=$((hwm / 1024))"

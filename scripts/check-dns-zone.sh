@@ -90,7 +90,7 @@ PIDS+=($!)
 for _ in $(seq 1 100); do grep -q "^grpc listening on" "$WORK/agg.out" && break; sleep 0.1; done
 GRPC="http://$(sed -n 's/^grpc listening on //p' "$WORK/agg.out")"
 VERSION=$("$BIN/gslbctl" --server "$GRPC" apply -f "$WORK/zone.toml" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
-"$BIN/gslb-edge" --aggregator "$GRPC" --cache-dir "$WORK/cache" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 >"$WORK/seed.out" 2>"$WORK/seed.err" &
+"$BIN/gslb-edge" --aggregator "$GRPC" --cache-dir "$WORK/cache" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 --min-drain-secs 0 >"$WORK/seed.out" 2>"$WORK/seed.err" &
 SEED=$!; PIDS+=("$SEED")
 for _ in $(seq 1 100); do
   st=$(sed -n 's/^status listening on //p' "$WORK/seed.out")
@@ -115,7 +115,7 @@ ip link set lo up
 ip addr add 192.0.2.53/32 dev lo
 ip addr add 192.0.2.54/32 dev lo
 for ip in 192.0.2.53 192.0.2.54; do
-  "$BIN/gslb-edge" --cache-dir "$WORK/cache" --listen-dns \$ip:53 --listen-status \$ip:8053 >"$WORK/edge-\$ip.out" 2>"$WORK/edge-\$ip.err" &
+  "$BIN/gslb-edge" --cache-dir "$WORK/cache" --listen-dns \$ip:53 --listen-status \$ip:8053 --min-drain-secs 0 >"$WORK/edge-\$ip.out" 2>"$WORK/edge-\$ip.err" &
 done
 for ip in 192.0.2.53 192.0.2.54; do
   for _ in \$(seq 1 100); do dig +time=1 +tries=1 @\$ip example.test SOA | grep -q 'status: NOERROR' && break; sleep 0.1; done
