@@ -65,6 +65,16 @@ fn a_corrupt_cache_is_ignored_with_a_warning() {
 #[test]
 fn an_edge_restarted_with_the_aggregator_down_binds_from_its_cache() {
     let (dir, agg, edge, version) = mesh("cache", &[]);
+    // The cache is written (and synced) just after the snapshot is applied:
+    // under load that can lag the version /status/config reports, and a
+    // kill in between leaves no cache to restart from.
+    let cached = || {
+        gslb_edge::cache::load(&dir.join("cache"))
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.version == version)
+    };
+    wait_until(30, "the snapshot cache to be written", cached);
     drop(edge);
     let grpc = agg.url();
     drop(agg);
@@ -154,7 +164,7 @@ fn a_record_set_the_edge_cannot_send_is_skipped_and_reported() {
             .flatten()
             .filter(|s| s.version == version)
     };
-    wait_until(10, "the cache file", || cached().is_some());
+    wait_until(30, "the cache file", || cached().is_some());
     let mut snapshot = cached().unwrap();
     let zone = *snapshot.catalog.zones.keys().next().unwrap();
     let huge = gslb_shared::RecordSet {
