@@ -245,6 +245,26 @@ impl Aggregator {
         m["status"]["health"].as_str().unwrap_or("").to_owned()
     }
 
+    /// [`Aggregator::health`] for polling a cluster node: `None` when the
+    /// read fails (e.g. a leader that cannot confirm its leadership under
+    /// load answers a linearizable read with an error), so a wait retries
+    /// instead of failing the test.
+    pub fn try_health(&self, pool: &str, name: &str) -> Option<String> {
+        let json = |args: &[&str]| -> Option<Value> {
+            let mut all = vec!["-o", "json"];
+            all.extend_from_slice(args);
+            let (ok, out, _) = self.try_ctl(&all);
+            ok.then(|| serde_json::from_str(&out).ok()).flatten()
+        };
+        let pools = json(&["pools", "list"])?;
+        let id = pools.as_array()?.iter().find(|p| p["name"] == pool)?["id"]
+            .as_u64()?
+            .to_string();
+        let members = json(&["members", "list", "--pool", &id])?;
+        let m = members.as_array()?.iter().find(|m| m["name"] == name)?;
+        Some(m["status"]["health"].as_str().unwrap_or("").to_owned())
+    }
+
     /// The STATUS column `gslbctl members list` prints for `pool`/`name`.
     pub fn status_column(&self, pool: &str, name: &str) -> String {
         let id = self.pool_id(pool).to_string();

@@ -119,7 +119,8 @@ fn killing_the_leader_under_numbered_writes_loses_nothing_and_flips_nothing() {
     edge.wait_version(version);
     wait_until(30, "both members up", || {
         let l = cluster.node(leader);
-        l.health("web", "web-1") == "up" && l.health("web", "web-2") == "up"
+        l.try_health("web", "web-1").as_deref() == Some("up")
+            && l.try_health("web", "web-2").as_deref() == Some("up")
     });
     let logs = |node: &Aggregator| (node.log_len("web", "web-1"), node.log_len("web", "web-2"));
     let before = logs(cluster.node(leader));

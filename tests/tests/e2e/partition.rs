@@ -150,7 +150,8 @@ fn a_partitioned_leader_stops_acknowledging_and_converges_after_the_heal() {
     });
     let l = cluster.node(leader);
     wait_until(30, "both members up", || {
-        l.health("web", "web-1") == "up" && l.health("web", "web-2") == "up"
+        l.try_health("web", "web-1").as_deref() == Some("up")
+            && l.try_health("web", "web-2").as_deref() == Some("up")
     });
     let logs = |node: &Aggregator| (node.log_len("web", "web-1"), node.log_len("web", "web-2"));
     let before = logs(l);
