@@ -216,12 +216,10 @@ impl Engine {
             return;
         };
         let (rise, fall) = (check.spec.rise, check.spec.fall);
-        let (Some(vs_rise), Some(vs_fall), Some(score)) =
-            (m.scores.cmp(rise), m.scores.cmp(fall), m.scores.score())
-        else {
+        let (Some(mean), Some(score)) = (m.scores.mean(), m.scores.score()) else {
             return;
         };
-        let next = decide(m.health, vs_rise, vs_fall);
+        let next = decide(m.health, mean.against(rise), mean.against(fall));
         if next == m.health {
             return;
         }

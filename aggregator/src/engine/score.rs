@@ -31,7 +31,7 @@ impl Fraction {
 
     /// Compare with a threshold, exactly.
     pub fn cmp_threshold(self, t: f64) -> Ordering {
-        mean_cmp(&[self], t)
+        Mean::of(&[self]).against(t)
     }
 }
 
@@ -40,47 +40,91 @@ fn scaled(t: f64) -> u128 {
     (t.clamp(0.0, 1.0) * THRESHOLD_SCALE as f64).round() as u128
 }
 
-/// Compare the mean of `fractions` with threshold `t` exactly: the sign of
-/// Σ passedᵢ/ofᵢ − n·t, with every term over the common denominator. In
-/// 128-bit integers when the denominators' least common multiple fits (any
-/// window whose counts vary little), else in big integers.
+/// A window's mean, exact: `sum / denominator`, with every fraction over
+/// the least common multiple of the counts (`denominator` = that times the
+/// number of fractions). Computed once per window, compared with each
+/// threshold. In 128-bit integers when it fits (any window whose counts
+/// vary little), else in big integers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mean {
+    /// Fits in u128.
+    Narrow {
+        /// Numerator.
+        sum: u128,
+        /// Denominator.
+        denominator: u128,
+    },
+    /// Does not.
+    Wide {
+        /// Numerator.
+        sum: BigUint,
+        /// Denominator.
+        denominator: BigUint,
+    },
+}
+
+impl Mean {
+    /// The mean of `fractions` (at least one).
+    pub fn of(fractions: &[Fraction]) -> Mean {
+        Mean::narrow(fractions).unwrap_or_else(|| Mean::wide(fractions))
+    }
+
+    /// [`Mean::of`] in u128; `None` on overflow.
+    fn narrow(fractions: &[Fraction]) -> Option<Mean> {
+        let mut lcm: u128 = 1;
+        for f in fractions {
+            let of = u128::from(f.of.max(1));
+            lcm = lcm.checked_mul(of / lcm.gcd(&of))?;
+        }
+        let mut sum: u128 = 0;
+        for f in fractions {
+            let term = u128::from(f.passed).checked_mul(lcm / u128::from(f.of.max(1)))?;
+            sum = sum.checked_add(term)?;
+        }
+        let denominator = lcm.checked_mul(fractions.len() as u128)?;
+        Some(Mean::Narrow { sum, denominator })
+    }
+
+    /// [`Mean::of`] in big integers (never overflows).
+    fn wide(fractions: &[Fraction]) -> Mean {
+        let lcm = fractions.iter().fold(BigUint::from(1u32), |lcm, f| {
+            lcm.lcm(&BigUint::from(f.of.max(1)))
+        });
+        let sum = fractions.iter().fold(BigUint::from(0u32), |sum, f| {
+            sum + BigUint::from(f.passed) * (&lcm / BigUint::from(f.of.max(1)))
+        });
+        Mean::Wide {
+            sum,
+            denominator: lcm * BigUint::from(fractions.len()),
+        }
+    }
+
+    /// The mean against threshold `t`, exactly: the sign of
+    /// `sum · SCALE − t_scaled · denominator`.
+    pub fn against(&self, t: f64) -> Ordering {
+        let t = scaled(t);
+        match self {
+            Mean::Narrow { sum, denominator } => {
+                match (
+                    sum.checked_mul(u128::from(THRESHOLD_SCALE)),
+                    t.checked_mul(*denominator),
+                ) {
+                    (Some(left), Some(right)) => left.cmp(&right),
+                    _ => big_cmp(BigUint::from(*sum), BigUint::from(*denominator), t),
+                }
+            }
+            Mean::Wide { sum, denominator } => big_cmp(sum.clone(), denominator.clone(), t),
+        }
+    }
+}
+
+fn big_cmp(sum: BigUint, denominator: BigUint, t: u128) -> Ordering {
+    (sum * BigUint::from(THRESHOLD_SCALE)).cmp(&(BigUint::from(t) * denominator))
+}
+
+/// Compare the mean of `fractions` (at least one) with threshold `t`, exactly.
 pub fn mean_cmp(fractions: &[Fraction], t: f64) -> Ordering {
-    let t = scaled(t);
-    narrow(fractions, t).unwrap_or_else(|| wide(fractions, t))
-}
-
-/// [`mean_cmp`] in u128; `None` on overflow.
-fn narrow(fractions: &[Fraction], t: u128) -> Option<Ordering> {
-    let mut lcm: u128 = 1;
-    for f in fractions {
-        let of = u128::from(f.of.max(1));
-        lcm = lcm.checked_mul(of / lcm.gcd(&of))?;
-    }
-    let mut sum: u128 = 0;
-    for f in fractions {
-        let term = u128::from(f.passed).checked_mul(lcm / u128::from(f.of.max(1)))?;
-        sum = sum.checked_add(term)?;
-    }
-    let n = fractions.len() as u128;
-    let left = sum.checked_mul(u128::from(THRESHOLD_SCALE))?;
-    let right = t.checked_mul(n)?.checked_mul(lcm)?;
-    Some(left.cmp(&right))
-}
-
-/// [`mean_cmp`] in big integers (never overflows).
-fn wide(fractions: &[Fraction], t: u128) -> Ordering {
-    let mut lcm = BigUint::from(1u32);
-    for f in fractions {
-        let of = BigUint::from(f.of.max(1));
-        lcm = lcm.lcm(&of);
-    }
-    let mut sum = BigUint::from(0u32);
-    for f in fractions {
-        sum += BigUint::from(f.passed) * (&lcm / BigUint::from(f.of.max(1)));
-    }
-    let left = sum * BigUint::from(THRESHOLD_SCALE);
-    let right = BigUint::from(t) * BigUint::from(fractions.len()) * lcm;
-    left.cmp(&right)
+    Mean::of(fractions).against(t)
 }
 
 /// The mean of `fractions` as a float (display and logs only).
@@ -118,7 +162,7 @@ mod tests {
             .filter(|n| (2..*n).all(|d| n % d != 0))
             .collect();
         let window: Vec<Fraction> = primes.iter().map(|&p| f(p - 1, p)).collect();
-        assert!(narrow(&window, scaled(0.5)).is_none());
+        assert!(Mean::narrow(&window).is_none());
         assert_eq!(mean_cmp(&window, 0.5), Ordering::Greater);
         assert_eq!(mean_cmp(&window, 1.0), Ordering::Less);
     }
@@ -170,8 +214,8 @@ mod tests {
             let window: Vec<Fraction> =
                 cells.iter().map(|&(p, of)| f(p.min(of), of)).collect();
             let t = f64::from(k) / 100.0;
-            let exact = wide(&window, scaled(t));
-            if let Some(fast) = narrow(&window, scaled(t)) {
+            let exact = Mean::wide(&window).against(t);
+            if let Some(fast) = Mean::narrow(&window).map(|m| m.against(t)) {
                 prop_assert_eq!(fast, exact);
             }
             let float = mean_f64(&window).unwrap();

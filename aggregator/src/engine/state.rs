@@ -11,7 +11,7 @@ use super::Timestamp;
 use super::damping::Damping;
 use super::locset::LocationSet;
 use super::output::{Output, WarmupEvent};
-use super::score::{Fraction, mean_cmp, mean_f64};
+use super::score::{Fraction, Mean, mean_f64};
 use super::warmup::WarmupGate;
 
 /// A connected (or once connected) probe location.
@@ -102,9 +102,10 @@ impl ScoreWindow {
         mean_f64(&self.values)
     }
 
-    /// The mean against threshold `t`, exactly; `None` with no data yet.
-    pub fn cmp(&self, t: f64) -> Option<std::cmp::Ordering> {
-        (!self.values.is_empty()).then(|| mean_cmp(&self.values, t))
+    /// The window's exact mean (compare it with each threshold: [`Mean::against`]), or `None`
+    /// with no data yet.
+    pub fn mean(&self) -> Option<Mean> {
+        (!self.values.is_empty()).then(|| Mean::of(&self.values))
     }
 
     pub fn clear(&mut self) {

@@ -126,8 +126,8 @@ impl Engine {
             if decisions
                 && m.health == Health::Down
                 && m.scores
-                    .cmp(rise)
-                    .is_some_and(|o| o != std::cmp::Ordering::Less)
+                    .mean()
+                    .is_some_and(|x| x.against(rise) != std::cmp::Ordering::Less)
                 && let Some(score) = m.scores.score()
             {
                 out.push(Output::Transition(Transition::without_evidence(
