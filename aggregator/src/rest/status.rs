@@ -79,8 +79,8 @@ pub async fn pool_status(
     // core, which is held only to take the members' engine state): off the
     // worker, to bytes.
     let body = crate::service::off_worker(|| {
-        let view = s.view();
-        let status = views::pool_status(&s, PoolId(id), now())?;
+        // Addresses from the very view the statuses were read from.
+        let (view, status) = views::pool_status(&s, PoolId(id), now())?;
         let endpoint = |m: &pb::MemberStatus| {
             view.catalog()
                 .members

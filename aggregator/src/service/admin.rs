@@ -298,7 +298,8 @@ impl AdminService for Admin {
 
     async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
         let id = PoolId(r.into_inner().id);
-        off_worker(|| views::pool_status(&self.0, id, now())).map(Response::new)
+        off_worker(|| views::pool_status(&self.0, id, now()))
+            .map(|(_, status)| Response::new(status))
     }
 
     async fn get_health_log(&self, r: Request<pb::HealthLogRequest>) -> Reply<pb::HealthLog> {

@@ -97,10 +97,14 @@ fn member_status_in(
     })
 }
 
-/// A pool's status with each member's: the core is held only to take a
-/// pointer to each member's engine state; flags and rendering (one pass
-/// over the pool) happen after it is let go.
-pub fn pool_status(s: &Service, id: PoolId, now: Timestamp) -> Result<pb::PoolStatus, Status> {
+/// A pool's status with each member's, and the view it was read from: the
+/// core is held only to take a pointer to each member's engine state;
+/// flags and rendering (one pass over the pool) happen after it is let go.
+pub fn pool_status(
+    s: &Service,
+    id: PoolId,
+    now: Timestamp,
+) -> Result<(std::sync::Arc<View>, pb::PoolStatus), Status> {
     let (view, status) = s.status_view(|v| v.state().pool_member_ids(id).collect());
     if !view.catalog().pools.contains_key(&id) {
         return Err(Status::not_found(format!("pool {id} does not exist")));
@@ -112,13 +116,14 @@ pub fn pool_status(s: &Service, id: PoolId, now: Timestamp) -> Result<pb::PoolSt
         .iter()
         .map(|m| member_status_in(&view, &status, *m, flags, now))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(pb::PoolStatus {
+    let status = pb::PoolStatus {
         pool_id: id.0,
         eligible,
         protected,
         fail_open,
         members,
-    })
+    };
+    Ok((view, status))
 }
 
 fn reason_text(reason: &Reason) -> String {
