@@ -10,6 +10,19 @@ fn zone_id(agg: &Aggregator) -> u64 {
     zones[0]["id"].as_u64().unwrap()
 }
 
+/// An edge on loopback following `agg` (cache in `dir`), once it holds `version`.
+fn following(agg: &Aggregator, dir: &std::path::Path, version: u64) -> Edge {
+    let edge = Edge::start(
+        None,
+        Some(&agg.url()),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+        &[],
+    );
+    edge.wait_version(version);
+    edge
+}
+
 fn refused_on(reply: (u16, serde_json::Value), field: &str, rule: &str) {
     let (code, body) = reply;
     assert_eq!(code, 400, "{body}");
@@ -70,14 +83,7 @@ fn records_that_no_dns_message_can_carry_are_refused() {
     let dir = temp_dir("oversized");
     let agg = Aggregator::start(&dir);
     let version = agg.apply(ZONE, &dir);
-    let edge = Edge::start(
-        None,
-        Some(&agg.url()),
-        &dir.join("cache"),
-        "127.0.0.1:0",
-        &[],
-    );
-    edge.wait_version(version);
+    let edge = following(&agg, &dir, version);
     let zone = zone_id(&agg);
     let txt = |records: usize, strings: usize| {
         let one: Vec<String> = (0..strings).map(|_| "x".repeat(255)).collect();
@@ -205,15 +211,8 @@ fn a_lost_or_damaged_store_is_refused_and_edges_are_never_emptied() {
     let backup = dir.join("backup.json");
     let out = agg.ctl(&["backup", "--out", backup.to_str().unwrap()]);
     assert!(out.contains("backup of version"), "{out}");
-    let edge = Edge::start(
-        None,
-        Some(&agg.url()),
-        &dir.join("cache"),
-        "127.0.0.1:0",
-        &[],
-    );
     let version = zone_version + 1;
-    edge.wait_version(version);
+    let edge = following(&agg, &dir, version);
     let answers = || gslb_e2e::dns::short(None, edge.dns(), &["www.example.test", "A"]);
     assert_eq!(answers(), ["192.0.2.80"]);
     let grpc = agg.grpc.to_string();
@@ -701,14 +700,7 @@ fn an_address_is_answered_once_and_pool_status_keys_members_by_id() {
         a_record("www.example.test", &["web"])
     );
     let version = agg.apply(&doc, &dir);
-    let edge = Edge::start(
-        None,
-        Some(&agg.url()),
-        &dir.join("cache"),
-        "127.0.0.1:0",
-        &[],
-    );
-    edge.wait_version(version);
+    let edge = following(&agg, &dir, version);
     let pool_id = agg.pool_id("web");
     refused_on(
         agg.rest(
