@@ -9,6 +9,7 @@
 mod catalog_input;
 mod config;
 mod damping;
+mod hold;
 mod hysteresis;
 mod ingest;
 mod locset;
@@ -26,7 +27,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
-use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, ProbeResult};
+use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, PoolId, ProbeResult};
 use rustc_hash::FxHashMap;
 
 pub use config::{EngineConfig, EngineConfigError, QuarantineConfig};
@@ -85,6 +86,13 @@ pub enum Input<'a> {
         member: MemberId,
         /// The health to force, or none to clear.
         health: Option<Health>,
+    },
+    /// The pools whose decisions an operator holds (all of them, or these).
+    Hold {
+        /// Every pool is held.
+        all: bool,
+        /// Pools held one by one.
+        pools: &'a [PoolId],
     },
     /// Time passed: close due cycles, run timers.
     Tick,
@@ -180,6 +188,8 @@ pub struct Engine {
     ephemeral: BTreeSet<MemberId>,
     /// Members held down by flap damping, checked for release on every tick.
     suppressed: BTreeSet<MemberId>,
+    /// Pools whose decisions an operator holds.
+    hold: hold::Hold,
     startup: Startup,
     next_round: Option<Timestamp>,
     counters: Counters,
@@ -203,6 +213,7 @@ impl Engine {
             deadlines: BinaryHeap::new(),
             ephemeral: BTreeSet::new(),
             suppressed: BTreeSet::new(),
+            hold: hold::Hold::default(),
             startup: Startup::Loading,
             next_round: None,
             counters: Counters::default(),
@@ -244,6 +255,10 @@ impl Engine {
             Input::Results { location, results } => self.ingest(now, location, results, out),
             Input::Heartbeat(member) => self.heartbeat(now, member, out),
             Input::ManualHealth { member, health } => self.manual_health(now, member, health, out),
+            Input::Hold { all, pools } => {
+                self.set_hold(now, all, pools, out);
+                Ok(())
+            }
             Input::Tick => {
                 self.tick(now, out);
                 Ok(())

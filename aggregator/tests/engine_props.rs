@@ -17,6 +17,8 @@ enum Op {
     Enable(u64),
     Weight(u64, u32),
     Advance(u64),
+    /// An operator pauses (true) or resumes every pool's decisions.
+    Hold(bool),
 }
 
 fn op(locations: usize) -> impl Strategy<Value = Op> {
@@ -27,10 +29,14 @@ fn op(locations: usize) -> impl Strategy<Value = Op> {
         1 => (1u64..4).prop_map(Op::Enable),
         1 => (1u64..4, 0u32..200).prop_map(|(m, w)| Op::Weight(m, w)),
         1 => (1u64..60_000).prop_map(Op::Advance),
+        1 => any::<bool>().prop_map(Op::Hold),
     ]
 }
 
-fn run(ops: &[Op], window: u32) -> (Vec<Output>, Vec<MemberStatus>) {
+/// Outputs, final statuses, and the outputs made while decisions were held.
+type Run = (Vec<Output>, Vec<MemberStatus>, Vec<Output>);
+
+fn run(ops: &[Op], window: u32) -> Run {
     let mut h = Harness::new(5, check_with(|c| c.window = window));
     let mut members: Vec<Member> = (1..4)
         .map(|id| member(id, |m| m.warmup_threshold = id as u32 - 1))
@@ -38,7 +44,10 @@ fn run(ops: &[Op], window: u32) -> (Vec<Output>, Vec<MemberStatus>) {
     for m in &members {
         h.add(m);
     }
+    let mut held = false;
+    let mut while_held = Vec::new();
     for op in ops {
+        let before = h.out.len();
         match op {
             Op::Cycle(m, pattern) => h.cycle(*m, pattern),
             Op::Disable(m) | Op::Enable(m) | Op::Weight(m, _) => {
@@ -53,10 +62,28 @@ fn run(ops: &[Op], window: u32) -> (Vec<Output>, Vec<MemberStatus>) {
                 h.add(&member);
             }
             Op::Advance(ms) => h.advance(std::time::Duration::from_millis(*ms)),
+            Op::Hold(on) => {
+                h.step(Input::Hold {
+                    all: *on,
+                    pools: &[],
+                })
+                .unwrap();
+                held = *on;
+                continue; // a resume decides: that is not "while held"
+            }
+        }
+        if held {
+            while_held.extend_from_slice(&h.out[before..]);
         }
     }
+    // A held gate may count past its threshold; the resume opens it.
+    h.step(Input::Hold {
+        all: false,
+        pools: &[],
+    })
+    .unwrap();
     let statuses = (1..4).map(|id| h.status(id)).collect();
-    (h.out, statuses)
+    (h.out, statuses, while_held)
 }
 
 proptest! {
@@ -71,7 +98,7 @@ proptest! {
 
     #[test]
     fn quorum_transitions_only_cross_the_thresholds(ops in prop::collection::vec(op(5), 0..80), window in 1u32..4) {
-        let (outputs, _) = run(&ops, window);
+        let (outputs, _, _) = run(&ops, window);
         for o in &outputs {
             if let Output::Transition(t) = o
                 && let Reason::Quorum { score, rise, fall, .. } = t.reason
@@ -87,7 +114,7 @@ proptest! {
 
     #[test]
     fn warming_is_exactly_gate_closed_with_a_threshold(ops in prop::collection::vec(op(5), 0..80)) {
-        let (_, statuses) = run(&ops, 1);
+        let (_, statuses, _) = run(&ops, 1);
         for s in statuses {
             if s.warmup_threshold == 0 {
                 prop_assert!(!s.warming);
@@ -95,6 +122,18 @@ proptest! {
             if s.warming {
                 prop_assert!(s.warmup_passes < s.warmup_threshold);
             }
+        }
+    }
+
+    #[test]
+    fn while_held_no_health_changes_and_no_gate_opens(ops in prop::collection::vec(op(5), 0..80), window in 1u32..4) {
+        let (_, _, while_held) = run(&ops, window);
+        for o in &while_held {
+            prop_assert!(!matches!(o, Output::Transition(_)), "{o:?}");
+            prop_assert!(
+                !matches!(o, Output::Warmup { event: WarmupEvent::Opened, .. }),
+                "{o:?}"
+            );
         }
     }
 }

@@ -896,3 +896,146 @@ fn a_quarantined_location_that_reports_late_in_the_cycle_is_released() {
         assert_eq!(h.health(id), Health::Up);
     }
 }
+
+fn hold(h: &mut Harness, all: bool, pools: &[u64]) {
+    let pools: Vec<PoolId> = pools.iter().map(|p| PoolId(*p)).collect();
+    h.step(Input::Hold { all, pools: &pools }).unwrap();
+}
+
+#[test]
+fn a_global_hold_keeps_health_while_results_move_the_score_and_resume_decides_at_once() {
+    let mut h = Harness::new(3, check_with(|_| {}));
+    up_member(&mut h, 1);
+    hold(&mut h, true, &[]);
+    h.clear();
+    for _ in 0..5 {
+        h.all(1, false);
+    }
+    let s = h.status(1);
+    assert_eq!(s.health, Health::Up, "held as it was");
+    assert_eq!(s.score, Some(0.0), "results are still taken in");
+    assert!(h.transitions().is_empty());
+    hold(&mut h, false, &[]);
+    assert_eq!(h.health(1), Health::Down, "decided at the resume");
+    let t = h.transitions();
+    assert_eq!(t.len(), 1);
+    assert!(matches!(t[0].reason, Reason::Quorum { .. }));
+}
+
+#[test]
+fn a_pool_hold_covers_only_that_pools_members() {
+    let mut h = Harness::new(3, check_with(|_| {}));
+    up_member(&mut h, 1);
+    h.add(&member(2, |m| m.pool = PoolId(2)));
+    h.all(2, true);
+    hold(&mut h, false, &[1]);
+    h.all(1, false);
+    h.all(2, false);
+    assert_eq!(h.health(1), Health::Up, "pool 1 held");
+    assert_eq!(h.health(2), Health::Down, "pool 2 decides");
+    // Lifting the global switch leaves a pool's own hold in place.
+    hold(&mut h, true, &[1]);
+    hold(&mut h, false, &[1]);
+    assert_eq!(h.health(1), Health::Up);
+    hold(&mut h, false, &[]);
+    assert_eq!(h.health(1), Health::Down);
+}
+
+#[test]
+fn a_held_warm_up_gate_counts_passes_but_opens_only_on_resume() {
+    let mut h = Harness::new(3, check_with(|_| {}));
+    h.add(&member(1, |m| m.warmup_threshold = 2));
+    hold(&mut h, true, &[]);
+    for _ in 0..3 {
+        h.all(1, true);
+    }
+    let s = h.status(1);
+    assert!(s.warming && s.warmup_passes == 3, "{s:?}");
+    assert_eq!(s.health, Health::Unknown);
+    hold(&mut h, false, &[]);
+    let s = h.status(1);
+    assert!(!s.warming, "the gate opens at the resume");
+    assert_eq!(s.health, Health::Up);
+}
+
+#[test]
+fn a_held_ephemeral_member_neither_times_out_nor_expires_nor_revives() {
+    let mut h = Harness::new(1, check_with(|_| {}));
+    let expiring = member(1, |m| {
+        m.kind = MemberKind::Ephemeral(EphemeralPolicy::default())
+    });
+    let kept = member(2, |m| {
+        m.kind = MemberKind::Ephemeral(EphemeralPolicy {
+            expire: false,
+            ..EphemeralPolicy::default()
+        })
+    });
+    for m in [&expiring, &kept] {
+        h.step(Input::UpsertMember {
+            member: m,
+            check: None,
+        })
+        .unwrap();
+    }
+    hold(&mut h, true, &[]);
+    h.advance(Duration::from_secs(60));
+    assert_eq!(h.health(1), Health::Up, "no timeout, no expiry while held");
+    assert_eq!(h.health(2), Health::Up);
+    hold(&mut h, false, &[]);
+    h.advance(Duration::from_millis(1));
+    assert!(
+        h.engine.member_status(MemberId(1), h.now).is_none(),
+        "the expiry follows the resume"
+    );
+    assert_eq!(h.health(2), Health::Down, "the timeout follows the resume");
+    hold(&mut h, true, &[]);
+    h.step(Input::Heartbeat(MemberId(2))).unwrap();
+    assert_eq!(
+        h.health(2),
+        Health::Down,
+        "a heartbeat is recorded, not acted on"
+    );
+    hold(&mut h, false, &[]);
+    assert_eq!(
+        h.health(2),
+        Health::Up,
+        "the heartbeat heard while held counts"
+    );
+}
+
+#[test]
+fn a_held_damped_member_stays_suppressed_until_resume() {
+    let mut h = Harness::new(3, check_with(|c| c.damping = Some(FlapDamping::default())));
+    up_member(&mut h, 1);
+    h.all(1, false);
+    h.all(1, true);
+    h.all(1, false);
+    h.all(1, true); // suppressed, held down
+    hold(&mut h, true, &[]);
+    h.clear();
+    h.advance(Duration::from_secs(200));
+    assert_eq!(h.health(1), Health::Down);
+    assert!(h.transitions().is_empty());
+    hold(&mut h, false, &[]);
+    h.advance(Duration::from_millis(1));
+    assert_eq!(h.health(1), Health::Up, "released after the resume");
+}
+
+#[test]
+fn manual_health_still_applies_while_held() {
+    let mut h = Harness::new(1, check_with(|_| {}));
+    let none = Check::new(CheckId(2), "none", Probe::None);
+    h.step(Input::UpsertCheck(&none)).unwrap();
+    h.step(Input::UpsertMember {
+        member: &member(1, |_| {}),
+        check: Some(CheckId(2)),
+    })
+    .unwrap();
+    hold(&mut h, true, &[]);
+    h.step(Input::ManualHealth {
+        member: MemberId(1),
+        health: Some(Health::Down),
+    })
+    .unwrap();
+    assert_eq!(h.health(1), Health::Down, "an operator's own override");
+}

@@ -240,6 +240,7 @@ impl Engine {
                 self.next_generation = self.next_generation.wrapping_add(1);
                 let mut state = MemberState {
                     id: member.id,
+                    pool: member.pool,
                     generation: self.next_generation,
                     check_id: check,
                     check: check_slot,
@@ -274,7 +275,10 @@ impl Engine {
                 return;
             }
         };
-        let decisions = self.decisions_enabled();
+        if let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) {
+            m.pool = member.pool;
+        }
+        let decisions = self.decides_for(slot);
         let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;
         };

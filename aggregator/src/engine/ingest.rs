@@ -158,7 +158,7 @@ impl Engine {
     }
 
     fn close_cycle(&mut self, slot: usize, oc: OpenCycle, now: Timestamp, out: &mut Vec<Output>) {
-        let decisions = self.decisions_enabled();
+        let decisions = self.decides_for(slot);
         let counting = oc.reported.minus(&self.quarantined);
         let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return;

@@ -121,6 +121,7 @@ impl Engine {
             .member_slots
             .get(&id)
             .ok_or(EngineError::UnknownMember(id))?;
+        let held = self.held(slot);
         let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
             return Err(EngineError::UnknownMember(id));
         };
@@ -128,16 +129,9 @@ impl Engine {
             return Err(EngineError::NotEphemeral(id));
         }
         m.last_heartbeat = now;
-        if m.health != Health::Up {
-            out.push(Output::Transition(Transition::without_evidence(
-                id,
-                now,
-                m.health,
-                Health::Up,
-                Reason::Heartbeat,
-            )));
-            m.health = Health::Up;
-            m.since = now;
+        // Held: the heartbeat is recorded; the revival waits for the resume.
+        if !held {
+            out.extend(m.revive(now));
         }
         self.publish(slot, out);
         Ok(())

@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use gslb_shared::{
-    Check, CheckId, FailReason, Health, LocationId, MemberFacts, MemberId, MemberKind,
+    Check, CheckId, FailReason, Health, LocationId, MemberFacts, MemberId, MemberKind, PoolId,
 };
 
 use super::Timestamp;
 use super::damping::Damping;
 use super::locset::LocationSet;
-use super::output::{Output, WarmupEvent};
+use super::output::{Output, Reason, Transition, WarmupEvent};
 use super::score::{Fraction, Mean, mean_f64};
 use super::warmup::WarmupGate;
 
@@ -118,6 +118,8 @@ impl ScoreWindow {
 #[derive(Debug, Clone)]
 pub(super) struct MemberState {
     pub id: MemberId,
+    /// Its pool (operator holds are per pool).
+    pub pool: PoolId,
     /// Bumped when the slot is reused so stale deadlines are ignored.
     pub generation: u32,
     /// The pool's check as configured, even before that check is known.
@@ -189,6 +191,23 @@ impl MemberState {
         }
         self.gate.open();
         Some(self.gate_event(now, WarmupEvent::Opened))
+    }
+
+    /// A heartbeat brings an ephemeral member that is not up back up; the
+    /// transition to log, if any.
+    pub fn revive(&mut self, now: Timestamp) -> Option<Output> {
+        if self.health == Health::Up {
+            return None;
+        }
+        let from = std::mem::replace(&mut self.health, Health::Up);
+        self.since = now;
+        Some(Output::Transition(Transition::without_evidence(
+            self.id,
+            now,
+            from,
+            Health::Up,
+            Reason::Heartbeat,
+        )))
     }
 
     /// A warm-up log event for this member.

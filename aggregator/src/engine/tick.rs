@@ -70,6 +70,9 @@ impl Engine {
             let Some(&slot) = self.member_slots.get(&id) else {
                 continue;
             };
+            if self.held(slot) {
+                continue; // no timeout and no expiry while an operator holds it
+            }
             let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
@@ -109,6 +112,9 @@ impl Engine {
             let Some(&slot) = self.member_slots.get(&id) else {
                 continue;
             };
+            if self.held(slot) {
+                continue; // still suppressed; released once the hold is lifted
+            }
             let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
@@ -173,6 +179,9 @@ impl Engine {
         self.startup = Startup::Open;
         out.push(Output::StartupGateOpened { at: now });
         for slot in 0..self.members.len() {
+            if self.held(slot) {
+                continue; // decided when its hold is lifted
+            }
             let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
                 continue;
             };
