@@ -191,9 +191,51 @@ pub struct CatalogState {
     /// Edge epoch: raised by each deliberate reset (`gslbctl reset-edges`).
     #[serde(default)]
     pub epoch: u64,
+    /// Health decisions an operator has paused (`gslbctl decisions pause`).
+    #[serde(default)]
+    pub hold: DecisionHold,
     /// Member ids by pool and by (pool, name).
     #[serde(skip)]
     pub(crate) index: MemberIndex,
+}
+
+/// Health decisions held by an operator, for every pool or pool by pool,
+/// each with the time it was paused (ms since the Unix epoch). While a
+/// member's pool is held, the engine changes none of its health; results
+/// are still taken in (see docs/semantics.md "Pausing decisions").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionHold {
+    /// Every pool is held, since then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_since_ms: Option<u64>,
+    /// Pools held one by one, each since then.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub pools: std::collections::BTreeMap<PoolId, u64>,
+}
+
+impl DecisionHold {
+    /// True when decisions for `pool`'s members are held.
+    pub fn holds(&self, pool: PoolId) -> bool {
+        self.all_since_ms.is_some() || self.pools.contains_key(&pool)
+    }
+
+    /// Pause (`paused`) or resume every pool (`pool` none) or one pool at
+    /// `now_ms`. Pausing what is paused keeps its time. Resuming every pool
+    /// lifts the global hold only; pools held one by one stay held.
+    pub fn set(&mut self, pool: Option<PoolId>, paused: bool, now_ms: u64) {
+        match (pool, paused) {
+            (None, true) => drop(self.all_since_ms.get_or_insert(now_ms)),
+            (None, false) => self.all_since_ms = None,
+            (Some(p), true) => drop(self.pools.entry(p).or_insert(now_ms)),
+            (Some(p), false) => drop(self.pools.remove(&p)),
+        }
+    }
+
+    /// The pools held one by one, in id order.
+    pub fn pool_ids(&self) -> Vec<PoolId> {
+        self.pools.keys().copied().collect()
+    }
 }
 
 /// Member ids by pool (in id order, so a pool's reads cost its size) and by
@@ -370,7 +412,11 @@ impl CatalogState {
         match r {
             ObjectRef::Zone(id) => drop(c.zones.remove(&id)),
             ObjectRef::Record(id) => drop(c.records.remove(&id)),
-            ObjectRef::Pool(id) => drop(c.pools.remove(&id)),
+            ObjectRef::Pool(id) => {
+                c.pools.remove(&id);
+                // A deleted pool's hold goes with it.
+                self.hold.pools.remove(&id);
+            }
             ObjectRef::Member(id) => {
                 if let Some(old) = c.members.remove(&id)
                     && let Some(index) = self.index.0.get_mut()

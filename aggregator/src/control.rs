@@ -6,6 +6,7 @@
 
 mod decisions;
 mod grouped;
+mod hold;
 mod replica;
 mod view;
 
@@ -99,6 +100,8 @@ impl Control {
                 .engine
                 .step(now, member_input(&catalog, member), &mut control.outputs)?;
         }
+        control.sync_hold(now)?;
+        control.announce_hold();
         let restored: Vec<_> = control
             .latched
             .iter()
@@ -145,7 +148,11 @@ impl Control {
                     last_id: prepared.last_id,
                     version: planned,
                     latched,
-                    epoch: None,
+                    hold: hold::hold_after(
+                        &self.state.hold,
+                        std::slice::from_ref(&prepared.change),
+                    ),
+                    ..Commit::default()
                 })?;
                 renumber(
                     self.store.as_ref(),
@@ -163,7 +170,8 @@ impl Control {
                     last_id: trial.last_id,
                     version: trial.version,
                     latched: removed(&changes),
-                    epoch: None,
+                    hold: hold::hold_after(&self.state.hold, &changes),
+                    ..Commit::default()
                 })?;
                 renumber(self.store.as_ref(), &mut changes, stored);
                 trial.version = stored;
@@ -391,7 +399,7 @@ impl Control {
             last_id: self.state.last_id,
             version: self.state.version + 1,
             latched: std::mem::take(&mut decided.latched),
-            epoch: None,
+            ..Commit::default()
         });
         if commit.is_some() || !decided.log.is_empty() {
             let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;

@@ -73,7 +73,7 @@ impl Command {
                 last_id: state.last_id,
                 version: state.version,
                 latched: Vec::new(),
-                epoch: None,
+                ..Commit::default()
             }),
             log: Vec::new(),
         }

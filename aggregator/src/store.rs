@@ -67,6 +67,9 @@ pub struct Commit {
     /// The new edge epoch, set only by a deliberate reset of the edges.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub epoch: Option<u64>,
+    /// The operator's decision hold, set only when it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<crate::catalog::DecisionHold>,
 }
 
 /// A storage failure.

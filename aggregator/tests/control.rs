@@ -259,3 +259,39 @@ fn an_expired_ephemeral_member_is_deleted_everywhere() {
         "the deletion is durable"
     );
 }
+
+#[test]
+fn a_decision_hold_is_durable_idempotent_and_goes_with_its_pool() {
+    let d = dir("hold");
+    let now = t(100, 0);
+    {
+        let mut c = open(&d, now);
+        configure(&mut c, now);
+        let pool = Pool::new(PoolId(0), "spare");
+        c.write(vec![Op::Create(Object::Pool(pool))], now).unwrap();
+        let spare = *c.catalog().pools.keys().next_back().unwrap();
+        let v = c.version();
+        c.set_decisions(Some(spare), true, now).unwrap();
+        assert_eq!(c.version(), v + 1, "a hold is its own version");
+        c.set_decisions(Some(spare), true, t(101, 0)).unwrap();
+        assert_eq!(c.version(), v + 1, "pausing what is paused changes nothing");
+        assert_eq!(c.hold().pools.get(&spare), Some(&now.0), "keeps its time");
+        c.set_decisions(None, true, now).unwrap();
+        assert!(matches!(
+            c.set_decisions(Some(PoolId(999)), true, now),
+            Err(ControlError::Catalog(CatalogError::NotFound(_)))
+        ));
+        c.write(vec![Op::Delete(ObjectRef::Pool(spare))], now)
+            .unwrap();
+        assert!(
+            c.hold().pools.is_empty(),
+            "a deleted pool's hold goes with it"
+        );
+    }
+    let c = open(&d, t(102, 0));
+    assert_eq!(c.hold().all_since_ms, Some(now.0), "durable");
+    assert!(
+        c.hold().pools.is_empty(),
+        "the delete's hold change was stored too"
+    );
+}

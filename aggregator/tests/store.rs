@@ -34,7 +34,7 @@ fn commit_of(
         last_id: state.last_id,
         version: state.version,
         latched,
-        epoch: None,
+        ..Commit::default()
     }
 }
 

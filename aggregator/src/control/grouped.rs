@@ -38,6 +38,7 @@ impl Control {
             }
             return;
         }
+        let hold_before = self.state.hold.clone();
         let mut accepted = Vec::with_capacity(queued.len());
         for (op, reply) in queued {
             match self.state.prepare(op) {
@@ -56,7 +57,8 @@ impl Control {
             last_id: self.state.last_id,
             version: self.state.version,
             latched: removed(&changes),
-            epoch: None,
+            hold: super::hold::hold_after(&hold_before, &changes),
+            ..Commit::default()
         };
         let outcome = self
             .store

@@ -54,6 +54,10 @@ impl Control {
         if let Some(epoch) = commit.epoch {
             self.state.epoch = epoch;
         }
+        if let Some(hold) = &commit.hold {
+            // For reads; this core's engine decides nothing (see `sync_hold`).
+            self.state.hold = hold.clone();
+        }
         for change in &commit.changes {
             self.feed_engine(change, now)?;
         }

@@ -185,6 +185,10 @@ impl SledStore {
             version: u64_at(&self.meta, "version")?,
             last_id: u64_at(&self.meta, "last_id")?,
             epoch: u64_at(&self.meta, "epoch")?,
+            hold: match self.meta.get("hold").map_err(db_err)? {
+                Some(bytes) => decode("decision hold", &bytes)?,
+                None => Default::default(),
+            },
             ..Default::default()
         };
         let mut empty = state.version == 0;
@@ -292,6 +296,7 @@ impl SledStore {
             ("version", loaded.state.version.to_be_bytes().to_vec()),
             ("last_id", loaded.state.last_id.to_be_bytes().to_vec()),
             ("epoch", loaded.state.epoch.to_be_bytes().to_vec()),
+            ("hold", encode(&loaded.state.hold)),
         ]
         .iter()
         .map(|(k, v)| (*k, v.clone()))
@@ -347,6 +352,9 @@ fn apply_commit(trees: &[TransactionalTree], commit: &Commit) -> TxResult {
     trees[0].insert("last_id", &commit.last_id.to_be_bytes())?;
     if let Some(epoch) = commit.epoch {
         trees[0].insert("epoch", &epoch.to_be_bytes())?;
+    }
+    if let Some(hold) = &commit.hold {
+        trees[0].insert("hold", encode(hold))?;
     }
     Ok(())
 }
