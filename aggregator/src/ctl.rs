@@ -96,6 +96,14 @@ pub enum Command {
     /// The health engine: startup gate, quarantine settings, quarantined
     /// locations.
     Engine,
+    /// Pause or resume health decisions, for every pool or one pool (the
+    /// operator's brake during a network incident): health is held as it
+    /// is, results are still taken in. Without an action, shows the hold.
+    Decisions {
+        /// pause or resume.
+        #[command(subcommand)]
+        action: Option<DecisionsAction>,
+    },
     /// A member's health log.
     Logs {
         /// Member id.
@@ -204,6 +212,24 @@ pub enum Command {
     Completions {
         /// bash, zsh, fish, elvish or powershell.
         shell: clap_complete::Shell,
+    },
+}
+
+/// Pausing and resuming health decisions.
+#[derive(Debug, Clone, Subcommand)]
+pub enum DecisionsAction {
+    /// Hold every member's health as it is (or only `--pool`'s members).
+    Pause {
+        /// Only this pool (id).
+        #[arg(long)]
+        pool: Option<u64>,
+    },
+    /// Let the engine decide again, at once, from the evidence it holds
+    /// (every pool's global hold, or only `--pool`'s own hold).
+    Resume {
+        /// Only this pool (id).
+        #[arg(long)]
+        pool: Option<u64>,
     },
 }
 
@@ -544,6 +570,20 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
             &c.get_engine(pb::ListRequest::default()).await?.into_inner(),
             out,
         )),
+        Command::Decisions { action } => {
+            let engine = match action {
+                None => c.get_engine(pb::ListRequest::default()).await?,
+                Some(DecisionsAction::Pause { pool }) | Some(DecisionsAction::Resume { pool }) => {
+                    let paused = matches!(action, Some(DecisionsAction::Pause { .. }));
+                    c.set_decisions(pb::SetDecisionsRequest {
+                        pool_id: pool.unwrap_or(0),
+                        paused,
+                    })
+                    .await?
+                }
+            };
+            Ok(render::decisions(&engine.into_inner(), out))
+        }
         Command::Logs { member, limit } => {
             let log = c
                 .get_health_log(pb::HealthLogRequest {

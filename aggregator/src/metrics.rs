@@ -40,13 +40,14 @@ impl Collector for State {
         let Some(service) = self.0.upgrade() else {
             return Ok(());
         };
-        let (version, members, store, counters, gate) = service.with_control(|c| {
+        let (version, members, store, counters, gate, hold) = service.with_control(|c| {
             (
                 c.version(),
                 c.catalog().members.len() as u64,
                 c.store_size(),
                 c.engine().counters(),
                 c.engine().decisions_enabled(),
+                c.hold().clone(),
             )
         });
         let agents = lock(&service.agents).rows().filter(|a| a.connected).count() as u64;
@@ -74,6 +75,18 @@ impl Collector for State {
             "decisions_enabled",
             "1 once the startup gate is open",
             u64::from(gate),
+        )?;
+        gauge(
+            &mut e,
+            "decisions_paused",
+            "1 while an operator pauses health decisions for every pool",
+            u64::from(hold.all_since_ms.is_some()),
+        )?;
+        gauge(
+            &mut e,
+            "decisions_paused_pools",
+            "Pools whose health decisions an operator pauses one by one",
+            hold.pools.len() as u64,
         )?;
         if let Some(cluster) = service.cluster() {
             let m = cluster.raft.metrics().borrow().clone();

@@ -2,6 +2,7 @@
 //! camelCase. Handlers are thin: they decode, call the same control core as
 //! the gRPC service, and encode; errors map to HTTP in one place.
 
+mod decisions;
 mod error;
 mod members;
 mod objects;
@@ -118,4 +119,11 @@ fn table() -> Table {
     .add(Method::POST, "/api/v1/config", objects::apply_config)
     .add(Method::GET, "/api/v1/agents", status::agents)
     .add(Method::GET, "/api/v1/edges", status::edges)
+    .add(Method::GET, "/api/v1/decisions", decisions::get)
+    .add(Method::PUT, "/api/v1/decisions", decisions::set_all)
+    .add(
+        Method::PUT,
+        "/api/v1/pools/{id}/decisions",
+        decisions::set_pool,
+    )
 }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 mod support;
 
 use gslb_aggregator::security::link::{TokenAdminClient, admin_client};
+use support::http::{http_call, http_get};
 use support::process::{Aggregator, start_with};
 
 const INTERVAL_MS: u64 = 500;
@@ -165,6 +166,26 @@ impl Scenario {
     }
 }
 
+impl Scenario {
+    /// Kill the aggregator and start it again on the same data directory
+    /// (new ports); the scripted locations connect again.
+    async fn restart(&mut self, args: &[&str]) {
+        drop(self.aggregator.take());
+        let a = start_with(&self.dir, args);
+        self.c = admin_client(&a.grpc, &a.token).await.unwrap();
+        self.locations.clear();
+        for i in 1..=5 {
+            self.locations
+                .push(Location::connect(&a, &format!("loc{i}")).await);
+        }
+        self.aggregator = Some(a);
+    }
+
+    fn aggregator(&self) -> &Aggregator {
+        self.aggregator.as_ref().unwrap()
+    }
+}
+
 impl Drop for Scenario {
     fn drop(&mut self) {
         drop(self.aggregator.take());
@@ -309,4 +330,131 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
         }
     }
     assert!(released, "a healed location reporting late is released");
+}
+
+/// `gslbctl ARGS` against the aggregator; its output (it must succeed).
+fn gslbctl(a: &Aggregator, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gslbctl"))
+        .arg("--server")
+        .arg(&a.grpc)
+        .env("GSLB_TOKEN", &a.token)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gslbctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// REST call with the aggregator's token; status and parsed body.
+async fn rest(a: &Aggregator, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    let (code, text) = http_call(&a.http, method, path, Some(&a.token), body).await;
+    (code, serde_json::from_str(&text).unwrap_or_default())
+}
+
+/// Issue 16 item 15: the operator's brake. Paused for every pool, a member
+/// whose locations all fail stays up, its results still visible, and the
+/// hold shows in gslbctl (status, members list, decisions), REST and
+/// metrics. The hold is durable across a restart; lifting the global
+/// switch leaves a pool's own hold; the last resume decides at once.
+#[tokio::test]
+async fn paused_decisions_hold_health_across_a_restart_until_resumed() {
+    let args = ["--no-quarantine"];
+    let mut s = Scenario::up("pause", &args, 1).await;
+    let out = gslbctl(s.aggregator(), &["decisions", "pause"]);
+    assert!(out.contains("paused for every pool since"), "{out}");
+    for _ in 0..3 {
+        let st = cycle(&mut s.c, &mut s.locations, 0).await;
+        assert!(st.healthy && st.decisions_paused, "held up: {st:?}");
+        assert_eq!(st.score, Some(0.0), "the failures are taken in");
+    }
+    let a = s.aggregator();
+    let members = gslbctl(a, &["members", "list", "--pool", "2"]);
+    assert!(
+        members.contains("healthy") && members.contains("decisions paused"),
+        "{members}"
+    );
+    let overview = gslbctl(a, &["status"]);
+    assert!(
+        overview.contains("DECISIONS") && overview.contains("paused for every pool since"),
+        "{overview}"
+    );
+    let (code, member) = rest(a, "GET", "/api/v1/members/3/status", "").await;
+    assert_eq!(
+        (code, &member["decisionsPaused"]),
+        (200, &serde_json::json!(true))
+    );
+    let (_, pool) = rest(a, "GET", "/api/v1/pools/2/status", "").await;
+    assert_eq!(pool["decisionsPaused"], true, "{pool}");
+    let (_, metrics) = http_get(&a.http, "/metrics").await;
+    assert!(
+        metrics.contains("gslb_aggregator_decisions_paused 1"),
+        "{metrics}"
+    );
+    // Refusals name the field or the object; nothing changes.
+    let (code, bad) = rest(a, "PUT", "/api/v1/decisions", r#"{"paused":"yes"}"#).await;
+    assert_eq!(code, 400, "{bad}");
+    assert!(bad.to_string().contains("paused"), "{bad}");
+    let (code, _) = rest(a, "PUT", "/api/v1/pools/99/decisions", r#"{"paused":true}"#).await;
+    assert_eq!(code, 404);
+    // Also held one by one, then a restart: both holds are durable.
+    let (code, hold) = rest(a, "PUT", "/api/v1/pools/2/decisions", r#"{"paused":true}"#).await;
+    assert_eq!(code, 200, "{hold}");
+    assert_eq!(hold["pools"][0]["poolId"], 2, "{hold}");
+    s.restart(&args).await;
+    let (_, hold) = rest(s.aggregator(), "GET", "/api/v1/decisions", "").await;
+    assert_eq!(
+        (&hold["paused"], &hold["pools"][0]["poolId"]),
+        (&serde_json::json!(true), &serde_json::json!(2)),
+        "{hold}"
+    );
+    // Past the startup gate, still held.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = cycle(&mut s.c, &mut s.locations, 0).await;
+        assert!(st.healthy, "held across the restart: {st:?}");
+        let engine =
+            s.c.get_engine(pb::ListRequest::default())
+                .await
+                .unwrap()
+                .into_inner();
+        if engine.decisions_enabled {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "startup gate never opened"
+        );
+    }
+    cycle(&mut s.c, &mut s.locations, 0).await;
+    assert!(status(&mut s.c).await.healthy);
+    // Lifting the global switch leaves the pool's own hold.
+    let (code, hold) = rest(
+        s.aggregator(),
+        "PUT",
+        "/api/v1/decisions",
+        r#"{"paused":false}"#,
+    )
+    .await;
+    assert_eq!(
+        (code, &hold["paused"]),
+        (200, &serde_json::json!(false)),
+        "{hold}"
+    );
+    let st = cycle(&mut s.c, &mut s.locations, 0).await;
+    assert!(
+        st.healthy && st.decisions_paused,
+        "pool 2 still held: {st:?}"
+    );
+    // The last resume decides at once, from the evidence taken in.
+    let out = gslbctl(s.aggregator(), &["decisions", "resume", "--pool", "2"]);
+    assert!(out.contains("on ("), "{out}");
+    let st = status(&mut s.c).await;
+    assert!(
+        !st.healthy && !st.decisions_paused,
+        "down at the resume: {st:?}"
+    );
 }

@@ -82,13 +82,14 @@ fn apply_plan_members_list_status_and_errors() {
     assert!(ok);
     assert_eq!(
         out,
-        "ID  POOL    HEALTHY  ELIGIBLE  PROTECTED  FAIL-OPEN\n\
-         4   web-eu  0/3      false     false      true\n\
-         8   web-us  0/2      false     false      true\n\
-         11  api     0/1      true      true       false\n\
+        "ID  POOL    HEALTHY  ELIGIBLE  PROTECTED  FAIL-OPEN  DECISIONS\n\
+         4   web-eu  0/3      false     false      true       on\n\
+         8   web-us  0/2      false     false      true       on\n\
+         11  api     0/1      true      true       false      on\n\
          \n\
          ENGINE            STATE\n\
          startup gate      open (health decisions on)\n\
+         decisions         on (gslbctl decisions pause holds health as it is)\n\
          cycle grace       500 ms\n\
          quarantine        on\n\
          quarantine rule   a location failing >= 0.5 of its checks while the others fail <= 0.1\n\

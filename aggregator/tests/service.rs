@@ -16,6 +16,7 @@ use tonic::Code;
 const INTERVAL_MS: u64 = 1_000;
 
 mod support;
+use support::http::{http_get, http_get_as};
 
 use gslb_aggregator::security::link::{TokenAdminClient, admin_client};
 use support::process::{Aggregator, start};
@@ -566,33 +567,6 @@ async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
     );
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// GET on the HTTP listener: status and body.
-async fn http_get(addr: &str, path: &str) -> (u16, String) {
-    http_get_as(addr, path, None).await
-}
-
-/// GET with a bearer token.
-async fn http_get_as(addr: &str, path: &str, token: Option<&str>) -> (u16, String) {
-    use http_body_util::BodyExt;
-    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (mut sender, conn) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .unwrap();
-    tokio::spawn(conn);
-    let mut request = hyper::Request::get(path).header("host", addr);
-    if let Some(token) = token {
-        request = request.header("authorization", format!("Bearer {token}"));
-    }
-    let request = request
-        .body(http_body_util::Empty::<bytes::Bytes>::new())
-        .unwrap();
-    let response = sender.send_request(request).await.unwrap();
-    let status = response.status().as_u16();
-    let body = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::Output;
 use super::table::render;
 use crate::defaults::to_json;
-use crate::rest::status::{failure_name, health_name, status_json};
+use crate::rest::status::{decisions_json, failure_name, health_name, status_json};
 
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
@@ -166,7 +166,8 @@ fn status_word(m: &Member, s: &pb::MemberStatus) -> String {
     }
 }
 
-/// `ID NAME IP PORT W PRI STATUS REGION` and `warmup:N` when a threshold is set.
+/// `ID NAME IP PORT W PRI STATUS REGION` and notes: `warmup:N` when a
+/// threshold is set, `decisions paused` while an operator holds its health.
 pub fn members(rows: &[(Member, pb::MemberStatus)], out: Output) -> String {
     if out == Output::Json {
         let items: Vec<Value> = rows
@@ -182,11 +183,13 @@ pub fn members(rows: &[(Member, pb::MemberStatus)], out: Output) -> String {
     let table: Vec<Vec<String>> = rows
         .iter()
         .map(|(m, s)| {
-            let warmup = if m.warmup_threshold > 0 {
-                format!("warmup:{}", m.warmup_threshold)
-            } else {
-                String::new()
-            };
+            let mut notes = Vec::new();
+            if m.warmup_threshold > 0 {
+                notes.push(format!("warmup:{}", m.warmup_threshold));
+            }
+            if s.decisions_paused {
+                notes.push("decisions paused".to_owned());
+            }
             vec![
                 m.id.to_string(),
                 m.name.clone(),
@@ -196,7 +199,7 @@ pub fn members(rows: &[(Member, pb::MemberStatus)], out: Output) -> String {
                 m.priority.to_string(),
                 status_word(m, s),
                 region(&m.region),
-                warmup,
+                notes.join(" "),
             ]
         })
         .collect();
@@ -222,6 +225,7 @@ pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
             "PROTECTED",
             "FAIL-OPEN",
             "MANUAL",
+            "DECISIONS",
         ],
         &[vec![
             s.member_id.to_string(),
@@ -235,6 +239,7 @@ pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
             s.protected.to_string(),
             s.fail_open.to_string(),
             health_name(s.manual).as_str().unwrap_or("-").to_owned(),
+            decisions_word(s.decisions_paused).into(),
         ]],
     );
     if !s.locations.is_empty() {
@@ -276,12 +281,17 @@ pub fn pool_status(s: &pb::PoolStatus, out: Output) -> String {
     if out == Output::Json {
         return pretty(&json!({
             "poolId": s.pool_id, "eligible": s.eligible, "protected": s.protected, "failOpen": s.fail_open,
+            "decisionsPaused": s.decisions_paused,
             "members": s.members.iter().map(status_json).collect::<Vec<_>>(),
         }));
     }
     let head = format!(
-        "pool {}: eligible={} protected={} failOpen={}\n",
-        s.pool_id, s.eligible, s.protected, s.fail_open
+        "pool {}: eligible={} protected={} failOpen={} decisions={}\n",
+        s.pool_id,
+        s.eligible,
+        s.protected,
+        s.fail_open,
+        decisions_word(s.decisions_paused)
     );
     let rows: Vec<Vec<String>> = s
         .members
@@ -309,6 +319,7 @@ pub fn overview(pools: &[(String, pb::PoolStatus)], out: Output) -> String {
         let items: Vec<Value> = pools
             .iter()
             .map(|(name, s)| json!({"pool": name, "poolId": s.pool_id, "eligible": s.eligible, "protected": s.protected, "failOpen": s.fail_open,
+                "decisionsPaused": s.decisions_paused,
                 "healthy": s.members.iter().filter(|m| m.healthy && !m.warming).count(), "members": s.members.len()}))
             .collect();
         return pretty(&Value::Array(items));
@@ -324,6 +335,7 @@ pub fn overview(pools: &[(String, pb::PoolStatus)], out: Output) -> String {
                 s.eligible.to_string(),
                 s.protected.to_string(),
                 s.fail_open.to_string(),
+                decisions_word(s.decisions_paused).into(),
             ]
         })
         .collect();
@@ -335,9 +347,50 @@ pub fn overview(pools: &[(String, pb::PoolStatus)], out: Output) -> String {
             "ELIGIBLE",
             "PROTECTED",
             "FAIL-OPEN",
+            "DECISIONS",
         ],
         &rows,
     )
+}
+
+/// `paused` while an operator holds a pool's health, else `on`.
+fn decisions_word(paused: bool) -> &'static str {
+    if paused { "paused" } else { "on" }
+}
+
+/// The operator's hold in words, with the times it was set.
+fn decisions_state(e: &pb::EngineStatus) -> String {
+    let at = |ms: u64| {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
+        humantime::format_rfc3339_seconds(t).to_string()
+    };
+    let mut parts = Vec::new();
+    if e.paused_since_ms != 0 {
+        parts.push(format!(
+            "paused for every pool since {}",
+            at(e.paused_since_ms)
+        ));
+    }
+    for p in &e.paused_pools {
+        parts.push(format!(
+            "paused for pool {} since {}",
+            p.pool_id,
+            at(p.since_ms)
+        ));
+    }
+    if parts.is_empty() {
+        "on (gslbctl decisions pause holds health as it is)".into()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// The operator's hold alone (`gslbctl decisions`).
+pub fn decisions(e: &pb::EngineStatus, out: Output) -> String {
+    if out == Output::Json {
+        return pretty(&decisions_json(e.paused_since_ms, &e.paused_pools));
+    }
+    render(&["DECISIONS"], &[vec![decisions_state(e)]])
 }
 
 /// The health engine's settings and state.
@@ -350,6 +403,7 @@ pub fn engine(e: &pb::EngineStatus, out: Output) -> String {
     if out == Output::Json {
         return pretty(&json!({
             "decisionsEnabled": e.decisions_enabled, "cycleGraceMs": e.cycle_grace_ms,
+            "decisions": decisions_json(e.paused_since_ms, &e.paused_pools),
             "quarantine": {
                 "enabled": e.quarantine_enabled, "roundMs": e.quarantine_round_ms,
                 "minSamples": e.quarantine_min_samples, "locationFail": e.quarantine_location_fail,
@@ -365,6 +419,7 @@ pub fn engine(e: &pb::EngineStatus, out: Output) -> String {
     };
     let mut rows = vec![
         vec!["startup gate".into(), gate.into()],
+        vec!["decisions".into(), decisions_state(e)],
         vec!["cycle grace".into(), format!("{} ms", e.cycle_grace_ms)],
         vec![
             "quarantine".into(),

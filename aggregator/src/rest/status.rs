@@ -48,10 +48,20 @@ pub(crate) fn status_json(s: &pb::MemberStatus) -> Value {
         "manual": health_name(s.manual),
         "suppressed": s.suppressed,
         "sinceMs": s.since_ms,
+        "decisionsPaused": s.decisions_paused,
         "locations": s.locations.iter().map(|l| json!({
             "location": l.location, "cycle": l.cycle, "passed": l.failure == 0, "failure": failure_name(l.failure),
             "latencyUs": l.latency_us, "stale": l.stale, "quarantined": l.quarantined,
         })).collect::<Vec<_>>(),
+    })
+}
+
+/// The operator's decision hold as JSON (REST and `gslbctl -o json`).
+pub(crate) fn decisions_json(paused_since_ms: u64, pools: &[pb::PausedPool]) -> Value {
+    json!({
+        "paused": paused_since_ms != 0,
+        "pausedSinceMs": (paused_since_ms != 0).then_some(paused_since_ms),
+        "pools": pools.iter().map(|p| json!({"poolId": p.pool_id, "sinceMs": p.since_ms})).collect::<Vec<_>>(),
     })
 }
 
@@ -115,7 +125,8 @@ pub async fn pool_status(
         Ok::<_, tonic::Status>(
             serde_json::to_vec(&json!({
                 "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
-                "failOpen": status.fail_open, "members": members,
+                "failOpen": status.fail_open, "decisionsPaused": status.decisions_paused,
+                "members": members,
                 "membersByAddress": by_address,
             }))
             .unwrap_or_default(),

@@ -427,8 +427,19 @@ impl AdminService for Admin {
 
     async fn get_engine(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EngineStatus> {
         Ok(Response::new(
-            self.0.with_control(|c| views::engine(c.engine())),
+            self.0.with_control(|c| views::engine(c.engine(), c.hold())),
         ))
+    }
+
+    async fn set_decisions(&self, r: Request<pb::SetDecisionsRequest>) -> Reply<pb::EngineStatus> {
+        let r = r.into_inner();
+        let pool = (r.pool_id != 0).then_some(PoolId(r.pool_id));
+        let status = self.0.with_control(|c| {
+            c.set_decisions(pool, r.paused, now())
+                .map_err(Status::from)?;
+            Ok::<_, Status>(views::engine(c.engine(), c.hold()))
+        })?;
+        Ok(Response::new(status))
     }
 
     async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {

@@ -2,6 +2,7 @@
 #![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
 pub mod agent;
+pub mod http;
 pub mod process;
 
 use std::time::Duration;

@@ -284,6 +284,9 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
         write(&servers, &token, &mut 0, 7, &dir),
         Outcome::Acknowledged
     );
+    // The operator's brake is a write like any other: sent to a follower
+    // (on to the leader), replicated, durable.
+    cluster.node(follower).ctl(&["decisions", "pause"]);
     for id in 1..=3 {
         cluster.kill(id);
     }
@@ -305,6 +308,17 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
         .filter_map(|r| r["name"].as_str())
         .collect();
     assert!(names.contains(&"n7.example.test"), "{names:?}");
+    for id in cluster.running() {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let hold = cluster.node(id).ctl_json(&["--stale", "decisions"]);
+            if hold["paused"] == true {
+                break;
+            }
+            assert!(Instant::now() < deadline, "node {id} lost the hold: {hold}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
     // REST on a follower redirects to the same path on the leader's REST
     // listener; a stale read is answered where it lands.
     let bearer = format!("Bearer {}", cluster.node(follower).token);

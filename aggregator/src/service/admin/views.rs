@@ -82,6 +82,7 @@ fn member_status_in(
         manual: s.manual.map_or(0, |h| health_to_pb(h) as i32),
         suppressed: s.suppressed,
         since_ms: s.since.0,
+        decisions_paused: view.state().hold.holds(member.pool),
         locations: s
             .locations
             .iter()
@@ -122,6 +123,7 @@ pub fn pool_status(
         protected,
         fail_open,
         members,
+        decisions_paused: view.state().hold.holds(id),
     };
     Ok((view, status))
 }
@@ -305,8 +307,11 @@ pub fn edges(service: &Service) -> pb::EdgeList {
     }
 }
 
-/// The engine's settings and state.
-pub fn engine(engine: &crate::engine::Engine) -> pb::EngineStatus {
+/// The engine's settings and state, with the operator's decision hold.
+pub fn engine(
+    engine: &crate::engine::Engine,
+    hold: &crate::catalog::DecisionHold,
+) -> pb::EngineStatus {
     let config = engine.config();
     let q = &config.quarantine;
     pb::EngineStatus {
@@ -323,5 +328,18 @@ pub fn engine(engine: &crate::engine::Engine) -> pb::EngineStatus {
             .iter()
             .map(ToString::to_string)
             .collect(),
+        paused_since_ms: hold.all_since_ms.unwrap_or(0),
+        paused_pools: paused_pools(hold),
     }
+}
+
+/// The pools an operator holds one by one.
+pub fn paused_pools(hold: &crate::catalog::DecisionHold) -> Vec<pb::PausedPool> {
+    hold.pools
+        .iter()
+        .map(|(pool, since)| pb::PausedPool {
+            pool_id: pool.0,
+            since_ms: *since,
+        })
+        .collect()
 }
