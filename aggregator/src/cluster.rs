@@ -32,7 +32,7 @@ pub use raft_store::RaftStore;
 pub use roles::follow;
 
 use crate::config::ClusterConfig;
-use crate::engine::EngineConfig;
+use gslb_engine::EngineConfig;
 use crate::raft::{Command, Event, Node, NodeConfig, StateMachine, TypeConfig};
 use crate::security::link::PeerLink;
 use crate::store::StoreError;

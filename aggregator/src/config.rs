@@ -11,7 +11,7 @@ use gslb_shared::config::{duration, invalid};
 use gslb_shared::telemetry::LogFormat;
 use serde::Deserialize;
 
-use crate::engine::{EngineConfig, QuarantineConfig};
+use gslb_engine::{EngineConfig, QuarantineConfig};
 
 /// gslb-aggregator: decides member health from agents' results and serves
 /// the catalog, status and snapshots over gRPC. Every flag can also be set

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Snapshot};
 
 use crate::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
-use crate::engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
+use gslb_engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
 use crate::feed::{Feed, delta_of};
 pub use grouped::Queued;
 pub use view::{LatchedMap, View};

@@ -1,5 +1,5 @@
-//! The gslb aggregator. So far: the pure health engine that turns raw probe
-//! results, heartbeats and configuration into health decisions.
+//! The gslb aggregator (the health engine is its own crate, gslb-engine): the
+//! control core and its store, the admin and stream APIs, and replication.
 
 pub mod assignments;
 pub mod catalog;
@@ -9,7 +9,7 @@ pub mod control;
 pub mod ctl;
 pub mod declarative;
 pub mod defaults;
-pub mod engine;
+
 pub mod feed;
 pub mod gated;
 pub mod metrics;

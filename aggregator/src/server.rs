@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 
 use crate::cluster::gate::Leader;
 use crate::cluster::membership::Membership;
-use crate::engine::Input;
+use gslb_engine::Input;
 use crate::gated::Gated;
 use crate::security::Security;
 use crate::security::guard::{Access, Guard};

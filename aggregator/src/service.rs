@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use crate::catalog::{Change, Op};
 use crate::cluster::Cluster;
 use crate::control::{Control, ControlError, Queued, View};
-use crate::engine::Timestamp;
+use gslb_engine::Timestamp;
 
 /// What the aggregator knows about an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,7 +172,7 @@ impl Service {
     pub fn status_view(
         &self,
         ids: impl Fn(&View) -> Vec<MemberId>,
-    ) -> (Arc<View>, crate::engine::StatusView) {
+    ) -> (Arc<View>, gslb_engine::StatusView) {
         let mut view = self.view();
         let mut wanted = ids(&view);
         self.with_control(|c| {

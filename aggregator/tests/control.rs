@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use gslb_aggregator::catalog::*;
 use gslb_aggregator::control::{Control, ControlError};
-use gslb_aggregator::engine::{EngineConfig, Input, Timestamp};
+use gslb_engine::{EngineConfig, Input, Timestamp};
 use gslb_aggregator::feed::Catchup;
 use gslb_aggregator::store::SledStore;
 use gslb_shared::*;

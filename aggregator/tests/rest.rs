@@ -9,7 +9,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use gslb_aggregator::control::Control;
-use gslb_aggregator::engine::{EngineConfig, Timestamp};
+use gslb_engine::{EngineConfig, Timestamp};
 use gslb_aggregator::rest::router;
 use gslb_aggregator::service::Service;
 use gslb_aggregator::store::SledStore;

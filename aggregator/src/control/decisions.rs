@@ -7,7 +7,7 @@ use gslb_shared::{MemberFacts, MemberId};
 
 use super::{Control, ControlError};
 use crate::catalog::{Change, ObjectRef, Op};
-use crate::engine::{Output, Timestamp};
+use gslb_engine::{Output, Timestamp};
 use crate::store::{Latched, LogRecord};
 
 /// What one batch of engine outputs amounts to.

@@ -8,7 +8,7 @@ use std::sync::mpsc::Sender;
 
 use super::{Control, ControlError, removed, renumber};
 use crate::catalog::{Change, Op};
-use crate::engine::Timestamp;
+use gslb_engine::Timestamp;
 use crate::store::Commit;
 
 /// One queued write and where its outcome goes.

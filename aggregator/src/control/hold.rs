@@ -6,7 +6,7 @@ use gslb_shared::PoolId;
 
 use super::{Control, ControlError};
 use crate::catalog::{CatalogError, Change, DecisionHold, ObjectRef, Written};
-use crate::engine::{Input, Timestamp};
+use gslb_engine::{Input, Timestamp};
 use crate::feed::delta_of;
 use crate::store::Commit;
 

@@ -5,7 +5,7 @@
 
 use super::{Control, ControlError};
 use crate::catalog::Written;
-use crate::engine::{Input, RestoredMember, Timestamp};
+use gslb_engine::{Input, RestoredMember, Timestamp};
 use crate::feed::delta_of;
 use crate::store::{Commit, StoreError};
 

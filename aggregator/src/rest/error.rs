@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::catalog::CatalogError;
 use crate::control::ControlError;
-use crate::engine::EngineError;
+use gslb_engine::EngineError;
 
 /// An API failure.
 #[derive(Debug)]

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::error::{ApiError, decode};
 use super::objects::{merged, write};
 use crate::catalog::{ObjectRef, Op};
-use crate::engine::Input;
+use gslb_engine::Input;
 use crate::service::{Service, now, off_worker};
 
 /// A member as the API shows it.

@@ -18,7 +18,7 @@ use tonic::{Request, Response, Status};
 use super::status::invalid;
 use super::{Service, now, off_worker};
 use crate::catalog::{Change, Object, ObjectRef, Op, Written};
-use crate::engine::Input;
+use gslb_engine::Input;
 
 /// The `AdminService` gRPC service.
 #[derive(Debug, Clone)]

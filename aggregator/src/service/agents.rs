@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::{AgentInfo, Service, lock, now, off_worker, registry};
 use crate::assignments::{Assignment, AssignmentSet, assignments_for, diff};
-use crate::engine::Input;
+use gslb_engine::Input;
 
 /// The `AgentService` gRPC service.
 #[derive(Debug, Clone)]

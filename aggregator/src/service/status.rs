@@ -5,7 +5,7 @@ use tonic::Status;
 
 use crate::catalog::CatalogError;
 use crate::control::ControlError;
-use crate::engine::EngineError;
+use gslb_engine::EngineError;
 use crate::store::StoreError;
 
 /// A peer sent something that does not convert: INVALID_ARGUMENT naming it.

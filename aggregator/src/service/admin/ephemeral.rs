@@ -13,7 +13,7 @@ use gslb_shared::{MemberId, MemberKind};
 use tokio_stream::Stream;
 use tonic::Status;
 
-use crate::engine::Input;
+use gslb_engine::Input;
 use crate::service::{Service, now};
 
 /// The states a connection-kept registration streams back.

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use tonic::Status;
 
 use crate::control::View;
-use crate::engine::{EvidenceOutcome, Output, Reason, StatusView, Timestamp};
+use gslb_engine::{EvidenceOutcome, Output, Reason, StatusView, Timestamp};
 use crate::service::{Service, lock};
 
 /// (eligible, protected, fail-open) of a pool as selection sees it in
@@ -309,7 +309,7 @@ pub fn edges(service: &Service) -> pb::EdgeList {
 
 /// The engine's settings and state, with the operator's decision hold.
 pub fn engine(
-    engine: &crate::engine::Engine,
+    engine: &gslb_engine::Engine,
     hold: &crate::catalog::DecisionHold,
 ) -> pb::EngineStatus {
     let config = engine.config();

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gslb_aggregator::engine::{Engine, EngineConfig, Input, Output, Timestamp};
+use gslb_engine::{Engine, EngineConfig, Input, Output, Timestamp};
 use gslb_shared::*;
 
 const MEMBERS: u64 = 100_000;

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use gslb_aggregator::engine::*;
+use gslb_engine::*;
 use gslb_shared::*;
 use support::*;
 

@@ -3,7 +3,7 @@
 
 mod support;
 
-use gslb_aggregator::engine::*;
+use gslb_engine::*;
 use gslb_shared::*;
 use proptest::prelude::*;
 use support::*;
