@@ -4,7 +4,7 @@
 //! them without talking), but sleeping uses tokio's `Instant`, so paused-time
 //! tests drive the scheduler and a wall-clock step never makes it spin.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -18,10 +18,7 @@ pub struct Clock {
 impl Clock {
     /// Anchor at the system clock's current time.
     pub fn system() -> Self {
-        let ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        Self::at(ms)
+        Self::at(gslb_shared::clock::now_ms())
     }
 
     /// Anchor "now" at `anchor_ms` (tests).

@@ -164,7 +164,7 @@ impl Uplink {
             .await;
         // Assignment sets of large locations exceed tonic's 4 MiB default.
         let mut inbound = AgentServiceClient::new(channel)
-            .max_decoding_message_size(256 * 1024 * 1024)
+            .max_decoding_message_size(gslb_proto::MAX_MESSAGE)
             .session(ReceiverStream::new(rx))
             .await
             .map_err(|e| fail(false)(&e))?

@@ -39,10 +39,7 @@ pub struct ServeLimits {
     pub http_header: Duration,
 }
 
-/// Largest gRPC message sent: a location with 100,000 targets receives an
-/// assignment set, and an edge a full snapshot, far above tonic's 4 MiB
-/// default. What is received is bounded per service, by its messages.
-pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+pub use gslb_proto::MAX_MESSAGE;
 /// Largest message an agent may send: a batch of 50,000 results (the
 /// agent's largest `--batch-size`) is about 10 MiB.
 pub const MAX_AGENT_MESSAGE: usize = 16 * 1024 * 1024;

@@ -130,7 +130,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The wall clock as engine time.
 pub fn now() -> Timestamp {
-    Timestamp::from_system(std::time::SystemTime::now())
+    Timestamp(gslb_shared::clock::now_ms())
 }
 
 impl Service {

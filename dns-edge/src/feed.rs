@@ -25,7 +25,7 @@ use crate::state::{Shared, now_ms};
 use crate::table::Table;
 
 /// Largest feed message accepted (a full snapshot of a large catalog).
-pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+pub use gslb_proto::MAX_MESSAGE;
 
 /// What applying one update did.
 #[derive(Debug)]

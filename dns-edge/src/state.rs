@@ -4,7 +4,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwapOption;
 use serde::Serialize;
@@ -107,12 +106,7 @@ impl Status {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
+pub use gslb_shared::clock::now_ms;
 
 /// State shared by the feed, the DNS workers and the status listener.
 #[derive(Debug)]
@@ -262,9 +256,7 @@ impl Shared {
         if !self.draining() {
             return;
         }
-        let second = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let second = now_ms() / 1_000;
         let last = self.drain_sampled.second.load(Ordering::Relaxed);
         if last == second
             || self

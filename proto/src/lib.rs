@@ -11,6 +11,12 @@ pub mod pb {
 pub mod convert;
 pub mod link;
 
+/// Largest gRPC message sent on any gslb link: a location with 100,000
+/// targets receives an assignment set, and an edge a full snapshot, far
+/// above tonic's 4 MiB default. What a server accepts is bounded per
+/// service, by its messages (see docs/security.md).
+pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+
 /// The encoded `FileDescriptorSet` of every gslb proto, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/gslb_descriptor.bin"));

@@ -2,6 +2,7 @@
 //! pure selection function that turns health facts and a query into an answer.
 
 pub mod backoff;
+pub mod clock;
 pub mod config;
 pub mod duration;
 pub mod model;

@@ -2,7 +2,7 @@
 //! Cycle numbers are derived from it, so agents and the engine agree on
 //! which cycle a probe belongs to without talking about it.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -15,10 +15,7 @@ pub struct Timestamp(pub u64);
 impl Timestamp {
     /// Read a wall clock value (for the IO shell; logic never calls this).
     pub fn from_system(time: SystemTime) -> Self {
-        Self(
-            time.duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as u64),
-        )
+        Self(gslb_shared::clock::ms_of(time))
     }
 
     /// `self + d`, saturating.
