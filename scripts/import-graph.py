@@ -169,8 +169,14 @@ def graph(crate):
     for module, path in files.items():
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        for ref in references(text):
-            target = resolve(module, ref, modules)
+        # Inside an inline `mod tests { .. }`, `super` is the file's module.
+        head, _, tests = text.partition("\nmod tests {")
+        refs = [(module, r) for r in references(head)]
+        refs += [(module + ("tests",), r) for r in references(tests)]
+        for base, ref in refs:
+            target = resolve(base, ref, modules | {base})
+            if target is not None and target[-1:] == ("tests",) and target == base:
+                target = module
             if target is None:
                 continue
             pair = sibling_edge(module, target)

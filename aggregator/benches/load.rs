@@ -110,7 +110,7 @@ impl Drop for Killed {
 }
 
 async fn configure(server: &str, token: &str, n: u64) {
-    let mut c = gslb_aggregator::security::link::admin_client(server, token)
+    let mut c = gslb_aggregator::net::link::admin_client(server, token)
         .await
         .unwrap()
         .max_encoding_message_size(BIG)
@@ -264,9 +264,9 @@ fn main() {
         let dir = std::env::temp_dir().join(format!("gslb-bench-agg-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let mut tokens = gslb_aggregator::security::tokens::TokenFile::default();
+        let mut tokens = gslb_aggregator::api::tokens::TokenFile::default();
         let (token, _) = tokens
-            .create("bench", gslb_aggregator::security::tokens::TokenRole::Write, None, std::time::SystemTime::now())
+            .create("bench", gslb_aggregator::api::tokens::TokenRole::Write, None, std::time::SystemTime::now())
             .unwrap();
         tokens.save(&dir.join("tokens.json")).unwrap();
         let bin = env_or("GSLB_AGGREGATOR_BIN", "target/release/gslb-aggregator");

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use gslb_aggregator::catalog::{CatalogState, Object, Op};
-use gslb_aggregator::raft::{Command, NodeConfig, ServedNode};
+use gslb_aggregator::core::catalog::{CatalogState, Object, Op};
+use gslb_aggregator::replication::raft::{Command, NodeConfig, ServedNode};
 use gslb_shared::{Pool, PoolId};
 use openraft::BasicNode;
 

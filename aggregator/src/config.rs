@@ -128,25 +128,12 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Transport {
     /// TLS with these files.
-    Tls(crate::security::tls::TlsFiles),
+    Tls(crate::net::tls::TlsFiles),
     /// Plain text on loopback (`--insecure`).
     Insecure,
 }
 
-/// Raft settings of a cluster node.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClusterConfig {
-    /// This node's id.
-    pub node_id: u64,
-    /// Initial members and their gRPC addresses (empty: wait to be added).
-    pub peers: std::collections::BTreeMap<u64, String>,
-    /// Leader heartbeat interval.
-    pub heartbeat: Duration,
-    /// Election timeout range.
-    pub election: (Duration, Duration),
-    /// Log entries between snapshots.
-    pub snapshot_every: u64,
-}
+pub use crate::replication::cluster::ClusterConfig;
 
 /// Validated settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,7 +157,7 @@ pub struct AggregatorConfig {
     /// Admin tokens file.
     pub tokens_file: PathBuf,
     /// Connection caps and HTTP timeouts.
-    pub limits: crate::server::ServeLimits,
+    pub limits: crate::api::server::ServeLimits,
     /// How long a disconnected agent stays listed.
     pub agent_retention: Duration,
 }
@@ -286,7 +273,7 @@ impl Settings {
             }
             Ok(d)
         };
-        let limits = crate::server::ServeLimits {
+        let limits = crate::api::server::ServeLimits {
             max_connections,
             http_idle: bounded(
                 "http-idle-timeout",
@@ -369,13 +356,11 @@ impl Settings {
             return Ok(Transport::Insecure);
         }
         match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
-            (Some(cert), Some(key), Some(ca)) => {
-                Ok(Transport::Tls(crate::security::tls::TlsFiles {
-                    cert: cert.clone(),
-                    key: key.clone(),
-                    ca: ca.clone(),
-                }))
-            }
+            (Some(cert), Some(key), Some(ca)) => Ok(Transport::Tls(crate::net::tls::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                ca: ca.clone(),
+            })),
             (None, None, None) => Err(invalid(
                 "tls-cert",
                 "is required with --tls-key and --tls-ca (see `gslbctl certs`); or --insecure for plain text on loopback",

@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use crate::defaults::{Kind, base, decode, overlay, to_json};
-use crate::security::link::PeerLink;
+use crate::core::defaults::{Kind, base, decode, overlay, to_json};
+use crate::net::link::PeerLink;
 use gslb_shared::config::LinkTls;
 
 /// Output format.
@@ -438,7 +438,7 @@ fn leader_hint(status: &tonic::Status) -> Option<String> {
     if status.code() != tonic::Code::Unavailable {
         return None;
     }
-    let leader = status.metadata().get(crate::cluster::gate::LEADER)?;
+    let leader = status.metadata().get(gslb_proto::metadata::LEADER)?;
     leader.to_str().ok().map(str::to_owned)
 }
 
@@ -454,7 +454,7 @@ impl tonic::service::Interceptor for CallMeta {
     fn call(&mut self, mut r: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
         if self.stale {
             r.metadata_mut().insert(
-                crate::cluster::gate::STALE,
+                gslb_proto::metadata::STALE,
                 tonic::metadata::MetadataValue::from_static("1"),
             );
         }
@@ -519,8 +519,8 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         return cluster::run(channel, action, meta, out).await;
     }
     let mut c = AdminServiceClient::with_interceptor(channel, meta)
-        .max_decoding_message_size(crate::server::MAX_MESSAGE)
-        .max_encoding_message_size(crate::server::MAX_MESSAGE);
+        .max_decoding_message_size(crate::api::server::MAX_MESSAGE)
+        .max_encoding_message_size(crate::api::server::MAX_MESSAGE);
     match cli.command {
         Command::Zones(crud) => zones(&mut c, crud.action, out).await,
         Command::Records(crud) => records(&mut c, crud.action, out).await,

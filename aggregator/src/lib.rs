@@ -1,22 +1,23 @@
-//! The gslb aggregator (the health engine is its own crate, gslb-engine): the
-//! control core and its store, the admin and stream APIs, and replication.
+//! The gslb aggregator, in three parts (docs/architecture.md). Every
+//! dependency points one way: `api` and `replication` depend on `core`,
+//! `api` on `replication`; `core` imports neither, and `net` (links and
+//! TLS) nothing of the aggregator. The health engine is its own crate,
+//! `gslb-engine`, which the compiler keeps free of IO, clocks and runtimes.
+//!
+//! - [`core`]: catalog rules, the control core, the store, the edge feed,
+//!   declarative planning, agents' assignments.
+//! - [`replication`]: Raft (log, state machine, network) and the cluster
+//!   node built on it.
+//! - [`api`]: admin gRPC and the agent and edge streams, REST, the HTTP
+//!   listener, metrics, access rules and tokens, and the adapters that put
+//!   the cluster behind them (leader gate, membership, role changes).
+//! - [`net`]: mutual TLS, certificate identities, links to peers, the
+//!   accept loop.
+//! - [`config`] (the binary's settings) and [`ctl`] (gslbctl) sit on top.
 
-pub mod assignments;
-pub mod catalog;
-pub mod cluster;
+pub mod api;
 pub mod config;
-pub mod control;
+pub mod core;
 pub mod ctl;
-pub mod declarative;
-pub mod defaults;
-
-pub mod feed;
-pub mod gated;
-pub mod metrics;
-pub mod raft;
-pub mod rest;
-pub mod security;
-pub mod server;
-pub mod service;
-pub mod store;
-pub mod strict_json;
+pub mod net;
+pub mod replication;

@@ -7,15 +7,16 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use gslb_aggregator::cluster::{Cluster, RaftStore, check_data_dir, follow};
+use gslb_aggregator::api::Security;
+use gslb_aggregator::api::roles::follow;
+use gslb_aggregator::api::service::{Service, now};
+use gslb_aggregator::api::tokens::Tokens;
 use gslb_aggregator::config::{Settings, Transport};
-use gslb_aggregator::control::Control;
-use gslb_aggregator::security::Security;
-use gslb_aggregator::security::link::PeerLink;
-use gslb_aggregator::security::tls::ReloadingTls;
-use gslb_aggregator::security::tokens::Tokens;
-use gslb_aggregator::service::{Service, now};
-use gslb_aggregator::store::SledStore;
+use gslb_aggregator::core::control::Control;
+use gslb_aggregator::core::store::SledStore;
+use gslb_aggregator::net::link::PeerLink;
+use gslb_aggregator::net::tls::ReloadingTls;
+use gslb_aggregator::replication::cluster::{Cluster, RaftStore, check_data_dir};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -79,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     std::io::stdout().flush()?;
-    let served = gslb_aggregator::server::run(
+    let served = gslb_aggregator::api::server::run(
         service.clone(),
         grpc,
         http,

@@ -2,7 +2,7 @@
 //! that would orphan something, ids, versions, all-or-nothing batches.
 #![allow(clippy::unwrap_used)]
 
-use gslb_aggregator::catalog::*;
+use gslb_aggregator::core::catalog::*;
 use gslb_shared::*;
 
 fn zone() -> Zone {

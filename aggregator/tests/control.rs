@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gslb_aggregator::catalog::*;
-use gslb_aggregator::control::{Control, ControlError};
+use gslb_aggregator::core::catalog::*;
+use gslb_aggregator::core::control::{Control, ControlError};
+use gslb_aggregator::core::feed::Catchup;
+use gslb_aggregator::core::store::SledStore;
 use gslb_engine::{EngineConfig, Input, Timestamp};
-use gslb_aggregator::feed::Catchup;
-use gslb_aggregator::store::SledStore;
 use gslb_shared::*;
 
 const INTERVAL_MS: u64 = 10_000;

@@ -3,8 +3,8 @@
 //! and deletes; a document that fails changes nothing.
 #![allow(clippy::unwrap_used)]
 
-use gslb_aggregator::catalog::CatalogState;
-use gslb_aggregator::declarative::{parse, plan};
+use gslb_aggregator::core::catalog::CatalogState;
+use gslb_aggregator::core::declarative::{parse, plan};
 use gslb_shared::*;
 
 const EXAMPLE: &str = include_str!("../../deploy/examples/quickstart.toml");
@@ -135,8 +135,8 @@ fn ephemeral_members_are_left_to_their_heartbeats() {
     );
     eph.kind = MemberKind::Ephemeral(EphemeralPolicy::default());
     state
-        .apply(gslb_aggregator::catalog::Op::Create(
-            gslb_aggregator::catalog::Object::Member(eph),
+        .apply(gslb_aggregator::core::catalog::Op::Create(
+            gslb_aggregator::core::catalog::Object::Member(eph),
         ))
         .unwrap();
     assert!(applied(&mut state, EXAMPLE).is_empty());

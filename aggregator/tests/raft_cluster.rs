@@ -10,9 +10,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use gslb_aggregator::catalog::{CatalogState, Object, Op};
-use gslb_aggregator::raft::{Command, NodeConfig, ServedNode};
-use gslb_aggregator::store::Store;
+use gslb_aggregator::core::catalog::{CatalogState, Object, Op};
+use gslb_aggregator::core::store::Store;
+use gslb_aggregator::replication::raft::{Command, NodeConfig, ServedNode};
 use gslb_proto::pb::RaftPayload;
 use gslb_proto::pb::raft_service_client::RaftServiceClient;
 use gslb_shared::{Pool, PoolId};

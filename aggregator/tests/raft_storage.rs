@@ -8,9 +8,11 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gslb_aggregator::catalog::{CatalogState, Object, Op};
-use gslb_aggregator::raft::{Command, LogStore, StateMachine, StorageError, TypeConfig};
-use gslb_aggregator::store::Store;
+use gslb_aggregator::core::catalog::{CatalogState, Object, Op};
+use gslb_aggregator::core::store::Store;
+use gslb_aggregator::replication::raft::{
+    Command, LogStore, StateMachine, StorageError, TypeConfig,
+};
 use gslb_shared::{Pool, PoolId};
 use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine};
 use openraft::testing::{StoreBuilder, Suite};

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use gslb_aggregator::control::Control;
+use gslb_aggregator::api::rest::router;
+use gslb_aggregator::api::service::Service;
+use gslb_aggregator::core::control::Control;
+use gslb_aggregator::core::store::SledStore;
 use gslb_engine::{EngineConfig, Timestamp};
-use gslb_aggregator::rest::router;
-use gslb_aggregator::service::Service;
-use gslb_aggregator::store::SledStore;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -466,7 +466,7 @@ async fn reads_never_wait_for_the_core() {
     .await;
     let after = api.service.view();
     assert!(after.version() > before.version());
-    let name = |v: &gslb_aggregator::control::View| {
+    let name = |v: &gslb_aggregator::core::control::View| {
         v.catalog().members.values().next().unwrap().name.clone()
     };
     assert_eq!(name(&before), "a", "an older view does not move");

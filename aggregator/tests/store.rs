@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use gslb_aggregator::catalog::*;
-use gslb_aggregator::store::*;
+use gslb_aggregator::core::catalog::*;
+use gslb_aggregator::core::store::*;
 use gslb_shared::*;
 
 struct TempDir(PathBuf);

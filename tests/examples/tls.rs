@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use gslb_aggregator::security::link::Bearer;
+use gslb_aggregator::net::link::Bearer;
 use gslb_e2e::bench::{env, percentile};
 use gslb_e2e::pki::{CertFiles, cert};
 use gslb_e2e::{Aggregator, temp_dir};

@@ -116,10 +116,10 @@ fn every_example_config_is_parsed_by_its_binary() {
             "aggregator.toml" | "aggregator-cluster.toml" => drop(as_config("gslb-aggregator")),
             "edge.toml" | "edge-production.toml" => drop(as_config("gslb-edge")),
             "quickstart.toml" => {
-                let desired = gslb_aggregator::declarative::parse(&text)
+                let desired = gslb_aggregator::core::declarative::parse(&text)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
-                let empty = gslb_aggregator::catalog::CatalogState::default();
-                gslb_aggregator::declarative::plan(&empty, &desired)
+                let empty = gslb_aggregator::core::catalog::CatalogState::default();
+                gslb_aggregator::core::declarative::plan(&empty, &desired)
                     .unwrap_or_else(|e| panic!("{name}: {e}"));
             }
             "geo.txt" => {

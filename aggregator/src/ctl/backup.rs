@@ -7,14 +7,14 @@ use std::path::Path;
 use gslb_proto::pb;
 
 use super::{Client, CtlError};
-use crate::store::backup::{self, Backup};
+use crate::core::store::backup::{self, Backup};
 
 /// Take a backup and write it to `out` (owner-only, atomically).
 pub async fn take(c: &mut Client, out: &Path) -> Result<String, CtlError> {
     let r = c.backup_store(pb::BackupRequest {}).await?.into_inner();
     let text = String::from_utf8(r.document)
         .map_err(|e| CtlError::Input(format!("the backup is not UTF-8 JSON: {e}")))?;
-    crate::security::pki::write_secret(out, &text)
+    crate::net::pki::write_secret(out, &text)
         .map_err(|e| CtlError::Input(format!("{}: {e:#}", out.display())))?;
     Ok(format!(
         "backup of version {} written to {} ({} bytes)\n",

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::Output;
 use super::table::render;
-use crate::defaults::to_json;
-use crate::rest::status::{decisions_json, failure_name, health_name, status_json};
+use crate::api::rest::status::{decisions_json, failure_name, health_name, status_json};
+use crate::core::defaults::to_json;
 
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"

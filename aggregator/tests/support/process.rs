@@ -28,7 +28,7 @@ pub fn start(data_dir: &std::path::Path) -> Aggregator {
 
 /// [`start`] with more command-line arguments.
 pub fn start_with(data_dir: &std::path::Path, extra: &[&str]) -> Aggregator {
-    use gslb_aggregator::security::tokens::{TokenFile, TokenRole};
+    use gslb_aggregator::api::tokens::{TokenFile, TokenRole};
     std::fs::create_dir_all(data_dir).unwrap();
     let tokens_file = data_dir.join("tokens.json");
     let mut tokens = TokenFile::load(&tokens_file).unwrap();

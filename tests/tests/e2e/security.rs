@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser;
 use gslb_aggregator::ctl::{Cli, CtlError, run};
-use gslb_aggregator::security::identity::Role;
-use gslb_aggregator::security::pki::{Ca, Leaf};
+use gslb_aggregator::net::identity::Role;
+use gslb_aggregator::net::pki::{Ca, Leaf};
 use gslb_e2e::bins::bin;
 use gslb_e2e::catalog::{ZONE, a_record, http_check, member, pool};
 use gslb_e2e::mesh::{Agent, Aggregator};
@@ -379,7 +379,7 @@ fn admin_calls_need_a_valid_token_with_the_right_role_on_every_route() {
         rest(&agg, "GET", "/api/v1/zones", Some(&expired)).0 == 401
     });
 
-    let routes = gslb_aggregator::rest::routes();
+    let routes = gslb_aggregator::api::rest::routes();
     assert!(routes.len() >= 30, "{routes:?}");
     for (method, path) in &routes {
         let (method, path) = (method.as_str(), path.replace("{id}", "1"));

@@ -1,0 +1,166 @@
+//! Prometheus metrics of the aggregator, read from the running state at
+//! scrape time (a collector, so nothing is copied between scrapes).
+
+use std::sync::{Arc, Weak};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use crate::api::service::{Service, lock};
+
+/// Reads the service on every scrape.
+#[derive(Debug)]
+struct State(Weak<Service>);
+
+fn gauge(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: u64,
+) -> Result<(), std::fmt::Error> {
+    let metric = ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX));
+    metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
+}
+
+fn counter(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: u64,
+) -> Result<(), std::fmt::Error> {
+    let metric = ConstCounter::new(value);
+    metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
+}
+
+impl Collector for State {
+    fn encode(&self, mut e: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(service) = self.0.upgrade() else {
+            return Ok(());
+        };
+        let (version, members, store, counters, gate, hold) = service.with_control(|c| {
+            (
+                c.version(),
+                c.catalog().members.len() as u64,
+                c.store_size(),
+                c.engine().counters(),
+                c.engine().decisions_enabled(),
+                c.hold().clone(),
+            )
+        });
+        let agents = lock(&service.agents).rows().filter(|a| a.connected).count() as u64;
+        let (edges, lag) = {
+            let edges = lock(&service.edges);
+            let connected = edges.values().filter(|x| x.connected);
+            (
+                connected.clone().count() as u64,
+                connected.map(|x| x.lag_ms).max().unwrap_or(0),
+            )
+        };
+        gauge(&mut e, "version", "Current snapshot version", version)?;
+        gauge(&mut e, "members", "Configured members", members)?;
+        gauge(&mut e, "agents_connected", "Agent streams open", agents)?;
+        gauge(&mut e, "edges_connected", "Edge subscriptions open", edges)?;
+        gauge(
+            &mut e,
+            "edge_lag_max_milliseconds",
+            "Largest publish-to-apply lag a connected edge reported",
+            lag,
+        )?;
+        gauge(&mut e, "store_bytes", "Store size on disk", store)?;
+        gauge(
+            &mut e,
+            "decisions_enabled",
+            "1 once the startup gate is open",
+            u64::from(gate),
+        )?;
+        gauge(
+            &mut e,
+            "decisions_paused",
+            "1 while an operator pauses health decisions for every pool",
+            u64::from(hold.all_since_ms.is_some()),
+        )?;
+        gauge(
+            &mut e,
+            "decisions_paused_pools",
+            "Pools whose health decisions an operator pauses one by one",
+            hold.pools.len() as u64,
+        )?;
+        if let Some(cluster) = service.cluster() {
+            let m = cluster.raft.metrics().borrow().clone();
+            gauge(
+                &mut e,
+                "raft_leader",
+                "1 while this node leads with its quorum confirmed (and decides)",
+                u64::from(cluster.leading()),
+            )?;
+            gauge(&mut e, "raft_term", "Current Raft term", m.current_term)?;
+            gauge(
+                &mut e,
+                "raft_last_log_index",
+                "Last index in this node's Raft log",
+                m.last_log_index.unwrap_or(0),
+            )?;
+            gauge(
+                &mut e,
+                "raft_applied_index",
+                "Last Raft index applied here",
+                m.last_applied.map_or(0, |l| l.index),
+            )?;
+        }
+        counter(
+            &mut e,
+            "results_accepted",
+            "Results ingested into cycles",
+            counters.accepted,
+        )?;
+        counter(
+            &mut e,
+            "results_late",
+            "Results for cycles already closed",
+            counters.late,
+        )?;
+        counter(
+            &mut e,
+            "results_future",
+            "Results for cycles too far ahead (clock skew)",
+            counters.future,
+        )?;
+        counter(
+            &mut e,
+            "results_unknown_member",
+            "Results for unknown members",
+            counters.unknown_member,
+        )?;
+        counter(
+            &mut e,
+            "results_stale_check",
+            "Results for a check or location no longer assigned",
+            counters.stale_check,
+        )?;
+        counter(
+            &mut e,
+            "results_invalid_target",
+            "invalid-target results (never counted)",
+            counters.invalid_target,
+        )?;
+        Ok(())
+    }
+}
+
+/// A registry whose collector reads `service` at every scrape.
+pub fn registry(service: &Arc<Service>) -> Registry {
+    let mut registry = Registry::with_prefix("gslb_aggregator");
+    registry.register_collector(Box::new(State(Arc::downgrade(service))));
+    registry
+}
+
+/// The text exposition.
+pub fn encode(registry: &Registry) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut out, registry);
+    out
+}

@@ -1,0 +1,129 @@
+//! The REST API at `/api/v1` (seed 000's paths and their siblings), JSON in
+//! camelCase. Handlers are thin: they decode, call the same control core as
+//! the gRPC service, and encode; errors map to HTTP in one place.
+
+mod decisions;
+mod error;
+mod members;
+mod objects;
+pub(crate) mod status;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::handler::Handler;
+use axum::http::Method;
+use axum::routing::{MethodFilter, on};
+
+pub use error::ApiError;
+
+use crate::api::service::Service;
+
+/// Every REST route, for the HTTP listener. Every error, axum's own
+/// rejections and unknown paths or methods included, has the JSON shape.
+pub fn router(service: Arc<Service>) -> Router {
+    table()
+        .router
+        .fallback(|| async { ApiError::not_found("no such path") })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
+        .layer(axum::middleware::map_response(error::as_json))
+        .with_state(service)
+}
+
+/// Every route the router serves, as (method, path): what the
+/// authorization test walks, so a route added here is tested there.
+pub fn routes() -> Vec<(Method, &'static str)> {
+    table().list
+}
+
+/// The router and its route list, built together so they cannot differ.
+struct Table {
+    router: Router<Arc<Service>>,
+    list: Vec<(Method, &'static str)>,
+}
+
+impl Table {
+    fn add<H, T>(mut self, method: Method, path: &'static str, handler: H) -> Self
+    where
+        H: Handler<T, Arc<Service>>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
+        self.router = self.router.route(path, on(filter, handler));
+        self.list.push((method, path));
+        self
+    }
+}
+
+fn table() -> Table {
+    Table {
+        router: Router::new(),
+        list: Vec::new(),
+    }
+    .add(Method::GET, "/api/v1/zones", objects::list_zones)
+    .add(Method::POST, "/api/v1/zones", objects::create_zone)
+    .add(Method::GET, "/api/v1/zones/{id}", objects::get_zone)
+    .add(Method::PUT, "/api/v1/zones/{id}", objects::update_zone)
+    .add(Method::DELETE, "/api/v1/zones/{id}", objects::delete_zone)
+    .add(Method::GET, "/api/v1/records", objects::list_records)
+    .add(Method::POST, "/api/v1/records", objects::create_record)
+    .add(Method::GET, "/api/v1/records/{id}", objects::get_record)
+    .add(Method::PUT, "/api/v1/records/{id}", objects::update_record)
+    .add(
+        Method::DELETE,
+        "/api/v1/records/{id}",
+        objects::delete_record,
+    )
+    .add(Method::GET, "/api/v1/pools", objects::list_pools)
+    .add(Method::POST, "/api/v1/pools", objects::create_pool)
+    .add(Method::GET, "/api/v1/pools/{id}", objects::get_pool)
+    .add(Method::PUT, "/api/v1/pools/{id}", objects::update_pool)
+    .add(Method::DELETE, "/api/v1/pools/{id}", objects::delete_pool)
+    .add(
+        Method::GET,
+        "/api/v1/pools/{id}/status",
+        status::pool_status,
+    )
+    .add(Method::GET, "/api/v1/pools/{id}/members", members::list)
+    .add(Method::POST, "/api/v1/pools/{id}/members", members::create)
+    .add(Method::GET, "/api/v1/members/{id}", members::get)
+    .add(Method::PUT, "/api/v1/members/{id}", members::update)
+    .add(Method::DELETE, "/api/v1/members/{id}", members::delete)
+    .add(
+        Method::GET,
+        "/api/v1/members/{id}/status",
+        status::member_status,
+    )
+    .add(
+        Method::GET,
+        "/api/v1/members/{id}/logs",
+        status::member_logs,
+    )
+    .add(
+        Method::PUT,
+        "/api/v1/members/{id}/health",
+        members::manual_health,
+    )
+    .add(
+        Method::POST,
+        "/api/v1/members/{id}/heartbeat",
+        members::heartbeat,
+    )
+    .add(Method::GET, "/api/v1/checks", objects::list_checks)
+    .add(Method::POST, "/api/v1/checks", objects::create_check)
+    .add(Method::GET, "/api/v1/checks/{id}", objects::get_check)
+    .add(Method::PUT, "/api/v1/checks/{id}", objects::update_check)
+    .add(Method::DELETE, "/api/v1/checks/{id}", objects::delete_check)
+    .add(Method::GET, "/api/v1/explain", status::explain)
+    .add(Method::POST, "/api/v1/apply", objects::apply)
+    .add(Method::POST, "/api/v1/config", objects::apply_config)
+    .add(Method::GET, "/api/v1/agents", status::agents)
+    .add(Method::GET, "/api/v1/edges", status::edges)
+    .add(Method::GET, "/api/v1/decisions", decisions::get)
+    .add(Method::PUT, "/api/v1/decisions", decisions::set_all)
+    .add(
+        Method::PUT,
+        "/api/v1/pools/{id}/decisions",
+        decisions::set_pool,
+    )
+}

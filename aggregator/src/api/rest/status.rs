@@ -1,0 +1,258 @@
+//! Status, health logs, explain, agents and edges as JSON: the same views as
+//! the gRPC API (built once in `service::admin::views`), in seed 000's shape.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::response::IntoResponse;
+use gslb_proto::pb;
+use gslb_shared::{MemberId, PoolId};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use crate::api::service::admin::views;
+use crate::api::service::{Service, now};
+
+/// A proto health as its lower-case name.
+pub(crate) fn health_name(value: i32) -> Value {
+    match pb::Health::try_from(value) {
+        Ok(pb::Health::Up) => json!("up"),
+        Ok(pb::Health::Down) => json!("down"),
+        Ok(pb::Health::Unknown) => json!("unknown"),
+        _ => Value::Null,
+    }
+}
+
+/// A proto failure reason as its kebab-case name.
+pub(crate) fn failure_name(value: i32) -> Value {
+    match gslb_proto::convert::fail_reason_from_pb(value) {
+        Ok(Some(reason)) => json!(reason.as_str()),
+        _ => Value::Null,
+    }
+}
+
+/// A member status as JSON (also what `gslbctl --output json` prints).
+pub(crate) fn status_json(s: &pb::MemberStatus) -> Value {
+    json!({
+        "memberId": s.member_id,
+        "healthy": s.healthy,
+        "health": health_name(s.health),
+        "score": s.score,
+        "warming": s.warming,
+        "warmupPasses": s.warmup_passes,
+        "warmupThreshold": s.warmup_threshold,
+        "protected": s.protected,
+        "failOpen": s.fail_open,
+        "manual": health_name(s.manual),
+        "suppressed": s.suppressed,
+        "sinceMs": s.since_ms,
+        "decisionsPaused": s.decisions_paused,
+        "locations": s.locations.iter().map(|l| json!({
+            "location": l.location, "cycle": l.cycle, "passed": l.failure == 0, "failure": failure_name(l.failure),
+            "latencyUs": l.latency_us, "stale": l.stale, "quarantined": l.quarantined,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The operator's decision hold as JSON (REST and `gslbctl -o json`).
+pub(crate) fn decisions_json(paused_since_ms: u64, pools: &[pb::PausedPool]) -> Value {
+    json!({
+        "paused": paused_since_ms != 0,
+        "pausedSinceMs": (paused_since_ms != 0).then_some(paused_since_ms),
+        "pools": pools.iter().map(|p| json!({"poolId": p.pool_id, "sinceMs": p.since_ms})).collect::<Vec<_>>(),
+    })
+}
+
+fn status_error(status: tonic::Status) -> ApiError {
+    ApiError::not_found(status.message().to_owned())
+}
+
+/// `GET /api/v1/members/{id}/status`.
+pub async fn member_status(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+) -> Result<Json<Value>, ApiError> {
+    let status = views::member_status(&s, MemberId(id), now()).map_err(status_error)?;
+    Ok(Json(status_json(&status)))
+}
+
+/// `GET /api/v1/pools/{id}/status`: `members` keyed by member id (each entry
+/// carries `ipAddress` and `port`); `membersByAddress` keeps seed 000's
+/// shape, keyed by IP (`ip:port` where two members share an IP).
+pub async fn pool_status(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+) -> Result<axum::response::Response, ApiError> {
+    // Reading and rendering 100,000 members is long work (never on the
+    // core, which is held only to take the members' engine state): off the
+    // worker, to bytes.
+    let body = crate::api::service::off_worker(|| {
+        // Addresses from the very view the statuses were read from.
+        let (view, status) = views::pool_status(&s, PoolId(id), now())?;
+        let endpoint = |m: &pb::MemberStatus| {
+            view.catalog()
+                .members
+                .get(&MemberId(m.member_id))
+                .map(|x| (x.address, x.port))
+        };
+        // Seed 000 keys members by IP; two members may share an IP on
+        // different ports, and those are keyed `ip:port` there instead.
+        let mut per_ip: std::collections::HashMap<std::net::IpAddr, usize> = Default::default();
+        for (ip, _) in status.members.iter().filter_map(endpoint) {
+            *per_ip.entry(ip).or_default() += 1;
+        }
+        let mut members = serde_json::Map::new();
+        let mut by_address = serde_json::Map::new();
+        for m in &status.members {
+            let mut entry = status_json(m);
+            let address_key = match endpoint(m) {
+                Some((ip, port)) => {
+                    entry["ipAddress"] = Value::from(ip.to_string());
+                    entry["port"] = Value::from(port);
+                    if per_ip.get(&ip).copied().unwrap_or(0) > 1 {
+                        std::net::SocketAddr::new(ip, port).to_string()
+                    } else {
+                        ip.to_string()
+                    }
+                }
+                None => m.member_id.to_string(),
+            };
+            by_address.insert(address_key, entry.clone());
+            members.insert(m.member_id.to_string(), entry);
+        }
+        Ok::<_, tonic::Status>(
+            serde_json::to_vec(&json!({
+                "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
+                "failOpen": status.fail_open, "decisionsPaused": status.decisions_paused,
+                "members": members,
+                "membersByAddress": by_address,
+            }))
+            .unwrap_or_default(),
+        )
+    })
+    .map_err(status_error)?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response())
+}
+
+/// `?limit=` of the log.
+#[derive(Debug, Deserialize)]
+pub struct LogQuery {
+    limit: Option<usize>,
+}
+
+/// `GET /api/v1/members/{id}/logs`: transitions with per-location evidence.
+pub async fn member_logs(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+    Query(q): Query<LogQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let view = s.view();
+    if !view.catalog().members.contains_key(&MemberId(id)) {
+        return Err(ApiError::not_found(format!("member {id} does not exist")));
+    }
+    let limit = q.limit.unwrap_or(100).clamp(1, 1_000);
+    let entries = view
+        .health_log(MemberId(id), limit)
+        .map_err(crate::core::control::ControlError::from)?;
+    let entries: Vec<Value> = entries
+        .iter()
+        .filter_map(|json| views::log_entry(json))
+        .map(|e| {
+            json!({
+                "atMs": e.at_ms, "from": health_name(e.from), "to": health_name(e.to), "reason": e.reason,
+                "score": e.score, "cycle": e.cycle,
+                "evidence": e.evidence.iter().map(|ev| json!({
+                    "location": ev.location, "outcome": ev.outcome, "failure": failure_name(ev.failure), "latencyUs": ev.latency_us,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "memberId": id, "entries": entries })))
+}
+
+/// `?name=&type=&client=` of explain.
+#[derive(Debug, Deserialize)]
+pub struct ExplainQuery {
+    name: String,
+    #[serde(rename = "type", default = "a_record")]
+    rtype: String,
+    #[serde(default)]
+    client: String,
+}
+
+fn a_record() -> String {
+    "A".into()
+}
+
+/// `GET /api/v1/explain`: every selection step for a name, type and client.
+pub async fn explain(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ExplainQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let rtype = match q.rtype.to_ascii_uppercase().as_str() {
+        "A" => pb::RecordType::A,
+        "AAAA" => pb::RecordType::Aaaa,
+        other => {
+            return Err(ApiError::invalid(
+                "type",
+                format!("{other:?} must be A or AAAA"),
+            ));
+        }
+    };
+    let request = pb::ExplainRequest {
+        name: q.name,
+        r#type: rtype as i32,
+        client: q.client,
+    };
+    let r = views::explain(&s.view(), &request).map_err(|st| match st.code() {
+        tonic::Code::NotFound => ApiError::not_found(st.message().to_owned()),
+        _ => ApiError::invalid("name", st.message().to_owned()),
+    })?;
+    let steps: Vec<Value> = r
+        .steps
+        .iter()
+        .map(|st| serde_json::from_str(&st.detail_json).unwrap_or(Value::Null))
+        .collect();
+    let outcome: Value =
+        serde_json::from_str(&r.outcome).unwrap_or(Value::String(r.outcome.clone()));
+    Ok(Json(
+        json!({ "outcome": outcome, "answers": r.answers, "steps": steps }),
+    ))
+}
+
+/// `GET /api/v1/agents`.
+pub async fn agents(State(s): State<Arc<Service>>) -> Json<Value> {
+    let list = views::agents(&s);
+    Json(Value::Array(
+        list.agents
+            .iter()
+            .map(|a| json!({
+                "agentId": a.agent_id, "location": a.location, "region": a.region, "version": a.version,
+                "lastSeenMs": a.last_seen_ms, "connected": a.connected, "assignments": a.assignments,
+            }))
+            .collect(),
+    ))
+}
+
+/// `GET /api/v1/edges`.
+pub async fn edges(State(s): State<Arc<Service>>) -> Json<Value> {
+    let list = views::edges(&s);
+    Json(Value::Array(
+        list.edges
+            .iter()
+            .map(|e| {
+                json!({
+                    "edgeId": e.edge_id, "appliedVersion": e.applied_version, "lagMs": e.lag_ms,
+                    "lastSeenMs": e.last_seen_ms, "connected": e.connected,
+                    "degraded": !e.skipped.is_empty(), "skipped": e.skipped,
+                })
+            })
+            .collect(),
+    ))
+}

@@ -1,0 +1,471 @@
+//! The admin gRPC service: CRUD for zones, record sets, pools, members and
+//! checks; status; health logs; explain; manual health; ephemeral members;
+//! agents and edges. Every call goes through the control core, so gRPC and
+//! REST share one implementation and one set of rules.
+
+mod apply;
+mod ephemeral;
+pub mod views;
+
+use std::sync::Arc;
+
+use gslb_proto::pb;
+use gslb_proto::pb::admin_service_server::AdminService;
+use gslb_shared::validate::ValidationError;
+use gslb_shared::*;
+use tonic::{Request, Response, Status};
+
+use super::status::invalid;
+use super::{Service, now, off_worker};
+use crate::core::catalog::{Change, Object, ObjectRef, Op, Written};
+use gslb_engine::Input;
+
+/// The `AdminService` gRPC service.
+#[derive(Debug, Clone)]
+pub struct Admin(pub Arc<Service>);
+
+type Reply<T> = Result<Response<T>, Status>;
+
+impl Admin {
+    fn write(&self, op: Op) -> Result<Change, Status> {
+        Ok(self.0.write_one(op)?)
+    }
+
+    fn create<P, D, R>(
+        &self,
+        r: Request<P>,
+        wrap: fn(D) -> Object,
+        out: fn(&Object) -> Option<R>,
+    ) -> Reply<R>
+    where
+        D: TryFrom<P, Error = ValidationError>,
+    {
+        let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
+        self.upserted(self.write(Op::Create(object))?, out)
+    }
+
+    fn update<P, D, R>(
+        &self,
+        r: Request<P>,
+        wrap: fn(D) -> Object,
+        out: fn(&Object) -> Option<R>,
+    ) -> Reply<R>
+    where
+        D: TryFrom<P, Error = ValidationError>,
+    {
+        let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
+        self.upserted(self.write(Op::Update(object))?, out)
+    }
+
+    fn upserted<R>(&self, change: Change, out: fn(&Object) -> Option<R>) -> Reply<R> {
+        match change.what {
+            Written::Upserted(object) => out(&object)
+                .map(Response::new)
+                .ok_or_else(|| Status::internal("unexpected object kind")),
+            Written::Deleted(_) => Err(Status::internal("a create or update deleted something")),
+        }
+    }
+
+    fn delete(&self, r: ObjectRef) -> Reply<pb::DeleteResponse> {
+        let change = self.write(Op::Delete(r))?;
+        let id = match r {
+            ObjectRef::Zone(i) => i.0,
+            ObjectRef::Record(i) => i.0,
+            ObjectRef::Pool(i) => i.0,
+            ObjectRef::Member(i) => i.0,
+            ObjectRef::Check(i) => i.0,
+        };
+        Ok(Response::new(pb::DeleteResponse {
+            id,
+            version: change.version,
+        }))
+    }
+
+    /// Register an ephemeral member; the member as stored.
+    fn register(&self, member: pb::Member) -> Result<pb::Member, Status> {
+        let member = Member::try_from(member).map_err(invalid)?;
+        if !member.is_ephemeral() {
+            return Err(Status::invalid_argument(
+                "ephemeral: required when registering an ephemeral member",
+            ));
+        }
+        self.upserted(self.write(Op::Create(Object::Member(member)))?, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+        .map(Response::into_inner)
+    }
+
+    fn read<R>(&self, r: ObjectRef, get: impl FnOnce(&Catalog) -> Option<R>) -> Reply<R> {
+        get(self.0.view().catalog())
+            .map(Response::new)
+            .ok_or_else(|| Status::not_found(format!("{r} does not exist")))
+    }
+
+    fn list<R>(&self, get: impl FnOnce(&Catalog) -> R) -> Reply<R> {
+        // A long list is rendered off the worker, never on the core.
+        let view = self.0.view();
+        Ok(Response::new(off_worker(|| get(view.catalog()))))
+    }
+}
+
+#[tonic::async_trait]
+impl AdminService for Admin {
+    async fn create_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
+        self.create(r, Object::Zone, |o| {
+            if let Object::Zone(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
+        self.update(r, Object::Zone, |o| {
+            if let Object::Zone(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Zone(ZoneId(r.into_inner().id)))
+    }
+    async fn get_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
+        let id = ZoneId(r.into_inner().id);
+        self.read(ObjectRef::Zone(id), |c| c.zones.get(&id).map(Into::into))
+    }
+    async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
+        self.list(|c| pb::ZoneList {
+            zones: c.zones.values().map(Into::into).collect(),
+        })
+    }
+
+    async fn create_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
+        self.create(r, Object::Record, |o| {
+            if let Object::Record(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
+        self.update(r, Object::Record, |o| {
+            if let Object::Record(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Record(RecordSetId(r.into_inner().id)))
+    }
+    async fn get_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::RecordSet> {
+        let id = RecordSetId(r.into_inner().id);
+        self.read(ObjectRef::Record(id), |c| {
+            c.records.get(&id).map(Into::into)
+        })
+    }
+    async fn list_record_sets(&self, r: Request<pb::ListRequest>) -> Reply<pb::RecordSetList> {
+        let zone = r.into_inner().zone_id;
+        self.list(|c| pb::RecordSetList {
+            records: c
+                .records
+                .values()
+                .filter(|x| zone == 0 || x.zone.0 == zone)
+                .map(Into::into)
+                .collect(),
+        })
+    }
+
+    async fn create_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
+        self.create(r, Object::Pool, |o| {
+            if let Object::Pool(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
+        self.update(r, Object::Pool, |o| {
+            if let Object::Pool(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Pool(PoolId(r.into_inner().id)))
+    }
+    async fn get_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::Pool> {
+        let id = PoolId(r.into_inner().id);
+        self.read(ObjectRef::Pool(id), |c| c.pools.get(&id).map(Into::into))
+    }
+    async fn list_pools(&self, _r: Request<pb::ListRequest>) -> Reply<pb::PoolList> {
+        self.list(|c| pb::PoolList {
+            pools: c.pools.values().map(Into::into).collect(),
+        })
+    }
+
+    async fn create_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
+        self.create(r, Object::Member, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
+        self.update(r, Object::Member, |o| {
+            if let Object::Member(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Member(MemberId(r.into_inner().id)))
+    }
+    async fn get_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::Member> {
+        let id = MemberId(r.into_inner().id);
+        self.read(ObjectRef::Member(id), |c| {
+            c.members.get(&id).map(Into::into)
+        })
+    }
+    async fn list_members(&self, r: Request<pb::ListRequest>) -> Reply<pb::MemberList> {
+        let pool = r.into_inner().pool_id;
+        if pool == 0 {
+            return self.list(|c| pb::MemberList {
+                members: c.members.values().map(Into::into).collect(),
+            });
+        }
+        // One pool: its members from the index, not a scan of all.
+        let view = self.0.view();
+        Ok(Response::new(off_worker(|| pb::MemberList {
+            members: view
+                .state()
+                .pool_members(PoolId(pool))
+                .map(Into::into)
+                .collect(),
+        })))
+    }
+
+    async fn create_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
+        self.create(r, Object::Check, |o| {
+            if let Object::Check(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn update_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
+        self.update(r, Object::Check, |o| {
+            if let Object::Check(x) = o {
+                Some(x.into())
+            } else {
+                None
+            }
+        })
+    }
+    async fn delete_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(ObjectRef::Check(CheckId(r.into_inner().id)))
+    }
+    async fn get_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::Check> {
+        let id = CheckId(r.into_inner().id);
+        self.read(ObjectRef::Check(id), |c| c.checks.get(&id).map(Into::into))
+    }
+    async fn list_checks(&self, _r: Request<pb::ListRequest>) -> Reply<pb::CheckList> {
+        self.list(|c| pb::CheckList {
+            checks: c.checks.values().map(Into::into).collect(),
+        })
+    }
+
+    async fn get_member_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::MemberStatus> {
+        let id = MemberId(r.into_inner().id);
+        views::member_status(&self.0, id, now()).map(Response::new)
+    }
+
+    async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
+        let id = PoolId(r.into_inner().id);
+        off_worker(|| views::pool_status(&self.0, id, now()))
+            .map(|(_, status)| Response::new(status))
+    }
+
+    async fn get_health_log(&self, r: Request<pb::HealthLogRequest>) -> Reply<pb::HealthLog> {
+        let r = r.into_inner();
+        let limit = if r.limit == 0 {
+            100
+        } else {
+            r.limit.min(1_000)
+        } as usize;
+        let entries = self
+            .0
+            .view()
+            .health_log(MemberId(r.member_id), limit)
+            .map_err(crate::core::control::ControlError::from)?;
+        Ok(Response::new(pb::HealthLog {
+            entries: entries
+                .iter()
+                .filter_map(|json| views::log_entry(json))
+                .collect(),
+        }))
+    }
+
+    async fn explain(&self, r: Request<pb::ExplainRequest>) -> Reply<pb::ExplainResponse> {
+        let r = r.into_inner();
+        views::explain(&self.0.view(), &r).map(Response::new)
+    }
+
+    async fn set_manual_health(
+        &self,
+        r: Request<pb::ManualHealthRequest>,
+    ) -> Reply<pb::MemberStatus> {
+        let r = r.into_inner();
+        let health = gslb_proto::convert::health_from_pb("health", r.health).map_err(invalid)?;
+        let member = MemberId(r.member_id);
+        self.0
+            .with_control(|c| c.step(Input::ManualHealth { member, health }, now()))?;
+        views::member_status(&self.0, member, now()).map(Response::new)
+    }
+
+    async fn register_ephemeral(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
+        self.register(r.into_inner()).map(Response::new)
+    }
+
+    async fn heartbeat(&self, r: Request<pb::IdRequest>) -> Reply<pb::HeartbeatResponse> {
+        let member = MemberId(r.into_inner().id);
+        let health = ephemeral::beat(&self.0, member)?;
+        Ok(Response::new(pb::HeartbeatResponse {
+            member_id: member.0,
+            health,
+        }))
+    }
+
+    type RegisterEphemeralStreamStream = ephemeral::StateStream;
+
+    async fn register_ephemeral_stream(
+        &self,
+        r: Request<tonic::Streaming<pb::EphemeralKeepalive>>,
+    ) -> Reply<Self::RegisterEphemeralStreamStream> {
+        let mut inbound = r.into_inner();
+        let first = inbound.message().await?.and_then(|m| m.msg);
+        let Some(pb::ephemeral_keepalive::Msg::Register(member)) = first else {
+            return Err(Status::invalid_argument(
+                "register: the first message must register the member",
+            ));
+        };
+        let member = self.register(member)?;
+        Ok(Response::new(ephemeral::keep(
+            self.0.clone(),
+            MemberId(member.id),
+            inbound,
+        )))
+    }
+
+    async fn deregister_ephemeral(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        let id = MemberId(r.into_inner().id);
+        let ephemeral = self
+            .0
+            .with_control(|c| c.catalog().members.get(&id).map(Member::is_ephemeral));
+        match ephemeral {
+            None => Err(Status::not_found(format!("member {id} does not exist"))),
+            Some(false) => Err(Status::failed_precondition(format!(
+                "member {id} is persistent; delete it instead"
+            ))),
+            Some(true) => self.delete(ObjectRef::Member(id)),
+        }
+    }
+
+    async fn apply(&self, r: Request<pb::ApplyRequest>) -> Reply<pb::ApplyResponse> {
+        let r = r.into_inner();
+        let ops = apply::ops_from_pb(r.ops)?;
+        let (changes, version) = self
+            .0
+            .with_control_long(|c| c.apply_ops(ops, r.dry_run, now()))?;
+        Ok(Response::new(pb::ApplyResponse {
+            applied: apply::changes_to_pb(&changes),
+            version,
+        }))
+    }
+
+    async fn apply_config(
+        &self,
+        r: Request<pb::ApplyConfigRequest>,
+    ) -> Reply<pb::ApplyConfigResponse> {
+        let r = r.into_inner();
+        // Parsing a large document is long work: off the worker too.
+        let desired =
+            crate::api::service::off_worker(|| crate::core::declarative::parse(&r.document))
+                .map_err(invalid)?;
+        let (plan, version) = self
+            .0
+            .with_control_long(|c| c.apply_document(&desired, r.dry_run, r.prune, now()))?;
+        Ok(Response::new(pb::ApplyConfigResponse {
+            plan: plan.lines,
+            version,
+            applied: !r.dry_run,
+        }))
+    }
+
+    async fn list_agents(&self, _r: Request<pb::ListRequest>) -> Reply<pb::AgentList> {
+        Ok(Response::new(views::agents(&self.0)))
+    }
+
+    async fn list_edges(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EdgeList> {
+        Ok(Response::new(views::edges(&self.0)))
+    }
+
+    async fn get_engine(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EngineStatus> {
+        Ok(Response::new(
+            self.0.with_control(|c| views::engine(c.engine(), c.hold())),
+        ))
+    }
+
+    async fn set_decisions(&self, r: Request<pb::SetDecisionsRequest>) -> Reply<pb::EngineStatus> {
+        let r = r.into_inner();
+        let pool = (r.pool_id != 0).then_some(PoolId(r.pool_id));
+        let status = self.0.with_control(|c| {
+            c.set_decisions(pool, r.paused, now())
+                .map_err(Status::from)?;
+            Ok::<_, Status>(views::engine(c.engine(), c.hold()))
+        })?;
+        Ok(Response::new(status))
+    }
+
+    async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
+        let view = self.0.view();
+        let backup = off_worker(|| view.backup(now().0));
+        Ok(Response::new(pb::BackupResponse {
+            version: backup.state.version,
+            document: backup.encode(),
+        }))
+    }
+
+    async fn reset_edges(
+        &self,
+        r: Request<pb::ResetEdgesRequest>,
+    ) -> Reply<pb::ResetEdgesResponse> {
+        let confirm = r.into_inner().confirm_version;
+        let (epoch, version) = self.0.with_control(|c| {
+            if confirm != c.version() {
+                return Err(Status::failed_precondition(format!(
+                    "confirmVersion: must be the current version {} (got {confirm}): edges are reset to the catalog of that version",
+                    c.version()
+                )));
+            }
+            c.reset_edges(now()).map_err(Status::from)
+        })?;
+        Ok(Response::new(pb::ResetEdgesResponse { epoch, version }))
+    }
+}

@@ -1,0 +1,345 @@
+//! Read views for the admin API: member and pool status (seed 000's fields
+//! plus protection and fail-open), health log entries, explain, and the
+//! agent and edge registries.
+
+use std::collections::HashMap;
+
+use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
+use gslb_proto::pb;
+use gslb_shared::selection::{CatalogIndex, Family, PoolRef, Query, Selector, pool_state};
+use gslb_shared::*;
+use rand::SeedableRng;
+use tonic::Status;
+
+use crate::api::service::{Service, lock};
+use crate::core::control::View;
+use gslb_engine::{EvidenceOutcome, Output, Reason, StatusView, Timestamp};
+
+/// (eligible, protected, fail-open) of a pool as selection sees it in
+/// `snapshot`; `ids` are its members. Costs the pool's size.
+fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, bool, bool) {
+    let Some(p) = snapshot.catalog.pools.get(&pool) else {
+        return (false, false, true);
+    };
+    let members: Vec<Member> = ids
+        .iter()
+        .filter_map(|id| snapshot.catalog.members.get(id).cloned())
+        .collect();
+    let facts: Vec<MemberFacts> = members
+        .iter()
+        .map(|m| snapshot.facts.get(&m.id).copied().unwrap_or_default())
+        .collect();
+    let state = pool_state(PoolRef {
+        pool: p,
+        members: &members,
+        facts: &facts,
+    });
+    (state.eligible, state.protected, state.fail_open)
+}
+
+/// A member's status: the core is held only to take the member's engine
+/// state; the rest is read from the published view.
+pub fn member_status(
+    s: &Service,
+    id: MemberId,
+    now: Timestamp,
+) -> Result<pb::MemberStatus, Status> {
+    let not_found = || Status::not_found(format!("member {id} does not exist"));
+    let (view, status) = s.status_view(|v| {
+        if v.catalog().members.contains_key(&id) {
+            vec![id]
+        } else {
+            Vec::new()
+        }
+    });
+    let pool = view.catalog().members.get(&id).ok_or_else(not_found)?.pool;
+    let ids: Vec<MemberId> = view.state().pool_member_ids(pool).collect();
+    let flags = pool_flags(view.snapshot(), pool, &ids);
+    member_status_in(&view, &status, id, flags, now)
+}
+
+/// A member's status, its pool's flags given.
+fn member_status_in(
+    view: &View,
+    status: &StatusView,
+    id: MemberId,
+    (_, protected, fail_open): (bool, bool, bool),
+    now: Timestamp,
+) -> Result<pb::MemberStatus, Status> {
+    let not_found = || Status::not_found(format!("member {id} does not exist"));
+    let member = view.catalog().members.get(&id).ok_or_else(not_found)?;
+    let s = status.member_status(id, now).ok_or_else(not_found)?;
+    Ok(pb::MemberStatus {
+        member_id: id.0,
+        healthy: s.health == Health::Up,
+        health: health_to_pb(s.health) as i32,
+        score: s.score,
+        warming: s.warming,
+        warmup_passes: s.warmup_passes,
+        warmup_threshold: member.warmup_threshold,
+        protected,
+        fail_open,
+        manual: s.manual.map_or(0, |h| health_to_pb(h) as i32),
+        suppressed: s.suppressed,
+        since_ms: s.since.0,
+        decisions_paused: view.state().hold.holds(member.pool),
+        locations: s
+            .locations
+            .iter()
+            .map(|l| pb::LocationResult {
+                location: l.location.to_string(),
+                cycle: l.cycle,
+                failure: fail_reason_to_pb(l.failure) as i32,
+                latency_us: l.latency_us,
+                stale: l.stale,
+                quarantined: l.quarantined,
+            })
+            .collect(),
+    })
+}
+
+/// A pool's status with each member's, and the view it was read from: the
+/// core is held only to take a pointer to each member's engine state;
+/// flags and rendering (one pass over the pool) happen after it is let go.
+pub fn pool_status(
+    s: &Service,
+    id: PoolId,
+    now: Timestamp,
+) -> Result<(std::sync::Arc<View>, pb::PoolStatus), Status> {
+    let (view, status) = s.status_view(|v| v.state().pool_member_ids(id).collect());
+    if !view.catalog().pools.contains_key(&id) {
+        return Err(Status::not_found(format!("pool {id} does not exist")));
+    }
+    let ids: Vec<MemberId> = view.state().pool_member_ids(id).collect();
+    let flags = pool_flags(view.snapshot(), id, &ids);
+    let (eligible, protected, fail_open) = flags;
+    let members = ids
+        .iter()
+        .map(|m| member_status_in(&view, &status, *m, flags, now))
+        .collect::<Result<Vec<_>, _>>()?;
+    let status = pb::PoolStatus {
+        pool_id: id.0,
+        eligible,
+        protected,
+        fail_open,
+        members,
+        decisions_paused: view.state().hold.holds(id),
+    };
+    Ok((view, status))
+}
+
+fn reason_text(reason: &Reason) -> String {
+    match reason {
+        Reason::Quorum {
+            score,
+            pass_fraction,
+            rise,
+            fall,
+        } => {
+            format!(
+                "quorum: score {score:.2} (cycle {pass_fraction:.2}) against rise {rise} / fall {fall}"
+            )
+        }
+        Reason::DampingReleased { score } => format!("flap damping released at score {score:.2}"),
+        Reason::Heartbeat => "heartbeat".into(),
+        Reason::HeartbeatTimeout { silent_ms } => format!("no heartbeat for {silent_ms} ms"),
+        Reason::Manual => "manual".into(),
+        Reason::Config => "configuration changed who owns the health".into(),
+    }
+}
+
+/// A stored log entry (engine output JSON) as the API shows it.
+pub fn log_entry(json: &str) -> Option<pb::HealthLogEntry> {
+    let output: Output = serde_json::from_str(json).ok()?;
+    let h = |x: Health| health_to_pb(x) as i32;
+    Some(match output {
+        Output::Transition(t) => {
+            let score = match t.reason {
+                Reason::Quorum { score, .. } | Reason::DampingReleased { score } => Some(score),
+                _ => None,
+            };
+            pb::HealthLogEntry {
+                member_id: t.member.0,
+                at_ms: t.at.0,
+                from: h(t.from),
+                to: h(t.to),
+                reason: reason_text(&t.reason),
+                score,
+                cycle: t.cycle.unwrap_or(0),
+                evidence: t
+                    .evidence
+                    .iter()
+                    .map(|e| {
+                        let (outcome, failure) = match e.outcome {
+                            EvidenceOutcome::Pass => ("pass", None),
+                            EvidenceOutcome::Fail { reason } => ("fail", Some(reason)),
+                            EvidenceOutcome::Quarantined { .. } => ("quarantined", None),
+                            EvidenceOutcome::Missing => ("missing", None),
+                            EvidenceOutcome::Stale => ("stale", None),
+                        };
+                        pb::Evidence {
+                            location: e.location.to_string(),
+                            outcome: outcome.into(),
+                            failure: fail_reason_to_pb(failure) as i32,
+                            latency_us: e.latency_us,
+                        }
+                    })
+                    .collect(),
+            }
+        }
+        Output::Warmup {
+            member,
+            at,
+            event,
+            passes,
+            threshold,
+        } => pb::HealthLogEntry {
+            member_id: member.0,
+            at_ms: at.0,
+            reason: format!("warm-up gate {event:?} at {passes}/{threshold}").to_lowercase(),
+            ..Default::default()
+        },
+        Output::Expired { member, at } => pb::HealthLogEntry {
+            member_id: member.0,
+            at_ms: at.0,
+            reason: "expired: no heartbeat within the delete timeout".into(),
+            ..Default::default()
+        },
+        Output::Facts { .. } | Output::Quarantine { .. } | Output::StartupGateOpened { .. } => {
+            return None;
+        }
+    })
+}
+
+/// Run selection for a name and type with a full trace. `client` is a
+/// region name, or an address (region lookup from addresses needs the geo
+/// table, which the DNS edge brings; until then an address means "no region").
+pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainResponse, Status> {
+    let name =
+        DnsName::parse(&r.name).map_err(|e| Status::invalid_argument(format!("name: {e}")))?;
+    let rtype = rtype_from_pb(r.r#type).map_err(|e| Status::invalid_argument(e.to_string()))?;
+    let snapshot = view.snapshot();
+    let record = snapshot
+        .catalog
+        .records
+        .values()
+        .find(|x| x.name == name && x.rtype == rtype)
+        .ok_or_else(|| Status::not_found(format!("no {rtype:?} record set at {name}")))?;
+    let RecordData::Dynamic(dynamic) = &record.data else {
+        return Ok(pb::ExplainResponse {
+            steps: vec![],
+            answers: vec![],
+            outcome: "static record: answered as configured".into(),
+        });
+    };
+    let family = if rtype == RecordType::Aaaa {
+        Family::V6
+    } else {
+        Family::V4
+    };
+    let region = (!r.client.is_empty() && r.client.parse::<std::net::IpAddr>().is_err())
+        .then(|| Region::new(r.client.clone()));
+    let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
+    let index = CatalogIndex::new(&snapshot.catalog, &facts);
+    let mut trace = Vec::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let query = Query {
+        family,
+        region: region.as_ref(),
+        rotation: 0,
+    };
+    let mut selector = Selector::new();
+    let (outcome, answers) = selector.select(&index, dynamic, query, &mut rng, Some(&mut trace));
+    let steps = trace
+        .iter()
+        .map(|s| {
+            let value = serde_json::to_value(s).unwrap_or_default();
+            pb::ExplainStep {
+                step: value
+                    .get("step")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_owned(),
+                detail_json: value.to_string(),
+            }
+        })
+        .collect();
+    Ok(pb::ExplainResponse {
+        steps,
+        answers: answers.iter().map(|a| a.address.to_string()).collect(),
+        outcome: serde_json::to_string(&outcome).unwrap_or_default(),
+    })
+}
+
+/// The agent registry.
+pub fn agents(service: &Service) -> pb::AgentList {
+    service.evict_agents();
+    pb::AgentList {
+        agents: lock(&service.agents)
+            .rows()
+            .map(|a| pb::AgentInfo {
+                agent_id: a.agent_id.clone(),
+                location: a.location.to_string(),
+                region: a.region.clone(),
+                version: a.version.clone(),
+                last_seen_ms: a.last_seen_ms,
+                connected: a.connected,
+                assignments: a.assignments as u32,
+            })
+            .collect(),
+    }
+}
+
+/// The edge registry.
+pub fn edges(service: &Service) -> pb::EdgeList {
+    pb::EdgeList {
+        edges: lock(&service.edges)
+            .values()
+            .map(|e| pb::EdgeInfo {
+                edge_id: e.edge_id.clone(),
+                applied_version: e.applied_version,
+                lag_ms: e.lag_ms,
+                last_seen_ms: e.last_seen_ms,
+                connected: e.connected,
+                skipped: e.skipped.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The engine's settings and state, with the operator's decision hold.
+pub fn engine(
+    engine: &gslb_engine::Engine,
+    hold: &crate::core::catalog::DecisionHold,
+) -> pb::EngineStatus {
+    let config = engine.config();
+    let q = &config.quarantine;
+    pb::EngineStatus {
+        decisions_enabled: engine.decisions_enabled(),
+        cycle_grace_ms: config.cycle_grace.as_millis() as u64,
+        quarantine_enabled: q.enabled,
+        quarantine_round_ms: q.round.as_millis() as u64,
+        quarantine_min_samples: q.min_samples,
+        quarantine_location_fail: q.location_fail,
+        quarantine_others_fail_max: q.others_fail_max,
+        quarantine_clean_rounds: q.clean_rounds,
+        quarantined: engine
+            .quarantined_locations()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        paused_since_ms: hold.all_since_ms.unwrap_or(0),
+        paused_pools: paused_pools(hold),
+    }
+}
+
+/// The pools an operator holds one by one.
+pub fn paused_pools(hold: &crate::core::catalog::DecisionHold) -> Vec<pb::PausedPool> {
+    hold.pools
+        .iter()
+        .map(|(pool, since)| pb::PausedPool {
+            pool_id: pool.0,
+            since_ms: *since,
+        })
+        .collect()
+}

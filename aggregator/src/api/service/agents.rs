@@ -1,0 +1,313 @@
+//! The agent stream: an agent registers, receives its assignment set and
+//! then changes to it, and sends result batches that are ingested into the
+//! engine and acknowledged. A malformed result is counted in the ack and
+//! dropped; it never disturbs other agents.
+
+use crate::net::identity::Role;
+use crate::net::listener::Peer;
+use std::sync::Arc;
+
+use gslb_proto::pb;
+use gslb_proto::pb::agent_message::Msg as AgentMsg;
+use gslb_proto::pb::aggregator_message::Msg;
+use gslb_shared::{LocationId, ProbeResult, Region, validate};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::{AgentInfo, Service, lock, now, off_worker, registry};
+use crate::core::assignments::{Assignment, AssignmentSet, assignments_for, diff};
+use gslb_engine::Input;
+
+/// The `AgentService` gRPC service.
+#[derive(Debug, Clone)]
+pub struct AgentStreams(pub Arc<Service>);
+
+fn to_pb(a: &Assignment) -> pb::Assignment {
+    pb::Assignment {
+        member_id: a.member.0,
+        check_id: a.check.id.0,
+        address: a.address.to_string(),
+        port: u32::from(a.port),
+        check: Some(pb::Check::from(a.check.as_ref())),
+    }
+}
+
+fn message(m: Msg) -> Result<pb::AggregatorMessage, Status> {
+    Ok(pb::AggregatorMessage { msg: Some(m) })
+}
+
+#[tonic::async_trait]
+impl pb::agent_service_server::AgentService for AgentStreams {
+    type SessionStream = ReceiverStream<Result<pb::AggregatorMessage, Status>>;
+
+    async fn session(
+        &self,
+        request: Request<Streaming<pb::AgentMessage>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        // An agent's certificate names its location: a stolen key reports
+        // for that one location at most, it cannot sway another's quorum.
+        let certified = request
+            .extensions()
+            .get::<Peer>()
+            .and_then(|p| p.identity.clone())
+            .filter(|id| id.role == Role::Agent);
+        let mut inbound = request.into_inner();
+        let first = inbound
+            .message()
+            .await?
+            .ok_or_else(|| Status::invalid_argument("stream closed before register"))?;
+        let Some(AgentMsg::Register(register)) = first.msg else {
+            return Err(Status::invalid_argument(
+                "the first message must be register",
+            ));
+        };
+        let location = LocationId::new(register.location.clone());
+        validate::location_id(&location)
+            .map_err(|rule| Status::invalid_argument(format!("location: {rule}")))?;
+        validate::region(&Region::new(register.region.clone()))
+            .map_err(|rule| Status::invalid_argument(format!("region: {rule}")))?;
+        registry::check_text("agentId", &register.agent_id, registry::MAX_AGENT_ID)
+            .and_then(|()| {
+                registry::check_text("version", &register.version, registry::MAX_AGENT_VERSION)
+            })
+            .map_err(Status::invalid_argument)?;
+        if let Some(id) = certified
+            && id.name != register.location
+        {
+            tracing::warn!(agent = %register.agent_id, certificate = %id.name, location = %register.location, "refused an agent reporting for another location");
+            return Err(Status::permission_denied(format!(
+                "location: the agent certificate is for location {:?}; it may not report as {:?}",
+                id.name, register.location
+            )));
+        }
+        let (tx, rx) = mpsc::channel(64);
+        if let Err(hint) = self.0.leader_elsewhere() {
+            // Results are decided on the leader: send the agent there.
+            let redirect = redirect(&self.0, hint)?;
+            tracing::info!(agent = %register.agent_id, leader = %redirect.leader_address, "agent sent to the leader");
+            let _ = tx.send(message(Msg::Redirect(redirect))).await;
+            return Ok(Response::new(ReceiverStream::new(rx)));
+        }
+        tokio::spawn(run(self.0.clone(), register, location, inbound, tx));
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+/// The hint for an agent on a node that does not lead; UNAVAILABLE while
+/// no leader is known (the agent retries with backoff).
+fn redirect(
+    service: &Service,
+    hint: Option<crate::replication::cluster::LeaderHint>,
+) -> Result<pb::LeaderHint, Status> {
+    let (leader_id, address) = hint.ok_or_else(|| super::status::not_leader(None))?;
+    let scheme = service.cluster().map_or("http", |c| c.link.scheme());
+    Ok(pb::LeaderHint {
+        leader_id,
+        leader_address: format!("{scheme}://{address}"),
+    })
+}
+
+async fn run(
+    service: Arc<Service>,
+    register: pb::Register,
+    location: LocationId,
+    mut inbound: Streaming<pb::AgentMessage>,
+    tx: mpsc::Sender<Result<pb::AggregatorMessage, Status>>,
+) {
+    let agent_id = register.agent_id.clone();
+    let stream = connect(&service, &register, &location);
+    tracing::info!(agent = %agent_id, %location, version = %register.version, "agent connected");
+    let mut catalog = service.watch_catalog();
+    let mut role = service.watch_role();
+    // A pass over the catalog: on the published view, off the worker.
+    let mut sent = off_worker(|| assignments_for(service.view().catalog(), &location));
+    let mut set_version = 1u64;
+    let full = pb::AssignmentSet {
+        version: set_version,
+        assignments: sent.values().map(to_pb).collect(),
+        own_listeners: service
+            .own_listeners()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    };
+    set_assignments(&service, &agent_id, stream, sent.len());
+    if tx.send(message(Msg::Full(full))).await.is_err() {
+        disconnect(&service, &agent_id, stream, &location);
+        return;
+    }
+    loop {
+        tokio::select! {
+            incoming = inbound.message() => match incoming {
+                Ok(Some(m)) => {
+                    touch(&service, &agent_id, stream);
+                    if let Some(reply) = handle(&service, &location, &agent_id, m)
+                        && tx.send(message(reply)).await.is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(status) => {
+                    tracing::info!(agent = %agent_id, %status, "agent stream ended with an error");
+                    break;
+                }
+            },
+            changed = role.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                if let Err(hint) = service.leader_elsewhere() {
+                    // Leadership moved: this node no longer decides.
+                    if let Ok(redirect) = redirect(&service, hint) {
+                        let _ = tx.send(message(Msg::Redirect(redirect))).await;
+                    }
+                    break;
+                }
+            }
+            changed = catalog.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+                let fresh = off_worker(|| assignments_for(service.view().catalog(), &location));
+                if let Some(delta) = delta(&sent, &fresh, &mut set_version) {
+                    set_assignments(&service, &agent_id, stream, fresh.len());
+                    sent = fresh;
+                    if tx.send(message(Msg::Delta(delta))).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    disconnect(&service, &agent_id, stream, &location);
+    tracing::info!(agent = %agent_id, %location, "agent disconnected");
+}
+
+fn delta(
+    sent: &AssignmentSet,
+    fresh: &AssignmentSet,
+    set_version: &mut u64,
+) -> Option<pb::AssignmentDelta> {
+    let (upserts, removals) = diff(sent, fresh);
+    if upserts.is_empty() && removals.is_empty() {
+        return None;
+    }
+    let base_version = *set_version;
+    *set_version += 1;
+    Some(pb::AssignmentDelta {
+        base_version,
+        version: *set_version,
+        upserts: upserts.into_iter().map(to_pb).collect(),
+        removals: removals
+            .into_iter()
+            .map(|(m, c)| pb::AssignmentKey {
+                member_id: m.0,
+                check_id: c.0,
+            })
+            .collect(),
+    })
+}
+
+/// Handle one agent message; the reply to send, if any.
+fn handle(
+    service: &Service,
+    location: &LocationId,
+    agent_id: &str,
+    m: pb::AgentMessage,
+) -> Option<Msg> {
+    match m.msg? {
+        AgentMsg::Results(batch) => {
+            let mut results = Vec::with_capacity(batch.results.len());
+            let mut rejected = 0u32;
+            for r in &batch.results {
+                match ProbeResult::try_from(r) {
+                    Ok(r) => results.push(r),
+                    Err(_) => rejected += 1,
+                }
+            }
+            if rejected > 0 {
+                tracing::warn!(agent = %agent_id, rejected, "malformed results dropped");
+            }
+            if batch.dropped > 0 {
+                tracing::warn!(agent = %agent_id, dropped = batch.dropped, "agent dropped results while disconnected");
+            }
+            let accepted = results.len() as u32;
+            let outcome = service.with_control(|c| {
+                c.step(
+                    Input::Results {
+                        location,
+                        results: &results,
+                    },
+                    now(),
+                )
+            });
+            if let Err(err) = outcome {
+                tracing::warn!(agent = %agent_id, error = %err, "results not ingested");
+            }
+            Some(Msg::Ack(pb::BatchAck {
+                seq: batch.seq,
+                accepted,
+                rejected,
+            }))
+        }
+        AgentMsg::Rejected(r) => {
+            let key = r.key.unwrap_or_default();
+            tracing::warn!(agent = %agent_id, member = key.member_id, check = key.check_id, field = %r.field, reason = %r.reason, "agent refused an assignment");
+            None
+        }
+        AgentMsg::Register(_) => None,
+    }
+}
+
+fn connect(service: &Service, register: &pb::Register, location: &LocationId) -> u64 {
+    let first = {
+        let mut locations = lock(&service.locations);
+        let count = locations.entry(location.clone()).or_default();
+        *count += 1;
+        *count == 1
+    };
+    if first {
+        let result = service.with_control(|c| c.step(Input::LocationConnected(location), now()));
+        if let Err(err) = result {
+            tracing::warn!(%location, error = %err, "location not tracked");
+        }
+    }
+    service.evict_agents();
+    lock(&service.agents).connect(AgentInfo {
+        agent_id: register.agent_id.clone(),
+        location: location.clone(),
+        region: register.region.clone(),
+        version: register.version.clone(),
+        last_seen_ms: now().0,
+        connected: true,
+        assignments: 0,
+        stream: 0,
+    })
+}
+
+fn disconnect(service: &Service, agent_id: &str, stream: u64, location: &LocationId) {
+    lock(&service.agents).disconnect(agent_id, stream, now().0);
+    let last = {
+        let mut locations = lock(&service.locations);
+        let count = locations.entry(location.clone()).or_default();
+        *count = count.saturating_sub(1);
+        *count == 0
+    };
+    if last {
+        let _ = service.with_control(|c| c.step(Input::LocationDisconnected(location), now()));
+    }
+}
+
+fn touch(service: &Service, agent_id: &str, stream: u64) {
+    if let Some(agent) = lock(&service.agents).owned(agent_id, stream) {
+        agent.last_seen_ms = now().0;
+    }
+}
+
+fn set_assignments(service: &Service, agent_id: &str, stream: u64, n: usize) {
+    if let Some(agent) = lock(&service.agents).owned(agent_id, stream) {
+        agent.assignments = n;
+    }
+}

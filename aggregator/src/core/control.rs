@@ -1,0 +1,454 @@
+//! The control core: the one implementation behind the admin gRPC API, the
+//! REST API and gslbctl. A write is validated against the catalog, made
+//! durable, then handed to the health engine and published to the feed;
+//! engine decisions are made durable (latched state, health log) and
+//! published the same way. Time comes in as an argument; no sockets here.
+
+mod decisions;
+mod grouped;
+mod hold;
+mod replica;
+mod view;
+
+use std::collections::BTreeMap;
+
+use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Snapshot};
+
+use crate::core::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
+use crate::core::feed::{Feed, delta_of};
+pub use grouped::Queued;
+use gslb_engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
+pub use view::{LatchedMap, View};
+
+use crate::core::store::{Commit, Latched, Loaded, Store, StoreError};
+
+/// Deltas kept for edges that reconnect.
+pub const FEED_WINDOW: usize = 1_024;
+
+/// A refused or failed control operation.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ControlError {
+    /// The write broke a catalog rule; nothing was stored.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// The engine refused the input (e.g. manual health on a checked member).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// Storage failed; the write was not acknowledged.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Catalog, engine, feed and store, kept consistent.
+pub struct Control {
+    state: CatalogState,
+    store: std::sync::Arc<dyn Store>,
+    engine: Engine,
+    feed: Feed,
+    latched: LatchedMap,
+    /// Scratch for engine outputs, reused across steps.
+    outputs: Vec<Output>,
+    /// Bumped on every catalog change (not on health decisions), so agent
+    /// streams recompute assignments only when they can have changed.
+    catalog_generation: u64,
+    /// A Raft follower: mirrors the log (see [`Control::apply_replicated`])
+    /// and refuses writes and engine inputs.
+    replica: bool,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("version", &self.state.version)
+            .finish()
+    }
+}
+
+impl Control {
+    /// Load the store, rebuild the engine from the catalog and the latched
+    /// state (the engine's startup gate then holds decisions until fresh
+    /// results have arrived), and start the feed at the stored version.
+    pub fn open(
+        store: Box<dyn Store>,
+        engine: EngineConfig,
+        now: Timestamp,
+    ) -> Result<Self, ControlError> {
+        let Loaded {
+            state,
+            latched,
+            first_start,
+        } = store.load()?;
+        let mut control = Self {
+            feed: Feed::new(Snapshot::default(), FEED_WINDOW),
+            engine: Engine::new(engine),
+            state,
+            store: store.into(),
+            latched: latched.into_iter().collect(),
+            outputs: Vec::new(),
+            catalog_generation: 0,
+            replica: false,
+        };
+        control.state.build_index();
+        let catalog = control.state.catalog.clone();
+        for check in catalog.checks.values() {
+            control
+                .engine
+                .step(now, Input::UpsertCheck(check), &mut control.outputs)?;
+        }
+        for member in catalog.members.values() {
+            control
+                .engine
+                .step(now, member_input(&catalog, member), &mut control.outputs)?;
+        }
+        control.sync_hold(now)?;
+        control.announce_hold();
+        let restored: Vec<_> = control
+            .latched
+            .iter()
+            .map(|(id, l)| RestoredMember {
+                member: *id,
+                health: l.health,
+                gate_open: l.gate_open,
+                manual: l.manual,
+            })
+            .collect();
+        control.engine.step(
+            now,
+            Input::Restore {
+                members: &restored,
+                first_start,
+            },
+            &mut control.outputs,
+        )?;
+        let facts = control.facts_from_outputs();
+        let mut snapshot = Snapshot {
+            version: control.state.version,
+            epoch: control.state.epoch,
+            published_at_ms: now.0,
+            catalog,
+            facts: facts.into_iter().collect(),
+        };
+        snapshot.catalog.checks.clear();
+        control.feed = Feed::new(snapshot, FEED_WINDOW);
+        Ok(control)
+    }
+
+    /// Apply writes all-or-nothing; acknowledged only once on disk.
+    pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
+        self.decides()?;
+        let changes = match <[Op; 1]>::try_from(ops) {
+            // One write: validate in place, make it durable, then apply; no copy
+            // of the catalog (which at 100,000 members costs tens of ms).
+            Ok([op]) => {
+                let mut prepared = self.state.prepare(op)?;
+                let latched = removed(std::slice::from_ref(&prepared.change));
+                let planned = prepared.change.version;
+                let stored = self.store.commit(&Commit {
+                    changes: vec![prepared.change.clone()],
+                    last_id: prepared.last_id,
+                    version: planned,
+                    latched,
+                    hold: hold::hold_after(
+                        &self.state.hold,
+                        std::slice::from_ref(&prepared.change),
+                    ),
+                    ..Commit::default()
+                })?;
+                renumber(
+                    self.store.as_ref(),
+                    std::slice::from_mut(&mut prepared.change),
+                    stored,
+                );
+                vec![self.state.commit(prepared)]
+            }
+            // A batch: all or nothing, validated on a copy.
+            Err(ops) => {
+                let mut trial = self.state.clone();
+                let mut changes = trial.apply_all(ops)?;
+                let stored = self.store.commit(&Commit {
+                    changes: changes.clone(),
+                    last_id: trial.last_id,
+                    version: trial.version,
+                    latched: removed(&changes),
+                    hold: hold::hold_after(&self.state.hold, &changes),
+                    ..Commit::default()
+                })?;
+                renumber(self.store.as_ref(), &mut changes, stored);
+                trial.version = stored;
+                self.state = trial;
+                changes
+            }
+        };
+        self.catalog_generation += 1;
+        for change in &changes {
+            self.feed_engine(change, now)?;
+        }
+        self.publish(&changes, now)?;
+        Ok(changes)
+    }
+
+    /// A client's batch (REST and gRPC apply): refuse client-given ids,
+    /// then write all-or-nothing, or with `dry_run` only validate. Returns
+    /// the changes and the version after them.
+    pub fn apply_ops(
+        &mut self,
+        ops: Vec<Op>,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<(Vec<Change>, u64), ControlError> {
+        crate::core::catalog::refuse_client_ids(&ops)?;
+        let changes = if dry_run {
+            self.check_all(ops)?
+        } else {
+            self.write(ops, now)?
+        };
+        Ok((changes, self.version()))
+    }
+
+    /// Validate writes as [`Control::write`] would, changing nothing (a dry run).
+    pub fn check_all(&self, ops: Vec<Op>) -> Result<Vec<Change>, ControlError> {
+        Ok(self.state.clone().apply_all(ops)?)
+    }
+
+    /// Make the catalog match a declarative document; with `dry_run` only
+    /// plan and validate. Returns the plan and the version after it.
+    /// Deletions need `prune`: a truncated or empty document must not
+    /// wipe what it fails to list.
+    pub fn apply_document(
+        &mut self,
+        desired: &crate::core::declarative::Desired,
+        dry_run: bool,
+        prune: bool,
+        now: Timestamp,
+    ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
+        let plan =
+            crate::core::declarative::plan(&self.state, desired).map_err(CatalogError::Invalid)?;
+        let deletes: Vec<&str> = plan
+            .lines
+            .iter()
+            .filter(|l| l.starts_with("- "))
+            .map(String::as_str)
+            .collect();
+        if !dry_run && !prune && !deletes.is_empty() {
+            let shown: Vec<&str> = deletes.iter().take(5).copied().collect();
+            return Err(CatalogError::Invalid(gslb_shared::validate::ValidationError::single(
+                "prune",
+                format!(
+                    "the document leaves out {} object(s) that exist ({}{}); nothing was applied: \
+                     list them, or apply with prune (gslbctl apply --prune, ?prune=true) to delete them",
+                    deletes.len(),
+                    shown.join(", "),
+                    if deletes.len() > shown.len() { ", ..." } else { "" }
+                ),
+            ))
+            .into());
+        }
+        if dry_run {
+            self.check_all(plan.ops.clone())?;
+        } else if !plan.ops.is_empty() {
+            self.write(plan.ops.clone(), now)?;
+        }
+        Ok((plan, self.version()))
+    }
+
+    /// Hand one engine input over (results, heartbeats, location changes,
+    /// manual health, ticks) and make its decisions durable and published.
+    pub fn step(&mut self, input: Input<'_>, now: Timestamp) -> Result<(), ControlError> {
+        if self.replica {
+            // A follower's engine decides nothing: the leader's decisions
+            // arrive through the log. Its clock ticks here all the same.
+            return match input {
+                Input::Tick | Input::LocationConnected(_) | Input::LocationDisconnected(_) => {
+                    Ok(())
+                }
+                _ => self.decides(),
+            };
+        }
+        self.engine.step(now, input, &mut self.outputs)?;
+        self.publish(&[], now)
+    }
+
+    /// The catalog as it stands.
+    pub fn catalog(&self) -> &Catalog {
+        &self.state.catalog
+    }
+
+    /// The current version (catalog writes and health decisions both bump it).
+    pub fn version(&self) -> u64 {
+        self.state.version
+    }
+
+    /// Bytes the store uses on disk.
+    pub fn store_size(&self) -> u64 {
+        self.store.size_on_disk()
+    }
+
+    /// Changes whenever the catalog does.
+    pub fn catalog_generation(&self) -> u64 {
+        self.catalog_generation
+    }
+
+    /// The state reads see, as of now (copies nothing: see [`View`]).
+    pub fn view(&self) -> View {
+        View {
+            state: self.state.clone(),
+            latched: self.latched.clone(),
+            snapshot: self.feed.current(),
+            catalog_generation: self.catalog_generation,
+            store: self.store.clone(),
+        }
+    }
+
+    /// The health engine (read-only: status views).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The edge feed.
+    pub fn feed(&self) -> &Feed {
+        &self.feed
+    }
+
+    /// The newest `limit` health log entries of a member (JSON, oldest first).
+    pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, ControlError> {
+        Ok(self.store.health_log(member, limit)?)
+    }
+
+    /// Tell the engine about a catalog change. A pool change re-announces its
+    /// members, whose check may have changed with it.
+    fn feed_engine(&mut self, change: &Change, now: Timestamp) -> Result<(), ControlError> {
+        let catalog = &self.state.catalog;
+        let out = &mut self.outputs;
+        match &change.what {
+            Written::Upserted(object) => match object.as_ref() {
+                Object::Check(check) => self.engine.step(now, Input::UpsertCheck(check), out)?,
+                Object::Member(member) => {
+                    self.engine.step(now, member_input(catalog, member), out)?
+                }
+                Object::Pool(pool) => {
+                    for member in self.state.pool_members(pool.id) {
+                        self.engine.step(now, member_input(catalog, member), out)?;
+                    }
+                }
+                Object::Zone(_) | Object::Record(_) => {}
+            },
+            Written::Deleted(ObjectRef::Check(id)) => {
+                self.engine.step(now, Input::RemoveCheck(*id), out)?
+            }
+            Written::Deleted(ObjectRef::Member(id)) => {
+                // Already gone from the engine when it expired there.
+                let _ = self.engine.step(now, Input::RemoveMember(*id), out);
+            }
+            Written::Deleted(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Latched state to drop for the members `changes` delete.
+fn removed(changes: &[Change]) -> Vec<(MemberId, Option<Latched>)> {
+    changes
+        .iter()
+        .filter_map(|c| match c.what {
+            Written::Deleted(ObjectRef::Member(m)) => Some((m, None)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A Raft store numbers a commit by its log index: give every change of it
+/// that version (a single node keeps its per-change numbering).
+fn renumber(store: &dyn Store, changes: &mut [Change], stored: u64) {
+    if store.one_version_per_commit() {
+        for change in changes {
+            change.version = stored;
+        }
+    }
+}
+
+/// The engine input announcing a member with its pool's check.
+fn member_input<'a>(catalog: &Catalog, member: &'a Member) -> Input<'a> {
+    let check = catalog.pools.get(&member.pool).and_then(|p| p.check);
+    Input::UpsertMember { member, check }
+}
+
+/// Facts in an output list, last value per member.
+fn facts_in(outputs: &[Output]) -> BTreeMap<MemberId, MemberFacts> {
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            Output::Facts { member, facts } => Some((*member, *facts)),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Control {
+    fn facts_from_outputs(&mut self) -> BTreeMap<MemberId, MemberFacts> {
+        let facts = facts_in(&self.outputs);
+        self.outputs.clear();
+        facts
+    }
+
+    /// Publish catalog `changes` and whatever the engine decided since the
+    /// last call, under one new version.
+    fn publish(&mut self, changes: &[Change], now: Timestamp) -> Result<(), ControlError> {
+        let mut decided = self.take_decisions(now)?;
+        let decisive = !decided.facts.is_empty() || !decided.expired.is_empty();
+        let commit = decisive.then(|| Commit {
+            changes: decided.expired.clone(),
+            last_id: self.state.last_id,
+            version: self.state.version + 1,
+            latched: std::mem::take(&mut decided.latched),
+            ..Commit::default()
+        });
+        if commit.is_some() || !decided.log.is_empty() {
+            let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;
+            if let Some(stored) = stored {
+                renumber(self.store.as_ref(), &mut decided.expired, stored);
+                self.state.version = stored;
+            }
+        }
+        if changes.is_empty() && !decisive {
+            return Ok(());
+        }
+        if !decided.expired.is_empty() {
+            self.catalog_generation += 1;
+        }
+        let mut all = changes.to_vec();
+        all.extend(decided.expired);
+        let facts: Vec<_> = decided.facts.into_iter().collect();
+        let mut delta = delta_of(&all, &facts, now.0);
+        delta.epoch = self.state.epoch;
+        self.feed.publish(delta, self.state.version);
+        Ok(())
+    }
+
+    /// Deliberately reset every edge: raise the epoch (durably, as its own
+    /// version), so edges accept this aggregator's snapshot even when its
+    /// version is lower than theirs or its catalog empty. For an operator
+    /// who restored an older backup or started empty on purpose.
+    pub fn reset_edges(&mut self, now: Timestamp) -> Result<(u64, u64), ControlError> {
+        self.decides()?;
+        let epoch = self.state.epoch + 1;
+        let commit = Commit {
+            version: self.state.version + 1,
+            last_id: self.state.last_id,
+            epoch: Some(epoch),
+            ..Commit::default()
+        };
+        let stored = self.store.commit(&commit)?;
+        self.state.version = stored;
+        self.state.epoch = epoch;
+        let mut delta = delta_of(&[], &[], now.0);
+        delta.epoch = epoch;
+        self.feed.publish(delta, stored);
+        tracing::warn!(
+            epoch,
+            version = stored,
+            members = self.state.catalog.members.len(),
+            "edges reset by an operator: they will accept this catalog even if older or empty"
+        );
+        Ok((epoch, stored))
+    }
+}

@@ -1,0 +1,103 @@
+//! Turning engine outputs into durable state: latched member state, health
+//! log entries, and the removal of expired ephemeral members.
+
+use std::collections::BTreeMap;
+
+use gslb_shared::{MemberFacts, MemberId};
+
+use super::{Control, ControlError};
+use crate::core::catalog::{Change, ObjectRef, Op};
+use crate::core::store::{Latched, LogRecord};
+use gslb_engine::{Output, Timestamp};
+
+/// What one batch of engine outputs amounts to.
+#[derive(Debug, Default)]
+pub(super) struct Decisions {
+    /// New facts per member.
+    pub facts: BTreeMap<MemberId, MemberFacts>,
+    /// Latched state to store.
+    pub latched: Vec<(MemberId, Option<Latched>)>,
+    /// Catalog deletions of expired ephemeral members.
+    pub expired: Vec<Change>,
+    /// Health log entries.
+    pub log: Vec<LogRecord>,
+}
+
+fn log_member(output: &Output) -> Option<MemberId> {
+    match output {
+        Output::Transition(t) => Some(t.member),
+        Output::Warmup { member, .. } | Output::Expired { member, .. } => Some(*member),
+        Output::Facts { .. } | Output::Quarantine { .. } | Output::StartupGateOpened { .. } => None,
+    }
+}
+
+impl Control {
+    pub(super) fn take_decisions(&mut self, now: Timestamp) -> Result<Decisions, ControlError> {
+        if self.outputs.is_empty() {
+            return Ok(Decisions::default());
+        }
+        let outputs = std::mem::take(&mut self.outputs);
+        let mut d = Decisions::default();
+        for output in &outputs {
+            match output {
+                Output::Facts { member, facts } => {
+                    d.facts.insert(*member, *facts);
+                }
+                Output::Expired { member, .. } => {
+                    if self.state.exists(ObjectRef::Member(*member)) {
+                        let change = self.state.apply(Op::Delete(ObjectRef::Member(*member)))?;
+                        d.expired.push(change);
+                        d.facts.remove(member);
+                        d.latched.push((*member, None));
+                    }
+                }
+                Output::Quarantine {
+                    location,
+                    quarantined,
+                    ..
+                } => {
+                    tracing::warn!(%location, quarantined, "location quarantine changed");
+                }
+                Output::StartupGateOpened { .. } => {
+                    tracing::info!("startup gate open: health decisions resume")
+                }
+                Output::Transition(t) => {
+                    tracing::info!(member = %t.member, from = ?t.from, to = ?t.to, reason = ?t.reason, "health transition");
+                }
+                Output::Warmup {
+                    member,
+                    event,
+                    passes,
+                    threshold,
+                    ..
+                } => {
+                    tracing::info!(%member, ?event, passes, threshold, "warm-up gate");
+                }
+            }
+            if let Some(member) = log_member(output) {
+                // Our own output types always serialize.
+                let json = serde_json::to_string(output).unwrap_or_default();
+                d.log.push(LogRecord { member, json });
+            }
+        }
+        for member in d.facts.keys() {
+            if let Some(status) = self.engine.member_status(*member, now) {
+                let latched = Latched {
+                    health: status.health,
+                    gate_open: !status.warming,
+                    manual: status.manual,
+                };
+                if self.latched.get(member) != Some(&latched) {
+                    self.latched.insert(*member, latched);
+                    d.latched.push((*member, Some(latched)));
+                }
+            }
+        }
+        for (member, value) in &d.latched {
+            if value.is_none() {
+                self.latched.remove(member);
+            }
+        }
+        Ok(d)
+    }
+}

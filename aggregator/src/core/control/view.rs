@@ -1,0 +1,72 @@
+//! What reads see: the core's durable state after one operation, immutable
+//! and shared. Catalog, indexes, latched health and the edge snapshot are
+//! persistent maps, so taking a view copies nothing and a reader holding
+//! one never holds the core: a write or an ingest that lands meanwhile
+//! copies only the path it changes.
+
+use std::sync::Arc;
+
+use gslb_shared::{Catalog, MemberId, Snapshot};
+
+use crate::core::catalog::CatalogState;
+use crate::core::store::backup::Backup;
+use crate::core::store::{Latched, Store, StoreError};
+
+/// Latched member state (health, gate, manual), as persisted.
+pub type LatchedMap = imbl::OrdMap<MemberId, Latched>;
+
+/// The core's state as of one version (see the module docs).
+#[derive(Clone)]
+pub struct View {
+    pub(super) state: CatalogState,
+    pub(super) latched: LatchedMap,
+    pub(super) snapshot: Arc<Snapshot>,
+    pub(super) catalog_generation: u64,
+    pub(super) store: Arc<dyn Store>,
+}
+
+impl std::fmt::Debug for View {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("View")
+            .field("version", &self.state.version)
+            .finish()
+    }
+}
+
+impl View {
+    /// The version this view shows.
+    pub fn version(&self) -> u64 {
+        self.state.version
+    }
+
+    /// The catalog generation this view shows.
+    pub fn catalog_generation(&self) -> u64 {
+        self.catalog_generation
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.state.catalog
+    }
+
+    /// The catalog with its version, id counter and indexes.
+    pub fn state(&self) -> &CatalogState {
+        &self.state
+    }
+
+    /// What edges are served at this version (catalog without checks, facts).
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    /// A consistent backup of the durable state, as a document.
+    pub fn backup(&self, now_ms: u64) -> Backup {
+        Backup::of(&self.state, &self.latched, now_ms)
+    }
+
+    /// The newest `limit` health log entries of a member (JSON, oldest
+    /// first), read from the store directly (it serves concurrent reads).
+    pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.store.health_log(member, limit)
+    }
+}

@@ -1,0 +1,162 @@
+//! Durable state of a single aggregator: the catalog, each member's latched
+//! health (decided health, warm-up gate, manual override), the health log,
+//! and the version. Behind the [`Store`] trait: a single node writes sled
+//! directly, a cluster node proposes through the Raft log (`cluster`).
+
+pub mod backup;
+mod marker;
+mod sled_store;
+
+use std::collections::BTreeMap;
+
+use gslb_shared::{Health, MemberId};
+use serde::{Deserialize, Serialize};
+
+pub use marker::MARKER;
+pub(crate) use sled_store::open_locked;
+pub use sled_store::{MetaEntries, SledStore};
+
+use crate::core::catalog::{CatalogState, Change};
+
+/// The on-disk schema this build writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A member's state that must survive a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Latched {
+    /// Last decided health.
+    pub health: Health,
+    /// The warm-up gate has opened.
+    pub gate_open: bool,
+    /// Operator override.
+    pub manual: Option<Health>,
+}
+
+/// One health log entry as stored (the engine output, as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogRecord {
+    /// Member it is about.
+    pub member: MemberId,
+    /// The entry, JSON.
+    pub json: String,
+}
+
+/// Everything loaded at start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Loaded {
+    /// Catalog, version and id counter.
+    pub state: CatalogState,
+    /// Latched member state.
+    pub latched: BTreeMap<MemberId, Latched>,
+    /// True when the store was empty (a first start).
+    pub first_start: bool,
+}
+
+/// One durable write.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Commit {
+    /// Catalog changes, in order.
+    pub changes: Vec<Change>,
+    /// The id counter after them.
+    pub last_id: u64,
+    /// The version after them.
+    pub version: u64,
+    /// Latched state to set (`None` removes it).
+    pub latched: Vec<(MemberId, Option<Latched>)>,
+    /// The new edge epoch, set only by a deliberate reset of the edges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    /// The operator's decision hold, set only when it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<crate::core::catalog::DecisionHold>,
+}
+
+/// A storage failure.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed.
+    #[error("store: {0}")]
+    Db(String),
+    /// Stored data could not be decoded.
+    #[error("store: corrupt {what}: {error}")]
+    Corrupt {
+        /// Which record.
+        what: String,
+        /// Decoder error.
+        error: String,
+    },
+    /// Another process holds the data directory.
+    #[error(
+        "store: data directory {dir} is in use by another process (is another gslb-aggregator running on it?)"
+    )]
+    InUse {
+        /// The directory.
+        dir: String,
+    },
+    /// The write was not replicated (this node is not the cluster's leader,
+    /// or no quorum acknowledged it in time); it may still be committed by
+    /// a later leader, so the client should check before retrying blindly.
+    #[error("store: not replicated: {why}")]
+    NotReplicated {
+        /// What happened.
+        why: String,
+        /// The leader's id and gRPC address, when known.
+        leader: Option<(u64, String)>,
+    },
+    /// The store was initialised but its data is gone or damaged: refused,
+    /// nothing written.
+    #[error(
+        "store: {dir} held an initialised store ({dir}/{MARKER} is there) but {what}; nothing was written. \
+         Restore the directory from a backup (gslbctl restore --data-dir {dir} FILE, after moving it aside), \
+         or move it aside to start empty on purpose"
+    )]
+    Lost {
+        /// The data directory.
+        dir: String,
+        /// What is missing or damaged.
+        what: String,
+    },
+    /// The data directory was written by a newer build.
+    #[error(
+        "store: schema version {found} is newer than this build's {SCHEMA_VERSION}; upgrade gslb-aggregator"
+    )]
+    NewerSchema {
+        /// Version found on disk.
+        found: u32,
+    },
+}
+
+/// Durable storage for one aggregator.
+pub trait Store: Send + Sync + 'static {
+    /// Read everything back.
+    fn load(&self) -> Result<Loaded, StoreError>;
+    /// Write atomically; returns once the write is durable, with the version
+    /// it was stored as: `commit.version` on a single node, the log index in
+    /// a Raft cluster.
+    fn commit(&self, commit: &Commit) -> Result<u64, StoreError>;
+    /// Append health log entries (durable on return).
+    fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError>;
+    /// Health decisions: log entries and, if any, the commit they go with
+    /// (a Raft store replicates both in one entry). The commit's version.
+    fn commit_decisions(
+        &self,
+        commit: Option<&Commit>,
+        log: &[LogRecord],
+    ) -> Result<Option<u64>, StoreError> {
+        if !log.is_empty() {
+            self.append_log(log)?;
+        }
+        commit.map(|c| self.commit(c)).transpose()
+    }
+    /// The newest `limit` entries of a member, oldest first.
+    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// Bytes used on disk.
+    fn size_on_disk(&self) -> u64;
+    /// True when every change of a commit takes the commit's version (a
+    /// Raft store: one log index per entry); a single node numbers each
+    /// change of a batch in turn.
+    fn one_version_per_commit(&self) -> bool {
+        false
+    }
+}

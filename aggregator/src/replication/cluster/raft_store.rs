@@ -1,0 +1,66 @@
+//! The [`Store`] of a cluster node's control core: reads come from the
+//! state machine's store, writes are proposed through the Raft log and
+//! return once applied here, numbered by their log index.
+
+use std::sync::Arc;
+
+use gslb_shared::MemberId;
+
+use super::Cluster;
+use crate::core::store::{Commit, Loaded, LogRecord, Store, StoreError};
+use crate::replication::raft::Command;
+
+/// Raft-backed storage for one node's control core.
+#[derive(Debug, Clone)]
+pub struct RaftStore {
+    cluster: Arc<Cluster>,
+}
+
+impl RaftStore {
+    /// Storage through `cluster`'s log.
+    pub fn new(cluster: Arc<Cluster>) -> Self {
+        Self { cluster }
+    }
+}
+
+impl Store for RaftStore {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        self.cluster.state.load_consistent()
+    }
+
+    fn commit(&self, commit: &Commit) -> Result<u64, StoreError> {
+        self.cluster.propose(Command {
+            commit: Some(commit.clone()),
+            log: Vec::new(),
+        })
+    }
+
+    fn append_log(&self, records: &[LogRecord]) -> Result<(), StoreError> {
+        self.commit_decisions(None, records).map(|_| ())
+    }
+
+    fn commit_decisions(
+        &self,
+        commit: Option<&Commit>,
+        log: &[LogRecord],
+    ) -> Result<Option<u64>, StoreError> {
+        // One entry for both, so a decision and its log line travel together.
+        let index = self.cluster.propose(Command {
+            commit: commit.cloned(),
+            log: log.to_vec(),
+        })?;
+        Ok(commit.map(|_| index))
+    }
+
+    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.cluster.state.store().health_log(member, limit)
+    }
+
+    fn one_version_per_commit(&self) -> bool {
+        true
+    }
+
+    fn size_on_disk(&self) -> u64 {
+        self.cluster.state.store().size_on_disk() + self.cluster.log.size_on_disk()
+    }
+}

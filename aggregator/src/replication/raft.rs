@@ -1,0 +1,96 @@
+//! Raft replication of the aggregator's durable writes, on openraft 0.9
+//! with sled underneath: the type configuration, the replicated command
+//! (exactly the single-node store's [`Commit`] plus its health-log lines),
+//! the storage openraft needs (a sled log store and a state machine that
+//! applies commands to a [`SledStore`](crate::core::store::SledStore), both
+//! checked by openraft's storage conformance suite), Raft messages over
+//! gRPC (`network`) and a node with its timing and compaction (`node`).
+//! `crate::replication::cluster` runs a node inside the aggregator.
+
+// openraft's storage traits fix the error type (`StorageError`, 200+
+// bytes); our helpers return the same type rather than convert at every call.
+#![allow(clippy::result_large_err)]
+
+mod log_store;
+mod network;
+mod node;
+mod state_machine;
+
+use std::io::Cursor;
+
+use serde::{Deserialize, Serialize};
+
+pub use log_store::LogStore;
+pub use network::{Network, RaftRpc};
+pub use node::{Node, NodeConfig, ServedNode};
+pub use state_machine::StateMachine;
+
+use crate::core::catalog::{CatalogState, Change};
+use crate::core::store::{Commit, LogRecord};
+
+openraft::declare_raft_types!(
+    /// The aggregator's Raft types: node ids are numbers, nodes carry an address.
+    pub TypeConfig:
+        D = Command,
+        R = Applied,
+        NodeId = u64,
+        Node = openraft::BasicNode,
+        SnapshotData = Cursor<Vec<u8>>,
+);
+
+/// A log entry of this cluster.
+pub type Entry = openraft::Entry<TypeConfig>;
+
+/// A storage failure as openraft reports it.
+pub type StorageError = openraft::StorageError<u64>;
+
+/// One replicated write: what a single node would commit to its store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Command {
+    /// Catalog changes and latched state; none for health-log lines alone
+    /// (they change nothing DNS answers, so no version either).
+    pub commit: Option<Commit>,
+    /// Health-log lines that go with it.
+    pub log: Vec<LogRecord>,
+}
+
+/// What the state machine tells the node's control core, in log order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A commit was applied at this log index (its version).
+    Committed(u64, Commit),
+    /// A snapshot replaced the whole state: reload it.
+    Installed,
+}
+
+impl Command {
+    /// The command for catalog `changes` just made to `state` (validated,
+    /// as the leader does before proposing).
+    pub fn catalog(state: &CatalogState, changes: Vec<Change>) -> Command {
+        Command {
+            commit: Some(Commit {
+                changes,
+                last_id: state.last_id,
+                version: state.version,
+                latched: Vec::new(),
+                ..Commit::default()
+            }),
+            log: Vec::new(),
+        }
+    }
+}
+
+/// What applying an entry returns to the proposer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The log index now applied (the version edges will see).
+    pub index: u64,
+}
+
+/// Wrap a store or encoding failure for openraft.
+fn io_error(
+    make: fn(openraft::AnyError) -> openraft::StorageIOError<u64>,
+    e: &(impl std::error::Error + 'static),
+) -> StorageError {
+    make(openraft::AnyError::new(e)).into()
+}
