@@ -2,6 +2,7 @@
 //! maps a protocol name to its checker, so a new protocol is one new module
 //! and one `register` call.
 
+pub mod destination;
 pub mod http;
 pub mod icmp;
 pub mod mysql;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use gslb_shared::FailReason;
 use tokio::net::TcpStream;
 
-use crate::destination::DenyList;
+use crate::checker::destination::DenyList;
 use crate::target::Target;
 
 /// A failed probe: a machine-readable reason and a short human detail.

@@ -214,7 +214,7 @@ impl Settings {
             },
             agent_id,
             deny_destinations: if self.deny_destination.is_empty() {
-                crate::destination::default_ranges()
+                crate::checker::destination::default_ranges()
             } else {
                 self.deny_destination
             },

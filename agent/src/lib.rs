@@ -6,7 +6,6 @@ pub mod buffer;
 pub mod checker;
 pub mod clock;
 pub mod config;
-pub mod destination;
 pub mod metrics;
 pub mod schedule;
 pub mod scheduler;

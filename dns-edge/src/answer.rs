@@ -1,9 +1,13 @@
-//! Building a response: parse ([`crate::request`]), find the name in the
+//! Building a response: parse ([`request`]), find the name in the
 //! compiled [`Table`], run the per-query part of selection for pool-backed
 //! sets, and encode with `domain`'s message builder into a reused buffer.
 //!
 //! Sans-IO: bytes in, bytes out. A [`Responder`] holds one worker's scratch
 //! state (buffers, RNG, round-robin counters), so a query allocates nothing.
+
+pub mod compress;
+pub mod prebuilt;
+pub mod request;
 
 use std::net::IpAddr;
 
@@ -17,11 +21,11 @@ use gslb_shared::selection::{Candidate, Outcome, steer};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
-use crate::compress::Compressor;
 use crate::geo::GeoTable;
-use crate::prebuilt::{self, Prebuilt, Records, Template};
-use crate::request::{self, Edns, KEY_ROOM, Parsed, Query};
 use crate::table::{ChainEnd, Data, Entry, SetData, Table, WireName, address_data};
+use compress::Compressor;
+use prebuilt::{Prebuilt, Records, Template};
+use request::{Edns, KEY_ROOM, Parsed, Query};
 
 mod records;
 mod replies;
@@ -90,7 +94,7 @@ pub struct Responder {
     labels: usize,
     offsets: [u8; 128],
     /// Responses to (name, type, EDNS presence) for queries without a
-    /// client subnet, as first encoded: see [`crate::prebuilt`].
+    /// client subnet, as first encoded: see [`prebuilt`].
     prebuilt: Prebuilt,
     /// Set while encoding when a pool-backed set was answered.
     dynamic_used: bool,

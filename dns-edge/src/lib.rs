@@ -4,17 +4,12 @@
 
 pub mod answer;
 pub mod cache;
-pub mod compress;
 pub mod config;
-pub mod decide;
 pub mod edge;
 pub mod feed;
 pub mod geo;
-pub mod lookup;
 pub mod metrics;
 pub mod pools;
-pub mod prebuilt;
-pub mod request;
 pub mod rrl;
 pub mod server;
 pub mod state;

@@ -2,6 +2,8 @@
 //! `/readyz` (both with `?verbose=1`), `/status/ready`, `/status/config`,
 //! `/status/pools` and `/metrics`.
 
+mod exposition;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -19,7 +21,7 @@ struct App {
 
 /// The status routes over `shared`.
 pub fn app(shared: Arc<Shared>) -> Router {
-    let registry = crate::metrics::registry(Arc::clone(&shared));
+    let registry = exposition::registry(Arc::clone(&shared));
     Router::new()
         .route("/livez", get(livez))
         .route("/readyz", get(readyz))

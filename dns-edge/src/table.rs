@@ -5,7 +5,10 @@
 //! Names are keyed by their canonical (lower-case) wire form. Every owner
 //! name and every empty non-terminal is an entry, so a miss means the name
 //! does not exist and the closest encloser is found by looking up suffixes.
-//! CNAME chains are resolved here (with [`crate::lookup`]), not per query.
+//! CNAME chains are resolved here (with [`lookup`]), not per query.
+
+pub mod decide;
+pub mod lookup;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -16,11 +19,11 @@ use gslb_shared::selection::Family;
 use gslb_shared::{DnsName, DynamicRecord, Rdata, RecordData, RecordType, Snapshot, Zone};
 use rustc_hash::FxHashMap;
 
-use crate::decide::Decider;
+use decide::Decider;
 mod chain;
 
-pub use crate::decide::Decision;
-use crate::lookup::{self, Found, QueryType, Resolution, parent};
+pub use decide::Decision;
+use lookup::{Found, QueryType, Resolution, parent};
 
 pub use gslb_shared::wire::{Data, WireName};
 

@@ -18,7 +18,7 @@ use tokio_rustls::TlsConnector;
 
 use super::tls::ProbeTls;
 use super::{Checker, Failure, Outcome, ProbeFuture};
-use crate::destination::DenyList;
+use crate::checker::destination::DenyList;
 use crate::target::Target;
 
 /// Most body bytes read for the body expression.

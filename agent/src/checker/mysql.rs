@@ -7,7 +7,7 @@ use gslb_shared::FailReason;
 use std::sync::Arc;
 use tokio::io::AsyncReadExt;
 
-use crate::destination::DenyList;
+use crate::checker::destination::DenyList;
 
 use super::{Checker, Failure, ProbeFuture};
 use crate::target::Target;

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::{Checker, Failure, Outcome, ProbeFuture};
-use crate::destination::DenyList;
+use crate::checker::destination::DenyList;
 use crate::target::Target;
 
 /// Most reply bytes read while looking for the expected pattern.

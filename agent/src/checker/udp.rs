@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::net::UdpSocket;
 
-use crate::destination::DenyList;
+use crate::checker::destination::DenyList;
 
 use super::{Checker, Failure, ProbeFuture};
 use crate::target::Target;

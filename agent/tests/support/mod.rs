@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gslb_agent::buffer::ResultBuffer;
+use gslb_agent::checker::destination::DenyList;
 use gslb_agent::checker::tls::ProbeTls;
 use gslb_agent::checker::{Failure, Registry};
 use gslb_agent::clock::Clock;
-use gslb_agent::destination::DenyList;
 use gslb_agent::metrics::Metrics;
 use gslb_agent::scheduler::{ProbeContext, probe_once};
 use gslb_agent::target::Target;
@@ -49,7 +49,9 @@ pub fn context(tls: Option<ProbeTls>) -> Arc<ProbeContext> {
     Arc::new(ProbeContext {
         registry: Registry::builtin(
             tls,
-            Arc::new(DenyList::new(gslb_agent::destination::default_ranges())),
+            Arc::new(DenyList::new(
+                gslb_agent::checker::destination::default_ranges(),
+            )),
         ),
         limit: tokio::sync::Semaphore::new(64),
         buffer: Arc::new(ResultBuffer::new(10_000, 100)),

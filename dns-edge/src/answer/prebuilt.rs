@@ -14,7 +14,7 @@ use domain::base::{Header, HeaderCounts};
 use gslb_shared::MemberId;
 use rustc_hash::FxHashMap;
 
-use crate::answer::Summary;
+use super::Summary;
 
 /// Most templates one worker keeps per table version.
 const MAX: usize = 16_384;

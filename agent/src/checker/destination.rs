@@ -9,7 +9,7 @@ use std::sync::RwLock;
 use gslb_shared::FailReason;
 use ipnet::IpNet;
 
-use crate::checker::Failure;
+use super::Failure;
 
 /// The ranges denied when none are configured.
 pub fn default_ranges() -> Vec<IpNet> {
