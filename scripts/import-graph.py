@@ -2,7 +2,7 @@
 """Module import graph of the workspace's crates, and its cycles.
 
 For every crate under the workspace, each source file is a module
-(`aggregator/src/cluster/gate.rs` is `cluster::gate`). Every path a file
+(`aggregator/src/api/leader.rs` is `api::leader`). Every path a file
 names through `crate::` or `super::` (in `use` items or inline) is an
 edge to the deepest module it reaches. An edge is reported between the
 two siblings under the nearest common parent (`rest::members ->
