@@ -52,13 +52,12 @@ async fn main() -> anyhow::Result<()> {
             (service, Some(follower))
         }
     };
-    service.with_control(|control| {
-        tracing::info!(
-            version = control.version(),
-            members = control.catalog().members.len(),
-            "state loaded"
-        )
-    });
+    let loaded = service.view();
+    tracing::info!(
+        version = loaded.version(),
+        members = loaded.catalog().members.len(),
+        "state loaded"
+    );
     let grpc = tokio::net::TcpListener::bind(config.listen_grpc)
         .await
         .context("binding the gRPC listener")?;

@@ -434,7 +434,7 @@ async fn reads_never_wait_for_the_core() {
     let (release, wait) = std::sync::mpsc::channel::<()>();
     let service = api.service.clone();
     let holder = std::thread::spawn(move || {
-        service.with_control(|_| {
+        service.call_blocking(move |_| {
             hold.send(()).unwrap();
             // Held until the reads below are done (or the test gives up).
             let _ = wait.recv_timeout(std::time::Duration::from_secs(60));

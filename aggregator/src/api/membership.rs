@@ -26,7 +26,7 @@ pub struct Membership(pub Arc<Service>);
 
 /// This node's view of the cluster.
 pub fn status(service: &Service) -> pb::ClusterStatus {
-    let version = service.with_control(|c| c.version());
+    let version = service.view().version();
     let Some(cluster) = service.cluster() else {
         return pb::ClusterStatus {
             role: "single".into(),

@@ -1,7 +1,8 @@
 //! Prometheus metrics of the aggregator, read from the running state at
-//! scrape time (a collector, so nothing is copied between scrapes).
+//! scrape time: what the control core knows is asked of its owner first
+//! (one call), the registries are read by the collector.
 
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -11,9 +12,28 @@ use prometheus_client::registry::Registry;
 
 use crate::api::service::{Service, lock};
 
-/// Reads the service on every scrape.
+/// What the control core reports at a scrape.
+#[derive(Debug, Clone, Default)]
+struct CoreFigures {
+    version: u64,
+    members: u64,
+    store: u64,
+    counters: gslb_engine::Counters,
+    gate: bool,
+    hold: crate::core::catalog::DecisionHold,
+}
+
+/// Reads the service (and the core's figures of this scrape).
 #[derive(Debug)]
-struct State(Weak<Service>);
+struct State(Weak<Service>, Arc<Mutex<CoreFigures>>);
+
+/// The aggregator's metrics: a registry and the core figures it shows.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    service: Weak<Service>,
+    figures: Arc<Mutex<CoreFigures>>,
+}
 
 fn gauge(
     encoder: &mut DescriptorEncoder,
@@ -40,16 +60,14 @@ impl Collector for State {
         let Some(service) = self.0.upgrade() else {
             return Ok(());
         };
-        let (version, members, store, counters, gate, hold) = service.with_control(|c| {
-            (
-                c.version(),
-                c.catalog().members.len() as u64,
-                c.store_size(),
-                c.engine().counters(),
-                c.engine().decisions_enabled(),
-                c.hold().clone(),
-            )
-        });
+        let CoreFigures {
+            version,
+            members,
+            store,
+            counters,
+            gate,
+            hold,
+        } = lock(&self.1).clone();
         let agents = lock(&service.agents).rows().filter(|a| a.connected).count() as u64;
         let (edges, lag) = {
             let edges = lock(&service.edges);
@@ -150,17 +168,40 @@ impl Collector for State {
     }
 }
 
-/// A registry whose collector reads `service` at every scrape.
-pub fn registry(service: &Arc<Service>) -> Registry {
-    let mut registry = Registry::with_prefix("gslb_aggregator");
-    registry.register_collector(Box::new(State(Arc::downgrade(service))));
-    registry
-}
+impl Metrics {
+    /// Metrics of `service`.
+    pub fn new(service: &Arc<Service>) -> Self {
+        let figures = Arc::new(Mutex::new(CoreFigures::default()));
+        let mut registry = Registry::with_prefix("gslb_aggregator");
+        registry.register_collector(Box::new(State(
+            Arc::downgrade(service),
+            Arc::clone(&figures),
+        )));
+        Self {
+            registry,
+            service: Arc::downgrade(service),
+            figures,
+        }
+    }
 
-/// The text exposition.
-pub fn encode(registry: &Registry) -> String {
-    let mut out = String::new();
-    // Writing into a String cannot fail.
-    let _ = prometheus_client::encoding::text::encode(&mut out, registry);
-    out
+    /// The text exposition, as of now.
+    pub async fn scrape(&self) -> String {
+        if let Some(service) = self.service.upgrade() {
+            let figures = service
+                .call(|c| CoreFigures {
+                    version: c.version(),
+                    members: c.catalog().members.len() as u64,
+                    store: c.store_size(),
+                    counters: c.engine().counters(),
+                    gate: c.engine().decisions_enabled(),
+                    hold: c.hold().clone(),
+                })
+                .await;
+            *lock(&self.figures) = figures;
+        }
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
 }

@@ -34,7 +34,9 @@ pub async fn follow(
             event = events.recv() => match event {
                 None => return,
                 Some(Event::Committed(index, commit)) => {
-                    let applied = service.with_control(|c| c.apply_replicated(index, &commit, now()));
+                    let applied = service
+                        .call(move |c| c.apply_replicated(index, &commit, now()))
+                        .await;
                     if let Err(err) = applied {
                         tracing::error!(index, error = %err, "applying a replicated commit failed; rebuilding");
                         cluster.diverged.store(true, Ordering::Release);
@@ -77,18 +79,17 @@ async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool) {
     if lead == leading && !diverged {
         return;
     }
-    let rebuilt = service.replace_control(|| {
-        let control = Control::open(
-            Box::new(RaftStore::new(cluster.clone())),
-            cluster.engine,
-            now(),
-        )?;
-        Ok(if lead {
-            control
-        } else {
-            control.into_replica()
+    let (store, engine) = (RaftStore::new(cluster.clone()), cluster.engine);
+    let rebuilt = service
+        .replace_control(move || {
+            let control = Control::open(Box::new(store), engine, now())?;
+            Ok(if lead {
+                control
+            } else {
+                control.into_replica()
+            })
         })
-    });
+        .await;
     match rebuilt {
         Ok(version) => {
             cluster.leading.store(lead, Ordering::Release);

@@ -196,14 +196,14 @@ async fn clock(service: Arc<Service>, tick: Duration) {
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         interval.tick().await;
-        if let Err(err) = service.with_control(|c| c.step(Input::Tick, now())) {
+        if let Err(err) = service.call(|c| c.step(Input::Tick, now())).await {
             tracing::error!(error = %err, "engine tick failed");
         }
     }
 }
 
 fn router(service: Arc<Service>, tokens: Arc<crate::api::tokens::Tokens>) -> Router {
-    let registry = Arc::new(crate::api::metrics::registry(&service));
+    let metrics = Arc::new(crate::api::metrics::Metrics::new(&service));
     let ready = service.clone();
     let operations = Router::new()
         .route("/livez", get(|| async { "ok" }))
@@ -213,13 +213,11 @@ fn router(service: Arc<Service>, tokens: Arc<crate::api::tokens::Tokens>) -> Rou
         )
         .route(
             "/metrics",
-            get(
-                |State(r): State<Arc<prometheus_client::registry::Registry>>| async move {
-                    crate::api::metrics::encode(&r)
-                },
-            ),
+            get(|State(m): State<Arc<crate::api::metrics::Metrics>>| async move {
+                m.scrape().await
+            }),
         )
-        .with_state(registry);
+        .with_state(metrics);
     // Layers run outside in: the token is checked before a follower
     // redirects to the leader.
     crate::api::rest::router(service.clone())

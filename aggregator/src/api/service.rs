@@ -1,11 +1,13 @@
-//! The running aggregator's shared state: the control core behind one lock,
-//! a version watch that wakes every agent and edge stream when something
+//! The running aggregator's shared state: the way to the control core (its
+//! one owner, `owner`, takes operations on a channel), the read view, a
+//! version watch that wakes every agent and edge stream when something
 //! changes, and the registries of connected agents and edges. The gRPC
 //! services in the submodules are thin adapters over it.
 
 pub mod admin;
 pub mod agents;
 pub mod edges;
+mod owner;
 pub mod registry;
 pub mod status;
 
@@ -13,11 +15,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use gslb_shared::{LocationId, MemberId};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::core::catalog::{Change, Op};
-use crate::core::control::{Control, ControlError, Queued, View};
+use crate::core::control::{Control, ControlError, View};
 use crate::replication::cluster::Cluster;
+use owner::{Command, Published, Reply};
 
 /// What the aggregator knows about an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,13 +91,13 @@ pub const DEFAULT_AGENT_RETENTION: std::time::Duration = std::time::Duration::fr
 /// Shared state of a running aggregator.
 #[derive(Debug)]
 pub struct Service {
-    /// The control core; every operation on it is short (an fsync at most).
-    control: Mutex<Control>,
+    /// The way to the control core's owner (see `owner`).
+    core: mpsc::Sender<Command>,
     /// The current version; edge streams wait on it.
-    version: watch::Sender<u64>,
+    version: watch::Receiver<u64>,
     /// The catalog generation; agent streams wait on it, so a health
     /// decision (a new version) does not wake them.
-    catalog: watch::Sender<u64>,
+    catalog: watch::Receiver<u64>,
     /// Agents by id.
     pub(crate) agents: Mutex<registry::Registry>,
     /// How long a disconnected agent's row is kept.
@@ -113,12 +116,10 @@ pub struct Service {
     http_address: std::sync::OnceLock<String>,
     /// The bound gRPC and HTTP listeners, told to agents so they never probe them.
     own_listeners: std::sync::OnceLock<Vec<std::net::SocketAddr>>,
-    /// Single writes waiting for the control core (group commit).
-    pending: Mutex<Vec<Queued>>,
-    /// The core's state as reads see it: replaced (while the core is held)
-    /// after every operation that moved the version or the catalog, so
-    /// reads take it without ever waiting for the core.
-    view: arc_swap::ArcSwap<View>,
+    /// The core's state as reads see it: replaced by the owner after every
+    /// operation that moved the version or the catalog (before answering
+    /// it), so reads take it without ever waiting for the core.
+    view: Arc<arc_swap::ArcSwap<View>>,
 }
 
 pub(crate) use crate::core::lock;
@@ -137,11 +138,19 @@ impl Service {
     }
 
     fn build(control: Control, cluster: Option<Arc<Cluster>>) -> Self {
-        let (version, _) = watch::channel(control.version());
-        let (catalog, _) = watch::channel(control.catalog_generation());
-        let view = arc_swap::ArcSwap::from_pointee(control.view());
+        let (version_tx, version) = watch::channel(control.version());
+        let (catalog_tx, catalog) = watch::channel(control.catalog_generation());
+        let view = Arc::new(arc_swap::ArcSwap::from_pointee(control.view()));
+        let core = owner::spawn(
+            control,
+            Published {
+                view: Arc::clone(&view),
+                version: version_tx,
+                catalog: catalog_tx,
+            },
+        );
         Self {
-            control: Mutex::new(control),
+            core,
             version,
             catalog,
             agents: Mutex::default(),
@@ -152,30 +161,33 @@ impl Service {
             role: watch::channel(0).0,
             http_address: std::sync::OnceLock::new(),
             own_listeners: std::sync::OnceLock::new(),
-            pending: Mutex::default(),
             view,
         }
     }
 
     /// The view and, taken with it, the engine state of the members `ids`
-    /// picks from it (for status reads). The core is held only for a pointer
-    /// per member; the ids are picked before, from the published view, and
-    /// again under the core only if a write landed in between.
-    pub fn status_view(
+    /// picks from it (for status reads). The core is asked only for a
+    /// pointer per member; the ids are picked before, from the published
+    /// view, and again on the core only if a write landed in between.
+    pub async fn status_view(
         &self,
-        ids: impl Fn(&View) -> Vec<MemberId>,
+        ids: impl Fn(&View) -> Vec<MemberId> + Send + 'static,
     ) -> (Arc<View>, gslb_engine::StatusView) {
-        let mut view = self.view();
-        let mut wanted = ids(&view);
-        self.with_control(|c| {
-            let current = self.view();
-            if !Arc::ptr_eq(&current, &view) {
-                wanted = ids(&current);
-                view = current;
-            }
-            let status = c.engine().status_view(wanted);
-            (view, status)
+        let view = self.view();
+        let wanted = ids(&view);
+        let published = Arc::clone(&self.view);
+        self.call(move |c| {
+            // The owner publishes after every operation that moves the
+            // view, so between operations the published view is the core's.
+            let current = published.load_full();
+            let wanted = if Arc::ptr_eq(&current, &view) {
+                wanted
+            } else {
+                ids(&current)
+            };
+            (current, c.engine().status_view(wanted))
         })
+        .await
     }
 
     /// The core's state as of the last operation (never waits for the core).
@@ -183,43 +195,21 @@ impl Service {
         self.view.load_full()
     }
 
-    /// One write of one op; its change. In a cluster, writes that arrive
-    /// while another's proposal replicates are committed together with it
-    /// (one log entry, each acknowledged or refused on its own); a single
-    /// node writes each on its own.
-    pub fn write_one(&self, op: Op) -> Result<Change, ControlError> {
+    /// One write of one op; its change. Writes that arrive while the core
+    /// is busy are committed together (one fsync, or one Raft entry), each
+    /// acknowledged or refused on its own.
+    pub async fn write_one(&self, op: Op) -> Result<Change, ControlError> {
         crate::core::catalog::refuse_client_ids(std::slice::from_ref(&op))?;
-        if self.cluster.is_none() {
-            return self.with_control(|c| c.write(vec![op], now()).map(|mut v| v.remove(0)));
+        let (reply, outcome) = oneshot::channel();
+        if self
+            .core
+            .send(Command::Write(Box::new(op), reply))
+            .await
+            .is_err()
+        {
+            return Err(stopped());
         }
-        let (reply, outcome) = std::sync::mpsc::channel();
-        lock(&self.pending).push((op, reply));
-        // Whoever holds the core next takes every queued write, ours
-        // included, and answers it before letting go.
-        let commit = || {
-            self.with_control(|c| {
-                let queued = std::mem::take(&mut *lock(&self.pending));
-                if !queued.is_empty() {
-                    c.write_grouped(queued, now());
-                }
-            })
-        };
-        // Waiting for a busy core blocks this thread: on tokio's
-        // multi-threaded runtime its other tasks then move to another, so
-        // more writers can queue behind the proposal under way. A free core
-        // is taken at once (the hand-over costs a single writer ~1 ms).
-        let busy = self.control.try_lock().is_err();
-        match tokio::runtime::Handle::try_current() {
-            Ok(h) if busy && h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(commit)
-            }
-            _ => commit(),
-        }
-        outcome.recv().unwrap_or_else(|_| {
-            Err(ControlError::Store(crate::core::store::StoreError::Db(
-                "the write was dropped by the writer committing it".into(),
-            )))
-        })
+        outcome.await.unwrap_or_else(|_| Err(stopped()))
     }
 
     /// Keep disconnected agents' rows for `retention`.
@@ -268,18 +258,17 @@ impl Service {
         }
     }
 
-    /// Replace the control core with the one `build` makes, holding the
-    /// lock throughout so no replicated commit lands in between; the new
-    /// core's version.
-    pub fn replace_control(
+    /// Replace the control core with the one `build` makes, on the core
+    /// (so no replicated commit lands in between); the new core's version.
+    pub async fn replace_control(
         &self,
-        build: impl FnOnce() -> Result<Control, crate::core::control::ControlError>,
-    ) -> Result<u64, crate::core::control::ControlError> {
-        self.with_control(|control| {
+        build: impl FnOnce() -> Result<Control, ControlError> + Send + 'static,
+    ) -> Result<u64, ControlError> {
+        self.call(move |control| {
             *control = build()?;
-            self.view.store(Arc::new(control.view()));
             Ok(control.version())
         })
+        .await
     }
 
     /// Tell agent streams the node's role changed (they may have to move).
@@ -292,59 +281,63 @@ impl Service {
         self.role.subscribe()
     }
 
-    /// Run `f` on the control core, then wake the streams whose watch moved.
-    /// Waiting for a busy core happens off the runtime's workers
-    /// (`block_in_place`), so the tasks queued behind this one move on;
-    /// short work on a free core runs in place (a hand-off per call cost a
-    /// single write 0.7 ms with one core). Work that is long (a read whose
-    /// answer is large, an apply, a backup) uses
-    /// [`Service::with_control_long`].
-    pub fn with_control<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
-        let busy = self.control.try_lock().is_err();
-        self.on_core(busy, f)
-    }
-
-    /// [`Service::with_control`] for long work: always off the worker, so
-    /// `/livez`, `/metrics` and the streams (even a task in this worker's
-    /// LIFO slot, which no other worker may steal) keep running.
-    pub fn with_control_long<R>(&self, f: impl FnOnce(&mut Control) -> R) -> R {
-        self.on_core(true, f)
-    }
-
-    fn on_core<R>(&self, off: bool, f: impl FnOnce(&mut Control) -> R) -> R {
-        let run = || {
-            let mut control = lock(&self.control);
-            let result = f(&mut control);
-            let (version, generation) = (control.version(), control.catalog_generation());
-            let shown = self.view.load();
-            if (shown.version(), shown.catalog_generation()) != (version, generation) {
-                // Published before the core is let go: a read that follows
-                // an acknowledged write sees it.
-                self.view.store(Arc::new(control.view()));
-            }
-            (result, version, generation)
-        };
-        let (result, version, generation) = if off { off_worker(run) } else { run() };
-        self.version.send_if_modified(|v| {
-            let moved = *v != version;
-            *v = version;
-            moved
-        });
-        self.catalog.send_if_modified(|g| {
-            let moved = *g != generation;
-            *g = generation;
-            moved
-        });
+    /// Run `f` on the control core, in turn with every other operation;
+    /// its result once the read view and the watches show its effect.
+    pub async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Control) -> R + Send + 'static,
+    ) -> R {
+        let (reply, result) = oneshot::channel();
+        self.core
+            .send(job(f, reply))
+            .await
+            .unwrap_or_else(|_| panic!("{}", stopped()));
         result
+            .await
+            .unwrap_or_else(|_| panic!("an operation on the control core panicked"))
+    }
+
+    /// [`Service::call`] from a thread outside the runtime (blocks it).
+    pub fn call_blocking<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Control) -> R + Send + 'static,
+    ) -> R {
+        let (reply, result) = oneshot::channel();
+        self.core
+            .blocking_send(job(f, reply))
+            .unwrap_or_else(|_| panic!("{}", stopped()));
+        result
+            .blocking_recv()
+            .unwrap_or_else(|_| panic!("an operation on the control core panicked"))
     }
 
     /// A receiver that sees every catalog change.
     pub fn watch_catalog(&self) -> watch::Receiver<u64> {
-        self.catalog.subscribe()
+        self.catalog.clone()
     }
 
     /// A receiver that sees every version change.
     pub fn watch_version(&self) -> watch::Receiver<u64> {
-        self.version.subscribe()
+        self.version.clone()
     }
+}
+
+/// `f` as a command whose result goes to `reply`.
+fn job<R: Send + 'static>(
+    f: impl FnOnce(&mut Control) -> R + Send + 'static,
+    reply: oneshot::Sender<R>,
+) -> Command {
+    Command::Run(Box::new(move |control: &mut Control| -> Reply {
+        let result = f(control);
+        Box::new(move || {
+            let _ = reply.send(result);
+        })
+    }))
+}
+
+/// The error of a call the core's owner can no longer take.
+fn stopped() -> ControlError {
+    ControlError::Store(crate::core::store::StoreError::Db(
+        "the control core has stopped (the aggregator is shutting down)".into(),
+    ))
 }

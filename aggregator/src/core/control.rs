@@ -16,7 +16,6 @@ use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Snapshot};
 
 use crate::core::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
 use crate::core::feed::{Feed, delta_of};
-pub use grouped::Queued;
 use gslb_engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
 pub use view::{LatchedMap, View};
 

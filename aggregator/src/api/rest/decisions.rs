@@ -35,7 +35,7 @@ pub async fn get(State(s): State<Arc<Service>>) -> Json<Value> {
 
 /// `PUT /api/v1/decisions`: pause or resume every pool.
 pub async fn set_all(State(s): State<Arc<Service>>, body: Bytes) -> Result<Json<Value>, ApiError> {
-    set(&s, None, &body)
+    set(&s, None, &body).await
 }
 
 /// `PUT /api/v1/pools/{id}/decisions`: pause or resume one pool.
@@ -44,11 +44,13 @@ pub async fn set_pool(
     Path(id): Path<u64>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    set(&s, Some(PoolId(id)), &body)
+    set(&s, Some(PoolId(id)), &body).await
 }
 
-fn set(s: &Service, pool: Option<PoolId>, body: &[u8]) -> Result<Json<Value>, ApiError> {
+async fn set(s: &Service, pool: Option<PoolId>, body: &[u8]) -> Result<Json<Value>, ApiError> {
     let DecisionsBody { paused } = decode(body)?;
-    let hold = s.with_control(|c| c.set_decisions(pool, paused, now()))?;
+    let hold = s
+        .call(move |c| c.set_decisions(pool, paused, now()))
+        .await?;
     Ok(Json(hold_json(&hold)))
 }

@@ -82,6 +82,7 @@ pub async fn create(
         Op::Create(crate::core::catalog::Object::Member(member)),
         true,
     )
+    .await
 }
 
 /// `GET /api/v1/pools/{poolId}/members`.
@@ -132,6 +133,7 @@ pub async fn update(
         Op::Update(crate::core::catalog::Object::Member(member)),
         false,
     )
+    .await
 }
 
 /// `DELETE /api/v1/members/{id}` (also deregisters an ephemeral member).
@@ -139,7 +141,8 @@ pub async fn delete(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<StatusCode, ApiError> {
-    s.write_one(Op::Delete(ObjectRef::Member(MemberId(id))))?;
+    s.write_one(Op::Delete(ObjectRef::Member(MemberId(id))))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -158,7 +161,7 @@ pub async fn manual_health(
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let ManualBody { health } = decode(&body)?;
-    s.with_control(|c| {
+    s.call(move |c| {
         c.step(
             Input::ManualHealth {
                 member: MemberId(id),
@@ -166,7 +169,8 @@ pub async fn manual_health(
             },
             now(),
         )
-    })?;
+    })
+    .await?;
     super::status::member_status(State(s), Path(id)).await
 }
 
@@ -175,15 +179,17 @@ pub async fn heartbeat(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    let health = s.with_control(|c| {
-        c.step(Input::Heartbeat(MemberId(id)), now())?;
-        Ok::<_, ApiError>(
-            c.engine()
-                .member_status(MemberId(id), now())
-                .map(|st| st.health)
-                .unwrap_or_default(),
-        )
-    })?;
+    let health = s
+        .call(move |c| {
+            c.step(Input::Heartbeat(MemberId(id)), now())?;
+            Ok::<_, ApiError>(
+                c.engine()
+                    .member_status(MemberId(id), now())
+                    .map(|st| st.health)
+                    .unwrap_or_default(),
+            )
+        })
+        .await?;
     Ok(Json(
         serde_json::json!({ "memberId": id, "health": health }),
     ))

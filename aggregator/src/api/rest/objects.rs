@@ -46,8 +46,8 @@ pub fn merged<T: Serialize + DeserializeOwned>(
 }
 
 /// Write one op; the object written, as JSON.
-pub fn write(service: &Service, op: Op, created: bool) -> Reply {
-    let change: Change = service.write_one(op)?;
+pub async fn write(service: &Service, op: Op, created: bool) -> Reply {
+    let change: Change = service.write_one(op).await?;
     let value = match change.what {
         Written::Upserted(object) => match *object {
             Object::Zone(x) => to_json(&x),
@@ -66,8 +66,8 @@ pub fn write(service: &Service, op: Op, created: bool) -> Reply {
     Ok((status, Json(value)))
 }
 
-fn deleted(service: &Service, r: ObjectRef) -> Result<StatusCode, ApiError> {
-    service.write_one(Op::Delete(r))?;
+async fn deleted(service: &Service, r: ObjectRef) -> Result<StatusCode, ApiError> {
+    service.write_one(Op::Delete(r)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -94,7 +94,7 @@ macro_rules! object_routes {
         /// Create from the body over the defaults.
         pub async fn $create(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
             let object: $ty = merged($base, &body, 0)?;
-            write(&s, Op::Create(Object::$variant(object)), true)
+            write(&s, Op::Create(Object::$variant(object)), true).await
         }
 
         /// Read one.
@@ -115,7 +115,7 @@ macro_rules! object_routes {
             let r = ObjectRef::$refv($idty(id));
             let base = current(&s, r, |c| c.$map.get(&$idty(id)).cloned())?;
             let object: $ty = merged(base, &body, id)?;
-            write(&s, Op::Update(Object::$variant(object)), false)
+            write(&s, Op::Update(Object::$variant(object)), false).await
         }
 
         /// Delete one.
@@ -123,7 +123,7 @@ macro_rules! object_routes {
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
         ) -> Result<StatusCode, ApiError> {
-            deleted(&s, ObjectRef::$refv($idty(id)))
+            deleted(&s, ObjectRef::$refv($idty(id))).await
         }
     };
 }
@@ -221,7 +221,7 @@ pub struct ApplyBody {
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     let ApplyBody { ops, dry_run } = decode(&body)?;
-    let (changes, version) = s.with_control_long(|c| c.apply_ops(ops, dry_run, now()))?;
+    let (changes, version) = s.call(move |c| c.apply_ops(ops, dry_run, now())).await?;
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),
@@ -248,8 +248,9 @@ pub async fn apply_config(
     let text =
         std::str::from_utf8(&body).map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
     let desired = crate::api::service::off_worker(|| crate::core::declarative::parse(text))?;
-    let (plan, version) =
-        s.with_control_long(|c| c.apply_document(&desired, q.dry_run, q.prune, now()))?;
+    let (plan, version) = s
+        .call(move |c| c.apply_document(&desired, q.dry_run, q.prune, now()))
+        .await?;
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "plan": plan.lines, "version": version, "applied": !q.dry_run })),

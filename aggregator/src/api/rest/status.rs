@@ -74,7 +74,9 @@ pub async fn member_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
 ) -> Result<Json<Value>, ApiError> {
-    let status = views::member_status(&s, MemberId(id), now()).map_err(status_error)?;
+    let status = views::member_status(&s, MemberId(id), now())
+        .await
+        .map_err(status_error)?;
     Ok(Json(status_json(&status)))
 }
 
@@ -86,11 +88,13 @@ pub async fn pool_status(
     Path(id): Path<u64>,
 ) -> Result<axum::response::Response, ApiError> {
     // Reading and rendering 100,000 members is long work (never on the
-    // core, which is held only to take the members' engine state): off the
+    // core, which is asked only for the members' engine state): off the
     // worker, to bytes.
+    let (view, status) = views::pool_status(&s, PoolId(id), now())
+        .await
+        .map_err(status_error)?;
     let body = crate::api::service::off_worker(|| {
         // Addresses from the very view the statuses were read from.
-        let (view, status) = views::pool_status(&s, PoolId(id), now())?;
         let endpoint = |m: &pb::MemberStatus| {
             view.catalog()
                 .members
@@ -122,17 +126,14 @@ pub async fn pool_status(
             by_address.insert(address_key, entry.clone());
             members.insert(m.member_id.to_string(), entry);
         }
-        Ok::<_, tonic::Status>(
-            serde_json::to_vec(&json!({
-                "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
-                "failOpen": status.fail_open, "decisionsPaused": status.decisions_paused,
-                "members": members,
-                "membersByAddress": by_address,
-            }))
-            .unwrap_or_default(),
-        )
-    })
-    .map_err(status_error)?;
+        serde_json::to_vec(&json!({
+            "poolId": status.pool_id, "eligible": status.eligible, "protected": status.protected,
+            "failOpen": status.fail_open, "decisionsPaused": status.decisions_paused,
+            "members": members,
+            "membersByAddress": by_address,
+        }))
+        .unwrap_or_default()
+    });
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         body,

@@ -27,11 +27,11 @@ pub struct Admin(pub Arc<Service>);
 type Reply<T> = Result<Response<T>, Status>;
 
 impl Admin {
-    fn write(&self, op: Op) -> Result<Change, Status> {
-        Ok(self.0.write_one(op)?)
+    async fn write(&self, op: Op) -> Result<Change, Status> {
+        Ok(self.0.write_one(op).await?)
     }
 
-    fn create<P, D, R>(
+    async fn create<P, D, R>(
         &self,
         r: Request<P>,
         wrap: fn(D) -> Object,
@@ -41,10 +41,10 @@ impl Admin {
         D: TryFrom<P, Error = ValidationError>,
     {
         let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
-        self.upserted(self.write(Op::Create(object))?, out)
+        self.upserted(self.write(Op::Create(object)).await?, out)
     }
 
-    fn update<P, D, R>(
+    async fn update<P, D, R>(
         &self,
         r: Request<P>,
         wrap: fn(D) -> Object,
@@ -54,7 +54,7 @@ impl Admin {
         D: TryFrom<P, Error = ValidationError>,
     {
         let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
-        self.upserted(self.write(Op::Update(object))?, out)
+        self.upserted(self.write(Op::Update(object)).await?, out)
     }
 
     fn upserted<R>(&self, change: Change, out: fn(&Object) -> Option<R>) -> Reply<R> {
@@ -66,8 +66,8 @@ impl Admin {
         }
     }
 
-    fn delete(&self, r: ObjectRef) -> Reply<pb::DeleteResponse> {
-        let change = self.write(Op::Delete(r))?;
+    async fn delete(&self, r: ObjectRef) -> Reply<pb::DeleteResponse> {
+        let change = self.write(Op::Delete(r)).await?;
         let id = match r {
             ObjectRef::Zone(i) => i.0,
             ObjectRef::Record(i) => i.0,
@@ -82,14 +82,14 @@ impl Admin {
     }
 
     /// Register an ephemeral member; the member as stored.
-    fn register(&self, member: pb::Member) -> Result<pb::Member, Status> {
+    async fn register(&self, member: pb::Member) -> Result<pb::Member, Status> {
         let member = Member::try_from(member).map_err(invalid)?;
         if !member.is_ephemeral() {
             return Err(Status::invalid_argument(
                 "ephemeral: required when registering an ephemeral member",
             ));
         }
-        self.upserted(self.write(Op::Create(Object::Member(member)))?, |o| {
+        self.upserted(self.write(Op::Create(Object::Member(member))).await?, |o| {
             if let Object::Member(x) = o {
                 Some(x.into())
             } else {
@@ -122,6 +122,7 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn update_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
         self.update(r, Object::Zone, |o| {
@@ -131,9 +132,11 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn delete_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
         self.delete(ObjectRef::Zone(ZoneId(r.into_inner().id)))
+            .await
     }
     async fn get_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
         let id = ZoneId(r.into_inner().id);
@@ -153,6 +156,7 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn update_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
         self.update(r, Object::Record, |o| {
@@ -162,9 +166,11 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn delete_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
         self.delete(ObjectRef::Record(RecordSetId(r.into_inner().id)))
+            .await
     }
     async fn get_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::RecordSet> {
         let id = RecordSetId(r.into_inner().id);
@@ -192,6 +198,7 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn update_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
         self.update(r, Object::Pool, |o| {
@@ -201,9 +208,11 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn delete_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
         self.delete(ObjectRef::Pool(PoolId(r.into_inner().id)))
+            .await
     }
     async fn get_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::Pool> {
         let id = PoolId(r.into_inner().id);
@@ -223,6 +232,7 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn update_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
         self.update(r, Object::Member, |o| {
@@ -232,9 +242,11 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn delete_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
         self.delete(ObjectRef::Member(MemberId(r.into_inner().id)))
+            .await
     }
     async fn get_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::Member> {
         let id = MemberId(r.into_inner().id);
@@ -268,6 +280,7 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn update_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
         self.update(r, Object::Check, |o| {
@@ -277,9 +290,11 @@ impl AdminService for Admin {
                 None
             }
         })
+        .await
     }
     async fn delete_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
         self.delete(ObjectRef::Check(CheckId(r.into_inner().id)))
+            .await
     }
     async fn get_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::Check> {
         let id = CheckId(r.into_inner().id);
@@ -293,12 +308,15 @@ impl AdminService for Admin {
 
     async fn get_member_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::MemberStatus> {
         let id = MemberId(r.into_inner().id);
-        views::member_status(&self.0, id, now()).map(Response::new)
+        views::member_status(&self.0, id, now())
+            .await
+            .map(Response::new)
     }
 
     async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
         let id = PoolId(r.into_inner().id);
-        off_worker(|| views::pool_status(&self.0, id, now()))
+        views::pool_status(&self.0, id, now())
+            .await
             .map(|(_, status)| Response::new(status))
     }
 
@@ -335,17 +353,20 @@ impl AdminService for Admin {
         let health = gslb_proto::convert::health_from_pb("health", r.health).map_err(invalid)?;
         let member = MemberId(r.member_id);
         self.0
-            .with_control(|c| c.step(Input::ManualHealth { member, health }, now()))?;
-        views::member_status(&self.0, member, now()).map(Response::new)
+            .call(move |c| c.step(Input::ManualHealth { member, health }, now()))
+            .await?;
+        views::member_status(&self.0, member, now())
+            .await
+            .map(Response::new)
     }
 
     async fn register_ephemeral(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
-        self.register(r.into_inner()).map(Response::new)
+        self.register(r.into_inner()).await.map(Response::new)
     }
 
     async fn heartbeat(&self, r: Request<pb::IdRequest>) -> Reply<pb::HeartbeatResponse> {
         let member = MemberId(r.into_inner().id);
-        let health = ephemeral::beat(&self.0, member)?;
+        let health = ephemeral::beat(&self.0, member).await?;
         Ok(Response::new(pb::HeartbeatResponse {
             member_id: member.0,
             health,
@@ -365,7 +386,7 @@ impl AdminService for Admin {
                 "register: the first message must register the member",
             ));
         };
-        let member = self.register(member)?;
+        let member = self.register(member).await?;
         Ok(Response::new(ephemeral::keep(
             self.0.clone(),
             MemberId(member.id),
@@ -377,13 +398,17 @@ impl AdminService for Admin {
         let id = MemberId(r.into_inner().id);
         let ephemeral = self
             .0
-            .with_control(|c| c.catalog().members.get(&id).map(Member::is_ephemeral));
+            .view()
+            .catalog()
+            .members
+            .get(&id)
+            .map(Member::is_ephemeral);
         match ephemeral {
             None => Err(Status::not_found(format!("member {id} does not exist"))),
             Some(false) => Err(Status::failed_precondition(format!(
                 "member {id} is persistent; delete it instead"
             ))),
-            Some(true) => self.delete(ObjectRef::Member(id)),
+            Some(true) => self.delete(ObjectRef::Member(id)).await,
         }
     }
 
@@ -392,7 +417,8 @@ impl AdminService for Admin {
         let ops = apply::ops_from_pb(r.ops)?;
         let (changes, version) = self
             .0
-            .with_control_long(|c| c.apply_ops(ops, r.dry_run, now()))?;
+            .call(move |c| c.apply_ops(ops, r.dry_run, now()))
+            .await?;
         Ok(Response::new(pb::ApplyResponse {
             applied: apply::changes_to_pb(&changes),
             version,
@@ -410,7 +436,8 @@ impl AdminService for Admin {
                 .map_err(invalid)?;
         let (plan, version) = self
             .0
-            .with_control_long(|c| c.apply_document(&desired, r.dry_run, r.prune, now()))?;
+            .call(move |c| c.apply_document(&desired, r.dry_run, r.prune, now()))
+            .await?;
         Ok(Response::new(pb::ApplyConfigResponse {
             plan: plan.lines,
             version,
@@ -428,18 +455,21 @@ impl AdminService for Admin {
 
     async fn get_engine(&self, _r: Request<pb::ListRequest>) -> Reply<pb::EngineStatus> {
         Ok(Response::new(
-            self.0.with_control(|c| views::engine(c.engine(), c.hold())),
+            self.0.call(|c| views::engine(c.engine(), c.hold())).await,
         ))
     }
 
     async fn set_decisions(&self, r: Request<pb::SetDecisionsRequest>) -> Reply<pb::EngineStatus> {
         let r = r.into_inner();
         let pool = (r.pool_id != 0).then_some(PoolId(r.pool_id));
-        let status = self.0.with_control(|c| {
-            c.set_decisions(pool, r.paused, now())
-                .map_err(Status::from)?;
-            Ok::<_, Status>(views::engine(c.engine(), c.hold()))
-        })?;
+        let status = self
+            .0
+            .call(move |c| {
+                c.set_decisions(pool, r.paused, now())
+                    .map_err(Status::from)?;
+                Ok::<_, Status>(views::engine(c.engine(), c.hold()))
+            })
+            .await?;
         Ok(Response::new(status))
     }
 
@@ -457,7 +487,7 @@ impl AdminService for Admin {
         r: Request<pb::ResetEdgesRequest>,
     ) -> Reply<pb::ResetEdgesResponse> {
         let confirm = r.into_inner().confirm_version;
-        let (epoch, version) = self.0.with_control(|c| {
+        let (epoch, version) = self.0.call(move |c| {
             if confirm != c.version() {
                 return Err(Status::failed_precondition(format!(
                     "confirmVersion: must be the current version {} (got {confirm}): edges are reset to the catalog of that version",
@@ -465,7 +495,8 @@ impl AdminService for Admin {
                 )));
             }
             c.reset_edges(now()).map_err(Status::from)
-        })?;
+        })
+        .await?;
         Ok(Response::new(pb::ResetEdgesResponse { epoch, version }))
     }
 }

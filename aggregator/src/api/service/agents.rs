@@ -116,7 +116,7 @@ async fn run(
     tx: mpsc::Sender<Result<pb::AggregatorMessage, Status>>,
 ) {
     let agent_id = register.agent_id.clone();
-    let stream = connect(&service, &register, &location);
+    let stream = connect(&service, &register, &location).await;
     tracing::info!(agent = %agent_id, %location, version = %register.version, "agent connected");
     let mut catalog = service.watch_catalog();
     let mut role = service.watch_role();
@@ -134,7 +134,7 @@ async fn run(
     };
     set_assignments(&service, &agent_id, stream, sent.len());
     if tx.send(message(Msg::Full(full))).await.is_err() {
-        disconnect(&service, &agent_id, stream, &location);
+        disconnect(&service, &agent_id, stream, &location).await;
         return;
     }
     loop {
@@ -142,7 +142,7 @@ async fn run(
             incoming = inbound.message() => match incoming {
                 Ok(Some(m)) => {
                     touch(&service, &agent_id, stream);
-                    if let Some(reply) = handle(&service, &location, &agent_id, m)
+                    if let Some(reply) = handle(&service, &location, &agent_id, m).await
                         && tx.send(message(reply)).await.is_err()
                     {
                         break;
@@ -181,7 +181,7 @@ async fn run(
             }
         }
     }
-    disconnect(&service, &agent_id, stream, &location);
+    disconnect(&service, &agent_id, stream, &location).await;
     tracing::info!(agent = %agent_id, %location, "agent disconnected");
 }
 
@@ -211,7 +211,7 @@ fn delta(
 }
 
 /// Handle one agent message; the reply to send, if any.
-fn handle(
+async fn handle(
     service: &Service,
     location: &LocationId,
     agent_id: &str,
@@ -234,15 +234,18 @@ fn handle(
                 tracing::warn!(agent = %agent_id, dropped = batch.dropped, "agent dropped results while disconnected");
             }
             let accepted = results.len() as u32;
-            let outcome = service.with_control(|c| {
-                c.step(
-                    Input::Results {
-                        location,
-                        results: &results,
-                    },
-                    now(),
-                )
-            });
+            let location = location.clone();
+            let outcome = service
+                .call(move |c| {
+                    c.step(
+                        Input::Results {
+                            location: &location,
+                            results: &results,
+                        },
+                        now(),
+                    )
+                })
+                .await;
             if let Err(err) = outcome {
                 tracing::warn!(agent = %agent_id, error = %err, "results not ingested");
             }
@@ -261,7 +264,7 @@ fn handle(
     }
 }
 
-fn connect(service: &Service, register: &pb::Register, location: &LocationId) -> u64 {
+async fn connect(service: &Service, register: &pb::Register, location: &LocationId) -> u64 {
     let first = {
         let mut locations = lock(&service.locations);
         let count = locations.entry(location.clone()).or_default();
@@ -269,7 +272,10 @@ fn connect(service: &Service, register: &pb::Register, location: &LocationId) ->
         *count == 1
     };
     if first {
-        let result = service.with_control(|c| c.step(Input::LocationConnected(location), now()));
+        let at = location.clone();
+        let result = service
+            .call(move |c| c.step(Input::LocationConnected(&at), now()))
+            .await;
         if let Err(err) = result {
             tracing::warn!(%location, error = %err, "location not tracked");
         }
@@ -287,7 +293,7 @@ fn connect(service: &Service, register: &pb::Register, location: &LocationId) ->
     })
 }
 
-fn disconnect(service: &Service, agent_id: &str, stream: u64, location: &LocationId) {
+async fn disconnect(service: &Service, agent_id: &str, stream: u64, location: &LocationId) {
     lock(&service.agents).disconnect(agent_id, stream, now().0);
     let last = {
         let mut locations = lock(&service.locations);
@@ -296,7 +302,10 @@ fn disconnect(service: &Service, agent_id: &str, stream: u64, location: &Locatio
         *count == 0
     };
     if last {
-        let _ = service.with_control(|c| c.step(Input::LocationDisconnected(location), now()));
+        let at = location.clone();
+        let _ = service
+            .call(move |c| c.step(Input::LocationDisconnected(&at), now()))
+            .await;
     }
 }
 

@@ -38,7 +38,8 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
     ) -> Result<Response<pb::AppliedAck>, Status> {
         let r = request.into_inner();
         check_edge_id(&r.edge_id)?;
-        let published = self.0.with_control(|c| c.feed().published_at(r.version));
+        let version = r.version;
+        let published = self.0.call(move |c| c.feed().published_at(version)).await;
         let mut edges = lock(&self.0.edges);
         let edge = edges
             .entry(r.edge_id.clone())
@@ -102,7 +103,7 @@ async fn run(
     tracing::info!(edge = %edge_id, held, "edge subscribed");
     let mut versions = service.watch_version();
     loop {
-        let catchup = service.with_control(|c| c.feed().since(held));
+        let catchup = service.call(move |c| c.feed().since(held)).await;
         let updates: Vec<pb::SnapshotUpdate> = match catchup {
             Catchup::UpToDate => Vec::new(),
             Catchup::Full(s) => {

@@ -1,80 +1,80 @@
-//! Group commit of single writes on a cluster's leader: writes that queue
-//! while another write's proposal replicates are validated in turn and
-//! proposed as one log entry, so concurrent writers share one quorum round
-//! instead of waiting for one each. Each is still refused or acknowledged
-//! on its own.
+//! Group commit: single writes that queued while the core was busy (an
+//! fsync, a Raft round) are validated in turn, each against the state the
+//! ones before it left, and made durable as one commit, so concurrent
+//! writers share one fsync or one quorum round instead of waiting for one
+//! each. Each is still refused or acknowledged on its own.
 
-use std::sync::mpsc::Sender;
-
+use super::hold::hold_after;
 use super::{Control, ControlError, removed, renumber};
 use crate::core::catalog::{Change, Op};
 use crate::core::store::Commit;
 use gslb_engine::Timestamp;
 
-/// One queued write and where its outcome goes.
-pub type Queued = (Op, Sender<Result<Change, ControlError>>);
-
 impl Control {
-    /// Validate each queued write against the state the ones before it
-    /// left, then make the accepted ones durable in one commit. The state
-    /// takes them before the commit: on a store failure each accepted write
-    /// is reported failed and the state holds changes the store lacks,
-    /// which only a store that has the core rebuilt after a failed commit
-    /// may allow (a Raft store). Any other store writes them one by one.
-    pub fn write_grouped(&mut self, queued: Vec<Queued>, now: Timestamp) {
+    /// Validate `ops` in turn on a copy of the state (a persistent map: the
+    /// copy shares everything), commit the accepted ones together, and only
+    /// then take the copy: on a store failure nothing changed and every
+    /// accepted write reports the failure. One outcome per op, in order.
+    pub fn write_grouped(
+        &mut self,
+        ops: Vec<Op>,
+        now: Timestamp,
+    ) -> Vec<Result<Change, ControlError>> {
         if let Err(e) = self.decides() {
-            for (_, reply) in queued {
-                let _ = reply.send(Err(e.clone()));
-            }
-            return;
+            return ops.iter().map(|_| Err(e.clone())).collect();
         }
-        if !self.store.one_version_per_commit() {
-            for (op, reply) in queued {
-                let outcome = self.write(vec![op], now).map(|mut changes| {
-                    // One op makes exactly one change.
-                    changes.remove(0)
-                });
-                let _ = reply.send(outcome);
-            }
-            return;
+        if ops.len() == 1 {
+            // Validated in place, no copy at all.
+            return vec![self.write(ops, now).map(|mut changes| changes.remove(0))];
         }
-        let hold_before = self.state.hold.clone();
-        let mut accepted = Vec::with_capacity(queued.len());
-        for (op, reply) in queued {
-            match self.state.prepare(op) {
-                Ok(prepared) => accepted.push((self.state.commit(prepared), reply)),
-                Err(e) => {
-                    let _ = reply.send(Err(e.into()));
+        let mut trial = self.state.clone();
+        let mut outcomes: Vec<Result<usize, ControlError>> = Vec::with_capacity(ops.len());
+        let mut changes: Vec<Change> = Vec::new();
+        for op in ops {
+            match trial.prepare(op) {
+                Ok(prepared) => {
+                    changes.push(trial.commit(prepared));
+                    outcomes.push(Ok(changes.len() - 1));
                 }
+                Err(e) => outcomes.push(Err(e.into())),
             }
         }
-        if accepted.is_empty() {
-            return;
+        if changes.is_empty() {
+            // Every one was refused.
+            return outcomes
+                .into_iter()
+                .filter_map(Result::err)
+                .map(Err)
+                .collect();
         }
-        let mut changes: Vec<Change> = accepted.iter().map(|(c, _)| c.clone()).collect();
         let commit = Commit {
             changes: changes.clone(),
-            last_id: self.state.last_id,
-            version: self.state.version,
+            last_id: trial.last_id,
+            version: trial.version,
             latched: removed(&changes),
-            hold: super::hold::hold_after(&hold_before, &changes),
+            hold: hold_after(&self.state.hold, &changes),
             ..Commit::default()
         };
-        let outcome = self
+        let applied = self
             .store
             .commit(&commit)
             .map_err(ControlError::from)
             .and_then(|stored| {
                 renumber(self.store.as_ref(), &mut changes, stored);
-                self.state.version = stored;
+                trial.version = stored;
+                self.state = trial;
                 self.catalog_generation += 1;
                 for change in &changes {
                     self.feed_engine(change, now)?;
                 }
                 self.publish(&changes, now)
             });
-        for ((_, reply), change) in accepted.into_iter().zip(changes) {
-            let _ = reply.send(outcome.clone().map(|()| change));
-        }
+        outcomes
+            .into_iter()
+            .map(|o| {
+                let at = o?;
+                applied.clone().map(|()| changes[at].clone())
+            })
+            .collect()
     }
 }

@@ -20,11 +20,13 @@ use gslb_engine::Input;
 pub type StateStream = Pin<Box<dyn Stream<Item = Result<pb::EphemeralState, Status>> + Send>>;
 
 /// One heartbeat; the member's health after it.
-pub fn beat(service: &Service, member: MemberId) -> Result<i32, Status> {
-    let health = service.with_control(|c| {
-        c.step(Input::Heartbeat(member), now())?;
-        Ok::<_, Status>(c.engine().member_status(member, now()).map(|s| s.health))
-    })?;
+pub async fn beat(service: &Service, member: MemberId) -> Result<i32, Status> {
+    let health = service
+        .call(move |c| {
+            c.step(Input::Heartbeat(member), now())?;
+            Ok::<_, Status>(c.engine().member_status(member, now()).map(|s| s.health))
+        })
+        .await?;
     Ok(gslb_proto::convert::health_to_pb(health.unwrap_or_default()) as i32)
 }
 
@@ -53,7 +55,7 @@ pub fn keep(
             member_id: member.0,
             health,
         };
-        let mut health = beat(&service, member);
+        let mut health = beat(&service, member).await;
         tracing::info!(%member, interval_ms = interval.as_millis() as u64, "connection-kept ephemeral member registered");
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
         let why = loop {
@@ -72,13 +74,13 @@ pub fn keep(
             health = loop {
                 tokio::select! {
                     _ = ticker.tick() => {
-                        if let Err(e) = beat(&service, member) {
+                        if let Err(e) = beat(&service, member).await {
                             break Err(e);
                         }
                     }
                     message = inbound.message() => {
                         break match message {
-                            Ok(Some(pb::EphemeralKeepalive { msg: Some(pb::ephemeral_keepalive::Msg::Heartbeat(_)) })) => beat(&service, member),
+                            Ok(Some(pb::EphemeralKeepalive { msg: Some(pb::ephemeral_keepalive::Msg::Heartbeat(_)) })) => beat(&service, member).await,
                             Ok(Some(_)) => Err(Status::invalid_argument("register: only the first message registers; later ones are heartbeats")),
                             Ok(None) | Err(_) => Err(Status::cancelled("closed")),
                         };

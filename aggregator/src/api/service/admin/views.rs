@@ -39,19 +39,21 @@ fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, boo
 
 /// A member's status: the core is held only to take the member's engine
 /// state; the rest is read from the published view.
-pub fn member_status(
+pub async fn member_status(
     s: &Service,
     id: MemberId,
     now: Timestamp,
 ) -> Result<pb::MemberStatus, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
-    let (view, status) = s.status_view(|v| {
-        if v.catalog().members.contains_key(&id) {
-            vec![id]
-        } else {
-            Vec::new()
-        }
-    });
+    let (view, status) = s
+        .status_view(move |v| {
+            if v.catalog().members.contains_key(&id) {
+                vec![id]
+            } else {
+                Vec::new()
+            }
+        })
+        .await;
     let pool = view.catalog().members.get(&id).ok_or_else(not_found)?.pool;
     let ids: Vec<MemberId> = view.state().pool_member_ids(pool).collect();
     let flags = pool_flags(view.snapshot(), pool, &ids);
@@ -101,12 +103,25 @@ fn member_status_in(
 /// A pool's status with each member's, and the view it was read from: the
 /// core is held only to take a pointer to each member's engine state;
 /// flags and rendering (one pass over the pool) happen after it is let go.
-pub fn pool_status(
+pub async fn pool_status(
     s: &Service,
     id: PoolId,
     now: Timestamp,
 ) -> Result<(std::sync::Arc<View>, pb::PoolStatus), Status> {
-    let (view, status) = s.status_view(|v| v.state().pool_member_ids(id).collect());
+    let (view, status) = s
+        .status_view(move |v| v.state().pool_member_ids(id).collect())
+        .await;
+    // One pass over the pool: off the runtime's workers when it is large.
+    crate::api::service::off_worker(|| pool_status_of(view, &status, id, now))
+}
+
+/// A pool's status from a view and the engine state taken with it.
+fn pool_status_of(
+    view: std::sync::Arc<View>,
+    status: &StatusView,
+    id: PoolId,
+    now: Timestamp,
+) -> Result<(std::sync::Arc<View>, pb::PoolStatus), Status> {
     if !view.catalog().pools.contains_key(&id) {
         return Err(Status::not_found(format!("pool {id} does not exist")));
     }
@@ -115,7 +130,7 @@ pub fn pool_status(
     let (eligible, protected, fail_open) = flags;
     let members = ids
         .iter()
-        .map(|m| member_status_in(&view, &status, *m, flags, now))
+        .map(|m| member_status_in(&view, status, *m, flags, now))
         .collect::<Result<Vec<_>, _>>()?;
     let status = pb::PoolStatus {
         pool_id: id.0,
