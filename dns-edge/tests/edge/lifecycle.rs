@@ -153,11 +153,9 @@ fn a_record_set_the_edge_cannot_send_is_skipped_and_reported() {
     // by older aggregators): the edge used to refuse the whole snapshot.
     // Now it serves everything else and says which set it left out.
     let (dir, agg, edge, version) = mesh("skipped", &[]);
-    drop(edge);
-    let grpc = agg.url();
-    drop(agg);
     let cache = dir.join("cache");
-    // The cache is written just after the snapshot is applied.
+    // The cache is written just after the snapshot is applied: wait for it
+    // before the edge is killed (under load a kill in between left none).
     let cached = || {
         gslb_edge::cache::load(&cache)
             .ok()
@@ -165,6 +163,9 @@ fn a_record_set_the_edge_cannot_send_is_skipped_and_reported() {
             .filter(|s| s.version == version)
     };
     wait_until(30, "the cache file", || cached().is_some());
+    drop(edge);
+    let grpc = agg.url();
+    drop(agg);
     let mut snapshot = cached().unwrap();
     let zone = *snapshot.catalog.zones.keys().next().unwrap();
     let huge = gslb_shared::RecordSet {
