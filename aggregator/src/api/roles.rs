@@ -11,7 +11,7 @@ use openraft::ServerState;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::api::service::{Service, now};
-use crate::core::control::Control;
+use crate::core::control::{Control, Role};
 use crate::replication::cluster::{Cluster, RaftStore};
 use crate::replication::raft::Event;
 
@@ -33,6 +33,9 @@ pub async fn follow(
         tokio::select! {
             event = events.recv() => match event {
                 None => return,
+                // A confirmed leader's commits are its own, applied by the
+                // core that proposed them: no round trip through here.
+                Some(Event::Committed(..)) if service.view().role() == Role::Leader => {}
                 Some(Event::Committed(index, commit)) => {
                     let applied = service
                         .call(move |c| c.apply_replicated(index, &commit, now()))
@@ -84,7 +87,7 @@ async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool) {
         .replace_control(move || {
             let control = Control::open(Box::new(store), engine, now())?;
             Ok(if lead {
-                control
+                control.into_leader()
             } else {
                 control.into_replica()
             })

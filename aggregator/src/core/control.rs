@@ -21,6 +21,22 @@ pub use view::{LatchedMap, View};
 
 use crate::core::store::{Commit, Latched, Loaded, Store, StoreError};
 
+/// What a control core is on its node: it decides alone, decides as a
+/// cluster's confirmed leader, or mirrors the leader's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    /// A single node: decides, with a local store.
+    #[default]
+    Single,
+    /// A cluster's confirmed leader: decides; its writes go through the log,
+    /// and the core applies each itself once the log has committed it (the
+    /// log's announcement of it is not needed here).
+    Leader,
+    /// A cluster follower: mirrors the log (see
+    /// [`Control::apply_replicated`]) and refuses writes and engine inputs.
+    Follower,
+}
+
 /// Deltas kept for edges that reconnect.
 pub const FEED_WINDOW: usize = 1_024;
 
@@ -50,9 +66,8 @@ pub struct Control {
     /// Bumped on every catalog change (not on health decisions), so agent
     /// streams recompute assignments only when they can have changed.
     catalog_generation: u64,
-    /// A Raft follower: mirrors the log (see [`Control::apply_replicated`])
-    /// and refuses writes and engine inputs.
-    replica: bool,
+    /// Who decides here (see [`Role`]).
+    role: Role,
 }
 
 impl std::fmt::Debug for Control {
@@ -85,7 +100,7 @@ impl Control {
             latched: latched.into_iter().collect(),
             outputs: Vec::new(),
             catalog_generation: 0,
-            replica: false,
+            role: Role::Single,
         };
         control.state.build_index();
         let catalog = control.state.catalog.clone();
@@ -253,7 +268,7 @@ impl Control {
     /// Hand one engine input over (results, heartbeats, location changes,
     /// manual health, ticks) and make its decisions durable and published.
     pub fn step(&mut self, input: Input<'_>, now: Timestamp) -> Result<(), ControlError> {
-        if self.replica {
+        if self.role == Role::Follower {
             // A follower's engine decides nothing: the leader's decisions
             // arrive through the log. Its clock ticks here all the same.
             return match input {
@@ -295,6 +310,7 @@ impl Control {
             snapshot: self.feed.current(),
             catalog_generation: self.catalog_generation,
             store: self.store.clone(),
+            role: self.role,
         }
     }
 

@@ -3,7 +3,7 @@
 //! leader's versions, so edges subscribed to it see what the leader's see,
 //! and refuses everything that would decide or write on its own.
 
-use super::{Control, ControlError};
+use super::{Control, ControlError, Role};
 use crate::core::catalog::Written;
 use crate::core::feed::delta_of;
 use crate::core::store::{Commit, StoreError};
@@ -12,18 +12,24 @@ use gslb_engine::{Input, RestoredMember, Timestamp};
 impl Control {
     /// Turn this core into a follower's mirror.
     pub fn into_replica(mut self) -> Self {
-        self.replica = true;
+        self.role = Role::Follower;
         self
     }
 
-    /// True on a follower's mirror.
-    pub fn is_replica(&self) -> bool {
-        self.replica
+    /// Turn this core into a cluster leader's decider.
+    pub fn into_leader(mut self) -> Self {
+        self.role = Role::Leader;
+        self
+    }
+
+    /// What this core is on its node.
+    pub fn role(&self) -> Role {
+        self.role
     }
 
     /// Refuse when this core only mirrors the log.
     pub(super) fn decides(&self) -> Result<(), ControlError> {
-        if self.replica {
+        if self.role == Role::Follower {
             return Err(ControlError::Store(StoreError::NotReplicated {
                 why: "this node is a follower".into(),
                 leader: None,

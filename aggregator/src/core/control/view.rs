@@ -23,6 +23,7 @@ pub struct View {
     pub(super) snapshot: Arc<Snapshot>,
     pub(super) catalog_generation: u64,
     pub(super) store: Arc<dyn Store>,
+    pub(super) role: super::Role,
 }
 
 impl std::fmt::Debug for View {
@@ -37,6 +38,11 @@ impl View {
     /// The version this view shows.
     pub fn version(&self) -> u64 {
         self.state.version
+    }
+
+    /// What the core was on its node at this view.
+    pub fn role(&self) -> super::Role {
+        self.role
     }
 
     /// The catalog generation this view shows.
