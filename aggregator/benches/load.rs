@@ -188,6 +188,38 @@ async fn configure(server: &str, token: &str, n: u64) {
         latencies[latencies.len() / 2].as_secs_f64() * 1e3,
         latencies[latencies.len() * 99 / 100].as_secs_f64() * 1e3
     );
+    // Concurrent durable writes: 16 writers at once, each on its own
+    // members, each write acknowledged only once durable.
+    let (writers, each) = (16u64, 50u64);
+    let mut sets = Vec::new();
+    for w in 0..writers {
+        let mut members = Vec::new();
+        for i in 0..each {
+            let id = 1_003 + w * each + i;
+            members.push(c.get_member(pb::IdRequest { id }).await.unwrap().into_inner());
+        }
+        sets.push(members);
+    }
+    let t = Instant::now();
+    let tasks: Vec<_> = sets
+        .into_iter()
+        .map(|members| {
+            let mut c = c.clone();
+            tokio::spawn(async move {
+                for mut m in members {
+                    m.weight = 10 + (m.id % 50) as u32;
+                    c.update_member(m).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    println!(
+        "concurrent_writes members={n} writers={writers} writes_per_s={:.0}",
+        (writers * each) as f64 / t.elapsed().as_secs_f64()
+    );
 }
 
 struct Agent {
