@@ -11,7 +11,7 @@ if ! command -v prometheus-blackbox-exporter >/dev/null; then
   echo "installing prometheus-blackbox-exporter (Debian package)" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus-blackbox-exporter >/dev/null
 fi
-cargo build --release -p gslb-agent --bin gslb-agent
-cargo bench -p gslb-agent --bench load --no-run
+cargo build --release --workspace --bins
+cargo bench --workspace --bench agent_load --no-run
 export GSLB_AGENT_BIN="$PWD/target/release/gslb-agent"
-exec taskset -c "${DRIVER_CPU:-0}" cargo bench -q -p gslb-agent --bench load
+exec taskset -c "${DRIVER_CPU:-0}" cargo bench -q --workspace --bench agent_load

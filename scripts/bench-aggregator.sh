@@ -10,6 +10,6 @@ cd "$(dirname "$0")/.."
 # --workspace for both, so the bench reuses the release build's artifacts
 # (a -p build unifies features differently and recompiles most crates).
 cargo build --release --workspace --bins
-cargo bench --workspace --bench load --no-run
+cargo bench --workspace --bench aggregator_load --no-run
 export GSLB_AGGREGATOR_BIN="$PWD/target/release/gslb-aggregator"
-exec taskset -c "${DRIVER_CPU:-0}" cargo bench -q --workspace --bench load
+exec taskset -c "${DRIVER_CPU:-0}" cargo bench -q --workspace --bench aggregator_load

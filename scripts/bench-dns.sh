@@ -26,7 +26,7 @@ for t in dnsperf dig nsd knotd; do
   command -v "$t" >/dev/null || { echo "bench-dns: $t missing (apt-get install dnsperf bind9-dnsutils nsd knot)" >&2; exit 2; }
 done
 cd "$ROOT"
-cargo build --release -q -p gslb-edge -p gslb-aggregator
+cargo build --release -q --workspace --bins
 BIN="$ROOT/target/release"
 WORK="$(mktemp -d /tmp/gslb-bench-dns.XXXXXX)"
 PIDS=()
@@ -100,7 +100,9 @@ if [ "$LAT" = 1 ]; then
 fi
 
 if [ "$SCALE" -gt 0 ]; then
-  cargo run --release -q -p gslb-edge --example synth_cache -- "$WORK/scale" "$SCALE" "$WORK/scale-queries.txt" >/dev/null
+  # Built with the workspace's features (as the binaries above), then run.
+  cargo build --release -q --workspace --example synth_cache
+  target/release/examples/synth_cache "$WORK/scale" "$SCALE" "$WORK/scale-queries.txt" >/dev/null
   "$BIN/gslb-edge" --cache-dir "$WORK/scale" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 \
     --udp-workers "$WORKERS" --min-drain-secs 0 >"$WORK/scale.out" 2>"$WORK/scale.err" & SPID=$!; PIDS+=("$SPID")
   listening "$WORK/scale.out" dns >/dev/null

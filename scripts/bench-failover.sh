@@ -9,5 +9,5 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 cargo build --release --locked -q --workspace --bins
-cargo build --release --locked -q -p gslb-e2e --example failover
+cargo build --release --locked -q --workspace --example failover
 GSLB_BIN_DIR="$ROOT/target/release" exec "$ROOT/target/release/examples/failover"

@@ -4,5 +4,5 @@
 # a new leader after the leader stops, over ELECTIONS (default 20) stops.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --locked -q -p gslb-aggregator --example raft_bench
+cargo build --release --locked -q --workspace --example raft_bench
 exec target/release/examples/raft_bench

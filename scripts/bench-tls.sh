@@ -8,5 +8,5 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 cargo build --release --locked -q --workspace --bins
-cargo build --release --locked -q -p gslb-e2e --example tls
+cargo build --release --locked -q --workspace --example tls
 GSLB_BIN_DIR="$ROOT/target/release" exec "$ROOT/target/release/examples/tls"

@@ -19,7 +19,7 @@ for t in zonemaster-cli dnsviz named named-checkconf unshare dig python3; do
 done
 [ "$(id -u)" = 0 ] || { echo "check-dns-zone: needs root (unshare -n, port 53)" >&2; exit 2; }
 cd "$ROOT"
-cargo build -q -p gslb-edge -p gslb-aggregator
+cargo build -q --workspace --bins
 BIN="$ROOT/target/debug"
 WORK="$(mktemp -d /tmp/gslb-check-zone.XXXXXX)"
 PIDS=()
