@@ -163,9 +163,10 @@ fn main() {
     let target = Backend::start(None, "127.0.12.101:0");
     let kept = Backend::start(None, "127.0.12.102:0");
     let leader = cluster.leader(30);
+    // The write phase's records are left out: pruned.
     let version = cluster
         .node(leader)
-        .apply(&web_pair(target.addr, kept.addr), &dir);
+        .apply_pruning(&web_pair(target.addr, kept.addr), &dir);
     let urls = cluster.urls();
     let _agents: Vec<Agent> = [("fra1", "eu"), ("iad1", "us"), ("sin1", "ap")]
         .iter()

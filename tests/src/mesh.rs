@@ -177,6 +177,16 @@ impl Aggregator {
         applied_version(&out).unwrap_or_else(|| panic!("no version in {out}"))
     }
 
+    /// [`Aggregator::apply`] with `--prune`: whatever the document leaves
+    /// out is deleted.
+    pub fn apply_pruning(&self, config: &str, dir: &Path) -> u64 {
+        let file = dir.join("applied.toml");
+        std::fs::write(&file, config).expect("write config");
+        let path = file.to_str().expect("utf-8 path");
+        let out = self.ctl(&["apply", "-f", path, "--prune"]);
+        applied_version(&out).unwrap_or_else(|| panic!("no version in {out}"))
+    }
+
     /// A REST call with the write token (plain HTTP: the harness's
     /// loopback aggregators run `--insecure`); (status, parsed body or
     /// `Value::Null`).
