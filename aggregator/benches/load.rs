@@ -196,7 +196,12 @@ async fn configure(server: &str, token: &str, n: u64) {
         let mut members = Vec::new();
         for i in 0..each {
             let id = 1_003 + w * each + i;
-            members.push(c.get_member(pb::IdRequest { id }).await.unwrap().into_inner());
+            members.push(
+                c.get_member(pb::IdRequest { id })
+                    .await
+                    .unwrap()
+                    .into_inner(),
+            );
         }
         sets.push(members);
     }

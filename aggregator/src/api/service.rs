@@ -74,14 +74,16 @@ impl EdgeInfo {
     }
 }
 
-/// Run `f` where it cannot stall the runtime's other tasks: through
-/// `block_in_place` on a multi-threaded runtime, in place elsewhere.
-pub fn off_worker<R>(f: impl FnOnce() -> R) -> R {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
+/// Run long work (a large read's rendering, a parse, a backup) on the
+/// runtime's blocking pool, where it cannot stall the tasks on its workers;
+/// its result (a panic in `f` is the caller's).
+pub async fn off_worker<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => panic!("blocking work did not finish: {e}"),
+        },
     }
 }
 

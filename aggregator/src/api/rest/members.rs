@@ -94,9 +94,12 @@ pub async fn list(
     if !shown.catalog().pools.contains_key(&PoolId(pool)) {
         return Err(ApiError::not_found(format!("pool {pool} does not exist")));
     }
-    Ok(Json(off_worker(|| {
-        Value::Array(shown.state().pool_members(PoolId(pool)).map(view).collect())
-    })))
+    Ok(Json(
+        off_worker(move || {
+            Value::Array(shown.state().pool_members(PoolId(pool)).map(view).collect())
+        })
+        .await,
+    ))
 }
 
 /// `GET /api/v1/members/{id}`.

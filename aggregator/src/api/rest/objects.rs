@@ -86,9 +86,12 @@ macro_rules! object_routes {
         /// List.
         pub async fn $list(State(s): State<Arc<Service>>) -> Json<Value> {
             let view = s.view();
-            Json(off_worker(|| {
-                Value::Array(view.catalog().$map.values().map(to_json).collect())
-            }))
+            Json(
+                off_worker(move || {
+                    Value::Array(view.catalog().$map.values().map(to_json).collect())
+                })
+                .await,
+            )
         }
 
         /// Create from the body over the defaults.
@@ -197,16 +200,19 @@ pub async fn list_records(
         return list_records_all(State(s)).await;
     };
     let view = s.view();
-    Json(off_worker(|| {
-        Value::Array(
-            view.catalog()
-                .records
-                .values()
-                .filter(|r| r.zone.0 == zone)
-                .map(to_json)
-                .collect(),
-        )
-    }))
+    Json(
+        off_worker(move || {
+            Value::Array(
+                view.catalog()
+                    .records
+                    .values()
+                    .filter(|r| r.zone.0 == zone)
+                    .map(to_json)
+                    .collect(),
+            )
+        })
+        .await,
+    )
 }
 
 /// Body of `POST /api/v1/apply`.
@@ -245,9 +251,9 @@ pub async fn apply_config(
     Query(q): Query<ConfigQuery>,
     body: Bytes,
 ) -> Reply {
-    let text =
-        std::str::from_utf8(&body).map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
-    let desired = crate::api::service::off_worker(|| crate::core::declarative::parse(text))?;
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
+    let desired = off_worker(move || crate::core::declarative::parse(&text)).await?;
     let (plan, version) = s
         .call(move |c| c.apply_document(&desired, q.dry_run, q.prune, now()))
         .await?;

@@ -93,7 +93,7 @@ pub async fn pool_status(
     let (view, status) = views::pool_status(&s, PoolId(id), now())
         .await
         .map_err(status_error)?;
-    let body = crate::api::service::off_worker(|| {
+    let body = crate::api::service::off_worker(move || {
         // Addresses from the very view the statuses were read from.
         let endpoint = |m: &pb::MemberStatus| {
             view.catalog()
@@ -133,7 +133,8 @@ pub async fn pool_status(
             "membersByAddress": by_address,
         }))
         .unwrap_or_default()
-    });
+    })
+    .await;
     Ok((
         [(axum::http::header::CONTENT_TYPE, "application/json")],
         body,

@@ -105,10 +105,13 @@ impl Admin {
             .ok_or_else(|| Status::not_found(format!("{r} does not exist")))
     }
 
-    fn list<R>(&self, get: impl FnOnce(&Catalog) -> R) -> Reply<R> {
+    async fn list<R: Send + 'static>(
+        &self,
+        get: impl FnOnce(&Catalog) -> R + Send + 'static,
+    ) -> Reply<R> {
         // A long list is rendered off the worker, never on the core.
         let view = self.0.view();
-        Ok(Response::new(off_worker(|| get(view.catalog()))))
+        Ok(Response::new(off_worker(move || get(view.catalog())).await))
     }
 }
 
@@ -146,6 +149,7 @@ impl AdminService for Admin {
         self.list(|c| pb::ZoneList {
             zones: c.zones.values().map(Into::into).collect(),
         })
+        .await
     }
 
     async fn create_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
@@ -180,7 +184,7 @@ impl AdminService for Admin {
     }
     async fn list_record_sets(&self, r: Request<pb::ListRequest>) -> Reply<pb::RecordSetList> {
         let zone = r.into_inner().zone_id;
-        self.list(|c| pb::RecordSetList {
+        self.list(move |c| pb::RecordSetList {
             records: c
                 .records
                 .values()
@@ -188,6 +192,7 @@ impl AdminService for Admin {
                 .map(Into::into)
                 .collect(),
         })
+        .await
     }
 
     async fn create_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
@@ -222,6 +227,7 @@ impl AdminService for Admin {
         self.list(|c| pb::PoolList {
             pools: c.pools.values().map(Into::into).collect(),
         })
+        .await
     }
 
     async fn create_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
@@ -257,19 +263,24 @@ impl AdminService for Admin {
     async fn list_members(&self, r: Request<pb::ListRequest>) -> Reply<pb::MemberList> {
         let pool = r.into_inner().pool_id;
         if pool == 0 {
-            return self.list(|c| pb::MemberList {
-                members: c.members.values().map(Into::into).collect(),
-            });
+            return self
+                .list(|c| pb::MemberList {
+                    members: c.members.values().map(Into::into).collect(),
+                })
+                .await;
         }
         // One pool: its members from the index, not a scan of all.
         let view = self.0.view();
-        Ok(Response::new(off_worker(|| pb::MemberList {
-            members: view
-                .state()
-                .pool_members(PoolId(pool))
-                .map(Into::into)
-                .collect(),
-        })))
+        Ok(Response::new(
+            off_worker(move || pb::MemberList {
+                members: view
+                    .state()
+                    .pool_members(PoolId(pool))
+                    .map(Into::into)
+                    .collect(),
+            })
+            .await,
+        ))
     }
 
     async fn create_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
@@ -304,6 +315,7 @@ impl AdminService for Admin {
         self.list(|c| pb::CheckList {
             checks: c.checks.values().map(Into::into).collect(),
         })
+        .await
     }
 
     async fn get_member_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::MemberStatus> {
@@ -429,11 +441,12 @@ impl AdminService for Admin {
         &self,
         r: Request<pb::ApplyConfigRequest>,
     ) -> Reply<pb::ApplyConfigResponse> {
-        let r = r.into_inner();
+        let mut r = r.into_inner();
         // Parsing a large document is long work: off the worker too.
-        let desired =
-            crate::api::service::off_worker(|| crate::core::declarative::parse(&r.document))
-                .map_err(invalid)?;
+        let document = std::mem::take(&mut r.document);
+        let desired = off_worker(move || crate::core::declarative::parse(&document))
+            .await
+            .map_err(invalid)?;
         let (plan, version) = self
             .0
             .call(move |c| c.apply_document(&desired, r.dry_run, r.prune, now()))
@@ -475,7 +488,7 @@ impl AdminService for Admin {
 
     async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
         let view = self.0.view();
-        let backup = off_worker(|| view.backup(now().0));
+        let backup = off_worker(move || view.backup(now().0)).await;
         Ok(Response::new(pb::BackupResponse {
             version: backup.state.version,
             document: backup.encode(),

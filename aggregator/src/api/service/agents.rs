@@ -121,7 +121,7 @@ async fn run(
     let mut catalog = service.watch_catalog();
     let mut role = service.watch_role();
     // A pass over the catalog: on the published view, off the worker.
-    let mut sent = off_worker(|| assignments_for(service.view().catalog(), &location));
+    let mut sent = assignments_of(&service, &location).await;
     let mut set_version = 1u64;
     let full = pb::AssignmentSet {
         version: set_version,
@@ -170,7 +170,7 @@ async fn run(
                 if changed.is_err() {
                     break;
                 }
-                let fresh = off_worker(|| assignments_for(service.view().catalog(), &location));
+                let fresh = assignments_of(&service, &location).await;
                 if let Some(delta) = delta(&sent, &fresh, &mut set_version) {
                     set_assignments(&service, &agent_id, stream, fresh.len());
                     sent = fresh;
@@ -183,6 +183,13 @@ async fn run(
     }
     disconnect(&service, &agent_id, stream, &location).await;
     tracing::info!(agent = %agent_id, %location, "agent disconnected");
+}
+
+/// The location's assignment set from the published view (a pass over the
+/// catalog: on the blocking pool).
+async fn assignments_of(service: &Service, location: &LocationId) -> AssignmentSet {
+    let (view, location) = (service.view(), location.clone());
+    off_worker(move || assignments_for(view.catalog(), &location)).await
 }
 
 fn delta(

@@ -1,7 +1,7 @@
 //! What reads see: the core's durable state after one operation, immutable
 //! and shared. Catalog, indexes, latched health and the edge snapshot are
 //! persistent maps, so taking a view copies nothing and a reader holding
-//! one never holds the core: a write or an ingest that lands meanwhile
+//! one never waits for the core: a write or an ingest that lands meanwhile
 //! copies only the path it changes.
 
 use std::sync::Arc;

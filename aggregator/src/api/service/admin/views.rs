@@ -37,7 +37,7 @@ fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, boo
     (state.eligible, state.protected, state.fail_open)
 }
 
-/// A member's status: the core is held only to take the member's engine
+/// A member's status: the core is asked only for the member's engine
 /// state; the rest is read from the published view.
 pub async fn member_status(
     s: &Service,
@@ -101,8 +101,9 @@ fn member_status_in(
 }
 
 /// A pool's status with each member's, and the view it was read from: the
-/// core is held only to take a pointer to each member's engine state;
-/// flags and rendering (one pass over the pool) happen after it is let go.
+/// core is asked only for a pointer to each member's engine state; flags
+/// and rendering (one pass over the pool) happen afterwards, off the
+/// runtime's workers.
 pub async fn pool_status(
     s: &Service,
     id: PoolId,
@@ -112,7 +113,7 @@ pub async fn pool_status(
         .status_view(move |v| v.state().pool_member_ids(id).collect())
         .await;
     // One pass over the pool: off the runtime's workers when it is large.
-    crate::api::service::off_worker(|| pool_status_of(view, &status, id, now))
+    crate::api::service::off_worker(move || pool_status_of(view, &status, id, now)).await
 }
 
 /// A pool's status from a view and the engine state taken with it.
