@@ -549,12 +549,11 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
                 .pools;
             let mut statuses = Vec::new();
             for p in &pools {
-                statuses.push((
-                    p.name.clone(),
-                    c.get_pool_status(pb::IdRequest { id: p.id })
-                        .await?
-                        .into_inner(),
-                ));
+                let status = c
+                    .get_pool_status(pb::IdRequest { id: p.id })
+                    .await?
+                    .into_inner();
+                statuses.push((p.name.clone(), view_of(&status)?));
             }
             let mut text = render::overview(&statuses, out);
             if out != Output::Json {
@@ -652,7 +651,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
                 })
                 .await?
                 .into_inner();
-            Ok(render::member_status(&s, out))
+            Ok(render::member_status(&view_of(&s)?, out))
         }
         Command::Ephemeral { action } => ephemeral(&mut c, action, out).await,
         Command::Completions { .. }
@@ -672,6 +671,14 @@ fn converted<P: Clone, D: TryFrom<P, Error = gslb_shared::validate::ValidationEr
         .cloned()
         .map(|p| D::try_from(p).map_err(|e| CtlError::Input(format!("server sent {e}"))))
         .collect()
+}
+
+/// A status message as its view (the server's answer is checked like any
+/// peer input).
+fn view_of<'a, P, V: TryFrom<&'a P, Error = gslb_shared::validate::ValidationError>>(
+    p: &'a P,
+) -> Result<V, CtlError> {
+    V::try_from(p).map_err(|e| CtlError::Input(format!("server sent {e}")))
 }
 
 fn deleted(kind: &str, r: pb::DeleteResponse) -> String {
@@ -791,10 +798,10 @@ async fn pools(c: &mut Client, action: Action, out: Output) -> Result<String, Ct
             "pool",
             c.delete_pool(pb::IdRequest { id }).await?.into_inner(),
         )),
-        Action::Status { id } => Ok(render::pool_status(
-            &c.get_pool_status(pb::IdRequest { id }).await?.into_inner(),
-            out,
-        )),
+        Action::Status { id } => {
+            let status = c.get_pool_status(pb::IdRequest { id }).await?.into_inner();
+            Ok(render::pool_status(&view_of(&status)?, out))
+        }
     }
 }
 
@@ -834,7 +841,7 @@ async fn checks(c: &mut Client, action: Action, out: Output) -> Result<String, C
 async fn member_rows(
     c: &mut Client,
     members: Vec<pb::Member>,
-) -> Result<Vec<(Member, pb::MemberStatus)>, CtlError> {
+) -> Result<Vec<(Member, gslb_shared::status::MemberStatusView)>, CtlError> {
     let mut rows = Vec::new();
     let single = members.len() == 1;
     for m in converted::<_, Member>(&members)? {
@@ -845,7 +852,7 @@ async fn member_rows(
             Err(status) if status.code() == tonic::Code::NotFound && !single => continue,
             Err(status) => return Err(status.into()),
         };
-        rows.push((m, status));
+        rows.push((m, view_of(&status)?));
     }
     Ok(rows)
 }
@@ -866,10 +873,12 @@ async fn members(c: &mut Client, action: Action, out: Output) -> Result<String, 
                 .members;
             // Every member's status in one call (one per member made a
             // list quadratic over calls).
-            let statuses: std::collections::HashMap<u64, pb::MemberStatus> = c
-                .get_pool_status(pb::IdRequest { id: pool_id })
-                .await?
-                .into_inner()
+            let pool_status: gslb_shared::status::PoolStatusView = view_of(
+                &c.get_pool_status(pb::IdRequest { id: pool_id })
+                    .await?
+                    .into_inner(),
+            )?;
+            let statuses: std::collections::HashMap<u64, _> = pool_status
                 .members
                 .into_iter()
                 .map(|s| (s.member_id, s))
@@ -908,12 +917,13 @@ async fn members(c: &mut Client, action: Action, out: Output) -> Result<String, 
             "member",
             c.delete_member(pb::IdRequest { id }).await?.into_inner(),
         )),
-        Action::Status { id } => Ok(render::member_status(
-            &c.get_member_status(pb::IdRequest { id })
+        Action::Status { id } => {
+            let status = c
+                .get_member_status(pb::IdRequest { id })
                 .await?
-                .into_inner(),
-            out,
-        )),
+                .into_inner();
+            Ok(render::member_status(&view_of(&status)?, out))
+        }
     }
 }
 

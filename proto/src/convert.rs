@@ -12,6 +12,7 @@ mod pool;
 mod probe;
 mod record;
 mod snapshot;
+mod status;
 mod zone;
 
 use gslb_shared::validate::ValidationError;

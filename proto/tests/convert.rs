@@ -487,3 +487,95 @@ mod snapshots {
         assert!(err.names("members[0].address"), "{err}");
     }
 }
+
+fn health() -> impl Strategy<Value = Health> {
+    prop_oneof![Just(Health::Up), Just(Health::Down), Just(Health::Unknown)]
+}
+
+fn failure() -> impl Strategy<Value = Option<FailReason>> {
+    prop::option::of(prop_oneof![
+        Just(FailReason::Timeout),
+        Just(FailReason::Refused),
+        Just(FailReason::Tls),
+        Just(FailReason::BodyMismatch),
+        Just(FailReason::Other),
+    ])
+}
+
+fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
+    let location = (
+        "[a-z]{1,8}",
+        any::<u64>(),
+        failure(),
+        any::<u32>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(location, cycle, failure, latency_us, stale, quarantined)| {
+                status::LocationStatusView {
+                    location,
+                    cycle,
+                    passed: failure.is_none(),
+                    failure,
+                    latency_us,
+                    stale,
+                    quarantined,
+                }
+            },
+        );
+    (
+        (
+            any::<u64>(),
+            health(),
+            prop::option::of(0.0f64..=1.0),
+            any::<bool>(),
+            any::<u32>(),
+            any::<u32>(),
+        ),
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop::option::of(health()),
+            any::<bool>(),
+            any::<u64>(),
+            any::<bool>(),
+        ),
+        prop::collection::vec(location, 0..4),
+    )
+        .prop_map(
+            |(
+                (member_id, health, score, warming, warmup_passes, warmup_threshold),
+                (protected, fail_open, manual, suppressed, since_ms, decisions_paused),
+                locations,
+            )| status::MemberStatusView {
+                member_id,
+                healthy: health == Health::Up,
+                health,
+                score,
+                warming,
+                warmup_passes,
+                warmup_threshold,
+                protected,
+                fail_open,
+                manual,
+                suppressed,
+                since_ms,
+                decisions_paused,
+                locations,
+            },
+        )
+}
+
+proptest! {
+    #[test]
+    fn status_views_round_trip_through_protobuf(
+        members in prop::collection::vec(member_status(), 0..4),
+        flags in (any::<u64>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        let (pool_id, eligible, protected, fail_open, decisions_paused) = flags;
+        let view = status::PoolStatusView { pool_id, eligible, protected, fail_open, decisions_paused, members };
+        let wire = pb::PoolStatus::from(&view);
+        prop_assert_eq!(status::PoolStatusView::try_from(&wire).unwrap(), view);
+    }
+}

@@ -7,6 +7,7 @@ pub mod config;
 pub mod duration;
 pub mod model;
 pub mod selection;
+pub mod status;
 pub mod telemetry;
 pub mod validate;
 pub mod wire;

@@ -1,6 +1,7 @@
 //! What gslbctl prints: a table per kind, or JSON.
 
 use gslb_proto::pb;
+use gslb_shared::status::{MemberStatusView, PoolStatusView};
 use gslb_shared::*;
 use serde_json::{Value, json};
 
@@ -17,9 +18,18 @@ fn list<T: serde::Serialize>(items: &[T]) -> String {
     pretty(&Value::Array(items.iter().map(to_json).collect()))
 }
 
-/// `up`, `down` or `unknown`.
+/// `up`, `down` or `unknown` (a wire value).
 pub fn health_word(health: i32) -> String {
     health_name(health).as_str().unwrap_or("unknown").to_owned()
+}
+
+/// `up`, `down` or `unknown`.
+fn health_of(health: Health) -> &'static str {
+    match health {
+        Health::Up => "up",
+        Health::Down => "down",
+        Health::Unknown => "unknown",
+    }
 }
 
 fn region(r: &Option<Region>) -> String {
@@ -152,23 +162,23 @@ pub fn checks(items: &[Check], out: Output) -> String {
 }
 
 /// The STATUS column: `warming X/N` while warming, else the health (seed 000).
-fn status_word(m: &Member, s: &pb::MemberStatus) -> String {
+fn status_word(m: &Member, s: &MemberStatusView) -> String {
     if !m.enabled {
         return "disabled".into();
     }
     if s.warming {
         return format!("warming {}/{}", s.warmup_passes, s.warmup_threshold);
     }
-    match health_word(s.health).as_str() {
-        "up" => "healthy".into(),
-        "down" => "unhealthy".into(),
-        other => other.into(),
+    match s.health {
+        Health::Up => "healthy".into(),
+        Health::Down => "unhealthy".into(),
+        Health::Unknown => "unknown".into(),
     }
 }
 
 /// `ID NAME IP PORT W PRI STATUS REGION` and notes: `warmup:N` when a
 /// threshold is set, `decisions paused` while an operator holds its health.
-pub fn members(rows: &[(Member, pb::MemberStatus)], out: Output) -> String {
+pub fn members(rows: &[(Member, MemberStatusView)], out: Output) -> String {
     if out == Output::Json {
         let items: Vec<Value> = rows
             .iter()
@@ -212,7 +222,7 @@ pub fn members(rows: &[(Member, pb::MemberStatus)], out: Output) -> String {
 }
 
 /// One member's status.
-pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
+pub fn member_status(s: &MemberStatusView, out: Output) -> String {
     if out == Output::Json {
         return pretty(&status_json(s));
     }
@@ -229,7 +239,7 @@ pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
         ],
         &[vec![
             s.member_id.to_string(),
-            health_word(s.health),
+            health_of(s.health).to_owned(),
             s.score.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
             if s.warming {
                 format!("{}/{}", s.warmup_passes, s.warmup_threshold)
@@ -238,7 +248,7 @@ pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
             },
             s.protected.to_string(),
             s.fail_open.to_string(),
-            health_name(s.manual).as_str().unwrap_or("-").to_owned(),
+            s.manual.map_or("-", health_of).to_owned(),
             decisions_word(s.decisions_paused).into(),
         ]],
     );
@@ -247,10 +257,7 @@ pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
             .locations
             .iter()
             .map(|l| {
-                let result = failure_name(l.failure)
-                    .as_str()
-                    .unwrap_or("pass")
-                    .to_owned();
+                let result = l.failure.map_or("pass", |f| f.as_str()).to_owned();
                 let note = if l.quarantined {
                     "quarantined"
                 } else if l.stale {
@@ -277,7 +284,7 @@ pub fn member_status(s: &pb::MemberStatus, out: Output) -> String {
 }
 
 /// A pool's status.
-pub fn pool_status(s: &pb::PoolStatus, out: Output) -> String {
+pub fn pool_status(s: &PoolStatusView, out: Output) -> String {
     if out == Output::Json {
         return pretty(&json!({
             "poolId": s.pool_id, "eligible": s.eligible, "protected": s.protected, "failOpen": s.fail_open,
@@ -304,7 +311,7 @@ pub fn pool_status(s: &pb::PoolStatus, out: Output) -> String {
             };
             vec![
                 m.member_id.to_string(),
-                health_word(m.health),
+                health_of(m.health).to_owned(),
                 m.score.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
                 warming,
             ]
@@ -314,7 +321,7 @@ pub fn pool_status(s: &pb::PoolStatus, out: Output) -> String {
 }
 
 /// Every pool at a glance.
-pub fn overview(pools: &[(String, pb::PoolStatus)], out: Output) -> String {
+pub fn overview(pools: &[(String, PoolStatusView)], out: Output) -> String {
     if out == Output::Json {
         let items: Vec<Value> = pools
             .iter()

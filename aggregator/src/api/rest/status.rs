@@ -7,6 +7,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::response::IntoResponse;
 use gslb_proto::pb;
+use gslb_shared::status::MemberStatusView;
 use gslb_shared::{MemberId, PoolId};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -33,27 +34,11 @@ pub(crate) fn failure_name(value: i32) -> Value {
     }
 }
 
-/// A member status as JSON (also what `gslbctl --output json` prints).
-pub(crate) fn status_json(s: &pb::MemberStatus) -> Value {
-    json!({
-        "memberId": s.member_id,
-        "healthy": s.healthy,
-        "health": health_name(s.health),
-        "score": s.score,
-        "warming": s.warming,
-        "warmupPasses": s.warmup_passes,
-        "warmupThreshold": s.warmup_threshold,
-        "protected": s.protected,
-        "failOpen": s.fail_open,
-        "manual": health_name(s.manual),
-        "suppressed": s.suppressed,
-        "sinceMs": s.since_ms,
-        "decisionsPaused": s.decisions_paused,
-        "locations": s.locations.iter().map(|l| json!({
-            "location": l.location, "cycle": l.cycle, "passed": l.failure == 0, "failure": failure_name(l.failure),
-            "latencyUs": l.latency_us, "stale": l.stale, "quarantined": l.quarantined,
-        })).collect::<Vec<_>>(),
-    })
+/// A member status as JSON (also what `gslbctl --output json` prints):
+/// the view, serialised.
+pub(crate) fn status_json(s: &MemberStatusView) -> Value {
+    // A struct of plain fields always serialises.
+    serde_json::to_value(s).unwrap_or(Value::Null)
 }
 
 /// The operator's decision hold as JSON (REST and `gslbctl -o json`).
@@ -95,7 +80,7 @@ pub async fn pool_status(
         .map_err(status_error)?;
     let body = crate::api::service::off_worker(move || {
         // Addresses from the very view the statuses were read from.
-        let endpoint = |m: &pb::MemberStatus| {
+        let endpoint = |m: &MemberStatusView| {
             view.catalog()
                 .members
                 .get(&MemberId(m.member_id))

@@ -322,14 +322,14 @@ impl AdminService for Admin {
         let id = MemberId(r.into_inner().id);
         views::member_status(&self.0, id, now())
             .await
-            .map(Response::new)
+            .map(|s| Response::new((&s).into()))
     }
 
     async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
         let id = PoolId(r.into_inner().id);
         views::pool_status(&self.0, id, now())
             .await
-            .map(|(_, status)| Response::new(status))
+            .map(|(_, status)| Response::new((&status).into()))
     }
 
     async fn get_health_log(&self, r: Request<pb::HealthLogRequest>) -> Reply<pb::HealthLog> {
@@ -369,7 +369,7 @@ impl AdminService for Admin {
             .await?;
         views::member_status(&self.0, member, now())
             .await
-            .map(Response::new)
+            .map(|s| Response::new((&s).into()))
     }
 
     async fn register_ephemeral(&self, r: Request<pb::Member>) -> Reply<pb::Member> {

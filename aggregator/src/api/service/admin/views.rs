@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
 use gslb_proto::pb;
 use gslb_shared::selection::{CatalogIndex, Family, PoolRef, Query, Selector, pool_state};
+use gslb_shared::status::{LocationStatusView, MemberStatusView, PoolStatusView};
 use gslb_shared::*;
 use rand::SeedableRng;
 use tonic::Status;
@@ -43,7 +44,7 @@ pub async fn member_status(
     s: &Service,
     id: MemberId,
     now: Timestamp,
-) -> Result<pb::MemberStatus, Status> {
+) -> Result<MemberStatusView, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
     let (view, status) = s
         .status_view(move |v| {
@@ -67,31 +68,32 @@ fn member_status_in(
     id: MemberId,
     (_, protected, fail_open): (bool, bool, bool),
     now: Timestamp,
-) -> Result<pb::MemberStatus, Status> {
+) -> Result<MemberStatusView, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
     let member = view.catalog().members.get(&id).ok_or_else(not_found)?;
     let s = status.member_status(id, now).ok_or_else(not_found)?;
-    Ok(pb::MemberStatus {
+    Ok(MemberStatusView {
         member_id: id.0,
         healthy: s.health == Health::Up,
-        health: health_to_pb(s.health) as i32,
+        health: s.health,
         score: s.score,
         warming: s.warming,
         warmup_passes: s.warmup_passes,
         warmup_threshold: member.warmup_threshold,
         protected,
         fail_open,
-        manual: s.manual.map_or(0, |h| health_to_pb(h) as i32),
+        manual: s.manual,
         suppressed: s.suppressed,
         since_ms: s.since.0,
         decisions_paused: view.state().hold.holds(member.pool),
         locations: s
             .locations
             .iter()
-            .map(|l| pb::LocationResult {
+            .map(|l| LocationStatusView {
                 location: l.location.to_string(),
                 cycle: l.cycle,
-                failure: fail_reason_to_pb(l.failure) as i32,
+                passed: l.failure.is_none(),
+                failure: l.failure,
                 latency_us: l.latency_us,
                 stale: l.stale,
                 quarantined: l.quarantined,
@@ -108,7 +110,7 @@ pub async fn pool_status(
     s: &Service,
     id: PoolId,
     now: Timestamp,
-) -> Result<(std::sync::Arc<View>, pb::PoolStatus), Status> {
+) -> Result<(std::sync::Arc<View>, PoolStatusView), Status> {
     let (view, status) = s
         .status_view(move |v| v.state().pool_member_ids(id).collect())
         .await;
@@ -122,7 +124,7 @@ fn pool_status_of(
     status: &StatusView,
     id: PoolId,
     now: Timestamp,
-) -> Result<(std::sync::Arc<View>, pb::PoolStatus), Status> {
+) -> Result<(std::sync::Arc<View>, PoolStatusView), Status> {
     if !view.catalog().pools.contains_key(&id) {
         return Err(Status::not_found(format!("pool {id} does not exist")));
     }
@@ -133,7 +135,7 @@ fn pool_status_of(
         .iter()
         .map(|m| member_status_in(&view, status, *m, flags, now))
         .collect::<Result<Vec<_>, _>>()?;
-    let status = pb::PoolStatus {
+    let status = PoolStatusView {
         pool_id: id.0,
         eligible,
         protected,

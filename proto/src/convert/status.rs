@@ -1,0 +1,110 @@
+//! Status views ↔ protobuf: the one place gRPC's status messages are built
+//! and read.
+
+use gslb_shared::status::{LocationStatusView, MemberStatusView, PoolStatusView};
+use gslb_shared::validate::ValidationError;
+
+use super::{fail_reason_from_pb, fail_reason_to_pb, health_from_pb, health_to_pb};
+use crate::pb;
+
+impl From<&MemberStatusView> for pb::MemberStatus {
+    fn from(s: &MemberStatusView) -> Self {
+        pb::MemberStatus {
+            member_id: s.member_id,
+            healthy: s.healthy,
+            health: health_to_pb(s.health) as i32,
+            score: s.score,
+            warming: s.warming,
+            warmup_passes: s.warmup_passes,
+            warmup_threshold: s.warmup_threshold,
+            protected: s.protected,
+            fail_open: s.fail_open,
+            manual: s.manual.map_or(0, |h| health_to_pb(h) as i32),
+            suppressed: s.suppressed,
+            since_ms: s.since_ms,
+            locations: s
+                .locations
+                .iter()
+                .map(|l| pb::LocationResult {
+                    location: l.location.clone(),
+                    cycle: l.cycle,
+                    failure: fail_reason_to_pb(l.failure) as i32,
+                    latency_us: l.latency_us,
+                    stale: l.stale,
+                    quarantined: l.quarantined,
+                })
+                .collect(),
+            decisions_paused: s.decisions_paused,
+        }
+    }
+}
+
+impl TryFrom<&pb::MemberStatus> for MemberStatusView {
+    type Error = ValidationError;
+
+    fn try_from(s: &pb::MemberStatus) -> Result<Self, ValidationError> {
+        Ok(MemberStatusView {
+            member_id: s.member_id,
+            healthy: s.healthy,
+            health: health_from_pb("health", s.health)?.unwrap_or_default(),
+            score: s.score,
+            warming: s.warming,
+            warmup_passes: s.warmup_passes,
+            warmup_threshold: s.warmup_threshold,
+            protected: s.protected,
+            fail_open: s.fail_open,
+            manual: health_from_pb("manual", s.manual)?,
+            suppressed: s.suppressed,
+            since_ms: s.since_ms,
+            decisions_paused: s.decisions_paused,
+            locations: s
+                .locations
+                .iter()
+                .map(|l| {
+                    let failure = fail_reason_from_pb(l.failure)?;
+                    Ok(LocationStatusView {
+                        location: l.location.clone(),
+                        cycle: l.cycle,
+                        passed: failure.is_none(),
+                        failure,
+                        latency_us: l.latency_us,
+                        stale: l.stale,
+                        quarantined: l.quarantined,
+                    })
+                })
+                .collect::<Result<_, ValidationError>>()?,
+        })
+    }
+}
+
+impl From<&PoolStatusView> for pb::PoolStatus {
+    fn from(s: &PoolStatusView) -> Self {
+        pb::PoolStatus {
+            pool_id: s.pool_id,
+            eligible: s.eligible,
+            protected: s.protected,
+            fail_open: s.fail_open,
+            members: s.members.iter().map(Into::into).collect(),
+            decisions_paused: s.decisions_paused,
+        }
+    }
+}
+
+impl TryFrom<&pb::PoolStatus> for PoolStatusView {
+    type Error = ValidationError;
+
+    fn try_from(s: &pb::PoolStatus) -> Result<Self, ValidationError> {
+        Ok(PoolStatusView {
+            pool_id: s.pool_id,
+            eligible: s.eligible,
+            protected: s.protected,
+            fail_open: s.fail_open,
+            decisions_paused: s.decisions_paused,
+            members: s
+                .members
+                .iter()
+                .map(TryFrom::try_from)
+                .collect::<Result<_, _>>()?,
+        })
+    }
+}
