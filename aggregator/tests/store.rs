@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use gslb_aggregator::core::catalog::*;
 use gslb_aggregator::core::store::*;
+use gslb_engine::{Output, Timestamp};
 use gslb_shared::*;
 
 struct TempDir(PathBuf);
@@ -139,21 +140,20 @@ fn deleting_a_member_drops_its_latched_state() {
 fn health_log_returns_the_newest_entries_oldest_first_and_is_bounded() {
     let dir = TempDir::new("log");
     let store = SledStore::open(&dir.0).unwrap();
-    let records: Vec<_> = (0..1_050)
-        .map(|i| LogRecord {
-            member: MemberId(7),
-            json: format!("{{\"n\":{i}}}"),
-        })
-        .collect();
+    // An entry per i, told apart by its time.
+    let entry = |member: u64, i: u64| LogRecord {
+        member: MemberId(member),
+        entry: Output::Expired {
+            member: MemberId(member),
+            at: Timestamp(i),
+        },
+    };
+    let records: Vec<_> = (0..1_050).map(|i| entry(7, i)).collect();
     store.append_log(&records).unwrap();
-    store
-        .append_log(&[LogRecord {
-            member: MemberId(8),
-            json: "{}".into(),
-        }])
-        .unwrap();
+    store.append_log(&[entry(8, 0)]).unwrap();
     let last = store.health_log(MemberId(7), 3).unwrap();
-    assert_eq!(last, vec!["{\"n\":1047}", "{\"n\":1048}", "{\"n\":1049}"]);
+    let expected: Vec<_> = (1_047..1_050).map(|i| entry(7, i).entry).collect();
+    assert_eq!(last, expected);
     assert_eq!(
         store.health_log(MemberId(7), 5_000).unwrap().len(),
         1_000,
@@ -162,15 +162,10 @@ fn health_log_returns_the_newest_entries_oldest_first_and_is_bounded() {
     assert_eq!(store.health_log(MemberId(8), 10).unwrap().len(), 1);
     drop(store);
     let store = SledStore::open(&dir.0).unwrap();
-    store
-        .append_log(&[LogRecord {
-            member: MemberId(7),
-            json: "{\"n\":\"after\"}".into(),
-        }])
-        .unwrap();
+    store.append_log(&[entry(7, 99_999)]).unwrap();
     assert_eq!(
         store.health_log(MemberId(7), 1).unwrap(),
-        vec!["{\"n\":\"after\"}"],
+        vec![entry(7, 99_999).entry],
         "sequence continues after reopen"
     );
 }
@@ -200,4 +195,24 @@ fn a_directory_held_by_another_store_is_reported_in_use() {
     let err = SledStore::open(&dir.0).unwrap_err();
     assert!(matches!(err, StoreError::InUse { .. }), "{err}");
     assert!(err.to_string().contains("in use by another process"));
+}
+
+#[test]
+fn a_log_record_in_the_old_text_form_still_decodes() {
+    // Raft log entries written before records were typed carry the
+    // engine output as JSON text; a node replaying such a log reads them.
+    let old = r#"{"member":7,"json":"{\"kind\":\"expired\",\"member\":7,\"at\":42}"}"#;
+    let record: LogRecord = serde_json::from_str(old).unwrap();
+    let typed = LogRecord {
+        member: MemberId(7),
+        entry: Output::Expired {
+            member: MemberId(7),
+            at: Timestamp(42),
+        },
+    };
+    assert_eq!(record, typed);
+    let again: LogRecord = serde_json::from_str(&serde_json::to_string(&typed).unwrap()).unwrap();
+    assert_eq!(again, typed);
+    let bad = r#"{"member":7,"json":"not json"}"#;
+    assert!(serde_json::from_str::<LogRecord>(bad).is_err());
 }

@@ -325,7 +325,7 @@ impl Control {
     }
 
     /// The newest `limit` health log entries of a member (JSON, oldest first).
-    pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, ControlError> {
+    pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<Output>, ControlError> {
         Ok(self.store.health_log(member, limit)?)
     }
 

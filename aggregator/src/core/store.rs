@@ -33,13 +33,39 @@ pub struct Latched {
     pub manual: Option<Health>,
 }
 
-/// One health log entry as stored (the engine output, as JSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One health log entry: the engine output it records (a transition, a
+/// warm-up event, an expiry), about `member`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LogRecord {
     /// Member it is about.
     pub member: MemberId,
-    /// The entry, JSON.
-    pub json: String,
+    /// The entry.
+    pub entry: gslb_engine::Output,
+}
+
+impl<'de> Deserialize<'de> for LogRecord {
+    /// Typed, or the JSON text that nodes before typed entries put in the
+    /// Raft log (a log written by an older node still replays).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Typed {
+                member: MemberId,
+                entry: gslb_engine::Output,
+            },
+            Text {
+                member: MemberId,
+                json: String,
+            },
+        }
+        match Wire::deserialize(d)? {
+            Wire::Typed { member, entry } => Ok(LogRecord { member, entry }),
+            Wire::Text { member, json } => serde_json::from_str(&json)
+                .map(|entry| LogRecord { member, entry })
+                .map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 /// Everything loaded at start.
@@ -150,7 +176,11 @@ pub trait Store: Send + Sync + 'static {
         commit.map(|c| self.commit(c)).transpose()
     }
     /// The newest `limit` entries of a member, oldest first.
-    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError>;
+    fn health_log(
+        &self,
+        member: MemberId,
+        limit: usize,
+    ) -> Result<Vec<gslb_engine::Output>, StoreError>;
     /// Bytes used on disk.
     fn size_on_disk(&self) -> u64;
     /// True when every change of a commit takes the commit's version (a

@@ -149,7 +149,7 @@ pub async fn member_logs(
         .map_err(crate::core::control::ControlError::from)?;
     let entries: Vec<Value> = entries
         .iter()
-        .filter_map(|json| views::log_entry(json))
+        .filter_map(views::log_entry)
         .map(|e| {
             json!({
                 "atMs": e.at_ms, "from": health_name(e.from), "to": health_name(e.to), "reason": e.reason,

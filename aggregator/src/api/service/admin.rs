@@ -345,10 +345,7 @@ impl AdminService for Admin {
             .health_log(MemberId(r.member_id), limit)
             .map_err(crate::core::control::ControlError::from)?;
         Ok(Response::new(pb::HealthLog {
-            entries: entries
-                .iter()
-                .filter_map(|json| views::log_entry(json))
-                .collect(),
+            entries: entries.iter().filter_map(views::log_entry).collect(),
         }))
     }
 

@@ -75,9 +75,10 @@ impl Control {
                 }
             }
             if let Some(member) = log_member(output) {
-                // Our own output types always serialize.
-                let json = serde_json::to_string(output).unwrap_or_default();
-                d.log.push(LogRecord { member, json });
+                d.log.push(LogRecord {
+                    member,
+                    entry: output.clone(),
+                });
             }
         }
         for member in d.facts.keys() {

@@ -72,7 +72,11 @@ impl View {
 
     /// The newest `limit` health log entries of a member (JSON, oldest
     /// first), read from the store directly (it serves concurrent reads).
-    pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError> {
+    pub fn health_log(
+        &self,
+        member: MemberId,
+        limit: usize,
+    ) -> Result<Vec<gslb_engine::Output>, StoreError> {
         self.store.health_log(member, limit)
     }
 }

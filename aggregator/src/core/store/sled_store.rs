@@ -375,7 +375,7 @@ impl Store for SledStore {
             let seq = self.log_seq.fetch_add(1, Ordering::Relaxed);
             let mut key = r.member.0.to_be_bytes().to_vec();
             key.extend_from_slice(&seq.to_be_bytes());
-            self.log.insert(key, r.json.as_bytes()).map_err(db_err)?;
+            self.log.insert(key, encode(&r.entry)).map_err(db_err)?;
             touched.push(r.member);
         }
         let next = self.log_seq.load(Ordering::Relaxed);
@@ -403,8 +403,12 @@ impl Store for SledStore {
         Ok(())
     }
 
-    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError> {
-        let mut entries: Vec<String> = Vec::new();
+    fn health_log(
+        &self,
+        member: MemberId,
+        limit: usize,
+    ) -> Result<Vec<gslb_engine::Output>, StoreError> {
+        let mut entries = Vec::new();
         for item in self
             .log
             .scan_prefix(member.0.to_be_bytes())
@@ -412,7 +416,7 @@ impl Store for SledStore {
             .take(limit)
         {
             let (_, value) = item.map_err(db_err)?;
-            entries.push(String::from_utf8_lossy(&value).into_owned());
+            entries.push(decode("health log entry", &value)?);
         }
         entries.reverse();
         Ok(entries)

@@ -52,7 +52,11 @@ impl Store for RaftStore {
         Ok(commit.map(|_| index))
     }
 
-    fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<String>, StoreError> {
+    fn health_log(
+        &self,
+        member: MemberId,
+        limit: usize,
+    ) -> Result<Vec<gslb_engine::Output>, StoreError> {
         self.cluster.state.store().health_log(member, limit)
     }
 

@@ -166,9 +166,9 @@ fn reason_text(reason: &Reason) -> String {
     }
 }
 
-/// A stored log entry (engine output JSON) as the API shows it.
-pub fn log_entry(json: &str) -> Option<pb::HealthLogEntry> {
-    let output: Output = serde_json::from_str(json).ok()?;
+/// A stored log entry (an engine output) as the API shows it.
+pub fn log_entry(output: &Output) -> Option<pb::HealthLogEntry> {
+    let output = output.clone();
     let h = |x: Health| health_to_pb(x) as i32;
     Some(match output {
         Output::Transition(t) => {
