@@ -5,13 +5,13 @@
 
 mod apply;
 mod ephemeral;
+mod kinds;
 pub mod views;
 
 use std::sync::Arc;
 
 use gslb_proto::pb;
 use gslb_proto::pb::admin_service_server::AdminService;
-use gslb_shared::validate::ValidationError;
 use gslb_shared::*;
 use tonic::{Request, Response, Status};
 
@@ -19,6 +19,7 @@ use super::status::invalid;
 use super::{Service, now, off_worker};
 use crate::core::catalog::{Change, Object, ObjectRef, Op, Written};
 use gslb_engine::Input;
+use kinds::Kind;
 
 /// The `AdminService` gRPC service.
 #[derive(Debug, Clone)]
@@ -31,39 +32,36 @@ impl Admin {
         Ok(self.0.write_one(op).await?)
     }
 
-    async fn create<P, D, R>(
-        &self,
-        r: Request<P>,
-        wrap: fn(D) -> Object,
-        out: fn(&Object) -> Option<R>,
-    ) -> Reply<R>
-    where
-        D: TryFrom<P, Error = ValidationError>,
-    {
-        let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
-        self.upserted(self.write(Op::Create(object)).await?, out)
+    /// Create an object of kind `K` from its message; it as stored.
+    async fn create<K: Kind>(&self, r: Request<K::Pb>) -> Reply<K::Pb> {
+        let object = K::try_from(r.into_inner()).map_err(invalid)?.object();
+        self.upserted::<K>(self.write(Op::Create(object)).await?)
     }
 
-    async fn update<P, D, R>(
-        &self,
-        r: Request<P>,
-        wrap: fn(D) -> Object,
-        out: fn(&Object) -> Option<R>,
-    ) -> Reply<R>
-    where
-        D: TryFrom<P, Error = ValidationError>,
-    {
-        let object = wrap(D::try_from(r.into_inner()).map_err(invalid)?);
-        self.upserted(self.write(Op::Update(object)).await?, out)
+    /// Replace an object of kind `K`; it as stored.
+    async fn update<K: Kind>(&self, r: Request<K::Pb>) -> Reply<K::Pb> {
+        let object = K::try_from(r.into_inner()).map_err(invalid)?.object();
+        self.upserted::<K>(self.write(Op::Update(object)).await?)
     }
 
-    fn upserted<R>(&self, change: Change, out: fn(&Object) -> Option<R>) -> Reply<R> {
+    fn upserted<K: Kind>(&self, change: Change) -> Reply<K::Pb> {
         match change.what {
-            Written::Upserted(object) => out(&object)
-                .map(Response::new)
+            Written::Upserted(object) => K::of(&object)
+                .map(|x| Response::new(x.into()))
                 .ok_or_else(|| Status::internal("unexpected object kind")),
             Written::Deleted(_) => Err(Status::internal("a create or update deleted something")),
         }
+    }
+
+    /// Read an object of kind `K` from the published view.
+    fn get<K: Kind>(&self, r: Request<pb::IdRequest>) -> Reply<K::Pb> {
+        let id = r.into_inner().id;
+        self.read(K::reference(id), |c| K::find(c, id).map(Into::into))
+    }
+
+    /// Delete an object of kind `K`.
+    async fn delete_of<K: Kind>(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete(K::reference(r.into_inner().id)).await
     }
 
     async fn delete(&self, r: ObjectRef) -> Reply<pb::DeleteResponse> {
@@ -89,14 +87,8 @@ impl Admin {
                 "ephemeral: required when registering an ephemeral member",
             ));
         }
-        self.upserted(self.write(Op::Create(Object::Member(member))).await?, |o| {
-            if let Object::Member(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .map(Response::into_inner)
+        self.upserted::<Member>(self.write(Op::Create(Object::Member(member))).await?)
+            .map(Response::into_inner)
     }
 
     fn read<R>(&self, r: ObjectRef, get: impl FnOnce(&Catalog) -> Option<R>) -> Reply<R> {
@@ -118,32 +110,16 @@ impl Admin {
 #[tonic::async_trait]
 impl AdminService for Admin {
     async fn create_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
-        self.create(r, Object::Zone, |o| {
-            if let Object::Zone(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.create::<Zone>(r).await
     }
     async fn update_zone(&self, r: Request<pb::Zone>) -> Reply<pb::Zone> {
-        self.update(r, Object::Zone, |o| {
-            if let Object::Zone(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.update::<Zone>(r).await
     }
     async fn delete_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
-        self.delete(ObjectRef::Zone(ZoneId(r.into_inner().id)))
-            .await
+        self.delete_of::<Zone>(r).await
     }
     async fn get_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
-        let id = ZoneId(r.into_inner().id);
-        self.read(ObjectRef::Zone(id), |c| c.zones.get(&id).map(Into::into))
+        self.get::<Zone>(r)
     }
     async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
         self.list(|c| pb::ZoneList {
@@ -153,34 +129,16 @@ impl AdminService for Admin {
     }
 
     async fn create_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
-        self.create(r, Object::Record, |o| {
-            if let Object::Record(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.create::<RecordSet>(r).await
     }
     async fn update_record_set(&self, r: Request<pb::RecordSet>) -> Reply<pb::RecordSet> {
-        self.update(r, Object::Record, |o| {
-            if let Object::Record(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.update::<RecordSet>(r).await
     }
     async fn delete_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
-        self.delete(ObjectRef::Record(RecordSetId(r.into_inner().id)))
-            .await
+        self.delete_of::<RecordSet>(r).await
     }
     async fn get_record_set(&self, r: Request<pb::IdRequest>) -> Reply<pb::RecordSet> {
-        let id = RecordSetId(r.into_inner().id);
-        self.read(ObjectRef::Record(id), |c| {
-            c.records.get(&id).map(Into::into)
-        })
+        self.get::<RecordSet>(r)
     }
     async fn list_record_sets(&self, r: Request<pb::ListRequest>) -> Reply<pb::RecordSetList> {
         let zone = r.into_inner().zone_id;
@@ -196,32 +154,16 @@ impl AdminService for Admin {
     }
 
     async fn create_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
-        self.create(r, Object::Pool, |o| {
-            if let Object::Pool(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.create::<Pool>(r).await
     }
     async fn update_pool(&self, r: Request<pb::Pool>) -> Reply<pb::Pool> {
-        self.update(r, Object::Pool, |o| {
-            if let Object::Pool(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.update::<Pool>(r).await
     }
     async fn delete_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
-        self.delete(ObjectRef::Pool(PoolId(r.into_inner().id)))
-            .await
+        self.delete_of::<Pool>(r).await
     }
     async fn get_pool(&self, r: Request<pb::IdRequest>) -> Reply<pb::Pool> {
-        let id = PoolId(r.into_inner().id);
-        self.read(ObjectRef::Pool(id), |c| c.pools.get(&id).map(Into::into))
+        self.get::<Pool>(r)
     }
     async fn list_pools(&self, _r: Request<pb::ListRequest>) -> Reply<pb::PoolList> {
         self.list(|c| pb::PoolList {
@@ -231,34 +173,16 @@ impl AdminService for Admin {
     }
 
     async fn create_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
-        self.create(r, Object::Member, |o| {
-            if let Object::Member(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.create::<Member>(r).await
     }
     async fn update_member(&self, r: Request<pb::Member>) -> Reply<pb::Member> {
-        self.update(r, Object::Member, |o| {
-            if let Object::Member(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.update::<Member>(r).await
     }
     async fn delete_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
-        self.delete(ObjectRef::Member(MemberId(r.into_inner().id)))
-            .await
+        self.delete_of::<Member>(r).await
     }
     async fn get_member(&self, r: Request<pb::IdRequest>) -> Reply<pb::Member> {
-        let id = MemberId(r.into_inner().id);
-        self.read(ObjectRef::Member(id), |c| {
-            c.members.get(&id).map(Into::into)
-        })
+        self.get::<Member>(r)
     }
     async fn list_members(&self, r: Request<pb::ListRequest>) -> Reply<pb::MemberList> {
         let pool = r.into_inner().pool_id;
@@ -284,32 +208,16 @@ impl AdminService for Admin {
     }
 
     async fn create_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
-        self.create(r, Object::Check, |o| {
-            if let Object::Check(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.create::<Check>(r).await
     }
     async fn update_check(&self, r: Request<pb::Check>) -> Reply<pb::Check> {
-        self.update(r, Object::Check, |o| {
-            if let Object::Check(x) = o {
-                Some(x.into())
-            } else {
-                None
-            }
-        })
-        .await
+        self.update::<Check>(r).await
     }
     async fn delete_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
-        self.delete(ObjectRef::Check(CheckId(r.into_inner().id)))
-            .await
+        self.delete_of::<Check>(r).await
     }
     async fn get_check(&self, r: Request<pb::IdRequest>) -> Reply<pb::Check> {
-        let id = CheckId(r.into_inner().id);
-        self.read(ObjectRef::Check(id), |c| c.checks.get(&id).map(Into::into))
+        self.get::<Check>(r)
     }
     async fn list_checks(&self, _r: Request<pb::ListRequest>) -> Reply<pb::CheckList> {
         self.list(|c| pb::CheckList {
