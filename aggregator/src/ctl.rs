@@ -519,8 +519,8 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         return cluster::run(channel, action, meta, out).await;
     }
     let mut c = AdminServiceClient::with_interceptor(channel, meta)
-        .max_decoding_message_size(crate::api::server::MAX_MESSAGE)
-        .max_encoding_message_size(crate::api::server::MAX_MESSAGE);
+        .max_decoding_message_size(gslb_proto::MAX_MESSAGE)
+        .max_encoding_message_size(gslb_proto::MAX_MESSAGE);
     match cli.command {
         Command::Zones(crud) => zones(&mut c, crud.action, out).await,
         Command::Records(crud) => records(&mut c, crud.action, out).await,
