@@ -45,11 +45,6 @@ impl Engine {
             .is_some_and(|m| self.hold.covers(m.pool))
     }
 
-    /// True when any decision is held by an operator (for the status APIs).
-    pub fn holds_any(&self) -> bool {
-        self.hold != Hold::default()
-    }
-
     /// Replace the hold; members it releases are decided at once.
     pub(super) fn set_hold(
         &mut self,

@@ -22,11 +22,6 @@ impl Control {
         self
     }
 
-    /// What this core is on its node.
-    pub fn role(&self) -> Role {
-        self.role
-    }
-
     /// Refuse when this core only mirrors the log.
     pub(super) fn decides(&self) -> Result<(), ControlError> {
         if self.role == Role::Follower {

@@ -168,7 +168,6 @@ fn reason_text(reason: &Reason) -> String {
 
 /// A stored log entry (an engine output) as the API shows it.
 pub fn log_entry(output: &Output) -> Option<pb::HealthLogEntry> {
-    let output = output.clone();
     let h = |x: Health| health_to_pb(x) as i32;
     Some(match output {
         Output::Transition(t) => {
