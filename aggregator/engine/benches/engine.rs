@@ -1,5 +1,6 @@
-//! Health engine ingest throughput at 100,000 members × 20 locations, and
-//! resident memory per member-location.
+//! Health engine ingest throughput at 100,000 members × 20 locations,
+//! resident memory per member-location, what a status read's view costs
+//! the core, and what ingest pays while a reader holds one.
 #![allow(clippy::print_stdout, clippy::unwrap_used, missing_docs)]
 
 use std::hint::black_box;
@@ -150,6 +151,36 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(MEMBERS * LOCATIONS as u64));
     group.bench_function("ingest_cycle_100k_members_x_20_locations", |b| {
         b.iter_custom(|iters| (0..iters).map(|_| s.run_cycle()).sum());
+    });
+    // Worst case for copy-on-write: a reader holds a view taken just
+    // before each cycle, so every member is copied once per cycle.
+    group.bench_function("ingest_cycle_100k_x_20_with_a_view_held", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let view = s.engine.status_view();
+                    let spent = s.run_cycle();
+                    drop(black_box(view));
+                    spent
+                })
+                .sum()
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("status_view");
+    group.bench_function("take_100k_members", |b| {
+        b.iter(|| black_box(s.engine.status_view()));
+    });
+    let view = s.engine.status_view();
+    let now = Timestamp(s.cycle * INTERVAL_MS + 3_000);
+    group.throughput(Throughput::Elements(MEMBERS));
+    group.bench_function("read_100k_member_statuses", |b| {
+        b.iter(|| {
+            (1..=MEMBERS)
+                .filter_map(|id| view.member_status(MemberId(id), now))
+                .count()
+        });
     });
     group.finish();
 }

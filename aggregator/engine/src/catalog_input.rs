@@ -19,7 +19,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         self.set_latched(now, members);
-        let any_active = self.checks.iter().flatten().any(|c| c.spec.is_active());
+        let any_active = self.checks.iter().any(|c| c.spec.is_active());
         if first_start || !any_active {
             self.startup = Startup::Open;
             out.push(Output::StartupGateOpened { at: now });
@@ -53,7 +53,7 @@ impl Engine {
             let Some(&slot) = self.member_slots.get(&r.member) else {
                 continue;
             };
-            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+            let Some(m) = self.members.get_mut(slot) else {
                 continue;
             };
             m.health = r.health;
@@ -90,7 +90,7 @@ impl Engine {
     /// quarantined one is waited for so its results are tallied toward its
     /// release (they never count toward the score while it is set aside).
     pub(super) fn refresh_expected(&mut self, check_slot: usize) {
-        let Some(check) = self.checks[check_slot].as_mut() else {
+        let Some(check) = self.checks.get_mut(check_slot) else {
             return;
         };
         let mut expected = LocationSet::EMPTY;
@@ -106,7 +106,7 @@ impl Engine {
         let assigned = self.assigned_for(spec);
         let slot = match self.check_slots.get(&spec.id) {
             Some(&slot) => {
-                let Some(state) = self.checks[slot].as_mut() else {
+                let Some(state) = self.checks.get_mut(slot) else {
                     return;
                 };
                 let retimed = state.spec.interval != spec.interval;
@@ -114,16 +114,13 @@ impl Engine {
                 state.assigned = assigned;
                 if retimed {
                     // Cycle numbers depend on the interval: open tallies no longer apply.
-                    for m in self
-                        .members
-                        .iter_mut()
-                        .flatten()
-                        .filter(|m| m.check == Some(slot))
-                    {
-                        let m = Arc::make_mut(m);
-                        m.open.clear();
-                        m.last_closed = 0;
-                    }
+                    self.members.update_where(
+                        |m| m.check == Some(slot),
+                        |m| {
+                            m.open.clear();
+                            m.last_closed = 0;
+                        },
+                    );
                 }
                 slot
             }
@@ -140,17 +137,10 @@ impl Engine {
                     last_heard,
                     expected: LocationSet::EMPTY,
                 };
-                self.checks.push(Some(state));
-                let slot = self.checks.len() - 1;
+                let slot = self.checks.push(state);
                 self.check_slots.insert(spec.id, slot);
-                for m in self
-                    .members
-                    .iter_mut()
-                    .flatten()
-                    .filter(|m| m.check_id == Some(spec.id))
-                {
-                    Arc::make_mut(m).check = Some(slot);
-                }
+                self.members
+                    .update_where(|m| m.check_id == Some(spec.id), |m| m.check = Some(slot));
                 slot
             }
         };
@@ -168,25 +158,23 @@ impl Engine {
             .check_slots
             .remove(&id)
             .ok_or(EngineError::UnknownCheck(id))?;
-        self.checks[slot] = None;
-        for m in self
-            .members
-            .iter_mut()
-            .flatten()
-            .filter(|m| m.check == Some(slot))
-        {
-            let m = Arc::make_mut(m);
-            m.check = None;
-            m.open.clear();
-        }
+        self.checks.set(slot, None);
+        self.members.update_where(
+            |m| m.check == Some(slot),
+            |m| {
+                m.check = None;
+                m.open.clear();
+            },
+        );
         self.republish_check_members(now, id, out);
         Ok(())
     }
 
     fn republish_check_members(&mut self, now: Timestamp, check: CheckId, out: &mut Vec<Output>) {
         for slot in 0..self.members.len() {
-            if self.members[slot]
-                .as_ref()
+            if self
+                .members
+                .get(slot)
                 .is_some_and(|m| m.check_id == Some(check))
             {
                 self.publish_with_config_transition(slot, now, out);
@@ -203,7 +191,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         let checks = &self.checks;
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
         let to = m.effective_health(m.checked(checks));
@@ -233,10 +221,7 @@ impl Engine {
         let slot = match self.member_slots.get(&member.id) {
             Some(&slot) => slot,
             None => {
-                let slot = self.free_member_slots.pop().unwrap_or_else(|| {
-                    self.members.push(None);
-                    self.members.len() - 1
-                });
+                let free = self.free_member_slots.pop();
                 self.next_generation = self.next_generation.wrapping_add(1);
                 let mut state = MemberState {
                     id: member.id,
@@ -269,17 +254,23 @@ impl Engine {
                     state.health = Health::Up; // registering is the first heartbeat
                     self.ephemeral.insert(member.id);
                 }
-                self.members[slot] = Some(Arc::new(state));
-                self.member_slots.insert(member.id, slot);
+                let slot = match free {
+                    Some(slot) => {
+                        self.members.set(slot, Some(state));
+                        slot
+                    }
+                    None => self.members.push(state),
+                };
+                Arc::make_mut(&mut self.member_slots).insert(member.id, slot);
                 self.publish(slot, out);
                 return;
             }
         };
-        if let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) {
+        if let Some(m) = self.members.get_mut(slot) {
             m.pool = member.pool;
         }
         let decisions = self.decides_for(slot);
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
         let reenabled = !m.enabled && member.enabled;
@@ -317,11 +308,10 @@ impl Engine {
     }
 
     pub(super) fn remove_member(&mut self, id: MemberId) -> Result<(), EngineError> {
-        let slot = self
-            .member_slots
+        let slot = Arc::make_mut(&mut self.member_slots)
             .remove(&id)
             .ok_or(EngineError::UnknownMember(id))?;
-        self.members[slot] = None;
+        self.members.set(slot, None);
         self.free_member_slots.push(slot);
         self.ephemeral.remove(&id);
         self.suppressed.remove(&id);

@@ -6,8 +6,6 @@
 //! (manual health, configuration) still apply. On resume the engine
 //! decides at once from the evidence it holds, as the startup gate does.
 
-use std::sync::Arc;
-
 use gslb_shared::{MemberKind, PoolId};
 use rustc_hash::FxHashSet;
 
@@ -33,15 +31,16 @@ impl Engine {
     /// startup gate is open and no hold covers its pool.
     pub(super) fn decides_for(&self, slot: usize) -> bool {
         self.decisions_enabled()
-            && self.members[slot]
-                .as_ref()
+            && self
+                .members
+                .get(slot)
                 .is_some_and(|m| !self.hold.covers(m.pool))
     }
 
     /// True when an operator holds this member's pool.
     pub(super) fn held(&self, slot: usize) -> bool {
-        self.members[slot]
-            .as_ref()
+        self.members
+            .get(slot)
             .is_some_and(|m| self.hold.covers(m.pool))
     }
 
@@ -64,8 +63,9 @@ impl Engine {
             return; // the startup gate decides them when it opens
         }
         for slot in 0..self.members.len() {
-            let released = self.members[slot]
-                .as_ref()
+            let released = self
+                .members
+                .get(slot)
                 .is_some_and(|m| before.covers(m.pool) && !self.hold.covers(m.pool));
             if released {
                 self.decide_released(slot, now, out);
@@ -77,7 +77,7 @@ impl Engine {
     /// warm-up gate, its window's hysteresis, or (ephemeral) a heartbeat
     /// heard while held. Timeouts and expiry follow on the next tick.
     fn decide_released(&mut self, slot: usize, now: Timestamp, out: &mut Vec<Output>) {
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
         if let MemberKind::Ephemeral(policy) = m.kind {

@@ -7,7 +7,6 @@
 //! hysteresis.
 
 use std::cmp::Reverse;
-use std::sync::Arc;
 
 use gslb_shared::{FailReason, Health, LocationId, MemberKind, ProbeResult};
 
@@ -41,14 +40,15 @@ impl Engine {
             self.counters.unknown_member += 1;
             return;
         };
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
         let check_slot = match m.check {
             Some(c)
                 if matches!(m.kind, MemberKind::Persistent)
-                    && self.checks[c]
-                        .as_ref()
+                    && self
+                        .checks
+                        .get(c)
                         .is_some_and(|c| c.spec.id == r.check && c.spec.is_active()) =>
             {
                 c
@@ -58,7 +58,7 @@ impl Engine {
                 return;
             }
         };
-        let Some(check) = self.checks[check_slot].as_mut() else {
+        let Some(check) = self.checks.get(check_slot) else {
             return;
         };
         if !check.assigned.contains(loc) {
@@ -70,12 +70,20 @@ impl Engine {
             self.counters.future += 1;
             return;
         }
-        // Heard now: no longer stale, from this very result on.
-        if let Some(heard) = check.last_heard.get_mut(loc)
-            && *heard < r.cycle
+        // Heard now: no longer stale, from this very result on. Changed
+        // once per location and cycle, so the check is taken to change
+        // only then (a reader's copy makes taking it cost a copy).
+        if check
+            .last_heard
+            .get(loc)
+            .is_some_and(|&heard| heard < r.cycle)
+            && let Some(check) = self.checks.get_mut(check_slot)
         {
-            *heard = r.cycle;
+            check.last_heard[loc] = r.cycle;
         }
+        let Some(check) = self.checks.get(check_slot) else {
+            return;
+        };
         if m.locs.len() <= loc {
             m.locs.resize(loc + 1, LocResult::default());
         }
@@ -142,7 +150,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         loop {
-            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+            let Some(m) = self.members.get_mut(slot) else {
                 return;
             };
             let Some(first) = m.open.first().copied() else {
@@ -160,10 +168,10 @@ impl Engine {
     fn close_cycle(&mut self, slot: usize, oc: OpenCycle, now: Timestamp, out: &mut Vec<Output>) {
         let decisions = self.decides_for(slot);
         let counting = oc.reported.minus(&self.quarantined);
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
-        let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+        let Some(check) = m.check.and_then(|c| self.checks.get(c)) else {
             return;
         };
         if self.config.quarantine.enabled {
@@ -209,10 +217,10 @@ impl Engine {
         now: Timestamp,
         out: &mut Vec<Output>,
     ) {
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
-        let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+        let Some(check) = m.check.and_then(|c| self.checks.get(c)) else {
             return;
         };
         let (rise, fall) = (check.spec.rise, check.spec.fall);
@@ -241,7 +249,7 @@ impl Engine {
             out.push(m.gate_event(now, WarmupEvent::Restarted));
         }
         let evidence = oc.map(|oc| self.evidence(slot, &oc)).unwrap_or_default();
-        let Some(m) = self.members[slot].as_ref() else {
+        let Some(m) = self.members.get(slot) else {
             return;
         };
         out.push(Output::Transition(Transition {
@@ -262,10 +270,10 @@ impl Engine {
 
     /// Per-location evidence of one cycle.
     fn evidence(&self, slot: usize, oc: &OpenCycle) -> Vec<Evidence> {
-        let Some(m) = self.members[slot].as_ref() else {
+        let Some(m) = self.members.get(slot) else {
             return Vec::new();
         };
-        let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+        let Some(check) = m.check.and_then(|c| self.checks.get(c)) else {
             return Vec::new();
         };
         check

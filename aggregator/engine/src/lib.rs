@@ -17,6 +17,7 @@ mod operator_input;
 mod output;
 mod quarantine;
 pub mod score;
+mod slots;
 mod state;
 mod status;
 mod tick;
@@ -37,6 +38,7 @@ pub use output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEv
 pub use status::{LocationStatus, MemberStatus, StatusView};
 pub use time::Timestamp;
 
+use slots::Slots;
 use state::{CheckState, LocationState, MemberState};
 
 /// One input to the engine.
@@ -170,10 +172,13 @@ enum Startup {
 #[derive(Debug)]
 pub struct Engine {
     config: EngineConfig,
-    checks: Vec<Option<CheckState>>,
+    /// Checks and members by slot: a status read copies these in O(1).
+    checks: Slots<CheckState>,
     check_slots: FxHashMap<CheckId, usize>,
-    members: Vec<Option<Arc<MemberState>>>,
-    member_slots: FxHashMap<MemberId, usize>,
+    members: Slots<MemberState>,
+    /// Shared with status reads; copied on a member's add or removal
+    /// only while a read holds it.
+    member_slots: Arc<FxHashMap<MemberId, usize>>,
     free_member_slots: Vec<usize>,
     locations: Vec<LocationState>,
     location_slots: FxHashMap<LocationId, usize>,
@@ -201,10 +206,10 @@ impl Engine {
     pub fn new(config: EngineConfig) -> Self {
         Self {
             config,
-            checks: Vec::new(),
+            checks: Slots::default(),
             check_slots: FxHashMap::default(),
-            members: Vec::new(),
-            member_slots: FxHashMap::default(),
+            members: Slots::default(),
+            member_slots: Arc::default(),
             free_member_slots: Vec::new(),
             locations: Vec::new(),
             location_slots: FxHashMap::default(),
@@ -284,7 +289,7 @@ impl Engine {
     /// Publish a member's facts if they changed.
     fn publish(&mut self, slot: usize, out: &mut Vec<Output>) {
         let checks = &self.checks;
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return;
         };
         let facts = m.facts(m.checked(checks));

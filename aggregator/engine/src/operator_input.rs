@@ -2,7 +2,6 @@
 //! health, and ephemeral members' heartbeats.
 
 use gslb_shared::{Health, LocationId, MemberId, MemberKind};
-use std::sync::Arc;
 
 use super::locset::MAX_LOCATIONS;
 use super::output::{Output, Reason, Transition};
@@ -29,11 +28,11 @@ impl Engine {
                 let slot = self.locations.len() - 1;
                 self.location_slots.insert(id.clone(), slot);
                 for c in 0..self.checks.len() {
-                    let Some(spec) = self.checks[c].as_ref().map(|c| c.spec.clone()) else {
+                    let Some(spec) = self.checks.get(c).map(|c| c.spec.clone()) else {
                         continue;
                     };
                     let assigned = self.assigned_for(&spec);
-                    if let Some(state) = self.checks[c].as_mut() {
+                    if let Some(state) = self.checks.get_mut(c) {
                         state.assigned = assigned;
                         state.last_heard.resize(slot + 1, 0);
                     }
@@ -43,7 +42,7 @@ impl Engine {
         };
         self.locations[slot].connected = true;
         for c in 0..self.checks.len() {
-            if let Some(state) = self.checks[c].as_mut() {
+            if let Some(state) = self.checks.get_mut(c) {
                 // A newly connected location is waited for until it proves stale.
                 let current = now.cycle(state.interval());
                 state.last_heard[slot] = state.last_heard[slot].max(current);
@@ -76,10 +75,11 @@ impl Engine {
             .member_slots
             .get(&id)
             .ok_or(EngineError::UnknownMember(id))?;
-        let checked = self.members[slot]
-            .as_ref()
+        let checked = self
+            .members
+            .get(slot)
             .is_some_and(|m| m.checked(&self.checks));
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return Err(EngineError::UnknownMember(id));
         };
         if matches!(m.kind, MemberKind::Ephemeral(_)) {
@@ -122,7 +122,7 @@ impl Engine {
             .get(&id)
             .ok_or(EngineError::UnknownMember(id))?;
         let held = self.held(slot);
-        let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+        let Some(m) = self.members.get_mut(slot) else {
             return Err(EngineError::UnknownMember(id));
         };
         if !matches!(m.kind, MemberKind::Ephemeral(_)) {

@@ -12,6 +12,7 @@ use super::damping::Damping;
 use super::locset::LocationSet;
 use super::output::{Output, Reason, Transition, WarmupEvent};
 use super::score::{Fraction, Mean, mean_f64};
+use super::slots::Slots;
 use super::warmup::WarmupGate;
 
 /// A connected (or once connected) probe location.
@@ -150,10 +151,10 @@ impl MemberState {
     /// True when agents' results decide this member's health. A check that
     /// is configured but not loaded yet counts as active: missing config is
     /// never read as "no check".
-    pub fn checked(&self, checks: &[Option<CheckState>]) -> bool {
+    pub fn checked(&self, checks: &Slots<CheckState>) -> bool {
         self.checked_with(
             self.check
-                .and_then(|c| checks[c].as_ref())
+                .and_then(|c| checks.get(c))
                 .map(|c| c.spec.is_active()),
         )
     }

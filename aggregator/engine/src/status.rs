@@ -1,14 +1,14 @@
 //! Read-only views of engine state for status APIs.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use gslb_shared::{FailReason, Health, LocationId, MemberId};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::locset::LocationSet;
-use super::state::{MemberState, is_stale};
+use super::slots::Slots;
+use super::state::{CheckState, MemberState};
 use super::{Engine, Timestamp};
 
 /// A member's health as the status endpoints show it (seed 000 fields).
@@ -59,16 +59,15 @@ pub struct LocationStatus {
     pub quarantined: bool,
 }
 
-/// What the status of some members needs from the engine, taken while the
-/// core is held (a pointer per member, a copy of each check's staleness
-/// clock) and rendered after it is let go: ingest then copies a member only
-/// if it changes while the view is still held.
+/// What status reads need from the engine, taken on the core in O(1) of
+/// the members (an `Arc` per 256 slots; see [`super::slots`]) and read
+/// after it is let go: ingest then copies a member only if it changes
+/// while the view is still held.
 #[derive(Debug, Clone, Default)]
 pub struct StatusView {
-    /// In id order (a pool's members arrive in it; others are sorted).
-    members: Vec<(MemberId, Arc<MemberState>)>,
-    /// Per check slot the view's members use: (interval, active, last heard per location).
-    checks: FxHashMap<usize, (Duration, bool, Vec<u64>)>,
+    members: Slots<MemberState>,
+    member_slots: Arc<FxHashMap<MemberId, usize>>,
+    checks: Slots<CheckState>,
     locations: Vec<LocationId>,
     quarantined: LocationSet,
 }
@@ -76,79 +75,70 @@ pub struct StatusView {
 impl StatusView {
     /// Status of one member of the view at `now`.
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
-        let at = self.members.binary_search_by_key(&id, |(id, _)| *id).ok()?;
-        let m = &self.members[at].1;
-        let check = m.check.and_then(|c| self.checks.get(&c));
-        let checked = m.checked_with(check.map(|(_, active, _)| *active));
-        let facts = m.facts(checked);
-        let locations = m
-            .locs
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.cycle != 0)
-            .map(|(slot, r)| LocationStatus {
-                location: self.locations[slot].clone(),
-                cycle: r.cycle,
-                passed: r.failure.is_none(),
-                failure: r.failure,
-                latency_us: r.latency_us,
-                stale: check.is_some_and(|(interval, _, heard)| {
-                    is_stale(heard, slot, now.cycle(*interval))
-                }),
-                quarantined: self.quarantined.contains(slot),
-            })
-            .collect();
-        Some(MemberStatus {
-            member: id,
-            health: facts.health,
-            manual: m.manual,
-            score: m.scores.score(),
-            last_pass_fraction: m.last_pass_fraction,
-            warming: facts.warming,
-            warmup_passes: m.gate.passes(),
-            warmup_threshold: m.warmup_threshold,
-            suppressed: m.damping.is_suppressed(),
-            since: m.since,
-            locations,
+        let m = self.members.get(*self.member_slots.get(&id)?)?;
+        let check = m.check.and_then(|c| self.checks.get(c));
+        Some(status_of(m, check, &self.locations, self.quarantined, now))
+    }
+}
+
+/// A member's status from its state and its check's.
+fn status_of(
+    m: &MemberState,
+    check: Option<&CheckState>,
+    locations: &[LocationId],
+    quarantined: LocationSet,
+    now: Timestamp,
+) -> MemberStatus {
+    let checked = m.checked_with(check.map(|c| c.spec.is_active()));
+    let facts = m.facts(checked);
+    let locations = m
+        .locs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.cycle != 0)
+        .map(|(slot, r)| LocationStatus {
+            location: locations[slot].clone(),
+            cycle: r.cycle,
+            passed: r.failure.is_none(),
+            failure: r.failure,
+            latency_us: r.latency_us,
+            stale: check.is_some_and(|c| c.is_stale(slot, now.cycle(c.interval()))),
+            quarantined: quarantined.contains(slot),
         })
+        .collect();
+    MemberStatus {
+        member: m.id,
+        health: facts.health,
+        manual: m.manual,
+        score: m.scores.score(),
+        last_pass_fraction: m.last_pass_fraction,
+        warming: facts.warming,
+        warmup_passes: m.gate.passes(),
+        warmup_threshold: m.warmup_threshold,
+        suppressed: m.damping.is_suppressed(),
+        since: m.since,
+        locations,
     }
 }
 
 impl Engine {
-    /// The state the status of `ids` needs (unknown ids are left out):
-    /// costs a pointer per member and a copy per distinct check.
-    pub fn status_view(&self, ids: impl IntoIterator<Item = MemberId>) -> StatusView {
-        let mut view = StatusView {
+    /// What status reads need, as of now: O(1) of the members.
+    pub fn status_view(&self) -> StatusView {
+        StatusView {
+            members: self.members.clone(),
+            member_slots: Arc::clone(&self.member_slots),
+            checks: self.checks.clone(),
             locations: self.locations.iter().map(|l| l.id.clone()).collect(),
             quarantined: self.quarantined,
-            ..StatusView::default()
-        };
-        for id in ids {
-            let Some(m) = self
-                .member_slots
-                .get(&id)
-                .and_then(|s| self.members[*s].as_ref())
-            else {
-                continue;
-            };
-            if let Some(slot) = m.check
-                && let Some(c) = self.checks[slot].as_ref()
-            {
-                view.checks
-                    .entry(slot)
-                    .or_insert_with(|| (c.interval(), c.spec.is_active(), c.last_heard.clone()));
-            }
-            view.members.push((id, m.clone()));
         }
-        if !view.members.is_sorted_by_key(|(id, _)| *id) {
-            view.members.sort_unstable_by_key(|(id, _)| *id);
-        }
-        view
     }
 
     /// Status of one member at `now`.
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
-        self.status_view([id]).member_status(id, now)
+        let m = self.members.get(*self.member_slots.get(&id)?)?;
+        let check = m.check.and_then(|c| self.checks.get(c));
+        let locations: Vec<LocationId> = self.locations.iter().map(|l| l.id.clone()).collect();
+        Some(status_of(m, check, &locations, self.quarantined, now))
     }
 
     /// Locations currently set aside.

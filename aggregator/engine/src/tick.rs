@@ -1,7 +1,6 @@
 //! Timers: cycle deadlines, quarantine rounds, staleness, heartbeat
 //! timeouts, damping releases and the startup gate.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use gslb_shared::{Health, MemberKind};
@@ -27,8 +26,9 @@ impl Engine {
                 break;
             }
             self.deadlines.pop();
-            let live = self.members[slot]
-                .as_ref()
+            let live = self
+                .members
+                .get(slot)
                 .is_some_and(|m| m.generation == generation);
             if live {
                 self.close_through(slot, cycle, now, out);
@@ -73,7 +73,7 @@ impl Engine {
             if self.held(slot) {
                 continue; // no timeout and no expiry while an operator holds it
             }
-            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+            let Some(m) = self.members.get_mut(slot) else {
                 continue;
             };
             let MemberKind::Ephemeral(policy) = m.kind else {
@@ -115,10 +115,10 @@ impl Engine {
             if self.held(slot) {
                 continue; // still suppressed; released once the hold is lifted
             }
-            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+            let Some(m) = self.members.get_mut(slot) else {
                 continue;
             };
-            let Some(check) = m.check.and_then(|c| self.checks[c].as_ref()) else {
+            let Some(check) = m.check.and_then(|c| self.checks.get(c)) else {
                 continue;
             };
             let Some(params) = check.spec.damping else {
@@ -156,7 +156,6 @@ impl Engine {
         self.config.startup_window.unwrap_or_else(|| {
             self.checks
                 .iter()
-                .flatten()
                 .filter(|c| c.spec.is_active())
                 .map(|c| c.spec.interval * 2 + c.spec.timeout + self.config.cycle_grace)
                 .max()
@@ -182,7 +181,7 @@ impl Engine {
             if self.held(slot) {
                 continue; // decided when its hold is lifted
             }
-            let Some(m) = self.members[slot].as_mut().map(Arc::make_mut) else {
+            let Some(m) = self.members.get_mut(slot) else {
                 continue;
             };
             out.extend(m.open_gate_if_due(now));

@@ -825,27 +825,50 @@ fn only_the_checks_assigned_locations_are_waited_for_and_counted() {
     assert_eq!(h.status(1).last_pass_fraction, Some(1.0));
 }
 
+/// Issue 15 item 3: a status view is taken in O(1) and keeps showing the
+/// state it was taken from, whatever ingest and configuration do after
+/// (including a removed member's slot reused by a new one).
 #[test]
 fn a_status_view_keeps_showing_the_state_it_was_taken_from() {
     let mut h = Harness::new(5, check_with(|_| {}));
-    up_member(&mut h, 1);
-    let view = h.engine.status_view([MemberId(1), MemberId(99)]);
+    for id in 1..=600 {
+        up_member(&mut h, id);
+    }
+    let view = h.engine.status_view();
     h.all(1, false);
     assert_eq!(h.health(1), Health::Down);
+    h.step(Input::RemoveMember(MemberId(2))).unwrap();
+    h.add(&member(1_000, |_| {}));
     let held = view.member_status(MemberId(1), h.now).unwrap();
     assert_eq!(held.health, Health::Up, "taken before the failures");
-    assert!(
-        view.member_status(MemberId(99), h.now).is_none(),
-        "unknown ids are left out"
-    );
-    let fresh = h.engine.status_view([MemberId(1)]);
     assert_eq!(
-        fresh.member_status(MemberId(1), h.now),
-        h.engine.member_status(MemberId(1), h.now)
+        view.member_status(MemberId(2), h.now).unwrap().member,
+        MemberId(2)
     );
+    assert!(
+        view.member_status(MemberId(1_000), h.now).is_none(),
+        "added after"
+    );
+    assert!(
+        view.member_status(MemberId(99_999), h.now).is_none(),
+        "unknown"
+    );
+    for id in 3..=600 {
+        assert_eq!(
+            view.member_status(MemberId(id), h.now),
+            h.engine.member_status(MemberId(id), h.now),
+            "untouched members read the same"
+        );
+    }
+    let fresh = h.engine.status_view();
     assert_eq!(
         fresh.member_status(MemberId(1), h.now).unwrap().health,
         Health::Down
+    );
+    assert!(fresh.member_status(MemberId(2), h.now).is_none(), "removed");
+    assert_eq!(
+        fresh.member_status(MemberId(1_000), h.now),
+        h.engine.member_status(MemberId(1_000), h.now)
     );
 }
 

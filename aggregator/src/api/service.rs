@@ -14,7 +14,7 @@ pub mod status;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use gslb_shared::{LocationId, MemberId};
+use gslb_shared::LocationId;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::core::catalog::{Change, Op};
@@ -167,29 +167,16 @@ impl Service {
         }
     }
 
-    /// The view and, taken with it, the engine state of the members `ids`
-    /// picks from it (for status reads). The core is asked only for a
-    /// pointer per member; the ids are picked before, from the published
-    /// view, and again on the core only if a write landed in between.
-    pub async fn status_view(
-        &self,
-        ids: impl Fn(&View) -> Vec<MemberId> + Send + 'static,
-    ) -> (Arc<View>, gslb_engine::StatusView) {
-        let view = self.view();
-        let wanted = ids(&view);
+    /// The view and, taken with it, the engine state status reads need.
+    /// The core's part is O(1) of the members (see
+    /// [`gslb_engine::StatusView`]): a read never holds up writes or ingest
+    /// for longer, whatever its size.
+    pub async fn status_view(&self) -> (Arc<View>, gslb_engine::StatusView) {
         let published = Arc::clone(&self.view);
-        self.call(move |c| {
-            // The owner publishes after every operation that moves the
-            // view, so between operations the published view is the core's.
-            let current = published.load_full();
-            let wanted = if Arc::ptr_eq(&current, &view) {
-                wanted
-            } else {
-                ids(&current)
-            };
-            (current, c.engine().status_view(wanted))
-        })
-        .await
+        // The owner publishes after every operation that moves the view, so
+        // between operations the published view is the core's.
+        self.call(move |c| (published.load_full(), c.engine().status_view()))
+            .await
     }
 
     /// The core's state as of the last operation (never waits for the core).

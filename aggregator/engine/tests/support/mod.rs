@@ -30,7 +30,7 @@ pub fn member(id: u64, configure: impl FnOnce(&mut Member)) -> Member {
         MemberId(id),
         PoolId(1),
         format!("m{id}"),
-        format!("10.0.0.{id}").parse().unwrap(),
+        std::net::Ipv4Addr::from(0x0a00_0000 + id as u32).into(),
         80,
     );
     configure(&mut m);

@@ -38,23 +38,15 @@ fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, boo
     (state.eligible, state.protected, state.fail_open)
 }
 
-/// A member's status: the core is asked only for the member's engine
-/// state; the rest is read from the published view.
+/// A member's status: the core is asked only for its engine view (O(1));
+/// the rest is read from the published view.
 pub async fn member_status(
     s: &Service,
     id: MemberId,
     now: Timestamp,
 ) -> Result<MemberStatusView, Status> {
     let not_found = || Status::not_found(format!("member {id} does not exist"));
-    let (view, status) = s
-        .status_view(move |v| {
-            if v.catalog().members.contains_key(&id) {
-                vec![id]
-            } else {
-                Vec::new()
-            }
-        })
-        .await;
+    let (view, status) = s.status_view().await;
     let pool = view.catalog().members.get(&id).ok_or_else(not_found)?.pool;
     let ids: Vec<MemberId> = view.state().pool_member_ids(pool).collect();
     let flags = pool_flags(view.snapshot(), pool, &ids);
@@ -103,17 +95,15 @@ fn member_status_in(
 }
 
 /// A pool's status with each member's, and the view it was read from: the
-/// core is asked only for a pointer to each member's engine state; flags
-/// and rendering (one pass over the pool) happen afterwards, off the
-/// runtime's workers.
+/// core is asked only for its engine view (O(1) of the members); flags and
+/// rendering (one pass over the pool) happen afterwards, off the runtime's
+/// workers.
 pub async fn pool_status(
     s: &Service,
     id: PoolId,
     now: Timestamp,
 ) -> Result<(std::sync::Arc<View>, PoolStatusView), Status> {
-    let (view, status) = s
-        .status_view(move |v| v.state().pool_member_ids(id).collect())
-        .await;
+    let (view, status) = s.status_view().await;
     // One pass over the pool: off the runtime's workers when it is large.
     crate::api::service::off_worker(move || pool_status_of(view, &status, id, now)).await
 }
