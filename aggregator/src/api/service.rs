@@ -109,6 +109,8 @@ pub struct Service {
     pub(crate) locations: Mutex<HashMap<LocationId, usize>>,
     /// Edges by id.
     pub(crate) edges: Mutex<BTreeMap<String, EdgeInfo>>,
+    /// Agent streams' assignment sets, one per list of checks run.
+    pub(crate) assignment_sets: Arc<Mutex<crate::core::assignments::SharedSets>>,
     /// The Raft node, when this aggregator is one of a cluster.
     cluster: Option<Arc<Cluster>>,
     /// Bumped when the node's role changes; agent streams wait on it.
@@ -159,6 +161,7 @@ impl Service {
             agent_retention: Mutex::new(DEFAULT_AGENT_RETENTION),
             locations: Mutex::default(),
             edges: Mutex::default(),
+            assignment_sets: Arc::default(),
             cluster,
             role: watch::channel(0).0,
             http_address: std::sync::OnceLock::new(),

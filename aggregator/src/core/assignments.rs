@@ -4,7 +4,7 @@
 //! so their health is known when they come back. Ephemeral members are kept
 //! by heartbeats and never probed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -55,6 +55,51 @@ pub fn assignments_for(catalog: &Catalog, location: &LocationId) -> AssignmentSe
         );
     }
     set
+}
+
+/// The active checks `location` runs, in id order: a location's assignment
+/// set depends on nothing else of it.
+pub fn checks_run_by(catalog: &Catalog, location: &LocationId) -> Vec<CheckId> {
+    catalog
+        .checks
+        .values()
+        .filter(|c| c.is_active() && (c.locations.is_empty() || c.locations.contains(location)))
+        .map(|c| c.id)
+        .collect()
+}
+
+/// Assignment sets built once per catalog generation for each distinct
+/// list of checks run, and shared by every location that runs that list
+/// (twenty locations running the same checks hold one set, not twenty).
+#[derive(Debug, Default)]
+pub struct SharedSets {
+    generation: u64,
+    sets: HashMap<Vec<CheckId>, Arc<AssignmentSet>>,
+}
+
+impl SharedSets {
+    /// The set of `location` in `catalog` (of catalog generation
+    /// `generation`), built only if no location running the same checks
+    /// asked for it at this generation.
+    pub fn get(
+        &mut self,
+        generation: u64,
+        catalog: &Catalog,
+        location: &LocationId,
+    ) -> Arc<AssignmentSet> {
+        if generation < self.generation {
+            // A reader of an older view: build its set, keep the newer ones.
+            return Arc::new(assignments_for(catalog, location));
+        }
+        if generation > self.generation {
+            self.sets.clear();
+            self.generation = generation;
+        }
+        self.sets
+            .entry(checks_run_by(catalog, location))
+            .or_insert_with(|| Arc::new(assignments_for(catalog, location)))
+            .clone()
+    }
 }
 
 /// What changed from `old` to `new`: targets to add or replace, and targets to stop.
@@ -169,5 +214,36 @@ mod tests {
         assert_eq!(up, vec![10, 14]);
         assert_eq!(removals, vec![(MemberId(11), CheckId(1))]);
         assert_eq!(diff(&after, &after), (vec![], vec![]));
+    }
+
+    #[test]
+    fn locations_running_the_same_checks_share_one_set_per_generation() {
+        let mut c = catalog();
+        let mut sets = SharedSets::default();
+        let (fra, iad, sfo) = (
+            LocationId::new("fra1"),
+            LocationId::new("iad1"),
+            LocationId::new("sfo1"),
+        );
+        let iad_set = sets.get(1, &c, &iad);
+        assert!(Arc::ptr_eq(&iad_set, &sets.get(1, &c, &sfo)), "same checks");
+        let fra_set = sets.get(1, &c, &fra);
+        assert!(!Arc::ptr_eq(&iad_set, &fra_set), "fra1 runs one more check");
+        assert_eq!(*fra_set, assignments_for(&c, &fra));
+        assert_eq!(*iad_set, assignments_for(&c, &iad));
+
+        c.members.remove(&MemberId(10));
+        let newer = sets.get(2, &c, &iad);
+        assert_eq!(
+            *newer,
+            assignments_for(&c, &iad),
+            "a new generation is rebuilt"
+        );
+        let older = sets.get(1, &catalog(), &iad);
+        assert_eq!(*older, *iad_set, "an older view gets its own set");
+        assert!(
+            Arc::ptr_eq(&newer, &sets.get(2, &c, &sfo)),
+            "and leaves the newer ones"
+        );
     }
 }

@@ -16,7 +16,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::{AgentInfo, Service, lock, now, off_worker, registry};
-use crate::core::assignments::{Assignment, AssignmentSet, assignments_for, diff};
+use crate::core::assignments::{Assignment, AssignmentSet, diff};
 use gslb_engine::Input;
 
 /// The `AgentService` gRPC service.
@@ -185,18 +185,23 @@ async fn run(
     tracing::info!(agent = %agent_id, %location, "agent disconnected");
 }
 
-/// The location's assignment set from the published view (a pass over the
+/// The location's assignment set from the published view, shared with
+/// every location that runs the same checks (when built, a pass over the
 /// catalog: on the blocking pool).
-async fn assignments_of(service: &Service, location: &LocationId) -> AssignmentSet {
+async fn assignments_of(service: &Service, location: &LocationId) -> Arc<AssignmentSet> {
     let (view, location) = (service.view(), location.clone());
-    off_worker(move || assignments_for(view.catalog(), &location)).await
+    let sets = Arc::clone(&service.assignment_sets);
+    off_worker(move || lock(&sets).get(view.catalog_generation(), view.catalog(), &location)).await
 }
 
 fn delta(
-    sent: &AssignmentSet,
-    fresh: &AssignmentSet,
+    sent: &Arc<AssignmentSet>,
+    fresh: &Arc<AssignmentSet>,
     set_version: &mut u64,
 ) -> Option<pb::AssignmentDelta> {
+    if Arc::ptr_eq(sent, fresh) {
+        return None;
+    }
     let (upserts, removals) = diff(sent, fresh);
     if upserts.is_empty() && removals.is_empty() {
         return None;
@@ -226,19 +231,27 @@ async fn handle(
 ) -> Option<Msg> {
     match m.msg? {
         AgentMsg::Results(batch) => {
-            let mut results = Vec::with_capacity(batch.results.len());
+            let pb::ResultBatch {
+                seq,
+                results: received,
+                dropped,
+            } = batch;
+            let mut results = Vec::with_capacity(received.len());
             let mut rejected = 0u32;
-            for r in &batch.results {
+            for r in &received {
                 match ProbeResult::try_from(r) {
                     Ok(r) => results.push(r),
                     Err(_) => rejected += 1,
                 }
             }
+            // Let the wire form go before waiting for the core: twenty
+            // agents' batches may wait at once.
+            drop(received);
             if rejected > 0 {
                 tracing::warn!(agent = %agent_id, rejected, "malformed results dropped");
             }
-            if batch.dropped > 0 {
-                tracing::warn!(agent = %agent_id, dropped = batch.dropped, "agent dropped results while disconnected");
+            if dropped > 0 {
+                tracing::warn!(agent = %agent_id, dropped, "agent dropped results while disconnected");
             }
             let accepted = results.len() as u32;
             let location = location.clone();
@@ -257,7 +270,7 @@ async fn handle(
                 tracing::warn!(agent = %agent_id, error = %err, "results not ingested");
             }
             Some(Msg::Ack(pb::BatchAck {
-                seq: batch.seq,
+                seq,
                 accepted,
                 rejected,
             }))
