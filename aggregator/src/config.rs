@@ -79,6 +79,10 @@ pub struct Settings {
     /// most 1,000 disconnected agents are kept [default: 1h].
     #[arg(long)]
     pub agent_retention: Option<String>,
+    /// The store's page cache, in MiB, 8 to 65,536: what it keeps in
+    /// memory besides the catalog the core holds anyway [default: 64].
+    #[arg(long)]
+    pub store_cache_mib: Option<u64>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -160,6 +164,8 @@ pub struct AggregatorConfig {
     pub limits: crate::api::server::ServeLimits,
     /// How long a disconnected agent stays listed.
     pub agent_retention: Duration,
+    /// The store's page cache, in MiB.
+    pub store_cache_mib: u64,
 }
 
 impl Settings {
@@ -193,6 +199,7 @@ impl Settings {
             http_idle_timeout: self.http_idle_timeout.or(file.http_idle_timeout),
             http_header_timeout: self.http_header_timeout.or(file.http_header_timeout),
             agent_retention: self.agent_retention.or(file.agent_retention),
+            store_cache_mib: self.store_cache_mib.or(file.store_cache_mib),
             log_format: self.log_format.or(file.log_format),
             node_id: self.node_id.or(file.node_id),
             peers: if self.peers.is_empty() {
@@ -294,9 +301,16 @@ impl Settings {
         if agent_retention > Duration::from_secs(30 * 24 * 3600) {
             return Err(invalid("agent-retention", "must be at most 30 days"));
         }
+        let store_cache_mib = self
+            .store_cache_mib
+            .unwrap_or(crate::core::store::DEFAULT_CACHE_MIB);
+        if !(8..=65_536).contains(&store_cache_mib) {
+            return Err(invalid("store-cache-mib", "must be between 8 and 65536"));
+        }
         Ok(AggregatorConfig {
             limits,
             agent_retention,
+            store_cache_mib,
             tokens_file: self
                 .tokens_file
                 .unwrap_or_else(|| data_dir.join("tokens.json")),
@@ -666,5 +680,23 @@ mod tests {
             s.validate().unwrap_err().to_string(),
             "tick: must be between 10ms and 1s"
         );
+    }
+
+    #[test]
+    fn the_store_cache_is_a_bounded_setting() {
+        let with = |mib| Settings {
+            data_dir: Some("/tmp/x".into()),
+            insecure: true,
+            store_cache_mib: mib,
+            ..Settings::default()
+        };
+        assert_eq!(with(None).validate().unwrap().store_cache_mib, 64);
+        assert_eq!(with(Some(8)).validate().unwrap().store_cache_mib, 8);
+        for bad in [0, 7, 65_537] {
+            assert_eq!(
+                with(Some(bad)).validate().unwrap_err().to_string(),
+                "store-cache-mib: must be between 8 and 65536"
+            );
+        }
     }
 }

@@ -33,6 +33,7 @@ async fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating {}", config.data_dir.display()))?;
     check_data_dir(&config.data_dir, config.cluster.is_some())?;
+    gslb_aggregator::core::store::set_cache_mib(config.store_cache_mib);
     let (service, follower) = match &config.cluster {
         None => {
             let store = SledStore::open(&config.data_dir).context("opening the store")?;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub use marker::MARKER;
 pub(crate) use sled_store::open_locked;
-pub use sled_store::{MetaEntries, SledStore};
+pub use sled_store::{DEFAULT_CACHE_MIB, MetaEntries, SledStore, set_cache_mib};
 
 use crate::core::catalog::{CatalogState, Change};
 

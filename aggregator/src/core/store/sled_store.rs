@@ -74,12 +74,26 @@ fn u64_at(tree: &sled::Tree, key: &str) -> Result<u64, StoreError> {
 /// process still shutting down, or sled's own flusher after a drop).
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// The page cache of a store, in MiB, unless `--store-cache-mib` says
+/// otherwise. sled's own default, 1 GiB, was filled by a 100,000-member
+/// catalog and its health log: half of the aggregator's resident memory.
+pub const DEFAULT_CACHE_MIB: u64 = 64;
+
+static CACHE_MIB: AtomicU64 = AtomicU64::new(DEFAULT_CACHE_MIB);
+
+/// Set the page cache of every store opened from now on (each of a
+/// cluster node's two stores has its own).
+pub fn set_cache_mib(mib: u64) {
+    CACHE_MIB.store(mib, Ordering::Relaxed);
+}
+
 pub(crate) fn open_locked(dir: &Path) -> Result<sled::Db, StoreError> {
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     loop {
         match sled::Config::new()
             .path(dir)
             .mode(sled::Mode::LowSpace)
+            .cache_capacity(CACHE_MIB.load(Ordering::Relaxed) * 1024 * 1024)
             .open()
         {
             Ok(db) => return Ok(db),
