@@ -49,8 +49,8 @@ async fn admit(service: &Service, write: bool, stale: bool) -> Result<(), Status
     if !write && stale {
         return Ok(());
     }
-    if !cluster.leading() {
-        return Err(not_leader(cluster.leader()));
+    if !service.leading() {
+        return Err(not_leader(cluster.leader(false)));
     }
     if write {
         // The proposal itself needs the quorum.
@@ -80,7 +80,7 @@ impl Admission for Leader {
 /// and tells its address.
 async fn leader_location(service: &Service, path: &str) -> Option<String> {
     let cluster = service.cluster()?;
-    let hint = cluster.leader()?;
+    let hint = cluster.leader(service.leading())?;
     if hint.0 == cluster.id {
         return None;
     }

@@ -56,10 +56,11 @@ pub fn status(service: &Service) -> pb::ClusterStatus {
             }
         })
         .collect();
-    let (leader_id, leader_address) = cluster.leader().unwrap_or_default();
+    let leading = service.leading();
+    let (leader_id, leader_address) = cluster.leader(leading).unwrap_or_default();
     pb::ClusterStatus {
         node_id: cluster.id,
-        role: cluster.role().into(),
+        role: cluster.role(leading).into(),
         leader_id,
         leader_address,
         term: m.current_term,

@@ -112,7 +112,7 @@ impl Collector for State {
                 &mut e,
                 "raft_leader",
                 "1 while this node leads with its quorum confirmed (and decides)",
-                u64::from(cluster.leading()),
+                u64::from(service.leading()),
             )?;
             gauge(&mut e, "raft_term", "Current Raft term", m.current_term)?;
             gauge(

@@ -4,7 +4,6 @@
 //! confirmed leader and as a mirror everywhere else.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use openraft::ServerState;
@@ -28,6 +27,9 @@ pub async fn follow(
     let mut metrics = cluster.raft.metrics();
     let mut confirm = tokio::time::interval(CONFIRM_EVERY);
     confirm.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // Set when the core must be rebuilt from the applied state; cleared
+    // only once a rebuild succeeds.
+    let mut diverged = false;
     loop {
         let mut probe = false;
         tokio::select! {
@@ -42,28 +44,29 @@ pub async fn follow(
                         .await;
                     if let Err(err) = applied {
                         tracing::error!(index, error = %err, "applying a replicated commit failed; rebuilding");
-                        cluster.diverged.store(true, Ordering::Release);
+                        diverged = true;
                     }
                 }
                 Some(Event::Installed) => {
                     tracing::info!("snapshot installed; rebuilding the state");
-                    cluster.diverged.store(true, Ordering::Release);
+                    diverged = true;
                 }
+                Some(Event::Diverged) => diverged = true,
             },
             changed = metrics.changed() => if changed.is_err() {
                 return;
             },
             _ = confirm.tick() => probe = true,
         }
-        reconcile(&service, &cluster, probe).await;
+        diverged = !reconcile(&service, &cluster, probe, diverged).await;
     }
 }
 
-/// Bring the control core's role in line with Raft's.
-async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool) {
+/// Bring the control core's role in line with Raft's (and rebuild it when
+/// it `diverged`); false when a needed rebuild failed (retried next time).
+async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool, diverged: bool) -> bool {
     let is_leader = cluster.raft.metrics().borrow().state == ServerState::Leader;
-    let leading = cluster.leading();
-    let diverged = cluster.diverged.swap(false, Ordering::AcqRel);
+    let leading = service.leading();
     // A leader decides only once a quorum confirms it and every entry of
     // earlier terms is applied here; it stops when the quorum is gone.
     let lead = if is_leader && (!leading || probe || diverged) {
@@ -80,7 +83,7 @@ async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool) {
         is_leader && leading
     };
     if lead == leading && !diverged {
-        return;
+        return true;
     }
     let (store, engine) = (RaftStore::new(cluster.clone()), cluster.engine);
     let rebuilt = service
@@ -95,7 +98,6 @@ async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool) {
         .await;
     match rebuilt {
         Ok(version) => {
-            cluster.leading.store(lead, Ordering::Release);
             service.role_changed();
             if lead {
                 tracing::info!(
@@ -103,12 +105,13 @@ async fn reconcile(service: &Service, cluster: &Arc<Cluster>, probe: bool) {
                     "leading: the health engine runs here (startup gate first)"
                 );
             } else {
-                tracing::info!(version, leader = ?cluster.leader(), "following the log");
+                tracing::info!(version, leader = ?cluster.leader(false), "following the log");
             }
+            true
         }
         Err(err) => {
             tracing::error!(error = %err, "rebuilding the state failed; retrying");
-            cluster.diverged.store(true, Ordering::Release);
+            false
         }
     }
 }

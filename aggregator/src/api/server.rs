@@ -172,9 +172,9 @@ fn readiness(service: &Service) -> (axum::http::StatusCode, String) {
     )];
     let mut ready = true;
     if let Some(cluster) = service.cluster() {
-        if cluster.leading() {
+        if service.leading() {
             lines.push("cluster: this node leads".into());
-        } else if let Some((id, addr)) = cluster.leader() {
+        } else if let Some((id, addr)) = cluster.leader(false) {
             lines.push(format!("cluster: leader is node {id} at {addr}"));
         } else {
             ready = false;

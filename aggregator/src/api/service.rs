@@ -245,9 +245,15 @@ impl Service {
     /// that does not lead; `Ok` on a single node or the leader.
     pub fn leader_elsewhere(&self) -> Result<(), Option<crate::replication::cluster::LeaderHint>> {
         match &self.cluster {
-            Some(c) if !c.leading() => Err(c.leader()),
+            Some(c) if !self.leading() => Err(c.leader(false)),
             _ => Ok(()),
         }
+    }
+
+    /// True when this node is a cluster's confirmed leader: its core
+    /// decides (read from the published view, never waiting for the core).
+    pub fn leading(&self) -> bool {
+        self.view().role() == crate::core::control::Role::Leader
     }
 
     /// Replace the control core with the one `build` makes, on the core

@@ -314,6 +314,11 @@ impl Control {
         }
     }
 
+    /// What the core is on its node (the published view carries it too).
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
     /// The health engine (read-only: status views).
     pub fn engine(&self) -> &Engine {
         &self.engine

@@ -17,14 +17,13 @@ mod raft_store;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::{BasicNode, Raft, ServerState};
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 
 pub use raft_store::RaftStore;
 
@@ -68,10 +67,9 @@ pub struct Cluster {
     /// openraft's runtime; shut down without blocking when the node goes.
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
-    /// This node's control core decides (it is the confirmed leader).
-    pub(crate) leading: AtomicBool,
-    /// A proposal failed after the control core had moved on: rebuild it.
-    pub(crate) diverged: AtomicBool,
+    /// Where a failed proposal is reported ([`Event::Diverged`]); weak, so
+    /// the stream still ends when the node's own sender goes.
+    events: WeakUnboundedSender<Event>,
     /// The leader's HTTP address, learnt from it (REST redirects).
     leader_http: Mutex<Option<(u64, String)>>,
     /// How this node reaches its peers (TLS, scheme).
@@ -138,6 +136,7 @@ impl Cluster {
         };
         let (events, received) = tokio::sync::mpsc::unbounded_channel();
         let (id, dir) = (config.node_id, data_dir.to_path_buf());
+        let diverged = events.downgrade();
         let node = handle
             .spawn(async move { Node::open(id, &dir, &node_config, Some(events)).await })
             .await??;
@@ -182,8 +181,7 @@ impl Cluster {
             confirm_timeout: config.election.0,
             runtime: Mutex::new(Some(runtime)),
             handle,
-            leading: AtomicBool::new(false),
-            diverged: AtomicBool::new(false),
+            events: diverged,
             leader_http: Mutex::new(None),
             link,
         };
@@ -198,18 +196,15 @@ impl Cluster {
         crate::replication::raft::Node::service_for(self.raft.clone())
     }
 
-    /// True when this node's control core decides (the confirmed leader).
-    pub fn leading(&self) -> bool {
-        self.leading.load(Ordering::Acquire)
-    }
-
-    /// The leader as far as this node knows, unless that is this node
-    /// without a confirmed quorum.
-    pub fn leader(&self) -> Option<LeaderHint> {
+    /// The leader as far as this node knows, unless that is this node and
+    /// it is not `leading` (its control core does not decide: no quorum
+    /// has confirmed it yet). Whether it leads is the core's role, which
+    /// the API reads from its published view.
+    pub fn leader(&self, leading: bool) -> Option<LeaderHint> {
         let metrics = self.raft.metrics();
         let m = metrics.borrow();
         let leader = m.current_leader?;
-        if leader == self.id && !self.leading() {
+        if leader == self.id && !leading {
             return None;
         }
         let node = m.membership_config.membership().get_node(&leader)?;
@@ -228,10 +223,11 @@ impl Cluster {
         Some(http)
     }
 
-    /// The Raft role as a word (`leader`, `follower`, ...).
-    pub fn role(&self) -> &'static str {
+    /// The Raft role as a word (`leader`, `follower`, ...); `leading` as
+    /// for [`Cluster::leader`].
+    pub fn role(&self, leading: bool) -> &'static str {
         match self.raft.metrics().borrow().state {
-            ServerState::Leader if self.leading() => "leader",
+            ServerState::Leader if leading => "leader",
             ServerState::Leader => "leader-unconfirmed",
             ServerState::Follower => "follower",
             ServerState::Candidate => "candidate",
@@ -262,8 +258,10 @@ impl Cluster {
             let _ = tx.send(raft.client_write(command).await);
         });
         let outcome = rx.recv_timeout(PROPOSE_TIMEOUT);
-        if !matches!(outcome, Ok(Ok(_))) {
-            self.diverged.store(true, Ordering::Release);
+        if !matches!(outcome, Ok(Ok(_)))
+            && let Some(events) = self.events.upgrade()
+        {
+            let _ = events.send(Event::Diverged);
         }
         match outcome {
             Ok(Ok(reply)) => Ok(reply.data.index),

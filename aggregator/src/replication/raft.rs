@@ -61,6 +61,9 @@ pub enum Event {
     Committed(u64, Commit),
     /// A snapshot replaced the whole state: reload it.
     Installed,
+    /// A proposal failed after the leader's control core had moved on:
+    /// rebuild the core from the applied state.
+    Diverged,
 }
 
 impl Command {

@@ -47,11 +47,18 @@ pub(super) struct Published {
 }
 
 impl Published {
-    /// Publish the view and move the watches if the operation moved them.
+    /// Publish the view and move the watches if the operation moved them
+    /// (a role change with no new version moves the view too: the API
+    /// reads from it whether this node leads).
     fn show(&self, control: &Control) {
-        let (version, generation) = (control.version(), control.catalog_generation());
+        let now = (
+            control.version(),
+            control.catalog_generation(),
+            control.role(),
+        );
+        let (version, generation, _) = now;
         let shown = self.view.load();
-        if (shown.version(), shown.catalog_generation()) != (version, generation) {
+        if (shown.version(), shown.catalog_generation(), shown.role()) != now {
             self.view.store(Arc::new(control.view()));
         }
         self.version
