@@ -4,6 +4,7 @@
 mod backup;
 mod certs;
 mod cluster;
+mod crud;
 mod query;
 mod render;
 pub mod table;
@@ -522,11 +523,11 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         .max_decoding_message_size(gslb_proto::MAX_MESSAGE)
         .max_encoding_message_size(gslb_proto::MAX_MESSAGE);
     match cli.command {
-        Command::Zones(crud) => zones(&mut c, crud.action, out).await,
-        Command::Records(crud) => records(&mut c, crud.action, out).await,
-        Command::Pools(crud) => pools(&mut c, crud.action, out).await,
-        Command::Members(crud) => members(&mut c, crud.action, out).await,
-        Command::Checks(crud) => checks(&mut c, crud.action, out).await,
+        Command::Zones(args) => crud::run::<Zone>(&mut c, args.action, out).await,
+        Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
+        Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,
+        Command::Members(args) => members(&mut c, args.action, out).await,
+        Command::Checks(args) => crud::run::<Check>(&mut c, args.action, out).await,
         Command::Agents => Ok(render::agents(
             &c.list_agents(pb::ListRequest::default())
                 .await?
@@ -687,155 +688,6 @@ fn deleted(kind: &str, r: pb::DeleteResponse) -> String {
 
 fn no_status(kind: &str) -> CtlError {
     CtlError::Input(format!("{kind} have no status; try members or pools"))
-}
-
-async fn zones(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
-    let show = |z: pb::Zone| -> Result<String, CtlError> {
-        Ok(render::zones(&converted::<_, Zone>(&[z])?, out))
-    };
-    match action {
-        Action::List { .. } => Ok(render::zones(
-            &converted::<_, Zone>(
-                &c.list_zones(pb::ListRequest::default())
-                    .await?
-                    .into_inner()
-                    .zones,
-            )?,
-            out,
-        )),
-        Action::Get { id } => show(c.get_zone(pb::IdRequest { id }).await?.into_inner()),
-        Action::Create { file, .. } => {
-            let z: Zone = object(base(Kind::Zone), read_object(&file)?, 0)?;
-            show(c.create_zone(pb::Zone::from(&z)).await?.into_inner())
-        }
-        Action::Update { id, file } => {
-            let current: Zone =
-                converted(&[c.get_zone(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
-            let z: Zone = object(to_json(&current), read_object(&file)?, id)?;
-            show(c.update_zone(pb::Zone::from(&z)).await?.into_inner())
-        }
-        Action::Delete { id } => Ok(deleted(
-            "zone",
-            c.delete_zone(pb::IdRequest { id }).await?.into_inner(),
-        )),
-        Action::Status { .. } => Err(no_status("zones")),
-    }
-}
-
-async fn records(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
-    let show = |r: pb::RecordSet| -> Result<String, CtlError> {
-        Ok(render::records(&converted::<_, RecordSet>(&[r])?, out))
-    };
-    match action {
-        Action::List { zone, .. } => {
-            let list = c
-                .list_record_sets(pb::ListRequest {
-                    zone_id: zone.unwrap_or(0),
-                    ..Default::default()
-                })
-                .await?
-                .into_inner();
-            Ok(render::records(
-                &converted::<_, RecordSet>(&list.records)?,
-                out,
-            ))
-        }
-        Action::Get { id } => show(c.get_record_set(pb::IdRequest { id }).await?.into_inner()),
-        Action::Create { file, .. } => {
-            let r: RecordSet = object(base(Kind::Record), read_object(&file)?, 0)?;
-            show(
-                c.create_record_set(pb::RecordSet::from(&r))
-                    .await?
-                    .into_inner(),
-            )
-        }
-        Action::Update { id, file } => {
-            let current: RecordSet =
-                converted(&[c.get_record_set(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
-            let r: RecordSet = object(to_json(&current), read_object(&file)?, id)?;
-            show(
-                c.update_record_set(pb::RecordSet::from(&r))
-                    .await?
-                    .into_inner(),
-            )
-        }
-        Action::Delete { id } => Ok(deleted(
-            "record set",
-            c.delete_record_set(pb::IdRequest { id })
-                .await?
-                .into_inner(),
-        )),
-        Action::Status { .. } => Err(no_status("records")),
-    }
-}
-
-async fn pools(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
-    let show = |p: pb::Pool| -> Result<String, CtlError> {
-        Ok(render::pools(&converted::<_, Pool>(&[p])?, out))
-    };
-    match action {
-        Action::List { .. } => Ok(render::pools(
-            &converted::<_, Pool>(
-                &c.list_pools(pb::ListRequest::default())
-                    .await?
-                    .into_inner()
-                    .pools,
-            )?,
-            out,
-        )),
-        Action::Get { id } => show(c.get_pool(pb::IdRequest { id }).await?.into_inner()),
-        Action::Create { file, .. } => {
-            let p: Pool = object(base(Kind::Pool), read_object(&file)?, 0)?;
-            show(c.create_pool(pb::Pool::from(&p)).await?.into_inner())
-        }
-        Action::Update { id, file } => {
-            let current: Pool =
-                converted(&[c.get_pool(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
-            let p: Pool = object(to_json(&current), read_object(&file)?, id)?;
-            show(c.update_pool(pb::Pool::from(&p)).await?.into_inner())
-        }
-        Action::Delete { id } => Ok(deleted(
-            "pool",
-            c.delete_pool(pb::IdRequest { id }).await?.into_inner(),
-        )),
-        Action::Status { id } => {
-            let status = c.get_pool_status(pb::IdRequest { id }).await?.into_inner();
-            Ok(render::pool_status(&view_of(&status)?, out))
-        }
-    }
-}
-
-async fn checks(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
-    let show = |k: pb::Check| -> Result<String, CtlError> {
-        Ok(render::checks(&converted::<_, Check>(&[k])?, out))
-    };
-    match action {
-        Action::List { .. } => Ok(render::checks(
-            &converted::<_, Check>(
-                &c.list_checks(pb::ListRequest::default())
-                    .await?
-                    .into_inner()
-                    .checks,
-            )?,
-            out,
-        )),
-        Action::Get { id } => show(c.get_check(pb::IdRequest { id }).await?.into_inner()),
-        Action::Create { file, .. } => {
-            let k: Check = object(base(Kind::Check), read_object(&file)?, 0)?;
-            show(c.create_check(pb::Check::from(&k)).await?.into_inner())
-        }
-        Action::Update { id, file } => {
-            let current: Check =
-                converted(&[c.get_check(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
-            let k: Check = object(to_json(&current), read_object(&file)?, id)?;
-            show(c.update_check(pb::Check::from(&k)).await?.into_inner())
-        }
-        Action::Delete { id } => Ok(deleted(
-            "check",
-            c.delete_check(pb::IdRequest { id }).await?.into_inner(),
-        )),
-        Action::Status { .. } => Err(no_status("checks")),
-    }
 }
 
 async fn member_rows(

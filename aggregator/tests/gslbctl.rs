@@ -135,3 +135,125 @@ fn apply_plan_members_list_status_and_errors() {
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every kind gslbctl edits whole goes through one path (`ctl/crud.rs`):
+/// create, get, update, list, delete, and status where a kind has none.
+#[test]
+fn each_kind_is_created_read_updated_listed_and_deleted() {
+    let dir = std::env::temp_dir().join(format!("gslb-gslbctl-crud-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start(&dir);
+    let file = |name: &str, body: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["-o", "json"];
+        all.extend_from_slice(args);
+        let (ok, out, err) = gslbctl(&a, &all);
+        assert!(ok, "gslbctl {args:?}: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+    };
+    let id_of = |v: &serde_json::Value| v[0]["id"].as_u64().unwrap().to_string();
+
+    let zone = json(&[
+        "zones",
+        "create",
+        "-f",
+        &file(
+            "z.json",
+            r#"{"apex": "crud.test", "ns": ["ns1.crud.test"],
+            "defaultTtl": 300, "soa": {"mname": "ns1.crud.test", "rname": "hostmaster.crud.test",
+                    "refresh": 3600, "retry": 600, "expire": 604800, "negativeTtl": 60}}"#,
+        ),
+    ]);
+    let zone_id = id_of(&zone);
+    let check = json(&[
+        "checks",
+        "create",
+        "-f",
+        &file("c.json", r#"{"name": "tcp", "probe": {"type": "tcp"}}"#),
+    ]);
+    let check_id = id_of(&check);
+    let pool = json(&[
+        "pools",
+        "create",
+        "-f",
+        &file(
+            "p.json",
+            &format!(r#"{{"name": "web", "check": {check_id}}}"#),
+        ),
+    ]);
+    let pool_id = id_of(&pool);
+    let record = json(&[
+        "records",
+        "create",
+        "-f",
+        &file(
+            "r.json",
+            &format!(
+                r#"{{"zone": {zone_id}, "name": "www.crud.test", "type": "A",
+                     "data": {{"static": [{{"a": "127.0.0.1"}}]}}}}"#
+            ),
+        ),
+    ]);
+    let record_id = id_of(&record);
+
+    for (kind, id) in [
+        ("zones", &zone_id),
+        ("checks", &check_id),
+        ("pools", &pool_id),
+        ("records", &record_id),
+    ] {
+        let got = json(&[kind, "get", id]);
+        assert_eq!(&got[0]["id"].to_string(), id, "{kind} get: {got}");
+        assert_eq!(
+            json(&[kind, "list"]).as_array().unwrap().len(),
+            1,
+            "{kind} list"
+        );
+    }
+    let renamed = json(&[
+        "pools",
+        "update",
+        &pool_id,
+        "-f",
+        &file("p2.json", r#"{"name": "web2"}"#),
+    ]);
+    assert_eq!(renamed[0]["name"], "web2");
+    assert_eq!(
+        renamed[0]["check"].as_u64().unwrap().to_string(),
+        check_id,
+        "update keeps what the patch leaves out"
+    );
+    assert_eq!(
+        json(&["records", "list", "--zone", &zone_id])
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let (ok, _, err) = gslbctl(&a, &["zones", "status", &zone_id]);
+    assert!(!ok && err.contains("zones have no status"), "{err}");
+    let (ok, out, _) = gslbctl(&a, &["pools", "status", &pool_id]);
+    assert!(ok && !out.is_empty());
+
+    for (kind, id, word) in [
+        ("records", &record_id, "record set"),
+        ("pools", &pool_id, "pool"),
+        ("checks", &check_id, "check"),
+        ("zones", &zone_id, "zone"),
+    ] {
+        let (ok, out, err) = gslbctl(&a, &[kind, "delete", id]);
+        assert!(
+            ok && out.starts_with(&format!("deleted {word} {id} (version ")),
+            "{out}{err}"
+        );
+        let (ok, _, err) = gslbctl(&a, &[kind, "get", id]);
+        assert!(!ok && err.contains("does not exist"), "{kind}: {err}");
+    }
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}
