@@ -1,6 +1,7 @@
 //! `gslbctl` against the real aggregator: apply prints the plan and is
 //! idempotent, a failing apply changes nothing, members list prints seed
-//! 000's columns with warm-up, JSON output parses.
+//! 000's columns with warm-up, JSON output parses, and each kind goes
+//! through the one create/read/update/delete path.
 #![allow(clippy::unwrap_used)]
 
 mod support;
