@@ -75,8 +75,9 @@ fn u64_at(tree: &sled::Tree, key: &str) -> Result<u64, StoreError> {
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The page cache of a store, in MiB, unless `--store-cache-mib` says
-/// otherwise. sled's own default, 1 GiB, was filled by a 100,000-member
-/// catalog and its health log: half of the aggregator's resident memory.
+/// otherwise: sled's own default is 1 GiB per store, for a store and health
+/// log that only grow. (sled's in-memory tree nodes are outside this bound:
+/// see docs/benchmarks.md, "Memory and the cluster, second pass".)
 pub const DEFAULT_CACHE_MIB: u64 = 64;
 
 static CACHE_MIB: AtomicU64 = AtomicU64::new(DEFAULT_CACHE_MIB);
