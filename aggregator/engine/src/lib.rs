@@ -35,7 +35,7 @@ pub use config::{EngineConfig, EngineConfigError, QuarantineConfig};
 pub use hysteresis::decide;
 pub use locset::MAX_LOCATIONS;
 pub use output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
-pub use status::{LocationStatus, MemberStatus, StatusView};
+pub use status::{MemberStatus, StatusView};
 pub use time::Timestamp;
 
 use slots::Slots;

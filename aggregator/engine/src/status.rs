@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use gslb_shared::{FailReason, Health, LocationId, MemberId};
+use gslb_shared::status::LocationStatusView;
+use gslb_shared::{Health, LocationId, MemberId};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -36,27 +37,7 @@ pub struct MemberStatus {
     /// When the health last changed.
     pub since: Timestamp,
     /// Latest result per location.
-    pub locations: Vec<LocationStatus>,
-}
-
-/// One location's latest result for a member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LocationStatus {
-    /// Location.
-    pub location: LocationId,
-    /// Cycle of the result.
-    pub cycle: u64,
-    /// Passed.
-    pub passed: bool,
-    /// Failure reason.
-    pub failure: Option<FailReason>,
-    /// Latency.
-    pub latency_us: u32,
-    /// Not heard for two cycles.
-    pub stale: bool,
-    /// Location quarantined.
-    pub quarantined: bool,
+    pub locations: Vec<LocationStatusView>,
 }
 
 /// What status reads need from the engine, taken on the core in O(1) of
@@ -77,15 +58,22 @@ impl StatusView {
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
         let m = self.members.get(*self.member_slots.get(&id)?)?;
         let check = m.check.and_then(|c| self.checks.get(c));
-        Some(status_of(m, check, &self.locations, self.quarantined, now))
+        Some(status_of(
+            m,
+            check,
+            |slot| &self.locations[slot],
+            self.quarantined,
+            now,
+        ))
     }
 }
 
-/// A member's status from its state and its check's.
-fn status_of(
+/// A member's status from its state and its check's; `location` names a
+/// location slot.
+fn status_of<'a>(
     m: &MemberState,
     check: Option<&CheckState>,
-    locations: &[LocationId],
+    location: impl Fn(usize) -> &'a LocationId,
     quarantined: LocationSet,
     now: Timestamp,
 ) -> MemberStatus {
@@ -96,8 +84,8 @@ fn status_of(
         .iter()
         .enumerate()
         .filter(|(_, r)| r.cycle != 0)
-        .map(|(slot, r)| LocationStatus {
-            location: locations[slot].clone(),
+        .map(|(slot, r)| LocationStatusView {
+            location: location(slot).to_string(),
             cycle: r.cycle,
             passed: r.failure.is_none(),
             failure: r.failure,
@@ -137,8 +125,13 @@ impl Engine {
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
         let m = self.members.get(*self.member_slots.get(&id)?)?;
         let check = m.check.and_then(|c| self.checks.get(c));
-        let locations: Vec<LocationId> = self.locations.iter().map(|l| l.id.clone()).collect();
-        Some(status_of(m, check, &locations, self.quarantined, now))
+        Some(status_of(
+            m,
+            check,
+            |slot| &self.locations[slot].id,
+            self.quarantined,
+            now,
+        ))
     }
 
     /// Locations currently set aside.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
 use gslb_proto::pb;
 use gslb_shared::selection::{CatalogIndex, Family, PoolRef, Query, Selector, pool_state};
-use gslb_shared::status::{LocationStatusView, MemberStatusView, PoolStatusView};
+use gslb_shared::status::{MemberStatusView, PoolStatusView};
 use gslb_shared::*;
 use rand::SeedableRng;
 use tonic::Status;
@@ -78,19 +78,7 @@ fn member_status_in(
         suppressed: s.suppressed,
         since_ms: s.since.0,
         decisions_paused: view.state().hold.holds(member.pool),
-        locations: s
-            .locations
-            .iter()
-            .map(|l| LocationStatusView {
-                location: l.location.to_string(),
-                cycle: l.cycle,
-                passed: l.failure.is_none(),
-                failure: l.failure,
-                latency_us: l.latency_us,
-                stale: l.stale,
-                quarantined: l.quarantined,
-            })
-            .collect(),
+        locations: s.locations,
     })
 }
 
