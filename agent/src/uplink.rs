@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gslb_proto::link::{Ended, Link, Redial, Session};
 use gslb_proto::pb;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_shared::config::LinkTls;
 use gslb_shared::{CheckId, MemberId};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::transport::Endpoint;
 
 use crate::backoff::Backoff;
 use crate::buffer::ResultBuffer;
@@ -52,20 +52,10 @@ pub struct UplinkConfig {
     pub tls: LinkTls,
 }
 
-/// How a session ended without an error.
-#[derive(Debug, PartialEq, Eq)]
-enum SessionEnd {
-    /// The server closed the stream.
-    Closed,
-    /// The server pointed at the leader.
-    Redirect(String),
-}
-
-/// A session that failed, and whether it had been established first.
-#[derive(Debug)]
-struct SessionError {
-    established: bool,
-    error: String,
+impl Session for Uplink {
+    async fn dial(&mut self, address: &str) -> Ended {
+        self.session(address).await
+    }
 }
 
 /// The uplink task's state.
@@ -97,60 +87,29 @@ impl Uplink {
 
     /// Run until the task is dropped.
     pub async fn run(mut self) {
-        let mut attempt = 0u32;
-        let mut index = 0usize;
-        let mut hint: Option<String> = None;
-        loop {
-            let address = match hint.take() {
-                Some(leader) => leader,
-                None => self.cfg.addresses[index % self.cfg.addresses.len()].clone(),
-            };
-            let established = match self.session(&address).await {
-                Ok(SessionEnd::Redirect(leader)) => {
-                    tracing::info!(from = %address, to = %leader, "following leader hint");
-                    hint = Some(leader);
-                    attempt = 0;
-                    continue;
-                }
-                Ok(SessionEnd::Closed) => {
-                    tracing::warn!(%address, "aggregator closed the stream; probing continues, results are buffered");
-                    true
-                }
-                Err(SessionError { established, error }) => {
-                    tracing::warn!(%address, %error, established, "aggregator stream failed; probing continues, results are buffered");
-                    established
-                }
-            };
-            if established {
-                attempt = 0;
+        let redial = match Redial::new("uplink", self.cfg.addresses.clone(), self.cfg.backoff) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "no uplink");
+                return;
             }
-            index += 1;
-            let delay = self.cfg.backoff.delay(attempt, &mut rand::rng());
-            attempt = attempt.saturating_add(1);
-            tracing::info!(next = %self.cfg.addresses[index % self.cfg.addresses.len()], delay = ?delay, "reconnecting");
-            tokio::time::sleep(delay).await;
-        }
+        };
+        // Probing goes on while the stream is down; results are buffered.
+        redial.run(&mut self).await;
     }
 
-    async fn session(&mut self, address: &str) -> Result<SessionEnd, SessionError> {
-        let fail = |established: bool| {
-            move |e: &dyn std::error::Error| SessionError {
+    async fn session(&mut self, address: &str) -> Ended {
+        let failed = |established: bool| {
+            move |e: &dyn std::error::Error| Ended::Failed {
                 established,
                 error: gslb_shared::telemetry::error_chain(e),
             }
         };
-        let mut endpoint = Endpoint::from_shared(address.to_owned())
-            .map_err(|e| fail(false)(&e))?
-            .connect_timeout(self.cfg.connect_timeout)
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(10))
-            .keep_alive_timeout(Duration::from_secs(5));
-        if let Some(tls) =
-            gslb_proto::link::link_config(&self.cfg.tls).map_err(|e| fail(false)(&e))?
-        {
-            endpoint = endpoint.tls_config(tls).map_err(|e| fail(false)(&e))?;
-        }
-        let channel = endpoint.connect().await.map_err(|e| fail(false)(&e))?;
+        let link = Link::with_tls(&self.cfg.tls);
+        let channel = match link.connect(address, self.cfg.connect_timeout).await {
+            Ok(c) => c,
+            Err(e) => return failed(false)(&e),
+        };
         let (tx, rx) = mpsc::channel::<pb::AgentMessage>(64);
         let register = pb::Register {
             location: self.cfg.location.clone(),
@@ -163,12 +122,14 @@ impl Uplink {
             .send(msg(pb::agent_message::Msg::Register(register)))
             .await;
         // Assignment sets of large locations exceed tonic's 4 MiB default.
-        let mut inbound = AgentServiceClient::new(channel)
+        let inbound = AgentServiceClient::new(channel)
             .max_decoding_message_size(gslb_proto::MAX_MESSAGE)
             .session(ReceiverStream::new(rx))
-            .await
-            .map_err(|e| fail(false)(&e))?
-            .into_inner();
+            .await;
+        let mut inbound = match inbound {
+            Ok(r) => r.into_inner(),
+            Err(e) => return failed(false)(&e),
+        };
         tracing::info!(%address, location = %self.cfg.location, "aggregator stream open");
         self.metrics.connected.set(1);
         self.metrics.connects.inc();
@@ -180,20 +141,20 @@ impl Uplink {
                 message = inbound.message() => match message {
                     Ok(Some(m)) => {
                         if let Some(end) = self.handle(m, &tx, &mut unacked).await {
-                            break Ok(end);
+                            break end;
                         }
                     }
-                    Ok(None) => break Ok(SessionEnd::Closed),
-                    Err(status) => break Err(fail(true)(&status)),
+                    Ok(None) => break Ended::Closed,
+                    Err(status) => break failed(true)(&status),
                 },
                 _ = tick.tick() => {
                     if let Err(e) = self.flush(&tx, &mut unacked).await {
-                        break Err(SessionError { established: true, error: e.into() });
+                        break Ended::Failed { established: true, error: e.into() };
                     }
                 }
                 _ = self.buffer.batch_ready() => {
                     if let Err(e) = self.flush(&tx, &mut unacked).await {
-                        break Err(SessionError { established: true, error: e.into() });
+                        break Ended::Failed { established: true, error: e.into() };
                     }
                 }
             }
@@ -212,7 +173,7 @@ impl Uplink {
         m: pb::AggregatorMessage,
         tx: &mpsc::Sender<pb::AgentMessage>,
         unacked: &mut BTreeMap<u64, Vec<pb::ProbeResult>>,
-    ) -> Option<SessionEnd> {
+    ) -> Option<Ended> {
         use pb::aggregator_message::Msg;
         let rejections = match m.msg? {
             Msg::Full(set) => {
@@ -249,7 +210,7 @@ impl Uplink {
                 Vec::new()
             }
             Msg::Redirect(hint) if !hint.leader_address.is_empty() => {
-                return Some(SessionEnd::Redirect(hint.leader_address));
+                return Some(Ended::Redirect(hint.leader_address));
             }
             Msg::Redirect(_) => Vec::new(),
         };
@@ -267,7 +228,7 @@ impl Uplink {
                 .await
                 .is_err()
             {
-                return Some(SessionEnd::Closed);
+                return Some(Ended::Closed);
             }
         }
         None

@@ -110,7 +110,7 @@ impl Drop for Killed {
 }
 
 async fn configure(server: &str, token: &str, n: u64) {
-    let mut c = gslb_aggregator::net::link::admin_client(server, token)
+    let mut c = gslb_proto::link::admin_client(server, token)
         .await
         .unwrap()
         .max_encoding_message_size(BIG)

@@ -21,7 +21,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::core::defaults::{Kind, base, decode, overlay, to_json};
-use crate::net::link::PeerLink;
+use gslb_proto::link::Link;
 use gslb_shared::config::LinkTls;
 
 /// Output format.
@@ -448,7 +448,7 @@ fn leader_hint(status: &tonic::Status) -> Option<String> {
 #[derive(Debug, Clone)]
 pub struct CallMeta {
     stale: bool,
-    link: PeerLink,
+    link: Link,
 }
 
 impl tonic::service::Interceptor for CallMeta {
@@ -469,12 +469,12 @@ pub type Client = AdminServiceClient<InterceptedService<Channel, CallMeta>>;
 
 impl Cli {
     /// The TLS files and token given on the command line.
-    fn link(&self) -> PeerLink {
+    fn link(&self) -> Link {
         let tls = (self.ca.is_some() || self.cert.is_some()).then(|| LinkTls {
             identity: self.cert.clone().zip(self.key.clone()),
             ca: self.ca.clone(),
         });
-        PeerLink {
+        Link {
             tls,
             token: self.token.clone(),
         }
@@ -483,7 +483,7 @@ impl Cli {
 
 /// A channel to `server`.
 pub(crate) async fn channel(
-    link: &PeerLink,
+    link: &Link,
     server: &str,
     deadline: std::time::Duration,
 ) -> Result<Channel, CtlError> {
@@ -492,7 +492,7 @@ pub(crate) async fn channel(
         error,
     };
     link.endpoint(server, deadline.min(std::time::Duration::from_secs(10)))
-        .map_err(connect)?
+        .map_err(|e| connect(e.to_string()))?
         // Every call ends by then (tonic answers DEADLINE_EXCEEDED).
         .timeout(deadline)
         .connect()

@@ -14,9 +14,9 @@ use gslb_aggregator::api::tokens::Tokens;
 use gslb_aggregator::config::{Settings, Transport};
 use gslb_aggregator::core::control::Control;
 use gslb_aggregator::core::store::SledStore;
-use gslb_aggregator::net::link::PeerLink;
 use gslb_aggregator::net::tls::ReloadingTls;
 use gslb_aggregator::replication::cluster::{Cluster, RaftStore, check_data_dir};
+use gslb_proto::link::Link;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -26,7 +26,7 @@ async fn main() -> anyhow::Result<()> {
         .install_default()
         .map_err(|_| anyhow::anyhow!("a TLS crypto provider was already installed"))?;
     let security = security(&config)?;
-    let link = PeerLink {
+    let link = Link {
         tls: security.tls.as_ref().map(|t| t.files().as_link()),
         token: None,
     };

@@ -1,12 +1,10 @@
-//! Link and admin security: mutual TLS on the gRPC listener with the
-//! caller's role taken from its certificate (`identity`, `tls`,
-//! `listener`), per-service access rules (`guard`), admin bearer tokens
-//! (`tokens`, `rest_auth`) and the development CA behind `gslbctl certs`
-//! (`pki`). See docs/security.md.
+//! The aggregator's side of link security: mutual TLS on the gRPC
+//! listener with the caller's role taken from its certificate (`tls`,
+//! `listener`; the identity rules, the development CA and the token file
+//! are `gslb_proto::link`'s, shared with gslbctl) and the file-change
+//! stamps that reload certificates and tokens (`watch`). See
+//! docs/security.md.
 
-pub mod identity;
-pub mod link;
 pub mod listener;
-pub mod pki;
 pub mod tls;
 pub mod watch;

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 mod support;
 
-use gslb_aggregator::net::link::{TokenAdminClient, admin_client};
+use gslb_proto::link::{TokenAdminClient, admin_client};
 use support::http::{http_call, http_get};
 use support::process::{Aggregator, start_with};
 

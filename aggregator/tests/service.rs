@@ -18,7 +18,7 @@ const INTERVAL_MS: u64 = 1_000;
 mod support;
 use support::http::{http_get, http_get_as};
 
-use gslb_aggregator::net::link::{TokenAdminClient, admin_client};
+use gslb_proto::link::{TokenAdminClient, admin_client};
 use support::process::{Aggregator, start};
 
 type Admin = TokenAdminClient;

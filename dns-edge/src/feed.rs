@@ -12,17 +12,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gslb_proto::convert::{delta_from_pb, snapshot_from_pb};
+use gslb_proto::link::{Ended, Link, Redial, Session};
 use gslb_proto::pb;
 use gslb_proto::pb::snapshot_update::Update;
 use gslb_shared::Snapshot;
 use gslb_shared::backoff::Backoff;
 use gslb_shared::config::LinkTls;
-use gslb_shared::telemetry::error_chain;
 use tokio_stream::StreamExt;
-use tonic::transport::Endpoint;
 
 use crate::state::{Shared, now_ms};
 use crate::table::Table;
+
+/// Time allowed to open a connection to an aggregator.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Largest feed message accepted (a full snapshot of a large catalog).
 pub use gslb_proto::MAX_MESSAGE;
@@ -192,26 +194,53 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
 }
 
 /// Follow the feed forever.
-pub async fn run(shared: Arc<Shared>, cfg: FeedConfig, mut follower: Follower) {
-    let mut attempt = 0u32;
-    let mut full = false;
-    let mut index = 0usize;
-    loop {
-        let url = &cfg.aggregators[index % cfg.aggregators.len()];
-        match follow(&shared, &cfg, url, &mut follower, &mut full, &mut attempt).await {
-            Ok(()) => {
-                tracing::warn!(aggregator = %url, "feed stream ended");
-                shared.failure(format!("{url}: stream closed"), false);
-            }
-            Err(e) => {
-                tracing::warn!(aggregator = %url, error = %e, "feed unavailable");
-                shared.failure(format!("{url}: {e}"), false);
-            }
+pub async fn run(shared: Arc<Shared>, cfg: FeedConfig, follower: Follower) {
+    let redial = match Redial::new("feed", cfg.aggregators.clone(), cfg.backoff) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "no feed");
+            return;
         }
-        index += 1;
-        let delay = cfg.backoff.delay(attempt, &mut rand::rng());
-        attempt = attempt.saturating_add(1);
-        tokio::time::sleep(delay).await;
+    };
+    let mut feed = Feed {
+        shared,
+        cfg,
+        follower,
+        full: false,
+    };
+    redial.run(&mut feed).await;
+}
+
+/// The feed's state across sessions.
+struct Feed {
+    shared: Arc<Shared>,
+    cfg: FeedConfig,
+    follower: Follower,
+    /// The next subscription asks for a full snapshot.
+    full: bool,
+}
+
+impl Session for Feed {
+    async fn dial(&mut self, url: &str) -> Ended {
+        let mut subscribed = false;
+        let result = follow(
+            &self.shared,
+            &self.cfg,
+            url,
+            &mut self.follower,
+            &mut self.full,
+            &mut subscribed,
+        )
+        .await;
+        let error = match result {
+            Ok(()) => "stream closed".to_owned(),
+            Err(e) => e,
+        };
+        self.shared.failure(format!("{url}: {error}"), false);
+        Ended::Failed {
+            established: subscribed,
+            error,
+        }
     }
 }
 
@@ -221,17 +250,12 @@ async fn follow(
     url: &str,
     follower: &mut Follower,
     full: &mut bool,
-    attempt: &mut u32,
+    subscribed: &mut bool,
 ) -> Result<(), String> {
-    let mut endpoint = Endpoint::from_shared(url.to_owned())
-        .map_err(|e| error_chain(&e))?
-        .connect_timeout(Duration::from_secs(5))
-        .http2_keep_alive_interval(Duration::from_secs(10))
-        .keep_alive_timeout(Duration::from_secs(5));
-    if let Some(tls) = gslb_proto::link::link_config(&cfg.tls).map_err(|e| error_chain(&e))? {
-        endpoint = endpoint.tls_config(tls).map_err(|e| error_chain(&e))?;
-    }
-    let channel = endpoint.connect().await.map_err(|e| error_chain(&e))?;
+    let channel = Link::with_tls(&cfg.tls)
+        .connect(url, CONNECT_TIMEOUT)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut client =
         pb::edge_feed_client::EdgeFeedClient::new(channel).max_decoding_message_size(MAX_MESSAGE);
     // Resyncs in a row without an applied snapshot: the first is at once
@@ -260,7 +284,7 @@ async fn follow(
             .into_inner();
         tracing::info!(aggregator = %url, held, "subscribed to the snapshot feed");
         shared.subscribed();
-        *attempt = 0;
+        *subscribed = true;
         let mut resync = false;
         while let Some(update) = stream.next().await {
             let update = update.map_err(|s| format!("stream: {}", s.message()))?;

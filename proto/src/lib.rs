@@ -1,6 +1,7 @@
 //! The gslb gRPC contract: generated types and services (`pb`), the encoded
-//! descriptor set for reflection, and the conversions between generated
-//! types and the domain model (`convert`), and client TLS for links (`link`). Domain code never touches `pb`.
+//! descriptor set for reflection, the conversions between generated types
+//! and the domain model (`convert`), and how every part dials an aggregator
+//! (`link`). Domain code never touches `pb`.
 
 /// Generated protobuf messages and tonic services for `gslb.v1`.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]

@@ -61,9 +61,7 @@ async fn writes_per_second(url: &str, token: &str, writers: u64, secs: u64) -> (
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut tasks = Vec::new();
     for _ in 0..writers {
-        let mut client = gslb_aggregator::net::link::admin_client(url, token)
-            .await
-            .unwrap();
+        let mut client = gslb_proto::link::admin_client(url, token).await.unwrap();
         let done = done.clone();
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();

@@ -10,10 +10,10 @@
 
 use std::time::Instant;
 
-use gslb_aggregator::net::link::Bearer;
 use gslb_e2e::bench::{env, percentile};
 use gslb_e2e::pki::{CertFiles, cert};
 use gslb_e2e::{Aggregator, temp_dir};
+use gslb_proto::link::Bearer;
 use gslb_proto::pb;
 use gslb_proto::pb::admin_service_client::AdminServiceClient;
 use tonic::transport::{Channel, Endpoint};

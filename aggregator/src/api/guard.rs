@@ -13,8 +13,8 @@ use tonic::codegen::{BoxFuture, http};
 
 use super::tokens::{Refusal, TokenRole, Tokens};
 use crate::api::gated::Admission;
-use crate::net::identity::Role;
 use crate::net::listener::Peer;
+use gslb_proto::link::identity::Role;
 
 /// What a service requires of its callers.
 #[derive(Debug, Clone, Copy)]
@@ -156,7 +156,7 @@ mod tests {
 
     use super::*;
     use crate::api::tokens::TokenFile;
-    use crate::net::identity::Identity;
+    use gslb_proto::link::identity::Identity;
 
     fn peer(role: Option<Role>) -> Peer {
         Peer {

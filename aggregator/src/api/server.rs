@@ -21,9 +21,9 @@ use crate::api::service::admin::Admin;
 use crate::api::service::agents::AgentStreams;
 use crate::api::service::edges::EdgeStreams;
 use crate::api::service::{Service, now};
-use crate::net::identity::Role;
 use crate::net::listener::{HttpListener, Limits, grpc_incoming};
 use gslb_engine::Input;
+use gslb_proto::link::identity::Role;
 
 mod http;
 

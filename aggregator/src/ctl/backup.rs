@@ -14,7 +14,7 @@ pub async fn take(c: &mut Client, out: &Path) -> Result<String, CtlError> {
     let r = c.backup_store(pb::BackupRequest {}).await?.into_inner();
     let text = String::from_utf8(r.document)
         .map_err(|e| CtlError::Input(format!("the backup is not UTF-8 JSON: {e}")))?;
-    crate::net::pki::write_secret(out, &text)
+    gslb_proto::link::pki::write_secret(out, &text)
         .map_err(|e| CtlError::Input(format!("{}: {e:#}", out.display())))?;
     Ok(format!(
         "backup of version {} written to {} ({} bytes)\n",

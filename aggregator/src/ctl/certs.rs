@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use super::CtlError;
-use crate::net::identity::Role;
-use crate::net::pki::{CA_CERT, Ca, Leaf};
+use gslb_proto::link::identity::Role;
+use gslb_proto::link::pki::{CA_CERT, Ca, Leaf};
 
 /// Arguments of `gslbctl certs`.
 #[derive(Debug, Clone, clap::Args)]

@@ -18,8 +18,8 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::identity::{Identity, of_certificate};
 use super::tls::ReloadingTls;
+use gslb_proto::link::identity::{Identity, of_certificate};
 
 /// Longest a TLS handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

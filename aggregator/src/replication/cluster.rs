@@ -28,9 +28,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, WeakUnboundedSender};
 pub use raft_store::RaftStore;
 
 use crate::core::store::StoreError;
-use crate::net::link::PeerLink;
 use crate::replication::raft::{Command, Event, Node, NodeConfig, StateMachine, TypeConfig};
 use gslb_engine::EngineConfig;
+use gslb_proto::link::Link;
 
 /// Raft settings of a cluster node.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +73,7 @@ pub struct Cluster {
     /// The leader's HTTP address, learnt from it (REST redirects).
     leader_http: Mutex<Option<(u64, String)>>,
     /// How this node reaches its peers (TLS, scheme).
-    pub link: PeerLink,
+    pub link: Link,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -118,7 +118,7 @@ impl Cluster {
         config: &ClusterConfig,
         data_dir: &Path,
         engine: EngineConfig,
-        link: PeerLink,
+        link: Link,
     ) -> anyhow::Result<(Arc<Cluster>, UnboundedReceiver<Event>)> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

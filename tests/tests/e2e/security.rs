@@ -13,14 +13,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser;
 use gslb_aggregator::ctl::{Cli, CtlError, run};
-use gslb_aggregator::net::identity::Role;
-use gslb_aggregator::net::pki::{Ca, Leaf};
 use gslb_e2e::bins::bin;
 use gslb_e2e::catalog::{ZONE, a_record, http_check, member, pool};
 use gslb_e2e::mesh::{Agent, Aggregator};
 use gslb_e2e::pki::{CertFiles, ca_dir, cert, create_token, files_in, issue_in};
 use gslb_e2e::process::Proc;
 use gslb_e2e::wait::{temp_dir, wait_until};
+use gslb_proto::link::identity::Role;
+use gslb_proto::link::pki::{Ca, Leaf};
 use prost::Message;
 
 fn s(p: &Path) -> String {

@@ -3,8 +3,8 @@
 //! engine and acknowledged. A malformed result is counted in the ack and
 //! dropped; it never disturbs other agents.
 
-use crate::net::identity::Role;
 use crate::net::listener::Peer;
+use gslb_proto::link::identity::Role;
 use std::sync::Arc;
 
 use gslb_proto::pb;

@@ -7,18 +7,19 @@ use gslb_proto::pb;
 use gslb_proto::pb::cluster_service_client::ClusterServiceClient;
 use tonic::Request;
 
-use crate::net::link::PeerLink;
+use gslb_proto::link::Link;
 
 /// The status the node at gRPC `address` gives of itself (asked stale, so
 /// a follower or a node outside any cluster answers too), within `timeout`
 /// for connecting and again for the call.
 pub async fn own_status(
-    link: &PeerLink,
+    link: &Link,
     address: &str,
     timeout: Duration,
 ) -> Result<pb::ClusterStatus, String> {
     let channel = link
-        .endpoint(&link.url(address), timeout)?
+        .endpoint(&link.url(address), timeout)
+        .map_err(|e| e.to_string())?
         .timeout(timeout)
         .connect()
         .await
@@ -37,7 +38,7 @@ pub async fn own_status(
 }
 
 /// The HTTP address the node at gRPC `address` reports.
-pub async fn http_address_of(link: &PeerLink, address: &str) -> Option<String> {
+pub async fn http_address_of(link: &Link, address: &str) -> Option<String> {
     let status = own_status(link, address, Duration::from_secs(1))
         .await
         .ok()?;

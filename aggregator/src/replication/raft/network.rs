@@ -28,7 +28,7 @@ pub struct Network {
     /// This node's id, sent with every message.
     pub from: u64,
     /// How peers are reached.
-    pub link: crate::net::link::PeerLink,
+    pub link: gslb_proto::link::Link,
 }
 
 impl RaftNetworkFactory<TypeConfig> for Network {
@@ -51,7 +51,7 @@ pub struct Connection {
     from: u64,
     target: u64,
     addr: String,
-    link: crate::net::link::PeerLink,
+    link: gslb_proto::link::Link,
     client: Option<RaftServiceClient<Channel>>,
 }
 

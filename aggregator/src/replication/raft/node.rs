@@ -28,7 +28,7 @@ pub struct NodeConfig {
     /// Entries kept in the log behind a snapshot.
     pub keep_logs: u64,
     /// How to reach peers (TLS, scheme).
-    pub link: crate::net::link::PeerLink,
+    pub link: gslb_proto::link::Link,
 }
 
 impl Default for NodeConfig {
@@ -40,7 +40,7 @@ impl Default for NodeConfig {
             election: (Duration::from_millis(600), Duration::from_millis(1200)),
             snapshot_every: 10_000,
             keep_logs: 1_000,
-            link: crate::net::link::PeerLink::default(),
+            link: gslb_proto::link::Link::default(),
         }
     }
 }

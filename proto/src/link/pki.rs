@@ -195,7 +195,7 @@ mod tests {
     use rustls::pki_types::pem::PemObject;
 
     use super::*;
-    use crate::net::identity::of_certificate;
+    use crate::link::identity::of_certificate;
 
     #[test]
     fn issued_certificates_carry_their_identity_and_bad_names_are_refused() {
