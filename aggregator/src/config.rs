@@ -27,6 +27,11 @@ pub struct Settings {
     /// Directory of the embedded store (created if missing).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Restore FILE (a `gslbctl backup`) into --data-dir, which must hold
+    /// no store, and exit without serving.
+    #[arg(long, value_name = "FILE")]
+    #[serde(skip)]
+    pub restore: Option<PathBuf>,
     /// gRPC listener: agents, edges, admin, reflection [default: 127.0.0.1:7000]; port 0 picks one.
     #[arg(long)]
     pub listen_grpc: Option<SocketAddr>,
@@ -178,6 +183,7 @@ impl Settings {
         Ok(Settings {
             config: Some(path),
             data_dir: self.data_dir.or(file.data_dir),
+            restore: self.restore,
             listen_grpc: self.listen_grpc.or(file.listen_grpc),
             listen_http: self.listen_http.or(file.listen_http),
             tick: self.tick.or(file.tick),

@@ -18,9 +18,43 @@ use gslb_aggregator::net::tls::ReloadingTls;
 use gslb_aggregator::replication::cluster::{Cluster, RaftStore, check_data_dir};
 use gslb_proto::link::Link;
 
+/// Restore backup `file` into `data_dir` (no aggregator may run on it);
+/// what was restored, for the operator.
+fn restore(data_dir: &std::path::Path, file: &std::path::Path) -> anyhow::Result<String> {
+    use gslb_aggregator::core::store::backup::{self, Backup};
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let doc = Backup::decode(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let version = backup::restore(data_dir, &doc)?;
+    let c = &doc.state.catalog;
+    Ok(format!(
+        "restored version {version} ({} zones, {} record sets, {} pools, {} members, {} checks) into {}; \
+         start gslb-aggregator --data-dir {} (edges holding a newer version refuse it until gslbctl reset-edges)\n",
+        c.zones.len(),
+        c.records.len(),
+        c.pools.len(),
+        c.members.len(),
+        c.checks.len(),
+        data_dir.display(),
+        data_dir.display()
+    ))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let config = Settings::parse().merged()?.validate()?;
+    let settings = Settings::parse().merged()?;
+    if let Some(file) = &settings.restore {
+        let data_dir = settings.data_dir.as_deref().ok_or_else(|| {
+            gslb_shared::config::invalid("data-dir", "is required with --restore")
+        })?;
+        let done = restore(data_dir, file)?;
+        // The outcome is what this run is for.
+        #[allow(clippy::print_stdout)]
+        {
+            print!("{done}");
+        }
+        return Ok(());
+    }
+    let config = settings.validate()?;
     gslb_shared::telemetry::init(config.log_format);
     rustls::crypto::ring::default_provider()
         .install_default()

@@ -144,14 +144,14 @@ fn refused_start(data: &std::path::Path) -> String {
     text
 }
 
-/// `gslbctl restore` of `file` into `dir`, which must succeed; its output.
+/// `gslb-aggregator --restore` of `file` into `dir`, which must succeed;
+/// its output.
 fn restore(dir: &std::path::Path, file: &std::path::Path) -> String {
-    let out = std::process::Command::new(gslb_e2e::bins::bin("gslbctl"))
+    let out = std::process::Command::new(gslb_e2e::bins::bin("gslb-aggregator"))
         .args([
-            "restore",
             "--data-dir",
             dir.to_str().unwrap(),
-            "--file",
+            "--restore",
             file.to_str().unwrap(),
         ])
         .output()
