@@ -6,7 +6,6 @@ pub mod assignments;
 pub mod catalog;
 pub mod control;
 pub mod declarative;
-pub mod defaults;
 pub mod feed;
 pub mod store;
 pub mod strict_json;

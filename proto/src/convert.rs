@@ -22,6 +22,7 @@ pub use facts::{health_from_pb, health_to_pb};
 pub use probe::{fail_reason_from_pb, fail_reason_to_pb};
 pub use record::rtype_from_pb;
 pub use snapshot::{delta_from_pb, snapshot_from_pb};
+pub use status::{decisions_json, failure_name, health_name};
 
 /// A conversion failure on `field`.
 pub(crate) fn bad(field: &str, rule: impl Into<String>) -> ValidationError {

@@ -14,7 +14,9 @@ use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::pb;
 use crate::pb::admin_service_client::AdminServiceClient;
+use crate::pb::cluster_service_client::ClusterServiceClient;
 
 pub mod identity;
 pub mod pki;
@@ -95,6 +97,32 @@ impl Link {
             .connect()
             .await
             .map_err(|e| LinkError(gslb_shared::telemetry::error_chain(&e)))
+    }
+
+    /// The status the node at gRPC `address` (HOST:PORT) gives of itself
+    /// (asked stale, so a follower or a node outside any cluster answers
+    /// too), within `timeout` for connecting and again for the call.
+    pub async fn own_status(
+        &self,
+        address: &str,
+        timeout: Duration,
+    ) -> Result<pb::ClusterStatus, String> {
+        let channel = self
+            .endpoint(&self.url(address), timeout)
+            .map_err(|e| e.to_string())?
+            .timeout(timeout)
+            .connect()
+            .await
+            .map_err(|e| gslb_shared::telemetry::error_chain(&e))?;
+        let mut ask = tonic::Request::new(pb::ClusterStatusRequest {});
+        ask.metadata_mut()
+            .insert(crate::metadata::STALE, MetadataValue::from_static("1"));
+        self.authorize(&mut ask);
+        let status = ClusterServiceClient::new(channel)
+            .status(ask)
+            .await
+            .map_err(|e| e.message().to_owned())?;
+        Ok(status.into_inner())
     }
 
     /// Add the bearer token to `request`.

@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod clock;
 pub mod config;
+pub mod defaults;
 pub mod duration;
 pub mod model;
 pub mod selection;

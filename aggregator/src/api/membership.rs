@@ -14,7 +14,6 @@ use tonic::{Request, Response, Status};
 
 use crate::api::service::Service;
 use crate::replication::cluster::Cluster;
-use crate::replication::cluster::peers::own_status;
 use gslb_proto::link::Link;
 
 /// How long a new node may take to catch up as a learner.
@@ -80,7 +79,8 @@ fn cluster(service: &Service) -> Result<&Arc<Cluster>, Status> {
 
 /// Check that `address` is a node started with `--node-id id` and no cluster.
 async fn check_candidate(link: &Link, id: u64, address: &str) -> Result<(), Status> {
-    let theirs = own_status(link, address, Duration::from_secs(2))
+    let theirs = link
+        .own_status(address, Duration::from_secs(2))
         .await
         .map_err(|e| {
             Status::failed_precondition(format!(

@@ -149,9 +149,9 @@ fn object<T: serde::de::DeserializeOwned>(
         serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
     };
-    crate::core::defaults::decode(
+    gslb_shared::defaults::decode(
         at,
-        crate::core::defaults::overlay(serde_json::Value::Null, map, id),
+        gslb_shared::defaults::overlay(serde_json::Value::Null, map, id),
     )
 }
 
@@ -248,7 +248,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
             .cloned()
             .map(Object::Check);
         // The documented defaults under what the document gives; the probe has none.
-        let mut value = crate::core::defaults::base(crate::core::defaults::Kind::Check);
+        let mut value = gslb_shared::defaults::base(gslb_shared::defaults::Kind::Check);
         if let (serde_json::Value::Object(map), serde_json::Value::Object(given)) =
             (&mut value, &k.0)
         {
@@ -279,7 +279,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
             })?),
             None => None,
         };
-        let mut value = crate::core::defaults::base(crate::core::defaults::Kind::Pool);
+        let mut value = gslb_shared::defaults::base(gslb_shared::defaults::Kind::Pool);
         if let serde_json::Value::Object(map) = &mut value {
             map.insert("name".into(), d.name.clone().into());
             map.extend(d.rest.clone());
@@ -313,7 +313,7 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
                 .and_then(|v| v.as_str())
                 .ok_or_else(|| bad(format!("{at}.name"), "is required"))?
                 .to_owned();
-            let mut value = crate::core::defaults::base(crate::core::defaults::Kind::Member);
+            let mut value = gslb_shared::defaults::base(gslb_shared::defaults::Kind::Member);
             if let (serde_json::Value::Object(map), serde_json::Value::Object(given)) =
                 (&mut value, m)
             {

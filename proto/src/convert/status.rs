@@ -1,8 +1,9 @@
 //! Status views ↔ protobuf: the one place gRPC's status messages are built
-//! and read.
+//! and read, and the JSON names of their enums (REST and gslbctl).
 
 use gslb_shared::status::{LocationStatusView, MemberStatusView, PoolStatusView};
 use gslb_shared::validate::ValidationError;
+use serde_json::{Value, json};
 
 use super::{fail_reason_from_pb, fail_reason_to_pb, health_from_pb, health_to_pb};
 use crate::pb;
@@ -107,4 +108,30 @@ impl TryFrom<&pb::PoolStatus> for PoolStatusView {
                 .collect::<Result<_, _>>()?,
         })
     }
+}
+/// A proto health as its lower-case name.
+pub fn health_name(value: i32) -> Value {
+    match pb::Health::try_from(value) {
+        Ok(pb::Health::Up) => json!("up"),
+        Ok(pb::Health::Down) => json!("down"),
+        Ok(pb::Health::Unknown) => json!("unknown"),
+        _ => Value::Null,
+    }
+}
+
+/// A proto failure reason as its kebab-case name.
+pub fn failure_name(value: i32) -> Value {
+    match fail_reason_from_pb(value) {
+        Ok(Some(reason)) => json!(reason.as_str()),
+        _ => Value::Null,
+    }
+}
+
+/// The operator's decision hold as JSON (REST and `gslbctl -o json`).
+pub fn decisions_json(paused_since_ms: u64, pools: &[pb::PausedPool]) -> Value {
+    json!({
+        "paused": paused_since_ms != 0,
+        "pausedSinceMs": (paused_since_ms != 0).then_some(paused_since_ms),
+        "pools": pools.iter().map(|p| json!({"poolId": p.pool_id, "sinceMs": p.since_ms})).collect::<Vec<_>>(),
+    })
 }

@@ -73,7 +73,7 @@ pub async fn create(
         }
     }
     let member: Member = merged(
-        crate::core::defaults::base(crate::core::defaults::Kind::Member),
+        gslb_shared::defaults::base(gslb_shared::defaults::Kind::Member),
         &body,
         0,
     )?;

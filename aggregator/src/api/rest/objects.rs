@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::error::{ApiError, decode};
 use crate::api::service::{Service, now, off_worker};
 use crate::core::catalog::{Change, Object, ObjectRef, Op, Written};
-use crate::core::defaults::{Kind, base, to_json};
+use gslb_shared::defaults::{Kind, base, to_json};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
@@ -39,9 +39,9 @@ pub fn merged<T: Serialize + DeserializeOwned>(
         };
         return Err(ApiError::invalid("id", rule));
     }
-    Ok(crate::core::defaults::decode(
+    Ok(gslb_shared::defaults::decode(
         "",
-        crate::core::defaults::overlay(base, patch, id),
+        gslb_shared::defaults::overlay(base, patch, id),
     )?)
 }
 

@@ -15,40 +15,7 @@ use serde_json::{Value, json};
 use super::error::ApiError;
 use crate::api::service::admin::views;
 use crate::api::service::{Service, now};
-
-/// A proto health as its lower-case name.
-pub(crate) fn health_name(value: i32) -> Value {
-    match pb::Health::try_from(value) {
-        Ok(pb::Health::Up) => json!("up"),
-        Ok(pb::Health::Down) => json!("down"),
-        Ok(pb::Health::Unknown) => json!("unknown"),
-        _ => Value::Null,
-    }
-}
-
-/// A proto failure reason as its kebab-case name.
-pub(crate) fn failure_name(value: i32) -> Value {
-    match gslb_proto::convert::fail_reason_from_pb(value) {
-        Ok(Some(reason)) => json!(reason.as_str()),
-        _ => Value::Null,
-    }
-}
-
-/// A member status as JSON (also what `gslbctl --output json` prints):
-/// the view, serialised.
-pub(crate) fn status_json(s: &MemberStatusView) -> Value {
-    // A struct of plain fields always serialises.
-    serde_json::to_value(s).unwrap_or(Value::Null)
-}
-
-/// The operator's decision hold as JSON (REST and `gslbctl -o json`).
-pub(crate) fn decisions_json(paused_since_ms: u64, pools: &[pb::PausedPool]) -> Value {
-    json!({
-        "paused": paused_since_ms != 0,
-        "pausedSinceMs": (paused_since_ms != 0).then_some(paused_since_ms),
-        "pools": pools.iter().map(|p| json!({"poolId": p.pool_id, "sinceMs": p.since_ms})).collect::<Vec<_>>(),
-    })
-}
+pub(crate) use gslb_proto::convert::{decisions_json, failure_name, health_name};
 
 fn status_error(status: tonic::Status) -> ApiError {
     ApiError::not_found(status.message().to_owned())
@@ -62,7 +29,7 @@ pub async fn member_status(
     let status = views::member_status(&s, MemberId(id), now())
         .await
         .map_err(status_error)?;
-    Ok(Json(status_json(&status)))
+    Ok(Json(gslb_shared::defaults::to_json(&status)))
 }
 
 /// `GET /api/v1/pools/{id}/status`: `members` keyed by member id (each entry

@@ -2,8 +2,8 @@
 //! document) are laid over the documented defaults, so only what differs
 //! has to be written. One place, so every surface has the same defaults.
 
-use gslb_shared::validate::ValidationError;
-use gslb_shared::*;
+use crate::validate::ValidationError;
+use crate::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
