@@ -11,13 +11,13 @@
 //! - [`api`]: admin gRPC and the agent and edge streams, REST, the HTTP
 //!   listener, metrics, access rules and tokens, and the adapters that put
 //!   the cluster behind them (leader gate, membership, role changes).
-//! - [`net`]: mutual TLS, certificate identities, links to peers, the
-//!   accept loop.
-//! - [`config`] (the binary's settings) and [`ctl`] (gslbctl) sit on top.
+//! - [`net`]: the listener's mutual TLS and accept loop (identities, the
+//!   dialer and the token file are `gslb_proto::link`'s).
+//! - [`config`] (the binary's settings) sits on top. gslbctl is its own
+//!   package (`aggregator/ctl`), on `gslb-proto` and `gslb-shared` only.
 
 pub mod api;
 pub mod config;
 pub mod core;
-pub mod ctl;
 pub mod net;
 pub mod replication;

@@ -334,7 +334,7 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
 
 /// `gslbctl ARGS` against the aggregator; its output (it must succeed).
 fn gslbctl(a: &Aggregator, args: &[&str]) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gslbctl"))
+    let out = std::process::Command::new(support::process::gslbctl_bin())
         .arg("--server")
         .arg(&a.grpc)
         .env("GSLB_TOKEN", &a.token)

@@ -15,7 +15,7 @@ fn gslbctl(a: &Aggregator, args: &[&str]) -> (bool, String, String) {
 }
 
 fn gslbctl_at(server: &str, token: &str, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gslbctl"))
+    let out = Command::new(support::process::gslbctl_bin())
         .arg("--server")
         .arg(server)
         .env("GSLB_TOKEN", token)

@@ -28,7 +28,7 @@ pub fn start(data_dir: &std::path::Path) -> Aggregator {
 
 /// [`start`] with more command-line arguments.
 pub fn start_with(data_dir: &std::path::Path, extra: &[&str]) -> Aggregator {
-    use gslb_aggregator::api::tokens::{TokenFile, TokenRole};
+    use gslb_proto::link::tokens::{TokenFile, TokenRole};
     std::fs::create_dir_all(data_dir).unwrap();
     let tokens_file = data_dir.join("tokens.json");
     let mut tokens = TokenFile::load(&tokens_file).unwrap();
@@ -74,4 +74,17 @@ pub fn start_with(data_dir: &std::path::Path, extra: &[&str]) -> Aggregator {
         http,
         token,
     }
+}
+
+/// The `gslbctl` binary (package `gslb-ctl`), built beside the aggregator by
+/// any workspace build (`scripts/test.sh`, `cargo test --workspace`).
+pub fn gslbctl_bin() -> std::path::PathBuf {
+    let aggregator = std::path::Path::new(env!("CARGO_BIN_EXE_gslb-aggregator"));
+    let path = aggregator.with_file_name("gslbctl");
+    assert!(
+        path.exists(),
+        "{} not built: build the workspace first (scripts/test.sh or cargo build --workspace)",
+        path.display()
+    );
+    path
 }

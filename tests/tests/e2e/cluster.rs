@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use gslb_aggregator::ctl::{Cli, CtlError, run};
+use gslb_ctl::{Cli, CtlError, run};
 use gslb_e2e::catalog::web_pair;
 use gslb_e2e::cluster::Cluster;
 use gslb_e2e::dns::http_request;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser;
-use gslb_aggregator::ctl::{Cli, CtlError, run};
+use gslb_ctl::{Cli, CtlError, run};
 use gslb_e2e::bins::bin;
 use gslb_e2e::catalog::{ZONE, a_record, http_check, member, pool};
 use gslb_e2e::mesh::{Agent, Aggregator};

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::Output;
 use super::table::render;
-use crate::api::rest::status::{decisions_json, failure_name, health_name, status_json};
-use crate::core::defaults::to_json;
+use gslb_proto::convert::{decisions_json, failure_name, health_name};
+use gslb_shared::defaults::to_json;
 
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
@@ -184,7 +184,7 @@ pub fn members(rows: &[(Member, MemberStatusView)], out: Output) -> String {
             .iter()
             .map(|(m, s)| {
                 let mut v = to_json(m);
-                v["status"] = status_json(s);
+                v["status"] = to_json(s);
                 v
             })
             .collect();
@@ -224,7 +224,7 @@ pub fn members(rows: &[(Member, MemberStatusView)], out: Output) -> String {
 /// One member's status.
 pub fn member_status(s: &MemberStatusView, out: Output) -> String {
     if out == Output::Json {
-        return pretty(&status_json(s));
+        return pretty(&to_json(s));
     }
     let mut text = render(
         &[
@@ -289,7 +289,7 @@ pub fn pool_status(s: &PoolStatusView, out: Output) -> String {
         return pretty(&json!({
             "poolId": s.pool_id, "eligible": s.eligible, "protected": s.protected, "failOpen": s.fail_open,
             "decisionsPaused": s.decisions_paused,
-            "members": s.members.iter().map(status_json).collect::<Vec<_>>(),
+            "members": s.members.iter().map(to_json).collect::<Vec<_>>(),
         }));
     }
     let head = format!(

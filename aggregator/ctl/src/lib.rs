@@ -20,9 +20,9 @@ use serde_json::{Map, Value};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-use crate::core::defaults::{Kind, base, decode, overlay, to_json};
 use gslb_proto::link::Link;
 use gslb_shared::config::LinkTls;
+use gslb_shared::defaults::{Kind, base, decode, overlay, to_json};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -190,16 +190,6 @@ pub enum Command {
         /// Only the records' data, one per line, sorted.
         #[arg(long)]
         short: bool,
-    },
-    /// Restore a backup into an empty data directory (local; no aggregator
-    /// may run on it; move a damaged store aside first).
-    Restore {
-        /// The aggregator's data directory.
-        #[arg(long)]
-        data_dir: PathBuf,
-        /// The backup file.
-        #[arg(long)]
-        file: PathBuf,
     },
     /// Let every edge take this aggregator's catalog even when it is older
     /// than theirs or empty (after a restore, or an empty start on purpose).
@@ -388,7 +378,6 @@ pub async fn run(cli: Cli) -> Result<String, CtlError> {
     match cli.command {
         Command::Certs(args) => return certs::run(&args),
         Command::Tokens { action } => return tokens::run(action, cli.output),
-        Command::Restore { data_dir, file } => return backup::restore(&data_dir, &file),
         Command::Query {
             name,
             rtype,
@@ -659,7 +648,6 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         | Command::Cluster { .. }
         | Command::Certs(_)
         | Command::Tokens { .. }
-        | Command::Restore { .. }
         | Command::Query { .. } => Ok(String::new()),
     }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::table::render;
 use super::{CtlError, Output};
-use crate::api::tokens::{TokenEntry, TokenFile, TokenRole};
+use gslb_proto::link::tokens::{TokenEntry, TokenFile, TokenRole};
 
 /// Token actions.
 #[derive(Debug, Clone, clap::Subcommand)]

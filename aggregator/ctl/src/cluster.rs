@@ -63,8 +63,7 @@ pub async fn run(
 
 /// A node's own applied index, asked of it directly (None: no answer).
 async fn applied_at(link: &gslb_proto::link::Link, address: &str) -> Option<u64> {
-    let status =
-        crate::replication::cluster::peers::own_status(link, address, Duration::from_secs(2)).await;
+    let status = link.own_status(address, Duration::from_secs(2)).await;
     status.ok().map(|s| s.applied_index)
 }
 

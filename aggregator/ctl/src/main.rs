@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use clap::Parser;
-use gslb_aggregator::ctl::{Cli, run};
+use gslb_ctl::{Cli, run};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

@@ -13,7 +13,7 @@ use super::{
     Action, Client, CtlError, Output, converted, deleted, no_status, object, read_object, render,
     view_of,
 };
-use crate::core::defaults::{Kind, base, to_json};
+use gslb_shared::defaults::{Kind, base, to_json};
 
 /// What one call returns.
 type Call<T> = Result<T, tonic::Status>;
