@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use gslb_proto::pb;
+use gslb_shared::ProbeResult;
 use tokio::sync::Notify;
 
 /// A bounded FIFO of results with drop-oldest overflow.
@@ -21,7 +21,7 @@ pub struct ResultBuffer {
 
 #[derive(Debug, Default)]
 struct Inner {
-    queue: VecDeque<pb::ProbeResult>,
+    queue: VecDeque<ProbeResult>,
     dropped_total: u64,
     dropped_unreported: u64,
 }
@@ -46,7 +46,7 @@ impl ResultBuffer {
     }
 
     /// Append a result, dropping the oldest if full.
-    pub fn push(&self, result: pb::ProbeResult) {
+    pub fn push(&self, result: ProbeResult) {
         let ready = {
             let mut inner = self.lock();
             if inner.queue.len() >= self.capacity {
@@ -63,7 +63,7 @@ impl ResultBuffer {
     }
 
     /// Put results that were sent but never acknowledged back at the front.
-    pub fn requeue_front(&self, results: Vec<pb::ProbeResult>) {
+    pub fn requeue_front(&self, results: Vec<ProbeResult>) {
         let mut inner = self.lock();
         for r in results.into_iter().rev() {
             if inner.queue.len() >= self.capacity {
@@ -76,7 +76,7 @@ impl ResultBuffer {
     }
 
     /// Take up to `max` results, and the number dropped since the last take.
-    pub fn take(&self, max: usize) -> (Vec<pb::ProbeResult>, u64) {
+    pub fn take(&self, max: usize) -> (Vec<ProbeResult>, u64) {
         let mut inner = self.lock();
         let n = inner.queue.len().min(max);
         let batch = inner.queue.drain(..n).collect();
@@ -108,10 +108,13 @@ impl ResultBuffer {
 mod tests {
     use super::*;
 
-    fn r(cycle: u64) -> pb::ProbeResult {
-        pb::ProbeResult {
+    fn r(cycle: u64) -> ProbeResult {
+        ProbeResult {
+            member: gslb_shared::MemberId(1),
+            check: gslb_shared::CheckId(1),
             cycle,
-            ..Default::default()
+            failure: None,
+            latency_us: 0,
         }
     }
 

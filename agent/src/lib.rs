@@ -7,7 +7,6 @@ pub mod checker;
 pub mod clock;
 pub mod config;
 pub mod metrics;
-pub mod schedule;
 pub mod scheduler;
 pub mod target;
 pub mod uplink;

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gslb_proto::convert::fail_reason_to_pb;
-use gslb_proto::pb;
-use gslb_shared::FailReason;
+use gslb_shared::assignment::{Offered, TargetKey};
+use gslb_shared::cycle::{next_slot, phase_offset, slot_start};
+use gslb_shared::{FailReason, ProbeResult};
 use tokio::sync::Semaphore;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
@@ -18,8 +18,7 @@ use crate::buffer::ResultBuffer;
 use crate::checker::{Failure, Registry};
 use crate::clock::Clock;
 use crate::metrics::{Metrics, ProbeLabels, ProtocolLabels};
-use crate::schedule::{TargetKey, next_slot, phase_offset, slot_start};
-use crate::target::{InvalidTarget, Target, assignment_key};
+use crate::target::{InvalidTarget, Target};
 
 /// What every target task shares.
 #[derive(Debug)]
@@ -46,7 +45,7 @@ pub struct Rejection {
 }
 
 struct Running {
-    assignment: pb::Assignment,
+    offered: Offered,
     task: AbortHandle,
     valid: bool,
 }
@@ -98,8 +97,8 @@ impl Scheduler {
     }
 
     /// Replace the whole assignment set.
-    pub fn apply_full(&mut self, assignments: &[pb::Assignment]) -> Vec<Rejection> {
-        let keep: std::collections::HashSet<_> = assignments.iter().map(assignment_key).collect();
+    pub fn apply_full(&mut self, assignments: &[Offered]) -> Vec<Rejection> {
+        let keep: std::collections::HashSet<_> = assignments.iter().map(|o| o.key).collect();
         let stale: Vec<_> = self
             .running
             .keys()
@@ -113,11 +112,7 @@ impl Scheduler {
     }
 
     /// Apply changes: upserts then removals.
-    pub fn apply_delta(
-        &mut self,
-        upserts: &[pb::Assignment],
-        removals: &[TargetKey],
-    ) -> Vec<Rejection> {
+    pub fn apply_delta(&mut self, upserts: &[Offered], removals: &[TargetKey]) -> Vec<Rejection> {
         let rejections = self.upsert(upserts);
         self.remove(removals);
         rejections
@@ -133,17 +128,17 @@ impl Scheduler {
         self.update_gauges();
     }
 
-    fn upsert(&mut self, assignments: &[pb::Assignment]) -> Vec<Rejection> {
+    fn upsert(&mut self, assignments: &[Offered]) -> Vec<Rejection> {
         let mut rejections = Vec::new();
         for a in assignments {
-            let key = assignment_key(a);
-            if self.running.get(&key).is_some_and(|r| &r.assignment == a) {
+            let key = a.key;
+            if self.running.get(&key).is_some_and(|r| &r.offered == a) {
                 continue;
             }
             if let Some(old) = self.running.remove(&key) {
                 old.task.abort();
             }
-            let parsed = Target::from_assignment(a);
+            let parsed = Target::from_offered(a);
             if let Err(error) = &parsed {
                 tracing::warn!(member = %key.member, check = %key.check, %error, "invalid target: reported, never probed");
                 rejections.push(Rejection {
@@ -152,15 +147,12 @@ impl Scheduler {
                 });
             }
             let valid = parsed.is_ok();
-            let interval = a.check.as_ref().map_or(Duration::from_secs(10), |c| {
-                Duration::from_millis(c.interval_ms)
-            });
             let task =
-                tokio::spawn(run_target(key, interval, parsed, self.ctx.clone())).abort_handle();
+                tokio::spawn(run_target(key, a.interval, parsed, self.ctx.clone())).abort_handle();
             self.running.insert(
                 key,
                 Running {
-                    assignment: a.clone(),
+                    offered: a.clone(),
                     task,
                     valid,
                 },
@@ -290,17 +282,12 @@ fn record(
     if let Err(f) = outcome {
         tracing::debug!(member = %key.member, check = %key.check, cycle, reason = label, detail = %f.detail, "probe failed");
     }
-    ctx.buffer.push(pb::ProbeResult {
-        member_id: key.member.0,
-        check_id: key.check.0,
+    ctx.buffer.push(ProbeResult {
+        member: key.member,
+        check: key.check,
         cycle,
-        failure: fail_reason_to_pb(reason) as i32,
+        failure: reason,
         latency_us: latency.as_micros().min(u128::from(u32::MAX)) as u32,
-        detail: outcome
-            .as_ref()
-            .err()
-            .map(|f| f.detail.clone())
-            .unwrap_or_default(),
     });
     ctx.metrics.queue_depth.set(ctx.buffer.len() as i64);
 }

@@ -7,12 +7,10 @@
 
 use std::net::IpAddr;
 
-use gslb_proto::pb;
+use gslb_shared::assignment::{Assignment, Offered, TargetKey};
 use gslb_shared::validate::{self, ValidationError};
-use gslb_shared::{Check, CheckId, MemberId, Probe};
+use gslb_shared::{Check, Probe};
 use regex::bytes::Regex;
-
-use crate::schedule::TargetKey;
 
 /// A target that passed validation.
 #[derive(Debug, Clone)]
@@ -54,35 +52,23 @@ impl From<ValidationError> for InvalidTarget {
     }
 }
 
-/// The key of an assignment, even an invalid one.
-pub fn assignment_key(a: &pb::Assignment) -> TargetKey {
-    TargetKey {
-        member: MemberId(a.member_id),
-        check: CheckId(a.check_id),
-    }
-}
-
 impl Target {
-    /// Parse and validate an assignment from the aggregator.
-    pub fn from_assignment(a: &pb::Assignment) -> Result<Target, InvalidTarget> {
-        let key = assignment_key(a);
-        let pb_check = a.check.clone().ok_or_else(|| InvalidTarget {
-            field: "check".into(),
-            rule: "is missing".into(),
-        })?;
-        let check = Check::try_from(pb_check)?;
+    /// The target of an offered assignment, or why it cannot be probed.
+    pub fn from_offered(o: &Offered) -> Result<Target, InvalidTarget> {
+        match &o.assignment {
+            Ok(a) => Target::from_assignment(a),
+            Err(e) => Err(e.clone().into()),
+        }
+    }
+
+    /// Validate an assignment from the aggregator and compile its
+    /// expressions (the wire's conversion already parsed its address, port
+    /// and check).
+    pub fn from_assignment(a: &Assignment) -> Result<Target, InvalidTarget> {
+        let key = a.key();
+        let check = Check::clone(&a.check);
         validate::check(&check)?;
-        let member_address = validate::plain_ip(&a.address).map_err(|e| InvalidTarget {
-            field: "address".into(),
-            rule: format!("address: {e}"),
-        })?;
-        let member_port = u16::try_from(a.port)
-            .ok()
-            .filter(|p| *p != 0)
-            .ok_or_else(|| InvalidTarget {
-                field: "port".into(),
-                rule: "port: must be between 1 and 65535".into(),
-            })?;
+        let (member_address, member_port) = (a.address, a.port);
         let pattern_text = match &check.probe {
             Probe::Tcp(s) | Probe::Udp(s) => s.expect.clone(),
             Probe::Http(h) | Probe::Https(h) => h.body_regex.clone(),
@@ -134,8 +120,15 @@ impl Target {
 
 #[cfg(test)]
 mod tests {
+    use gslb_proto::pb;
+    use gslb_shared::{CheckId, HttpProbe, Probe};
+
     use super::*;
-    use gslb_shared::{HttpProbe, Probe};
+
+    /// A target as the agent makes one from the wire.
+    fn parse(a: &pb::Assignment) -> Result<Target, InvalidTarget> {
+        Target::from_offered(&Offered::from(a))
+    }
 
     fn assignment(address: &str, probe: Probe) -> pb::Assignment {
         let check = Check::new(CheckId(2), "c", probe);
@@ -150,9 +143,7 @@ mod tests {
 
     #[test]
     fn valid_assignment_becomes_a_target() {
-        let t =
-            Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default())))
-                .unwrap();
+        let t = parse(&assignment("127.0.0.1", Probe::Http(HttpProbe::default()))).unwrap();
         assert_eq!((t.address.to_string(), t.port), ("127.0.0.1".into(), 80));
     }
 
@@ -164,7 +155,7 @@ mod tests {
             "127.0.0.1/x",
             "host.example",
         ] {
-            let err = Target::from_assignment(&assignment(bad, Probe::Icmp)).unwrap_err();
+            let err = parse(&assignment(bad, Probe::Icmp)).unwrap_err();
             assert_eq!(err.field, "address", "{bad}: {err}");
         }
     }
@@ -175,7 +166,7 @@ mod tests {
             path: "http://evil/".into(),
             ..HttpProbe::default()
         };
-        let err = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
+        let err = parse(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
         assert_eq!(err.field, "probe.path");
         let http = HttpProbe {
             headers: vec![gslb_shared::Header {
@@ -184,7 +175,7 @@ mod tests {
             }],
             ..HttpProbe::default()
         };
-        let err = Target::from_assignment(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
+        let err = parse(&assignment("127.0.0.1", Probe::Http(http))).unwrap_err();
         assert_eq!(err.field, "probe.headers[0]");
     }
 
@@ -202,15 +193,13 @@ mod tests {
                 c.interval_ms = interval;
                 c.timeout_ms = timeout;
             }
-            let _ = Target::from_assignment(&a);
+            let _ = parse(&a);
         }
     }
 
     #[test]
     fn revalidation_catches_a_target_changed_after_parsing() {
-        let mut t =
-            Target::from_assignment(&assignment("127.0.0.1", Probe::Http(HttpProbe::default())))
-                .unwrap();
+        let mut t = parse(&assignment("127.0.0.1", Probe::Http(HttpProbe::default()))).unwrap();
         if let Probe::Http(h) = &mut t.check.probe {
             h.path = "//evil/".into();
         }

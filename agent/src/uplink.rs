@@ -15,15 +15,15 @@ use std::time::Duration;
 use gslb_proto::link::{Ended, Link, Redial, Session};
 use gslb_proto::pb;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
+use gslb_shared::ProbeResult;
+use gslb_shared::assignment::{Offered, TargetKey};
 use gslb_shared::config::LinkTls;
-use gslb_shared::{CheckId, MemberId};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::backoff::Backoff;
 use crate::buffer::ResultBuffer;
 use crate::metrics::Metrics;
-use crate::schedule::TargetKey;
 use crate::scheduler::{Rejection, Scheduler};
 
 /// Most sent-but-unacknowledged batches remembered for resending.
@@ -133,7 +133,7 @@ impl Uplink {
         tracing::info!(%address, location = %self.cfg.location, "aggregator stream open");
         self.metrics.connected.set(1);
         self.metrics.connects.inc();
-        let mut unacked: BTreeMap<u64, Vec<pb::ProbeResult>> = BTreeMap::new();
+        let mut unacked: BTreeMap<u64, Vec<ProbeResult>> = BTreeMap::new();
         let mut tick = tokio::time::interval(self.cfg.batch_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let end = loop {
@@ -172,13 +172,14 @@ impl Uplink {
         &mut self,
         m: pb::AggregatorMessage,
         tx: &mpsc::Sender<pb::AgentMessage>,
-        unacked: &mut BTreeMap<u64, Vec<pb::ProbeResult>>,
+        unacked: &mut BTreeMap<u64, Vec<ProbeResult>>,
     ) -> Option<Ended> {
         use pb::aggregator_message::Msg;
         let rejections = match m.msg? {
             Msg::Full(set) => {
                 self.scheduler.deny_listeners(&set.own_listeners);
-                let r = self.scheduler.apply_full(&set.assignments);
+                let offered: Vec<Offered> = set.assignments.iter().map(Offered::from).collect();
+                let r = self.scheduler.apply_full(&offered);
                 tracing::info!(
                     version = set.version,
                     targets = self.scheduler.len(),
@@ -188,15 +189,9 @@ impl Uplink {
                 r
             }
             Msg::Delta(delta) => {
-                let removals: Vec<_> = delta
-                    .removals
-                    .iter()
-                    .map(|k| TargetKey {
-                        member: MemberId(k.member_id),
-                        check: CheckId(k.check_id),
-                    })
-                    .collect();
-                let r = self.scheduler.apply_delta(&delta.upserts, &removals);
+                let removals: Vec<TargetKey> = delta.removals.iter().map(TargetKey::from).collect();
+                let upserts: Vec<Offered> = delta.upserts.iter().map(Offered::from).collect();
+                let r = self.scheduler.apply_delta(&upserts, &removals);
                 tracing::debug!(
                     version = delta.version,
                     upserts = delta.upserts.len(),
@@ -216,10 +211,7 @@ impl Uplink {
         };
         for Rejection { key, error } in rejections {
             let rejected = pb::AssignmentRejected {
-                key: Some(pb::AssignmentKey {
-                    member_id: key.member.0,
-                    check_id: key.check.0,
-                }),
+                key: Some(key.into()),
                 field: error.field,
                 reason: error.rule,
             };
@@ -237,7 +229,7 @@ impl Uplink {
     async fn flush(
         &mut self,
         tx: &mpsc::Sender<pb::AgentMessage>,
-        unacked: &mut BTreeMap<u64, Vec<pb::ProbeResult>>,
+        unacked: &mut BTreeMap<u64, Vec<ProbeResult>>,
     ) -> Result<(), &'static str> {
         loop {
             let (results, dropped) = self.buffer.take(self.cfg.batch_size);
@@ -255,7 +247,7 @@ impl Uplink {
             }
             let batch = pb::ResultBatch {
                 seq: self.seq,
-                results,
+                results: results.iter().map(pb::ProbeResult::from).collect(),
                 dropped,
             };
             tx.send(msg(pb::agent_message::Msg::Results(batch)))

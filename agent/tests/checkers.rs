@@ -19,7 +19,6 @@ use gslb_agent::checker::tls::ProbeTls;
 use gslb_agent::clock::Clock;
 use gslb_agent::metrics::Metrics;
 use gslb_agent::scheduler::{ProbeContext, probe_once};
-use gslb_agent::target::Target;
 use gslb_shared::*;
 use support::*;
 
@@ -86,7 +85,7 @@ async fn tcp_send_and_expect_match_and_mismatch() {
 async fn tcp_server_that_never_answers_times_out_within_the_check_timeout() {
     let ctx = context(None);
     let (port, _) = tcp_server(None).await;
-    let t = Target::from_assignment(&assignment(
+    let t = parse(&assignment(
         1,
         LOCAL,
         port,
@@ -163,8 +162,7 @@ async fn mysql_greeting_passes_and_error_packet_fails() {
 async fn icmp_echo_to_loopback_passes() {
     let ctx = context(None);
     for addr in ["127.0.0.1", "::1"] {
-        let t =
-            Target::from_assignment(&assignment(1, addr, 1, &check(Probe::Icmp, 1_000))).unwrap();
+        let t = parse(&assignment(1, addr, 1, &check(Probe::Icmp, 1_000))).unwrap();
         let outcome = probe(&ctx, &t).await;
         assert_eq!(reason(outcome.clone()), None, "{addr}: {outcome:?}");
     }
@@ -323,8 +321,7 @@ async fn denied_targets_are_refused_before_sending_anything() {
             Probe::Udp(stream("x", None)),
             Probe::Icmp,
         ] {
-            let t = Target::from_assignment(&assignment(1, address, 80, &check(probe_kind, 1_000)))
-                .unwrap();
+            let t = parse(&assignment(1, address, 80, &check(probe_kind, 1_000))).unwrap();
             let (outcome, latency, _) = probe_once(&t, &ctx).await;
             let failure = outcome.unwrap_err();
             assert_eq!(failure.reason, FailReason::DeniedDestination, "{address}");
@@ -395,7 +392,7 @@ async fn http_slow_body_times_out() {
     let ctx = context(None);
     let port = http_server().await;
     let probe_def = http("/slow-body", |h| h.body_regex = Some("never".into()));
-    let t = Target::from_assignment(&assignment(1, LOCAL, port, &check(probe_def, 500))).unwrap();
+    let t = parse(&assignment(1, LOCAL, port, &check(probe_def, 500))).unwrap();
     assert_eq!(reason(probe(&ctx, &t).await), Some(FailReason::Timeout));
 }
 
@@ -588,7 +585,7 @@ async fn tcp_connect_to_a_listener_that_never_accepts_times_out() {
         assert!(fillers.len() < 16, "the accept queue never filled");
     }
     let ctx = context(None);
-    let t = Target::from_assignment(&assignment(
+    let t = parse(&assignment(
         1,
         LOCAL,
         port,

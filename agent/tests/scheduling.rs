@@ -13,10 +13,11 @@ use gslb_agent::buffer::ResultBuffer;
 use gslb_agent::checker::{Checker, ProbeFuture, Registry};
 use gslb_agent::clock::Clock;
 use gslb_agent::metrics::Metrics;
-use gslb_agent::schedule::{TargetKey, phase_offset};
 use gslb_agent::scheduler::{ProbeContext, Scheduler};
 use gslb_agent::target::Target;
 use gslb_proto::pb;
+use gslb_shared::assignment::TargetKey;
+use gslb_shared::cycle::phase_offset;
 use gslb_shared::*;
 use support::*;
 
@@ -87,7 +88,10 @@ fn key(m: u64) -> TargetKey {
 async fn probes_run_at_their_phase_every_interval_without_drift() {
     let (rec, ctx) = setup(Duration::from_millis(3), 1024);
     let mut s = Scheduler::new(ctx.clone());
-    assert!(s.apply_full(&assignments(200, 10, 1_000)).is_empty());
+    assert!(
+        s.apply_full(&offer(&assignments(200, 10, 1_000)))
+            .is_empty()
+    );
     tokio::time::sleep(Duration::from_secs(100)).await;
     let starts = rec.starts.lock().unwrap().clone();
     assert_eq!(starts.len(), 200);
@@ -113,8 +117,8 @@ async fn probes_run_at_their_phase_every_interval_without_drift() {
     // Results carry the cycle of the scheduled start.
     let (results, _) = ctx.buffer.take(usize::MAX);
     for r in &results {
-        let offset = phase_offset(key(r.member_id), Duration::from_secs(10));
-        assert!(starts[&r.member_id].contains(&(r.cycle * 10_000 + offset)));
+        let offset = phase_offset(key(r.member.0), Duration::from_secs(10));
+        assert!(starts[&r.member.0].contains(&(r.cycle * 10_000 + offset)));
     }
 }
 
@@ -122,12 +126,12 @@ async fn probes_run_at_their_phase_every_interval_without_drift() {
 async fn the_timeout_bounds_the_whole_probe() {
     let (_rec, ctx) = setup(Duration::from_secs(60), 1024);
     let mut s = Scheduler::new(ctx.clone());
-    s.apply_full(&assignments(1, 10, 3_000));
+    s.apply_full(&offer(&assignments(1, 10, 3_000)));
     tokio::time::sleep(Duration::from_secs(25)).await;
     let (results, _) = ctx.buffer.take(usize::MAX);
     assert!(results.len() >= 2);
     for r in results {
-        assert_eq!(r.failure, pb::FailReason::Timeout as i32);
+        assert_eq!(r.failure, Some(FailReason::Timeout));
         assert_eq!(r.latency_us, 3_000_000, "paused time: exactly the timeout");
     }
 }
@@ -136,7 +140,7 @@ async fn the_timeout_bounds_the_whole_probe() {
 async fn concurrency_limit_bounds_probes_in_flight() {
     let (rec, ctx) = setup(Duration::from_secs(5), 3);
     let mut s = Scheduler::new(ctx);
-    s.apply_full(&assignments(50, 10, 8_000));
+    s.apply_full(&offer(&assignments(50, 10, 8_000)));
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(rec.max_in_flight.load(Ordering::SeqCst), 3);
 }
@@ -145,7 +149,7 @@ async fn concurrency_limit_bounds_probes_in_flight() {
 async fn a_removed_target_stops_at_once_even_mid_probe() {
     let (rec, ctx) = setup(Duration::from_secs(4), 1024);
     let mut s = Scheduler::new(ctx.clone());
-    s.apply_full(&assignments(2, 10, 8_000));
+    s.apply_full(&offer(&assignments(2, 10, 8_000)));
     tokio::time::sleep(Duration::from_secs(30)).await;
     // Wait until member 1 is mid-probe, then remove it.
     let offset = phase_offset(key(1), Duration::from_secs(10));
@@ -163,11 +167,11 @@ async fn a_removed_target_stops_at_once_even_mid_probe() {
     );
     let (results, _) = ctx.buffer.take(usize::MAX);
     assert!(
-        results.iter().all(|r| r.member_id != 1),
+        results.iter().all(|r| r.member.0 != 1),
         "the in-flight probe was abandoned"
     );
     assert!(
-        results.iter().any(|r| r.member_id == 2),
+        results.iter().any(|r| r.member.0 == 2),
         "other targets go on"
     );
     assert_eq!(s.len(), 1);
@@ -177,10 +181,10 @@ async fn a_removed_target_stops_at_once_even_mid_probe() {
 async fn a_changed_assignment_takes_effect_without_restart() {
     let (rec, ctx) = setup(Duration::from_millis(1), 1024);
     let mut s = Scheduler::new(ctx.clone());
-    s.apply_full(&assignments(1, 10, 1_000));
+    s.apply_full(&offer(&assignments(1, 10, 1_000)));
     tokio::time::sleep(Duration::from_secs(35)).await;
     let before = rec.starts.lock().unwrap()[&1].len();
-    s.apply_full(&assignments(1, 2, 1_000));
+    s.apply_full(&offer(&assignments(1, 2, 1_000)));
     tokio::time::sleep(Duration::from_secs(20)).await;
     let times = rec.starts.lock().unwrap()[&1].clone();
     let after = &times[before..];
@@ -200,7 +204,7 @@ async fn an_invalid_target_is_reported_without_probing_and_others_go_on() {
     let mut s = Scheduler::new(ctx.clone());
     let mut set = assignments(2, 10, 1_000);
     set[0].address = "127.0.0.1:80".into();
-    let rejected = s.apply_full(&set);
+    let rejected = s.apply_full(&offer(&set));
     assert_eq!(rejected.len(), 1);
     assert_eq!(
         (rejected[0].key, rejected[0].error.field.as_str()),
@@ -212,14 +216,14 @@ async fn an_invalid_target_is_reported_without_probing_and_others_go_on() {
     assert!(
         results
             .iter()
-            .filter(|r| r.member_id == 1)
-            .all(|r| r.failure == pb::FailReason::InvalidTarget as i32)
+            .filter(|r| r.member.0 == 1)
+            .all(|r| r.failure == Some(FailReason::InvalidTarget))
     );
-    assert!(results.iter().any(|r| r.member_id == 1));
+    assert!(results.iter().any(|r| r.member.0 == 1));
     assert!(
         results
             .iter()
-            .any(|r| r.member_id == 2 && r.failure == pb::FailReason::Unspecified as i32)
+            .any(|r| r.member.0 == 2 && r.failure.is_none())
     );
 }
 
@@ -230,16 +234,20 @@ async fn absurd_intervals_from_the_aggregator_are_reported_not_fatal() {
     let mut set = assignments(3, 10, 1_000);
     set[0].check.as_mut().unwrap().interval_ms = u64::MAX;
     set[1].check.as_mut().unwrap().interval_ms = 0;
-    assert_eq!(s.apply_full(&set).len(), 2);
+    assert_eq!(s.apply_full(&offer(&set)).len(), 2);
     tokio::time::sleep(Duration::from_secs(7_200)).await;
     let (results, _) = ctx.buffer.take(usize::MAX);
     for m in [1, 2] {
         assert!(
             results
                 .iter()
-                .any(|r| r.member_id == m && r.failure == pb::FailReason::InvalidTarget as i32),
+                .any(|r| r.member.0 == m && r.failure == Some(FailReason::InvalidTarget)),
             "member {m}"
         );
     }
-    assert!(results.iter().any(|r| r.member_id == 3 && r.failure == 0));
+    assert!(
+        results
+            .iter()
+            .any(|r| r.member.0 == 3 && r.failure.is_none())
+    );
 }

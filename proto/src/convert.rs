@@ -5,6 +5,7 @@
 //! arrives over the wire is peer input: addresses are parsed with the same
 //! rules as the admin API, enums must be known, required parts present.
 
+mod assignment;
 mod check;
 mod facts;
 mod member;

@@ -318,9 +318,79 @@ proptest! {
     }
 
     #[test]
+    fn assignment_round_trips_with_its_key_and_cadence(c in check(), m in member()) {
+        let a = gslb_shared::assignment::Assignment {
+            member: m.id,
+            address: m.address,
+            port: m.port,
+            check: std::sync::Arc::new(c.clone()),
+        };
+        let offered = gslb_shared::assignment::Offered::from(&pb::Assignment::from(&a));
+        prop_assert_eq!(offered.key, a.key());
+        prop_assert_eq!(offered.interval, c.interval);
+        prop_assert_eq!(offered.assignment, Ok(a.clone()));
+        let key = gslb_shared::assignment::TargetKey::from(&pb::AssignmentKey::from(a.key()));
+        prop_assert_eq!(key, a.key());
+    }
+
+    #[test]
     fn probe_result_round_trips(id in any::<u64>(), cycle in any::<u64>(), reason in 0i32..12, latency in any::<u32>()) {
         let r = ProbeResult { member: MemberId(id), check: CheckId(7), cycle, failure: fail_reason_from_pb(reason).unwrap(), latency_us: latency };
         prop_assert_eq!(ProbeResult::try_from(&pb::ProbeResult::from(&r)).unwrap(), r);
+    }
+}
+
+#[test]
+fn a_bad_assignment_keeps_its_key_and_cadence_and_names_the_field() {
+    use gslb_shared::assignment::Offered;
+    let mut check = Check::new(CheckId(3), "c", Probe::Icmp);
+    check.interval = Duration::from_secs(7);
+    let good = pb::Assignment {
+        member_id: 9,
+        check_id: 3,
+        address: "127.0.0.1".into(),
+        port: 80,
+        check: Some(pb::Check::from(&check)),
+    };
+    for (field, bad) in [
+        (
+            "address",
+            pb::Assignment {
+                address: "127.0.0.1:80".into(),
+                ..good.clone()
+            },
+        ),
+        (
+            "port",
+            pb::Assignment {
+                port: 0,
+                ..good.clone()
+            },
+        ),
+        (
+            "port",
+            pb::Assignment {
+                port: 65_536,
+                ..good.clone()
+            },
+        ),
+        (
+            "check",
+            pb::Assignment {
+                check: None,
+                ..good.clone()
+            },
+        ),
+    ] {
+        let offered = Offered::from(&bad);
+        assert_eq!(
+            (offered.key.member, offered.key.check),
+            (MemberId(9), CheckId(3))
+        );
+        let error = offered.assignment.unwrap_err();
+        assert_eq!(error.errors[0].field, field, "{error}");
+        let cadence = if field == "check" { 10 } else { 7 };
+        assert_eq!(offered.interval, Duration::from_secs(cadence), "{field}");
     }
 }
 

@@ -1,9 +1,11 @@
 //! The gslb domain: the model every component shares, its validation, and the
 //! pure selection function that turns health facts and a query into an answer.
 
+pub mod assignment;
 pub mod backoff;
 pub mod clock;
 pub mod config;
+pub mod cycle;
 pub mod defaults;
 pub mod duration;
 pub mod model;

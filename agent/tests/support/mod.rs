@@ -15,8 +15,9 @@ use gslb_agent::checker::{Failure, Registry};
 use gslb_agent::clock::Clock;
 use gslb_agent::metrics::Metrics;
 use gslb_agent::scheduler::{ProbeContext, probe_once};
-use gslb_agent::target::Target;
+use gslb_agent::target::{InvalidTarget, Target};
 use gslb_proto::pb;
+use gslb_shared::assignment::Offered;
 use gslb_shared::{Check, CheckId, FailReason, Probe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UdpSocket};
@@ -33,6 +34,16 @@ pub fn assignment(member: u64, address: &str, port: u16, check: &Check) -> pb::A
     }
 }
 
+/// What the agent makes of assignments as they arrive on the wire.
+pub fn offer(set: &[pb::Assignment]) -> Vec<Offered> {
+    set.iter().map(Offered::from).collect()
+}
+
+/// The target the agent makes of an assignment from the wire.
+pub fn parse(a: &pb::Assignment) -> Result<Target, InvalidTarget> {
+    Target::from_offered(&Offered::from(a))
+}
+
 pub fn check(probe: Probe, timeout_ms: u64) -> Check {
     let mut c = Check::new(CheckId(1), "test", probe);
     c.interval = Duration::from_secs(2);
@@ -41,7 +52,7 @@ pub fn check(probe: Probe, timeout_ms: u64) -> Check {
 }
 
 pub fn target(probe: Probe, port: u16) -> Target {
-    Target::from_assignment(&assignment(1, LOCAL, port, &check(probe, 1_000))).unwrap()
+    parse(&assignment(1, LOCAL, port, &check(probe, 1_000))).unwrap()
 }
 
 pub fn context(tls: Option<ProbeTls>) -> Arc<ProbeContext> {

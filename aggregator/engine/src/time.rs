@@ -30,11 +30,11 @@ impl Timestamp {
 
     /// The cycle of a check with this interval that contains `self`.
     pub fn cycle(self, interval: Duration) -> u64 {
-        self.0 / (interval.as_millis() as u64).max(1)
+        gslb_shared::cycle::of(self.0, interval)
     }
 
     /// When cycle `cycle` of a check with this interval opens.
     pub fn cycle_start(cycle: u64, interval: Duration) -> Self {
-        Self(cycle.saturating_mul(interval.as_millis() as u64))
+        Self(gslb_shared::cycle::start(cycle, interval))
     }
 }

@@ -5,23 +5,10 @@
 //! by heartbeats and never probed.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
 use std::sync::Arc;
 
+pub use gslb_shared::assignment::Assignment;
 use gslb_shared::{Catalog, Check, CheckId, LocationId, MemberId, MemberKind};
-
-/// One target for one location.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Assignment {
-    /// Member probed.
-    pub member: MemberId,
-    /// Its member address (the check may name another probe address).
-    pub address: IpAddr,
-    /// The member's port (the check may override it).
-    pub port: u16,
-    /// The check to run (shared: one location may hold 100,000 targets of one check).
-    pub check: Arc<Check>,
-}
 
 /// A location's assignment set, keyed by (member, check).
 pub type AssignmentSet = BTreeMap<(MemberId, CheckId), Assignment>;

@@ -10,28 +10,19 @@ use std::sync::Arc;
 use gslb_proto::pb;
 use gslb_proto::pb::agent_message::Msg as AgentMsg;
 use gslb_proto::pb::aggregator_message::Msg;
+use gslb_shared::assignment::TargetKey;
 use gslb_shared::{LocationId, ProbeResult, Region, validate};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::{AgentInfo, Service, lock, now, off_worker, registry};
-use crate::core::assignments::{Assignment, AssignmentSet, diff};
+use crate::core::assignments::{AssignmentSet, diff};
 use gslb_engine::Input;
 
 /// The `AgentService` gRPC service.
 #[derive(Debug, Clone)]
 pub struct AgentStreams(pub Arc<Service>);
-
-fn to_pb(a: &Assignment) -> pb::Assignment {
-    pb::Assignment {
-        member_id: a.member.0,
-        check_id: a.check.id.0,
-        address: a.address.to_string(),
-        port: u32::from(a.port),
-        check: Some(pb::Check::from(a.check.as_ref())),
-    }
-}
 
 fn message(m: Msg) -> Result<pb::AggregatorMessage, Status> {
     Ok(pb::AggregatorMessage { msg: Some(m) })
@@ -125,7 +116,7 @@ async fn run(
     let mut set_version = 1u64;
     let full = pb::AssignmentSet {
         version: set_version,
-        assignments: sent.values().map(to_pb).collect(),
+        assignments: sent.values().map(pb::Assignment::from).collect(),
         own_listeners: service
             .own_listeners()
             .iter()
@@ -211,13 +202,10 @@ fn delta(
     Some(pb::AssignmentDelta {
         base_version,
         version: *set_version,
-        upserts: upserts.into_iter().map(to_pb).collect(),
+        upserts: upserts.into_iter().map(pb::Assignment::from).collect(),
         removals: removals
             .into_iter()
-            .map(|(m, c)| pb::AssignmentKey {
-                member_id: m.0,
-                check_id: c.0,
-            })
+            .map(|(member, check)| TargetKey { member, check }.into())
             .collect(),
     })
 }

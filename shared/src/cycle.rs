@@ -1,20 +1,23 @@
-//! When a target is probed: every `interval`, at a stable phase offset
-//! derived from the target's id, so probes spread evenly over the interval
-//! and a restart keeps each target's slot. Due times are computed from the
-//! cycle number, never from "last run + interval", so drift cannot build up.
+//! The cycle arithmetic agents and the engine share. A check's cycle `c`
+//! covers `[c·interval, (c+1)·interval)` in ms since the Unix epoch; an
+//! agent probes a target once per cycle at a stable phase offset derived
+//! from the target's id, so probes spread evenly over the interval and a
+//! restart keeps each target's slot. Due times are computed from the cycle
+//! number, never from "last run + interval", so drift cannot build up.
 
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use gslb_shared::{CheckId, MemberId};
+use crate::assignment::TargetKey;
 
-/// A (member, check) target id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TargetKey {
-    /// Member.
-    pub member: MemberId,
-    /// Check.
-    pub check: CheckId,
+/// The cycle of a check with `interval` that contains `ms`.
+pub fn of(ms: u64, interval: Duration) -> u64 {
+    ms / interval_ms(interval)
+}
+
+/// When cycle `cycle` of a check with `interval` opens, in ms.
+pub fn start(cycle: u64, interval: Duration) -> u64 {
+    cycle.saturating_mul(interval.as_millis() as u64)
 }
 
 /// The target's offset inside each interval, in ms: a stable hash of its id.
@@ -46,13 +49,17 @@ pub fn next_slot(now_ms: u64, interval: Duration, offset: u64) -> (u64, u64) {
 
 /// The scheduled start of `cycle`.
 pub fn slot_start(cycle: u64, interval: Duration, offset: u64) -> u64 {
-    cycle * interval_ms(interval) + offset
+    cycle
+        .saturating_mul(interval_ms(interval))
+        .saturating_add(offset)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use proptest::prelude::*;
+
+    use super::*;
+    use crate::{CheckId, MemberId};
 
     fn key(m: u64) -> TargetKey {
         TargetKey {
@@ -102,6 +109,14 @@ mod tests {
             prop_assert!(start >= now && start < now + i);
             prop_assert_eq!(start / i, cycle, "the cycle number is the start divided by the interval");
             prop_assert_eq!(slot_start(cycle, interval, offset), start);
+            prop_assert_eq!(of(start, interval), cycle, "a probe's start lies in its own cycle");
+        }
+
+        #[test]
+        fn a_cycle_holds_every_instant_from_its_start(ms in 0u64..1u64 << 50, i in 1u64..3_600_000) {
+            let interval = Duration::from_millis(i);
+            let c = of(ms, interval);
+            prop_assert!(start(c, interval) <= ms && ms < start(c + 1, interval));
         }
     }
 }
