@@ -11,9 +11,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use gslb_proto::pb;
 use gslb_shared::Snapshot;
-use prost::Message;
 
 const MAGIC: &[u8; 8] = b"GSLBSNP1";
 const HEADER: usize = 8 + 4 + 8;
@@ -48,13 +46,7 @@ pub fn path(dir: &Path) -> PathBuf {
 
 /// Encode a snapshot as a cache file's bytes.
 pub fn encode(snapshot: &Snapshot) -> Vec<u8> {
-    let update = pb::SnapshotUpdate {
-        published_at_ms: snapshot.published_at_ms,
-        update: Some(pb::snapshot_update::Update::Full(pb::Snapshot::from(
-            snapshot,
-        ))),
-    };
-    let payload = update.encode_to_vec();
+    let payload = gslb_proto::convert::snapshot_to_bytes(snapshot);
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&crc32fast::hash(&payload).to_be_bytes());
@@ -86,12 +78,7 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Snapshot, CacheError> {
     if crc32fast::hash(payload) != crc {
         return Err(corrupt("checksum mismatch".into()));
     }
-    let update = pb::SnapshotUpdate::decode(payload).map_err(|e| corrupt(e.to_string()))?;
-    let Some(pb::snapshot_update::Update::Full(full)) = update.update else {
-        return Err(corrupt("holds no full snapshot".into()));
-    };
-    gslb_proto::convert::snapshot_from_pb(full, update.published_at_ms)
-        .map_err(|e| corrupt(e.to_string()))
+    gslb_proto::convert::snapshot_from_bytes(payload).map_err(corrupt)
 }
 
 /// Read the cached snapshot from `dir`; `Ok(None)` when there is none.

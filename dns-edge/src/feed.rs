@@ -11,13 +11,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gslb_proto::convert::{delta_from_pb, snapshot_from_pb};
+use gslb_proto::convert::update_from_pb;
 use gslb_proto::link::{Ended, Link, Redial, Session};
 use gslb_proto::pb;
-use gslb_proto::pb::snapshot_update::Update;
-use gslb_shared::Snapshot;
 use gslb_shared::backoff::Backoff;
 use gslb_shared::config::LinkTls;
+use gslb_shared::{FeedUpdate, Snapshot};
 use tokio_stream::StreamExt;
 
 use crate::state::{Shared, now_ms};
@@ -67,25 +66,16 @@ impl Follower {
     }
 
     /// Apply one update; on success the returned snapshot is also held.
-    pub fn apply(&mut self, update: pb::SnapshotUpdate) -> Applied {
-        let published = update.published_at_ms;
-        match update.update {
-            None => Applied::Invalid("update carries neither a snapshot nor a delta".into()),
-            Some(Update::Full(full)) => match snapshot_from_pb(full, published) {
-                Ok(s) => {
-                    if let Some(why) = self.regression(&s) {
-                        return Applied::Refused(why);
-                    }
-                    self.held = Some(s);
-                    Applied::Snapshot
+    pub fn apply(&mut self, update: FeedUpdate) -> Applied {
+        match update {
+            FeedUpdate::Full(s) => {
+                if let Some(why) = self.regression(&s) {
+                    return Applied::Refused(why);
                 }
-                Err(e) => Applied::Invalid(format!("full snapshot: {e}")),
-            },
-            Some(Update::Delta(delta)) => {
-                let delta = match delta_from_pb(delta, published) {
-                    Ok(d) => d,
-                    Err(e) => return Applied::Invalid(format!("delta: {e}")),
-                };
+                self.held = Some(s);
+                Applied::Snapshot
+            }
+            FeedUpdate::Delta(delta) => {
                 let Some(held) = self.held.as_mut() else {
                     return Applied::Gap(format!(
                         "delta {}->{} with no snapshot held",
@@ -98,6 +88,15 @@ impl Follower {
                     Err(gap) => Applied::Gap(gap.to_string()),
                 }
             }
+        }
+    }
+
+    /// Decode `update` off the wire and apply it; one that does not decode
+    /// is [`Applied::Invalid`] and changes nothing.
+    pub fn apply_pb(&mut self, update: pb::SnapshotUpdate) -> Applied {
+        match update_from_pb(update) {
+            Ok(update) => self.apply(update),
+            Err(why) => Applied::Invalid(why),
         }
     }
 
@@ -289,7 +288,7 @@ async fn follow(
         while let Some(update) = stream.next().await {
             let update = update.map_err(|s| format!("stream: {}", s.message()))?;
             shared.contact();
-            match follower.apply(update) {
+            match follower.apply_pb(update) {
                 Applied::Snapshot => {
                     let Some(s) = follower.held() else {
                         continue;
@@ -341,7 +340,7 @@ mod tests {
     fn full(version: u64) -> pb::SnapshotUpdate {
         pb::SnapshotUpdate {
             published_at_ms: 7,
-            update: Some(Update::Full(pb::Snapshot {
+            update: Some(pb::snapshot_update::Update::Full(pb::Snapshot {
                 version,
                 ..pb::Snapshot::default()
             })),
@@ -351,7 +350,7 @@ mod tests {
     fn delta(base: u64, version: u64) -> pb::SnapshotUpdate {
         pb::SnapshotUpdate {
             published_at_ms: 8,
-            update: Some(Update::Delta(pb::SnapshotDelta {
+            update: Some(pb::snapshot_update::Update::Delta(pb::SnapshotDelta {
                 base_version: base,
                 version,
                 ..pb::SnapshotDelta::default()
@@ -362,9 +361,9 @@ mod tests {
     #[test]
     fn full_then_chained_deltas_apply() {
         let mut f = Follower::default();
-        assert!(matches!(f.apply(full(3)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(full(3)), Applied::Snapshot));
         assert_eq!(f.version(), 3);
-        assert!(matches!(f.apply(delta(3, 5)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(delta(3, 5)), Applied::Snapshot));
         assert_eq!(f.version(), 5);
     }
 
@@ -387,7 +386,7 @@ mod tests {
         };
         pb::SnapshotUpdate {
             published_at_ms: 7,
-            update: Some(Update::Full(pb::Snapshot {
+            update: Some(pb::snapshot_update::Update::Full(pb::Snapshot {
                 version,
                 epoch,
                 zones: vec![pb::Zone::from(&zone)],
@@ -399,45 +398,45 @@ mod tests {
     #[test]
     fn a_lower_version_or_an_empty_catalog_is_refused_unless_the_epoch_is_higher() {
         let mut f = Follower::default();
-        assert!(matches!(f.apply(with_zone(10, 0)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(with_zone(10, 0)), Applied::Snapshot));
         // Lower version, same epoch: the aggregator lost state.
-        let Applied::Refused(why) = f.apply(with_zone(4, 0)) else {
+        let Applied::Refused(why) = f.apply_pb(with_zone(4, 0)) else {
             panic!("a lower version was applied")
         };
         assert!(why.contains("lower than the held version 10"), "{why}");
         // Empty catalog at a higher version: also refused.
-        let Applied::Refused(why) = f.apply(full(11)) else {
+        let Applied::Refused(why) = f.apply_pb(full(11)) else {
             panic!("an empty catalog was applied")
         };
         assert!(why.contains("catalog is empty"), "{why}");
         assert_eq!(f.version(), 10);
         // A higher version with data is routine.
-        assert!(matches!(f.apply(with_zone(12, 0)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(with_zone(12, 0)), Applied::Snapshot));
         // A deliberate reset (higher epoch) takes the edge back, even empty.
-        assert!(matches!(f.apply(full(3)), Applied::Refused(_)));
+        assert!(matches!(f.apply_pb(full(3)), Applied::Refused(_)));
         let reset = pb::SnapshotUpdate {
             published_at_ms: 9,
-            update: Some(Update::Full(pb::Snapshot {
+            update: Some(pb::snapshot_update::Update::Full(pb::Snapshot {
                 version: 3,
                 epoch: 1,
                 ..pb::Snapshot::default()
             })),
         };
-        assert!(matches!(f.apply(reset), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(reset), Applied::Snapshot));
         assert_eq!(f.version(), 3);
         // And an aggregator of an older epoch is refused from then on.
-        assert!(matches!(f.apply(with_zone(50, 0)), Applied::Refused(_)));
+        assert!(matches!(f.apply_pb(with_zone(50, 0)), Applied::Refused(_)));
     }
 
     #[test]
     fn a_gap_is_refused_and_leaves_the_held_snapshot() {
         let mut f = Follower::default();
         assert!(
-            matches!(f.apply(delta(0, 1)), Applied::Gap(_)),
+            matches!(f.apply_pb(delta(0, 1)), Applied::Gap(_)),
             "nothing held"
         );
-        f.apply(full(3));
-        assert!(matches!(f.apply(delta(4, 5)), Applied::Gap(_)));
+        f.apply_pb(full(3));
+        assert!(matches!(f.apply_pb(delta(4, 5)), Applied::Gap(_)));
         assert_eq!(f.version(), 3);
         assert_eq!(f.held_for_subscribe(true), 0);
         assert_eq!(f.held_for_subscribe(false), 3);
@@ -450,7 +449,7 @@ mod tests {
             published_at_ms: 0,
             update: None,
         };
-        assert!(matches!(f.apply(empty), Applied::Invalid(_)));
+        assert!(matches!(f.apply_pb(empty), Applied::Invalid(_)));
         let mut bad = pb::Snapshot {
             version: 2,
             ..pb::Snapshot::default()
@@ -458,9 +457,9 @@ mod tests {
         bad.zones.push(pb::Zone::default());
         let bad = pb::SnapshotUpdate {
             published_at_ms: 0,
-            update: Some(Update::Full(bad)),
+            update: Some(pb::snapshot_update::Update::Full(bad)),
         };
-        assert!(matches!(f.apply(bad), Applied::Invalid(_)));
+        assert!(matches!(f.apply_pb(bad), Applied::Invalid(_)));
         assert_eq!(f.version(), 0);
     }
 }

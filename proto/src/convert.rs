@@ -22,7 +22,9 @@ use gslb_shared::{DnsName, Region};
 pub use facts::{health_from_pb, health_to_pb};
 pub use probe::{fail_reason_from_pb, fail_reason_to_pb};
 pub use record::rtype_from_pb;
-pub use snapshot::{delta_from_pb, snapshot_from_pb};
+pub use snapshot::{
+    delta_from_pb, snapshot_from_bytes, snapshot_from_pb, snapshot_to_bytes, update_from_pb,
+};
 pub use status::{decisions_json, failure_name, health_name};
 
 /// A conversion failure on `field`.

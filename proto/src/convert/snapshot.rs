@@ -1,7 +1,9 @@
 //! Snapshots and deltas of the edge feed.
 
 use gslb_shared::validate::ValidationError;
-use gslb_shared::{Delta, MemberFacts, MemberId, PoolId, RecordSetId, Snapshot, ZoneId};
+use gslb_shared::{
+    Delta, FeedUpdate, MemberFacts, MemberId, PoolId, RecordSetId, Snapshot, ZoneId,
+};
 
 use crate::pb;
 
@@ -122,4 +124,41 @@ pub fn delta_from_pb(d: pb::SnapshotDelta, published_at_ms: u64) -> Result<Delta
         removed_members: d.removed_members.into_iter().map(MemberId).collect(),
         facts: facts_from_pb(d.facts)?,
     })
+}
+
+/// Decode one feed update; the error says which part failed and why.
+pub fn update_from_pb(update: pb::SnapshotUpdate) -> Result<FeedUpdate, String> {
+    let published = update.published_at_ms;
+    match update.update {
+        None => Err("update carries neither a snapshot nor a delta".into()),
+        Some(pb::snapshot_update::Update::Full(full)) => snapshot_from_pb(full, published)
+            .map(FeedUpdate::Full)
+            .map_err(|e| format!("full snapshot: {e}")),
+        Some(pb::snapshot_update::Update::Delta(delta)) => delta_from_pb(delta, published)
+            .map(FeedUpdate::Delta)
+            .map_err(|e| format!("delta: {e}")),
+    }
+}
+
+/// A full snapshot as the bytes of one encoded `SnapshotUpdate` (what an
+/// edge's snapshot cache holds).
+pub fn snapshot_to_bytes(snapshot: &Snapshot) -> Vec<u8> {
+    use prost::Message;
+    pb::SnapshotUpdate {
+        published_at_ms: snapshot.published_at_ms,
+        update: Some(pb::snapshot_update::Update::Full(pb::Snapshot::from(
+            snapshot,
+        ))),
+    }
+    .encode_to_vec()
+}
+
+/// Decode bytes written by [`snapshot_to_bytes`]; the error says why not.
+pub fn snapshot_from_bytes(bytes: &[u8]) -> Result<Snapshot, String> {
+    use prost::Message;
+    let update = pb::SnapshotUpdate::decode(bytes).map_err(|e| e.to_string())?;
+    let Some(pb::snapshot_update::Update::Full(full)) = update.update else {
+        return Err("holds no full snapshot".into());
+    };
+    snapshot_from_pb(full, update.published_at_ms).map_err(|e| e.to_string())
 }

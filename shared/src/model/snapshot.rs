@@ -52,6 +52,16 @@ pub struct Delta {
     pub facts: Vec<(MemberId, MemberFacts)>,
 }
 
+/// One step of an edge's feed: a whole snapshot, or the changes to the
+/// next version.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedUpdate {
+    /// Replaces what the edge holds (subject to its regression rules).
+    Full(Snapshot),
+    /// Applies to the held version only.
+    Delta(Delta),
+}
+
 /// A delta that does not follow the held version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("delta {base}->{version} does not apply to held version {held}: resync")]
