@@ -200,21 +200,49 @@ fn each_kind_is_created_read_updated_listed_and_deleted() {
         ),
     ]);
     let record_id = id_of(&record);
+    let member_file = file(
+        "m.json",
+        r#"{"name": "m1", "address": "127.0.0.1", "port": 9}"#,
+    );
+    let (ok, _, err) = gslbctl(&a, &["members", "create", "-f", &member_file]);
+    assert!(!ok && err.contains("members create needs --pool"), "{err}");
+    let member = json(&["members", "create", "-f", &member_file, "--pool", &pool_id]);
+    let member_id = id_of(&member);
+    assert_eq!(member[0]["pool"].as_u64().unwrap().to_string(), pool_id);
 
-    for (kind, id) in [
-        ("zones", &zone_id),
-        ("checks", &check_id),
-        ("pools", &pool_id),
-        ("records", &record_id),
+    for (kind, id, scope) in [
+        ("zones", &zone_id, None),
+        ("checks", &check_id, None),
+        ("pools", &pool_id, None),
+        ("records", &record_id, None),
+        ("members", &member_id, Some(&pool_id)),
     ] {
         let got = json(&[kind, "get", id]);
         assert_eq!(&got[0]["id"].to_string(), id, "{kind} get: {got}");
-        assert_eq!(
-            json(&[kind, "list"]).as_array().unwrap().len(),
-            1,
-            "{kind} list"
+        let mut list = vec![kind, "list"];
+        list.extend(
+            scope
+                .map(|pool| ["--pool", pool.as_str()])
+                .into_iter()
+                .flatten(),
         );
+        assert_eq!(json(&list).as_array().unwrap().len(), 1, "{kind} list");
     }
+    let (ok, _, err) = gslbctl(&a, &["members", "list"]);
+    assert!(!ok && err.contains("members list needs --pool"), "{err}");
+    let moved = json(&[
+        "members",
+        "update",
+        &member_id,
+        "-f",
+        &file("m2.json", r#"{"port": 10}"#),
+    ]);
+    assert_eq!(
+        (moved[0]["port"].as_u64(), moved[0]["name"].as_str()),
+        (Some(10), Some("m1"))
+    );
+    let (ok, out, _) = gslbctl(&a, &["members", "status", &member_id]);
+    assert!(ok && !out.is_empty());
     let renamed = json(&[
         "pools",
         "update",
@@ -242,6 +270,7 @@ fn each_kind_is_created_read_updated_listed_and_deleted() {
     assert!(ok && !out.is_empty());
 
     for (kind, id, word) in [
+        ("members", &member_id, "member"),
         ("records", &record_id, "record set"),
         ("pools", &pool_id, "pool"),
         ("checks", &check_id, "check"),

@@ -1,22 +1,33 @@
-//! One list/get/create/update/delete path for the object kinds gslbctl
-//! edits whole (zones, record sets, pools, checks): a kind names its calls
-//! and its table, and the steps are written once. Members have their own
-//! path (their pool, and a status column in every table).
+//! One list/get/create/update/delete path for every object kind gslbctl
+//! edits (zones, record sets, pools, checks, members): a kind names its
+//! calls and how it is shown, and the steps are written once. Members add
+//! their pool (listing and creating need it) and a status column.
 
 use gslb_proto::pb;
 use gslb_shared::validate::ValidationError;
-use gslb_shared::{Check, Pool, RecordSet, Zone};
+use gslb_shared::{Check, Member, Pool, RecordSet, Zone};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
 use super::{
-    Action, Client, CtlError, Output, converted, deleted, no_status, object, read_object, render,
-    view_of,
+    Action, Client, CtlError, Output, converted, deleted, member_rows, no_status, object,
+    read_object, render, view_of,
 };
 use gslb_shared::defaults::{Kind, base, to_json};
 
 /// What one call returns.
 type Call<T> = Result<T, tonic::Status>;
+
+/// What a list or a create is about: the zone of record sets, the pool of
+/// members.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Scope {
+    /// `--zone`.
+    pub zone: Option<u64>,
+    /// `--pool`.
+    pub pool: Option<u64>,
+}
 
 /// An object kind as gslbctl reads and writes it.
 pub(super) trait Crud:
@@ -31,8 +42,8 @@ pub(super) trait Crud:
     /// Its name in "… have no status".
     const PLURAL: &'static str;
 
-    /// All of them (record sets: of `zone`, when given).
-    async fn list(c: &mut Client, zone: Option<u64>) -> Call<Vec<Self::Wire>>;
+    /// All of them in `scope`.
+    async fn list(c: &mut Client, scope: Scope) -> Result<Vec<Self::Wire>, CtlError>;
     /// One.
     async fn get(c: &mut Client, id: u64) -> Call<Self::Wire>;
     /// Create one; the server's copy.
@@ -41,8 +52,18 @@ pub(super) trait Crud:
     async fn update(c: &mut Client, wire: Self::Wire) -> Call<Self::Wire>;
     /// Delete one.
     async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse>;
-    /// Its table (or JSON).
-    fn table(items: &[Self], out: Output) -> String;
+    /// Its table (or JSON) of `items`.
+    async fn show(c: &mut Client, items: Vec<Self::Wire>, out: Output) -> Result<String, CtlError>;
+    /// Its listing in `scope`: the table of [`Crud::list`] unless a kind
+    /// reads more at once.
+    async fn listing(c: &mut Client, scope: Scope, out: Output) -> Result<String, CtlError> {
+        let items = Self::list(c, scope).await?;
+        Self::show(c, items, out).await
+    }
+    /// What a create adds to the written fields from its scope.
+    fn scoped(_patch: &mut Map<String, Value>, _scope: Scope) -> Result<(), CtlError> {
+        Ok(())
+    }
     /// Its status, for kinds that have one.
     async fn status(_c: &mut Client, _id: u64, _out: Output) -> Result<String, CtlError> {
         Err(no_status(Self::PLURAL))
@@ -55,22 +76,24 @@ pub(super) async fn run<T: Crud>(
     action: Action,
     out: Output,
 ) -> Result<String, CtlError> {
-    let show = |wire: T::Wire| -> Result<String, CtlError> {
-        Ok(T::table(&converted::<_, T>(&[wire])?, out))
-    };
     match action {
-        Action::List { zone, .. } => {
-            Ok(T::table(&converted::<_, T>(&T::list(c, zone).await?)?, out))
+        Action::List { zone, pool } => T::listing(c, Scope { zone, pool }, out).await,
+        Action::Get { id } => {
+            let one = T::get(c, id).await?;
+            T::show(c, vec![one], out).await
         }
-        Action::Get { id } => show(T::get(c, id).await?),
-        Action::Create { file, .. } => {
-            let new: T = object(base(T::KIND), read_object(&file)?, 0)?;
-            show(T::create(c, T::Wire::from(&new)).await?)
+        Action::Create { file, pool } => {
+            let mut patch = read_object(&file)?;
+            T::scoped(&mut patch, Scope { zone: None, pool })?;
+            let new: T = object(base(T::KIND), patch, 0)?;
+            let created = T::create(c, T::Wire::from(&new)).await?;
+            T::show(c, vec![created], out).await
         }
         Action::Update { id, file } => {
             let current: T = converted(&[T::get(c, id).await?])?.remove(0);
             let changed: T = object(to_json(&current), read_object(&file)?, id)?;
-            show(T::update(c, T::Wire::from(&changed)).await?)
+            let updated = T::update(c, T::Wire::from(&changed)).await?;
+            T::show(c, vec![updated], out).await
         }
         Action::Delete { id } => Ok(deleted(T::NAME, T::delete(c, id).await?)),
         Action::Status { id } => T::status(c, id, out).await,
@@ -87,7 +110,7 @@ impl Crud for Zone {
     const NAME: &'static str = "zone";
     const PLURAL: &'static str = "zones";
 
-    async fn list(c: &mut Client, _zone: Option<u64>) -> Call<Vec<pb::Zone>> {
+    async fn list(c: &mut Client, _scope: Scope) -> Result<Vec<pb::Zone>, CtlError> {
         Ok(c.list_zones(pb::ListRequest::default())
             .await?
             .into_inner()
@@ -105,8 +128,8 @@ impl Crud for Zone {
     async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
         Ok(c.delete_zone(by_id(id)).await?.into_inner())
     }
-    fn table(items: &[Zone], out: Output) -> String {
-        render::zones(items, out)
+    async fn show(_c: &mut Client, items: Vec<pb::Zone>, out: Output) -> Result<String, CtlError> {
+        Ok(render::zones(&converted::<_, Zone>(&items)?, out))
     }
 }
 
@@ -116,9 +139,9 @@ impl Crud for RecordSet {
     const NAME: &'static str = "record set";
     const PLURAL: &'static str = "records";
 
-    async fn list(c: &mut Client, zone: Option<u64>) -> Call<Vec<pb::RecordSet>> {
+    async fn list(c: &mut Client, scope: Scope) -> Result<Vec<pb::RecordSet>, CtlError> {
         let request = pb::ListRequest {
-            zone_id: zone.unwrap_or(0),
+            zone_id: scope.zone.unwrap_or(0),
             ..Default::default()
         };
         Ok(c.list_record_sets(request).await?.into_inner().records)
@@ -135,8 +158,12 @@ impl Crud for RecordSet {
     async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
         Ok(c.delete_record_set(by_id(id)).await?.into_inner())
     }
-    fn table(items: &[RecordSet], out: Output) -> String {
-        render::records(items, out)
+    async fn show(
+        _c: &mut Client,
+        items: Vec<pb::RecordSet>,
+        out: Output,
+    ) -> Result<String, CtlError> {
+        Ok(render::records(&converted::<_, RecordSet>(&items)?, out))
     }
 }
 
@@ -146,7 +173,7 @@ impl Crud for Pool {
     const NAME: &'static str = "pool";
     const PLURAL: &'static str = "pools";
 
-    async fn list(c: &mut Client, _zone: Option<u64>) -> Call<Vec<pb::Pool>> {
+    async fn list(c: &mut Client, _scope: Scope) -> Result<Vec<pb::Pool>, CtlError> {
         Ok(c.list_pools(pb::ListRequest::default())
             .await?
             .into_inner()
@@ -164,8 +191,8 @@ impl Crud for Pool {
     async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
         Ok(c.delete_pool(by_id(id)).await?.into_inner())
     }
-    fn table(items: &[Pool], out: Output) -> String {
-        render::pools(items, out)
+    async fn show(_c: &mut Client, items: Vec<pb::Pool>, out: Output) -> Result<String, CtlError> {
+        Ok(render::pools(&converted::<_, Pool>(&items)?, out))
     }
     async fn status(c: &mut Client, id: u64, out: Output) -> Result<String, CtlError> {
         let status = c.get_pool_status(by_id(id)).await?.into_inner();
@@ -179,7 +206,7 @@ impl Crud for Check {
     const NAME: &'static str = "check";
     const PLURAL: &'static str = "checks";
 
-    async fn list(c: &mut Client, _zone: Option<u64>) -> Call<Vec<pb::Check>> {
+    async fn list(c: &mut Client, _scope: Scope) -> Result<Vec<pb::Check>, CtlError> {
         Ok(c.list_checks(pb::ListRequest::default())
             .await?
             .into_inner()
@@ -197,7 +224,75 @@ impl Crud for Check {
     async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
         Ok(c.delete_check(by_id(id)).await?.into_inner())
     }
-    fn table(items: &[Check], out: Output) -> String {
-        render::checks(items, out)
+    async fn show(_c: &mut Client, items: Vec<pb::Check>, out: Output) -> Result<String, CtlError> {
+        Ok(render::checks(&converted::<_, Check>(&items)?, out))
     }
+}
+
+impl Crud for Member {
+    type Wire = pb::Member;
+    const KIND: Kind = Kind::Member;
+    const NAME: &'static str = "member";
+    const PLURAL: &'static str = "members";
+
+    async fn list(c: &mut Client, scope: Scope) -> Result<Vec<pb::Member>, CtlError> {
+        let pool_id = member_pool(scope, "list")?;
+        // An unknown pool is an error, not an empty list.
+        c.get_pool(by_id(pool_id)).await?;
+        let request = pb::ListRequest {
+            pool_id,
+            ..Default::default()
+        };
+        Ok(c.list_members(request).await?.into_inner().members)
+    }
+    async fn get(c: &mut Client, id: u64) -> Call<pb::Member> {
+        Ok(c.get_member(by_id(id)).await?.into_inner())
+    }
+    async fn create(c: &mut Client, wire: pb::Member) -> Call<pb::Member> {
+        Ok(c.create_member(wire).await?.into_inner())
+    }
+    async fn update(c: &mut Client, wire: pb::Member) -> Call<pb::Member> {
+        Ok(c.update_member(wire).await?.into_inner())
+    }
+    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
+        Ok(c.delete_member(by_id(id)).await?.into_inner())
+    }
+    async fn show(c: &mut Client, items: Vec<pb::Member>, out: Output) -> Result<String, CtlError> {
+        Ok(render::members(&member_rows(c, items).await?, out))
+    }
+    async fn listing(c: &mut Client, scope: Scope, out: Output) -> Result<String, CtlError> {
+        let list = Self::list(c, scope).await?;
+        let pool_id = member_pool(scope, "list")?;
+        // Every member's status in one call (one per member made a list
+        // quadratic over calls).
+        let status = c.get_pool_status(by_id(pool_id)).await?.into_inner();
+        let pool_status: gslb_shared::status::PoolStatusView = view_of(&status)?;
+        let mut statuses: std::collections::HashMap<u64, _> = pool_status
+            .members
+            .into_iter()
+            .map(|s| (s.member_id, s))
+            .collect();
+        let rows: Vec<_> = converted::<_, Member>(&list)?
+            .into_iter()
+            // A member created or deleted between the two calls is left
+            // out of this list.
+            .filter_map(|m| statuses.remove(&m.id.0).map(|s| (m, s)))
+            .collect();
+        Ok(render::members(&rows, out))
+    }
+    fn scoped(patch: &mut Map<String, Value>, scope: Scope) -> Result<(), CtlError> {
+        patch.insert("pool".into(), member_pool(scope, "create")?.into());
+        Ok(())
+    }
+    async fn status(c: &mut Client, id: u64, out: Output) -> Result<String, CtlError> {
+        let status = c.get_member_status(by_id(id)).await?.into_inner();
+        Ok(render::member_status(&view_of(&status)?, out))
+    }
+}
+
+/// The pool a members `verb` needs.
+fn member_pool(scope: Scope, verb: &str) -> Result<u64, CtlError> {
+    scope
+        .pool
+        .ok_or_else(|| CtlError::Input(format!("members {verb} needs --pool POOL_ID")))
 }

@@ -22,7 +22,7 @@ use tonic::transport::Channel;
 
 use gslb_proto::link::Link;
 use gslb_shared::config::LinkTls;
-use gslb_shared::defaults::{Kind, base, decode, overlay, to_json};
+use gslb_shared::defaults::{Kind, base, decode, overlay};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -515,7 +515,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         Command::Zones(args) => crud::run::<Zone>(&mut c, args.action, out).await,
         Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
         Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,
-        Command::Members(args) => members(&mut c, args.action, out).await,
+        Command::Members(args) => crud::run::<Member>(&mut c, args.action, out).await,
         Command::Checks(args) => crud::run::<Check>(&mut c, args.action, out).await,
         Command::Agents => Ok(render::agents(
             &c.list_agents(pb::ListRequest::default())
@@ -678,7 +678,7 @@ fn no_status(kind: &str) -> CtlError {
     CtlError::Input(format!("{kind} have no status; try members or pools"))
 }
 
-async fn member_rows(
+pub(crate) async fn member_rows(
     c: &mut Client,
     members: Vec<pb::Member>,
 ) -> Result<Vec<(Member, gslb_shared::status::MemberStatusView)>, CtlError> {
@@ -695,76 +695,6 @@ async fn member_rows(
         rows.push((m, view_of(&status)?));
     }
     Ok(rows)
-}
-
-async fn members(c: &mut Client, action: Action, out: Output) -> Result<String, CtlError> {
-    match action {
-        Action::List { pool, .. } => {
-            let pool_id =
-                pool.ok_or_else(|| CtlError::Input("members list needs --pool POOL_ID".into()))?;
-            c.get_pool(pb::IdRequest { id: pool_id }).await?;
-            let list = c
-                .list_members(pb::ListRequest {
-                    pool_id,
-                    ..Default::default()
-                })
-                .await?
-                .into_inner()
-                .members;
-            // Every member's status in one call (one per member made a
-            // list quadratic over calls).
-            let pool_status: gslb_shared::status::PoolStatusView = view_of(
-                &c.get_pool_status(pb::IdRequest { id: pool_id })
-                    .await?
-                    .into_inner(),
-            )?;
-            let statuses: std::collections::HashMap<u64, _> = pool_status
-                .members
-                .into_iter()
-                .map(|s| (s.member_id, s))
-                .collect();
-            let mut rows = Vec::with_capacity(list.len());
-            for m in converted::<_, Member>(&list)? {
-                // A member created or deleted between the two calls is
-                // left out of this list.
-                if let Some(status) = statuses.get(&m.id.0) {
-                    rows.push((m, status.clone()));
-                }
-            }
-            Ok(render::members(&rows, out))
-        }
-        Action::Get { id } => {
-            let m = c.get_member(pb::IdRequest { id }).await?.into_inner();
-            Ok(render::members(&member_rows(c, vec![m]).await?, out))
-        }
-        Action::Create { file, pool } => {
-            let pool =
-                pool.ok_or_else(|| CtlError::Input("members create needs --pool POOL_ID".into()))?;
-            let mut patch = read_object(&file)?;
-            patch.insert("pool".into(), pool.into());
-            let m: Member = object(base(Kind::Member), patch, 0)?;
-            let created = c.create_member(pb::Member::from(&m)).await?.into_inner();
-            Ok(render::members(&member_rows(c, vec![created]).await?, out))
-        }
-        Action::Update { id, file } => {
-            let current: Member =
-                converted(&[c.get_member(pb::IdRequest { id }).await?.into_inner()])?.remove(0);
-            let m: Member = object(to_json(&current), read_object(&file)?, id)?;
-            let updated = c.update_member(pb::Member::from(&m)).await?.into_inner();
-            Ok(render::members(&member_rows(c, vec![updated]).await?, out))
-        }
-        Action::Delete { id } => Ok(deleted(
-            "member",
-            c.delete_member(pb::IdRequest { id }).await?.into_inner(),
-        )),
-        Action::Status { id } => {
-            let status = c
-                .get_member_status(pb::IdRequest { id })
-                .await?
-                .into_inner();
-            Ok(render::member_status(&view_of(&status)?, out))
-        }
-    }
 }
 
 async fn ephemeral(
