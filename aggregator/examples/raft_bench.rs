@@ -1,5 +1,5 @@
 //! Raft figures for issue 7 (scripts/bench-raft.sh): three nodes in one
-//! process, each serving its Raft gRPC service on loopback, storage in sled
+//! process, each serving its Raft gRPC service on loopback, storage in redb
 //! with fsync. Prints acknowledged config writes per second (one writer,
 //! then 16 concurrent) with latency percentiles, and the time from the
 //! leader stopping to another node being leader over ELECTIONS (default 20)
@@ -84,7 +84,7 @@ async fn main() {
     let rate = 2_000.0 / start.elapsed().as_secs_f64();
     latencies.sort();
     println!(
-        "raft writes, 1 writer:   {rate:.0}/s  p50 {:.2} ms  p99 {:.2} ms  (3 nodes, sled fsync per append)",
+        "raft writes, 1 writer:   {rate:.0}/s  p50 {:.2} ms  p99 {:.2} ms  (3 nodes, redb fsync per append)",
         ms(percentile(&latencies, 50.0)),
         ms(percentile(&latencies, 99.0))
     );

@@ -13,7 +13,7 @@ use gslb_aggregator::api::service::{Service, now};
 use gslb_aggregator::api::tokens::Tokens;
 use gslb_aggregator::config::{Settings, Transport};
 use gslb_aggregator::core::control::Control;
-use gslb_aggregator::core::store::SledStore;
+use gslb_aggregator::core::store::RedbStore;
 use gslb_aggregator::net::tls::ReloadingTls;
 use gslb_aggregator::replication::cluster::{Cluster, RaftStore, check_data_dir};
 use gslb_proto::link::Link;
@@ -70,7 +70,7 @@ async fn main() -> anyhow::Result<()> {
     gslb_aggregator::core::store::set_cache_mib(config.store_cache_mib);
     let (service, follower) = match &config.cluster {
         None => {
-            let store = SledStore::open(&config.data_dir).context("opening the store")?;
+            let store = RedbStore::open(&config.data_dir).context("opening the store")?;
             let control =
                 Control::open(Box::new(store), config.engine, now()).context("loading state")?;
             (Arc::new(Service::new(control)), None)

@@ -1,4 +1,4 @@
-//! The control core with a real sled store: writes are durable and
+//! The control core with a real redb store: writes are durable and
 //! validated, decisions are published and latched, a restart keeps
 //! everything and holds decisions behind the startup gate.
 #![allow(clippy::unwrap_used)]
@@ -9,7 +9,7 @@ use std::time::Duration;
 use gslb_aggregator::core::catalog::*;
 use gslb_aggregator::core::control::{Control, ControlError};
 use gslb_aggregator::core::feed::Catchup;
-use gslb_aggregator::core::store::SledStore;
+use gslb_aggregator::core::store::RedbStore;
 use gslb_engine::{EngineConfig, Input, Output, Timestamp, WarmupEvent};
 use gslb_shared::*;
 
@@ -31,7 +31,7 @@ fn dir(name: &str) -> Dir {
 
 fn open(dir: &Dir, now: Timestamp) -> Control {
     Control::open(
-        Box::new(SledStore::open(&dir.0).unwrap()),
+        Box::new(RedbStore::open(&dir.0).unwrap()),
         EngineConfig::default(),
         now,
     )

@@ -1,4 +1,4 @@
-//! openraft's storage conformance suite against our sled log store and
+//! openraft's storage conformance suite against our redb log store and
 //! state machine, each run on fresh directories; plus what the suite does
 //! not cover: commands reach the catalog with the log index as version,
 //! state survives a reopen, and a snapshot carries the catalog to another
@@ -47,7 +47,7 @@ impl StoreBuilder<TypeConfig, LogStore, StateMachine, Dir> for Builder {
 }
 
 #[test]
-fn the_sled_storage_passes_the_openraft_conformance_suite() {
+fn the_redb_storage_passes_the_openraft_conformance_suite() {
     Suite::test_all(Builder).unwrap();
 }
 

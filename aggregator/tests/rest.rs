@@ -11,7 +11,7 @@ use axum::http::{Method, Request, StatusCode};
 use gslb_aggregator::api::rest::router;
 use gslb_aggregator::api::service::Service;
 use gslb_aggregator::core::control::Control;
-use gslb_aggregator::core::store::SledStore;
+use gslb_aggregator::core::store::RedbStore;
 use gslb_engine::{EngineConfig, Timestamp};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ impl Drop for Api {
 fn api(name: &str) -> Api {
     let dir = std::env::temp_dir().join(format!("gslb-rest-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let store = SledStore::open(&dir).unwrap();
+    let store = RedbStore::open(&dir).unwrap();
     let now = Timestamp::from_system(std::time::SystemTime::now());
     let control = Control::open(Box::new(store), EngineConfig::default(), now).unwrap();
     let service = Arc::new(Service::new(control));

@@ -1,4 +1,4 @@
-//! The sled store: everything written survives a reopen; a newer schema is
+//! The redb store: everything written survives a reopen; a newer schema is
 //! refused; the health log is bounded per member.
 #![allow(clippy::unwrap_used)]
 
@@ -44,7 +44,7 @@ fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
     let dir = TempDir::new("reopen");
     let mut state = CatalogState::default();
     {
-        let store = SledStore::open(&dir.0).unwrap();
+        let store = RedbStore::open(&dir.0).unwrap();
         let loaded = store.load().unwrap();
         assert!(loaded.first_start);
         let changes = state
@@ -90,7 +90,7 @@ fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
             .commit(&commit_of(&state, vec![delete], vec![]))
             .unwrap();
     }
-    let store = SledStore::open(&dir.0).unwrap();
+    let store = RedbStore::open(&dir.0).unwrap();
     let loaded = store.load().unwrap();
     assert!(!loaded.first_start);
     assert_eq!(loaded.state, state);
@@ -101,7 +101,7 @@ fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
 #[test]
 fn deleting_a_member_drops_its_latched_state() {
     let dir = TempDir::new("latched");
-    let store = SledStore::open(&dir.0).unwrap();
+    let store = RedbStore::open(&dir.0).unwrap();
     let mut state = CatalogState::default();
     let changes = state
         .apply_all(vec![
@@ -139,7 +139,7 @@ fn deleting_a_member_drops_its_latched_state() {
 #[test]
 fn health_log_returns_the_newest_entries_oldest_first_and_is_bounded() {
     let dir = TempDir::new("log");
-    let store = SledStore::open(&dir.0).unwrap();
+    let store = RedbStore::open(&dir.0).unwrap();
     // An entry per i, told apart by its time.
     let entry = |member: u64, i: u64| LogRecord {
         member: MemberId(member),
@@ -161,7 +161,7 @@ fn health_log_returns_the_newest_entries_oldest_first_and_is_bounded() {
     );
     assert_eq!(store.health_log(MemberId(8), 10).unwrap().len(), 1);
     drop(store);
-    let store = SledStore::open(&dir.0).unwrap();
+    let store = RedbStore::open(&dir.0).unwrap();
     store.append_log(&[entry(7, 99_999)]).unwrap();
     assert_eq!(
         store.health_log(MemberId(7), 1).unwrap(),
@@ -174,14 +174,17 @@ fn health_log_returns_the_newest_entries_oldest_first_and_is_bounded() {
 fn a_newer_schema_is_refused() {
     let dir = TempDir::new("schema");
     {
-        let db = sled::open(&dir.0).unwrap();
-        db.open_tree("meta")
+        std::fs::create_dir_all(&dir.0).unwrap();
+        let db = redb::Database::create(dir.0.join(gslb_aggregator::core::store::FILE)).unwrap();
+        let w = db.begin_write().unwrap();
+        let meta: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("meta");
+        w.open_table(meta)
             .unwrap()
-            .insert("schema", &(SCHEMA_VERSION + 1).to_be_bytes())
+            .insert("schema", (SCHEMA_VERSION + 1).to_be_bytes().as_slice())
             .unwrap();
-        db.flush().unwrap();
+        w.commit().unwrap();
     }
-    let err = SledStore::open(&dir.0).unwrap_err();
+    let err = RedbStore::open(&dir.0).unwrap_err();
     assert!(
         matches!(err, StoreError::NewerSchema { found } if found == SCHEMA_VERSION + 1),
         "{err}"
@@ -189,10 +192,30 @@ fn a_newer_schema_is_refused() {
 }
 
 #[test]
+fn a_store_of_an_earlier_format_is_refused_with_the_upgrade_path() {
+    let dir = TempDir::new("old-format");
+    std::fs::create_dir_all(&dir.0).unwrap();
+    for file in ["conf", "db"] {
+        std::fs::write(dir.0.join(file), b"sled").unwrap();
+    }
+    let err = RedbStore::open(&dir.0).unwrap_err();
+    assert!(matches!(err, StoreError::OldFormat { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("gslbctl backup") && text.contains("--restore"),
+        "{text}"
+    );
+    assert!(
+        !dir.0.join(gslb_aggregator::core::store::FILE).exists(),
+        "nothing is written beside it"
+    );
+}
+
+#[test]
 fn a_directory_held_by_another_store_is_reported_in_use() {
     let dir = TempDir::new("locked");
-    let _held = SledStore::open(&dir.0).unwrap();
-    let err = SledStore::open(&dir.0).unwrap_err();
+    let _held = RedbStore::open(&dir.0).unwrap();
+    let err = RedbStore::open(&dir.0).unwrap_err();
     assert!(matches!(err, StoreError::InUse { .. }), "{err}");
     assert!(err.to_string().contains("in use by another process"));
 }

@@ -1,11 +1,12 @@
 //! Durable state of a single aggregator: the catalog, each member's latched
 //! health (decided health, warm-up gate, manual override), the health log,
-//! and the version. Behind the [`Store`] trait: a single node writes sled
-//! directly, a cluster node proposes through the Raft log (`cluster`).
+//! and the version. Behind the [`Store`] trait: a single node writes its
+//! redb database directly, a cluster node proposes through the Raft log
+//! (`cluster`).
 
 pub mod backup;
 mod marker;
-mod sled_store;
+mod redb_store;
 
 use std::collections::BTreeMap;
 
@@ -13,8 +14,8 @@ use gslb_shared::{Health, MemberId};
 use serde::{Deserialize, Serialize};
 
 pub use marker::MARKER;
-pub(crate) use sled_store::open_locked;
-pub use sled_store::{DEFAULT_CACHE_MIB, MetaEntries, SledStore, set_cache_mib};
+pub(crate) use redb_store::open_locked;
+pub use redb_store::{DEFAULT_CACHE_MIB, FILE, MetaEntries, RedbStore, set_cache_mib};
 
 use crate::core::catalog::{CatalogState, Change};
 
@@ -134,7 +135,7 @@ pub enum StoreError {
     /// nothing written.
     #[error(
         "store: {dir} held an initialised store ({dir}/{MARKER} is there) but {what}; nothing was written. \
-         Restore the directory from a backup (gslbctl restore --data-dir {dir} FILE, after moving it aside), \
+         Restore the directory from a backup (move it aside, then gslb-aggregator --data-dir {dir} --restore FILE), \
          or move it aside to start empty on purpose"
     )]
     Lost {
@@ -142,6 +143,17 @@ pub enum StoreError {
         dir: String,
         /// What is missing or damaged.
         what: String,
+    },
+    /// The data directory holds a store in the format of builds before
+    /// redb (sled's `conf` and `db`).
+    #[error(
+        "store: {dir} holds a store written by an earlier gslb build (sled's conf and db files); this build keeps \
+         its store in {dir}/{FILE}. Take a backup with the earlier build (gslbctl backup --out FILE), then start \
+         this build once with --data-dir on an empty directory and --restore FILE"
+    )]
+    OldFormat {
+        /// The data directory.
+        dir: String,
     },
     /// The data directory was written by a newer build.
     #[error(

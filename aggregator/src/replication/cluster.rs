@@ -91,10 +91,11 @@ impl Drop for Cluster {
 }
 
 /// Refuse a data directory laid out for the other mode: a single node's
-/// store is sled at the top, a cluster node's is `raft-log/` and `state/`;
+/// store is a database file at the top, a cluster node's is `raft-log/`
+/// and `state/`;
 /// opening one as the other would start from an empty catalog.
 pub fn check_data_dir(dir: &Path, clustered: bool) -> anyhow::Result<()> {
-    if clustered && dir.join("db").exists() {
+    if clustered && dir.join(crate::core::store::FILE).exists() {
         anyhow::bail!(
             "data-dir {} holds a single node's store; a cluster node needs a directory of its own (apply your configuration to the cluster once it runs)",
             dir.display()
@@ -295,11 +296,12 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         assert!(check_data_dir(&dir, true).is_ok() && check_data_dir(&dir, false).is_ok());
-        std::fs::write(dir.join("db"), b"").unwrap();
+        let file = dir.join(crate::core::store::FILE);
+        std::fs::write(&file, b"").unwrap();
         let err = check_data_dir(&dir, true).unwrap_err().to_string();
         assert!(err.contains("holds a single node's store"), "{err}");
         assert!(check_data_dir(&dir, false).is_ok());
-        std::fs::remove_file(dir.join("db")).unwrap();
+        std::fs::remove_file(&file).unwrap();
         std::fs::create_dir(dir.join("raft-log")).unwrap();
         let err = check_data_dir(&dir, false).unwrap_err().to_string();
         assert!(err.contains("start it with --node-id"), "{err}");

@@ -1,8 +1,8 @@
 //! Raft replication of the aggregator's durable writes, on openraft 0.9
-//! with sled underneath: the type configuration, the replicated command
+//! with redb underneath: the type configuration, the replicated command
 //! (exactly the single-node store's [`Commit`] plus its health-log lines),
-//! the storage openraft needs (a sled log store and a state machine that
-//! applies commands to a [`SledStore`](crate::core::store::SledStore), both
+//! the storage openraft needs (a redb log store and a state machine that
+//! applies commands to a [`RedbStore`](crate::core::store::RedbStore), both
 //! checked by openraft's storage conformance suite), Raft messages over
 //! gRPC (`network`) and a node with its timing and compaction (`node`).
 //! `crate::replication::cluster` runs a node inside the aggregator.

@@ -218,26 +218,28 @@ fn a_lost_or_damaged_store_is_refused_and_edges_are_never_emptied() {
     let grpc = agg.grpc.to_string();
     drop(agg);
 
-    // 1. sled's db file removed: refused, naming the directory and the
+    // 1. The database file removed: refused, naming the directory and the
     //    remedy, and nothing in the directory changed.
     let lost = dir.join("lost");
     copy_dir(&data, &lost);
-    std::fs::remove_file(lost.join("db")).unwrap();
+    std::fs::remove_file(lost.join(gslb_aggregator::core::store::FILE)).unwrap();
     let before = files(&lost);
     let text = refused_start(&lost);
     assert!(
         text.contains(lost.to_str().unwrap())
-            && text.contains("db file is missing")
+            && text.contains("database file gslb.redb is missing")
             && text.contains("Restore"),
         "{text}"
     );
     assert_eq!(files(&lost), before, "a refused store is never written");
 
-    // 2. The tail of db cut off: an error (never a panic), nothing written.
+    // 2. The tail of the database cut off: an error (never a panic),
+    //    nothing written.
     let cut = dir.join("cut");
     copy_dir(&data, &cut);
-    let db = std::fs::read(cut.join("db")).unwrap();
-    std::fs::write(cut.join("db"), &db[..db.len() / 2]).unwrap();
+    let file = cut.join(gslb_aggregator::core::store::FILE);
+    let db = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &db[..db.len() / 2]).unwrap();
     let before = files(&cut);
     let text = refused_start(&cut);
     assert!(

@@ -8,7 +8,7 @@ use std::path::Path;
 use gslb_shared::MemberId;
 use serde::{Deserialize, Serialize};
 
-use super::{Latched, Loaded, SledStore, StoreError};
+use super::{Latched, Loaded, RedbStore, StoreError};
 use crate::core::catalog::CatalogState;
 
 /// The document's `format` value.
@@ -78,19 +78,19 @@ pub fn restore(dir: &Path, backup: &Backup) -> Result<u64, StoreError> {
             dir.display()
         ))
     };
-    if dir.join("db").exists() {
+    if dir.join(super::FILE).exists() || dir.join("db").exists() {
         return Err(held("holds a store"));
     }
     if super::marker::marked(dir)? {
         return Err(held("holds the marker of a store"));
     }
     std::fs::create_dir_all(dir).map_err(|e| StoreError::Db(format!("{}: {e}", dir.display())))?;
-    let store = SledStore::open(dir)?;
+    let store = RedbStore::open(dir)?;
     let loaded = Loaded {
         state: backup.state.clone(),
         latched: backup.latched.iter().copied().collect(),
         first_start: false,
     };
-    store.replace_all(&loaded, &[], "restoring")?;
+    store.replace_all(&loaded, &[])?;
     Ok(backup.state.version)
 }

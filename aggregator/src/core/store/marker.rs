@@ -1,4 +1,4 @@
-//! The mark of an initialised store: a file beside sled's, written (and
+//! The mark of an initialised store: a file beside the database, written (and
 //! fsynced) with the first commit. A store that carries the mark but whose
 //! data is gone or damaged is refused rather than opened empty: an empty
 //! start used to publish an empty catalog to every edge, and its own first
@@ -51,8 +51,8 @@ pub fn lost(dir: &Path, what: impl Into<String>) -> StoreError {
     }
 }
 
-/// Run `f`, turning a panic inside sled (it panics on some damaged files,
-/// e.g. a truncated `db`) into [`StoreError::Lost`].
+/// Run `f`, turning a panic inside the database library on a damaged file
+/// into [`StoreError::Lost`].
 pub fn no_panic<T>(dir: &Path, f: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
     // The default hook would print the panic as a crash; the error says it.
     let hook = std::panic::take_hook();
@@ -67,13 +67,16 @@ pub fn no_panic<T>(dir: &Path, f: impl FnOnce() -> Result<T, StoreError>) -> Res
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("a panic");
-            Err(lost(dir, format!("the database is damaged (sled: {why})")))
+            Err(lost(
+                dir,
+                format!("the database is damaged (a panic: {why})"),
+            ))
         }
     }
 }
 
-/// Run `check` on a scratch copy of sled's files in `dir` (removed after),
-/// reporting its errors against `dir`.
+/// Run `check` on a scratch copy of the database file in `dir` (removed
+/// after), reporting its errors against `dir`.
 pub fn on_copy(
     dir: &Path,
     check: impl FnOnce(&Path) -> Result<(), StoreError>,
@@ -84,7 +87,8 @@ pub fn on_copy(
         fs::remove_dir_all(&copy).map_err(io)?;
     }
     fs::create_dir(&copy).map_err(io)?;
-    let result = copy_sled_files(dir, &copy)
+    let result = fs::copy(dir.join(super::FILE), copy.join(super::FILE))
+        .map(drop)
         .map_err(io)
         .and_then(|()| no_panic(&copy, || check(&copy)));
     let _ = fs::remove_dir_all(&copy);
@@ -92,23 +96,4 @@ pub fn on_copy(
         StoreError::Lost { what, .. } => lost(dir, what),
         other => other,
     })
-}
-
-/// sled's own files: `conf`, `db`, `snap.*` and `blobs/`.
-fn copy_sled_files(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name == "blobs" {
-            fs::create_dir(to.join("blobs"))?;
-            for blob in fs::read_dir(entry.path())? {
-                let blob = blob?;
-                fs::copy(blob.path(), to.join("blobs").join(blob.file_name()))?;
-            }
-        } else if name == "conf" || name == "db" || name.starts_with("snap.") {
-            fs::copy(entry.path(), to.join(&*name))?;
-        }
-    }
-    Ok(())
 }

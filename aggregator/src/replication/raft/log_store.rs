@@ -1,92 +1,106 @@
-//! The Raft log in sled: entries keyed by big-endian index (so ranges are
-//! index ranges), the vote, the committed id and the last purged id in a
-//! meta tree. Every change is flushed (fsync) before openraft is told it
-//! is durable.
+//! The Raft log in redb: entries keyed by index (so ranges are index
+//! ranges), the vote, the committed id and the last purged id in a meta
+//! table. Every change is one transaction, durable (fsync) when it
+//! commits, before openraft is told it is.
 
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
+use std::sync::Arc;
 
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{LogId, OptionalSend, RaftLogReader, StorageIOError, Vote};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Entry, StorageError, TypeConfig, io_error};
 
-/// sled-backed Raft log; clones share the same trees.
+/// The log's database file inside its directory.
+const FILE: &str = "raft-log.redb";
+const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("raft_log");
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("raft_meta");
+
+type IoKind = fn(openraft::AnyError) -> StorageIOError<u64>;
+
+/// redb-backed Raft log; clones share the same database.
 #[derive(Debug, Clone)]
 pub struct LogStore {
-    db: sled::Db,
-    log: sled::Tree,
-    meta: sled::Tree,
+    db: Arc<Database>,
+    /// The database file.
+    path: std::path::PathBuf,
 }
 
 impl LogStore {
     /// Bytes the log uses on disk.
     pub fn size_on_disk(&self) -> u64 {
-        self.db.size_on_disk().unwrap_or(0)
+        std::fs::metadata(&self.path).map_or(0, |m| m.len())
     }
 
     /// Open (or create) the log under `dir`.
     pub fn open(dir: &Path) -> Result<LogStore, StorageError> {
+        let failed = |e: &dyn std::fmt::Display| {
+            io_error(
+                StorageIOError::read_logs,
+                &std::io::Error::other(e.to_string()),
+            )
+        };
+        std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
+        let path = dir.join(FILE);
         // Waits briefly for a previous holder (a node just shut down in
         // this process, whose tasks still hold the log) like the store does.
-        let db = crate::core::store::open_locked(dir)
-            .map_err(|e| io_error(StorageIOError::read_logs, &e))?;
-        let log = db
-            .open_tree("raft_log")
-            .map_err(|e| io_error(StorageIOError::read_logs, &e))?;
-        let meta = db
-            .open_tree("raft_meta")
-            .map_err(|e| io_error(StorageIOError::read_logs, &e))?;
-        Ok(LogStore { db, log, meta })
+        let db = crate::core::store::open_locked(&path).map_err(|e| failed(&e))?;
+        let w = db.begin_write().map_err(|e| failed(&e))?;
+        w.open_table(LOG).map_err(|e| failed(&e))?;
+        w.open_table(META).map_err(|e| failed(&e))?;
+        w.commit().map_err(|e| failed(&e))?;
+        Ok(LogStore {
+            db: Arc::new(db),
+            path,
+        })
     }
 
     fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        let Some(bytes) = self
-            .meta
-            .get(key)
-            .map_err(|e| io_error(StorageIOError::read, &e))?
-        else {
+        let read = |e: &dyn std::fmt::Display| {
+            io_error(StorageIOError::read, &std::io::Error::other(e.to_string()))
+        };
+        let txn = self.db.begin_read().map_err(|e| read(&e))?;
+        let meta = txn.open_table(META).map_err(|e| read(&e))?;
+        let Some(bytes) = meta.get(key).map_err(|e| read(&e))? else {
             return Ok(None);
         };
-        serde_json::from_slice(&bytes)
+        serde_json::from_slice(bytes.value())
             .map(Some)
-            .map_err(|e| io_error(StorageIOError::read, &e))
+            .map_err(|e| read(&e))
     }
 
-    fn put<T: Serialize>(
+    /// Run `f` in one write transaction and commit it (durable on return).
+    fn write(
         &self,
-        key: &str,
-        value: &T,
-        err: fn(openraft::AnyError) -> StorageIOError<u64>,
+        err: IoKind,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), redb::Error>,
     ) -> Result<(), StorageError> {
+        let failed =
+            |e: &dyn std::fmt::Display| io_error(err, &std::io::Error::other(e.to_string()));
+        let w = self.db.begin_write().map_err(|e| failed(&e))?;
+        f(&w).map_err(|e| failed(&e))?;
+        w.commit().map_err(|e| failed(&e))
+    }
+
+    fn put<T: Serialize>(&self, key: &str, value: &T, err: IoKind) -> Result<(), StorageError> {
         let bytes = serde_json::to_vec(value).map_err(|e| io_error(err, &e))?;
-        self.meta
-            .insert(key, bytes)
-            .map_err(|e| io_error(err, &e))?;
-        self.flush(err)
+        self.write(err, |w| {
+            w.open_table(META)?.insert(key, bytes.as_slice())?;
+            Ok(())
+        })
     }
 
-    fn flush(
-        &self,
-        err: fn(openraft::AnyError) -> StorageIOError<u64>,
-    ) -> Result<(), StorageError> {
-        self.db.flush().map(drop).map_err(|e| io_error(err, &e))
-    }
-
-    /// Remove the entries whose keys fall in `range`, durably.
-    fn remove<R: RangeBounds<[u8; 8]>>(&self, range: R) -> Result<(), StorageError> {
-        let mut batch = sled::Batch::default();
-        for item in self.log.range(range) {
-            let (key, _) = item.map_err(|e| io_error(StorageIOError::write_logs, &e))?;
-            batch.remove(key);
-        }
-        self.log
-            .apply_batch(batch)
-            .map_err(|e| io_error(StorageIOError::write_logs, &e))?;
-        self.flush(StorageIOError::write_logs)
+    /// Remove the entries whose indexes fall in `range`, durably.
+    fn remove(&self, range: impl RangeBounds<u64>) -> Result<(), StorageError> {
+        self.write(StorageIOError::write_logs, |w| {
+            w.open_table(LOG)?.retain_in(range, |_, _| false)?;
+            Ok(())
+        })
     }
 
     fn decode(bytes: &[u8]) -> Result<Entry, StorageError> {
@@ -104,16 +118,20 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Excluded(i) => i.saturating_add(1),
             Bound::Unbounded => 0,
         };
-        let end = match range.end_bound() {
-            Bound::Included(i) => Bound::Included(i.to_be_bytes()),
-            Bound::Excluded(i) => Bound::Excluded(i.to_be_bytes()),
-            Bound::Unbounded => Bound::Unbounded,
+        let end = range.end_bound().cloned();
+        let read = |e: &dyn std::fmt::Display| {
+            io_error(
+                StorageIOError::read_logs,
+                &std::io::Error::other(e.to_string()),
+            )
         };
-        self.log
-            .range((Bound::Included(start.to_be_bytes()), end))
+        let txn = self.db.begin_read().map_err(|e| read(&e))?;
+        let log = txn.open_table(LOG).map_err(|e| read(&e))?;
+        log.range((Bound::Included(start), end))
+            .map_err(|e| read(&e))?
             .map(|item| {
-                let (_, value) = item.map_err(|e| io_error(StorageIOError::read_logs, &e))?;
-                Self::decode(&value)
+                let (_, value) = item.map_err(|e| read(&e))?;
+                Self::decode(value.value())
             })
             .collect()
     }
@@ -124,12 +142,16 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
         let last_purged: Option<LogId<u64>> = self.get("last_purged")?;
-        let last = match self
-            .log
-            .last()
-            .map_err(|e| io_error(StorageIOError::read_logs, &e))?
-        {
-            Some((_, value)) => Some(Self::decode(&value)?.log_id),
+        let read = |e: &dyn std::fmt::Display| {
+            io_error(
+                StorageIOError::read_logs,
+                &std::io::Error::other(e.to_string()),
+            )
+        };
+        let txn = self.db.begin_read().map_err(|e| read(&e))?;
+        let log = txn.open_table(LOG).map_err(|e| read(&e))?;
+        let last = match log.last().map_err(|e| read(&e))? {
+            Some((_, value)) => Some(Self::decode(value.value())?.log_id),
             None => last_purged,
         };
         Ok(LogState {
@@ -167,32 +189,36 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
-        let mut batch = sled::Batch::default();
+        let mut encoded = Vec::new();
         for entry in entries {
             let bytes =
                 serde_json::to_vec(&entry).map_err(|e| io_error(StorageIOError::write_logs, &e))?;
-            batch.insert(&entry.log_id.index.to_be_bytes(), bytes);
+            encoded.push((entry.log_id.index, bytes));
         }
-        self.log
-            .apply_batch(batch)
-            .map_err(|e| io_error(StorageIOError::write_logs, &e))?;
-        let flushed = self.db.flush().map(drop).map_err(std::io::Error::other);
-        let failed = flushed
-            .as_ref()
-            .err()
-            .map(|e| io_error(StorageIOError::write_logs, e));
-        callback.log_io_completed(flushed);
-        failed.map_or(Ok(()), Err)
+        let written = self.write(StorageIOError::write_logs, |w| {
+            let mut log = w.open_table(LOG)?;
+            for (index, bytes) in &encoded {
+                log.insert(*index, bytes.as_slice())?;
+            }
+            Ok(())
+        });
+        callback.log_io_completed(
+            written
+                .as_ref()
+                .map(drop)
+                .map_err(|e| std::io::Error::other(e.to_string())),
+        );
+        written
     }
 
     async fn truncate(&mut self, log_id: LogId<u64>) -> Result<(), StorageError> {
-        self.remove(log_id.index.to_be_bytes()..)
+        self.remove(log_id.index..)
     }
 
     async fn purge(&mut self, log_id: LogId<u64>) -> Result<(), StorageError> {
         // Record the purge first: a crash halfway leaves entries at or
         // below it, which are ignored, never a gap.
         self.put("last_purged", &log_id, StorageIOError::write_logs)?;
-        self.remove(..=log_id.index.to_be_bytes())
+        self.remove(..=log_id.index)
     }
 }

@@ -1,4 +1,4 @@
-//! One aggregator node's Raft instance: its sled log and state machine
+//! One aggregator node's Raft instance: its redb log and state machine
 //! under the data directory, openraft's timing (elections well under 3 s)
 //! and log compaction (a snapshot every `snapshot_every` entries, keeping
 //! `keep_logs` behind it so a briefly absent follower catches up from the

@@ -1,7 +1,7 @@
 //! The replicated state machine: applies committed [`Command`]s to a
-//! [`SledStore`] (the same store a single node uses), and keeps the last
+//! [`RedbStore`] (the same store a single node uses), and keeps the last
 //! applied log id, the membership and the last snapshot in the store's meta
-//! tree, written in the same transaction as each command. A snapshot is
+//! table, written in the same transaction as each command. A snapshot is
 //! the whole catalog and latched state as JSON.
 
 use std::io::Cursor;
@@ -20,13 +20,11 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::{Applied, Entry, Event, StorageError, TypeConfig, io_error};
 use crate::core::catalog::CatalogState;
-use crate::core::store::{Latched, Loaded, SledStore, Store, StoreError};
+use crate::core::store::{Latched, Loaded, RedbStore, Store, StoreError};
 
 const APPLIED: &str = "raft.applied";
 const MEMBERSHIP: &str = "raft.membership";
 const SNAPSHOT: &str = "raft.snapshot";
-/// Set while a received snapshot is being installed.
-const INSTALLING: &str = "raft.installing";
 
 /// What a snapshot holds.
 #[derive(Serialize, Deserialize)]
@@ -48,9 +46,19 @@ type Consistent = (Loaded, Option<LogId<u64>>, StoredMembership<u64, BasicNode>)
 /// The state machine over a shared store; clones share it.
 #[derive(Debug, Clone)]
 pub struct StateMachine {
-    store: Arc<SledStore>,
+    store: Arc<RedbStore>,
     /// Where applied commits and installed snapshots are announced.
     events: Option<UnboundedSender<Event>>,
+}
+
+/// A stored JSON value, if there is one.
+fn decode_opt<T: for<'de> Deserialize<'de>>(
+    bytes: Option<Vec<u8>>,
+) -> Result<Option<T>, StorageError> {
+    bytes
+        .map(|b| serde_json::from_slice(&b))
+        .transpose()
+        .map_err(|e| io_error(StorageIOError::read_state_machine, &e))
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {
@@ -58,27 +66,14 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StorageError> {
 }
 
 impl StateMachine {
-    /// Open the state machine's store under `dir`. A snapshot install that
-    /// was cut short leaves a partial state: it is discarded (nothing
-    /// applied), so the leader sends a snapshot again.
+    /// Open the state machine's store under `dir`.
     pub fn open(dir: &Path) -> Result<StateMachine, StorageError> {
         let store =
-            SledStore::open(dir).map_err(|e| io_error(StorageIOError::read_state_machine, &e))?;
-        let sm = StateMachine {
+            RedbStore::open(dir).map_err(|e| io_error(StorageIOError::read_state_machine, &e))?;
+        Ok(StateMachine {
             store: Arc::new(store),
             events: None,
-        };
-        if sm.read(INSTALLING)?.is_some() {
-            tracing::warn!("discarding a partially installed snapshot");
-            sm.store
-                .replace_all(
-                    &Loaded::default(),
-                    &[(APPLIED, encode(&None::<LogId<u64>>)?)],
-                    INSTALLING,
-                )
-                .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
-        }
-        Ok(sm)
+        })
     }
 
     /// Announce every applied commit and installed snapshot on `events`
@@ -96,12 +91,11 @@ impl StateMachine {
     }
 
     /// The store the state machine writes (for reads by the service).
-    pub fn store(&self) -> &Arc<SledStore> {
+    pub fn store(&self) -> &Arc<RedbStore> {
         &self.store
     }
 
-    /// The applied state, read while no entry was applied and no snapshot
-    /// installed (the read is retried until that holds), so a control core
+    /// The applied state, read in one transaction, so a control core
     /// rebuilt from it misses nothing and repeats nothing.
     pub fn load_consistent(&self) -> Result<Loaded, StoreError> {
         self.consistent()
@@ -109,27 +103,21 @@ impl StateMachine {
             .map_err(|e| StoreError::Db(e.to_string()))
     }
 
-    /// The state with the log id and membership it reflects, all read while
-    /// nothing was applied or installed: entries go on being applied while
-    /// a snapshot is built, and a snapshot claiming an entry its data lacks
-    /// would lose that entry on every node installing it.
+    /// The state with the log id and membership it reflects, read in one
+    /// transaction: entries go on being applied while a snapshot is built,
+    /// and a snapshot claiming an entry its data lacks would lose that
+    /// entry on every node installing it.
     fn consistent(&self) -> Result<Consistent, StorageError> {
-        let db = |e: StoreError| io_error(StorageIOError::read_state_machine, &e);
-        for _ in 0..200 {
-            let before = self.read(APPLIED)?;
-            if self.read(INSTALLING)?.is_none() {
-                let loaded = self.store.load().map_err(db)?;
-                let applied = self.applied()?;
-                let membership = self.membership()?;
-                if self.read(APPLIED)? == before && self.read(INSTALLING)?.is_none() {
-                    return Ok((loaded, applied, membership));
-                }
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        Err(db(StoreError::Db(
-            "the applied state kept changing while it was read".into(),
-        )))
+        let failed = |e: StoreError| io_error(StorageIOError::read_state_machine, &e);
+        let (loaded, meta) = self
+            .store
+            .load_with_meta(&[APPLIED, MEMBERSHIP])
+            .map_err(failed)?;
+        let [applied, membership] = <[Option<Vec<u8>>; 2]>::try_from(meta)
+            .map_err(|_| failed(StoreError::Db("meta entries missing from the read".into())))?;
+        let applied: Option<Option<LogId<u64>>> = decode_opt(applied)?;
+        let membership: Option<StoredMembership<u64, BasicNode>> = decode_opt(membership)?;
+        Ok((loaded, applied.flatten(), membership.unwrap_or_default()))
     }
 
     fn read(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
@@ -139,12 +127,7 @@ impl StateMachine {
     }
 
     fn decoded<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        match self.read(key)? {
-            None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| io_error(StorageIOError::read_state_machine, &e)),
-        }
+        decode_opt(self.read(key)?)
     }
 
     fn applied(&self) -> Result<Option<LogId<u64>>, StorageError> {
@@ -274,7 +257,6 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                     (MEMBERSHIP, encode(&meta.last_membership)?),
                     (SNAPSHOT, encode(&stored)?),
                 ],
-                INSTALLING,
             )
             .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
         self.announce(Event::Installed);
