@@ -12,11 +12,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gslb_proto::convert::offers_from_pb;
 use gslb_proto::link::{Ended, Link, Redial, Session};
 use gslb_proto::pb;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_shared::ProbeResult;
-use gslb_shared::assignment::{Offered, TargetKey};
+use gslb_shared::assignment::TargetKey;
 use gslb_shared::config::LinkTls;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -116,6 +117,7 @@ impl Uplink {
             region: self.cfg.region.clone(),
             version: env!("CARGO_PKG_VERSION").into(),
             agent_id: self.cfg.agent_id.clone(),
+            checks_by_id: true,
         };
         // The receiver is alive: it was just created and is moved below.
         let _ = tx
@@ -178,7 +180,7 @@ impl Uplink {
         let rejections = match m.msg? {
             Msg::Full(set) => {
                 self.scheduler.deny_listeners(&set.own_listeners);
-                let offered: Vec<Offered> = set.assignments.iter().map(Offered::from).collect();
+                let offered = offers_from_pb(&set.assignments, &set.checks);
                 let r = self.scheduler.apply_full(&offered);
                 tracing::info!(
                     version = set.version,
@@ -190,7 +192,7 @@ impl Uplink {
             }
             Msg::Delta(delta) => {
                 let removals: Vec<TargetKey> = delta.removals.iter().map(TargetKey::from).collect();
-                let upserts: Vec<Offered> = delta.upserts.iter().map(Offered::from).collect();
+                let upserts = offers_from_pb(&delta.upserts, &delta.checks);
                 let r = self.scheduler.apply_delta(&upserts, &removals);
                 tracing::debug!(
                     version = delta.version,

@@ -84,6 +84,10 @@ async fn agent_registers_probes_and_streams_results() {
         ("fra1", "eu")
     );
     assert!(register.agent_id.starts_with("fra1-"));
+    assert!(
+        register.checks_by_id,
+        "the agent takes each check once (the fake sends that form, and results came)"
+    );
     let results = results_of(&seen, 7);
     assert!(
         results

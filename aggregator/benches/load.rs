@@ -239,6 +239,8 @@ async fn agent(server: &str, i: usize) -> Agent {
         region: "eu".into(),
         version: "bench".into(),
         agent_id: format!("bench-{i}"),
+        // As gslb-agent registers: each check once per message.
+        checks_by_id: true,
     };
     tx.send(pb::AgentMessage {
         msg: Some(pb::agent_message::Msg::Register(register)),

@@ -247,6 +247,10 @@ async fn admin_agent_status_log_edge_and_restart() {
         // An agent gets both members assigned and reports passing cycles.
         let (set, tx, mut inbound) = agent(&a, "fra1").await;
         assert_eq!(set.assignments.len(), 2);
+        assert!(
+            set.assignments.iter().all(|a| a.check.is_some()) && set.checks.is_empty(),
+            "an agent that does not ask for checks by id gets each inline"
+        );
         report(&tx, 1, true).await;
         let ack = inbound.message().await.unwrap().unwrap();
         assert!(

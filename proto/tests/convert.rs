@@ -322,7 +322,7 @@ proptest! {
         let a = gslb_shared::assignment::Assignment {
             member: m.id,
             address: m.address,
-            port: m.port,
+            port: m.port.max(1),
             check: std::sync::Arc::new(c.clone()),
         };
         let offered = gslb_shared::assignment::Offered::from(&pb::Assignment::from(&a));
@@ -331,6 +331,35 @@ proptest! {
         prop_assert_eq!(offered.assignment, Ok(a.clone()));
         let key = gslb_shared::assignment::TargetKey::from(&pb::AssignmentKey::from(a.key()));
         prop_assert_eq!(key, a.key());
+    }
+
+    #[test]
+    fn assignments_by_id_carry_each_check_once_and_offer_what_inline_ones_do(
+        c in check(), ms in prop::collection::vec(member(), 1..20),
+    ) {
+        let check = std::sync::Arc::new(c);
+        let set: Vec<_> = ms
+            .iter()
+            .map(|m| gslb_shared::assignment::Assignment {
+                member: m.id,
+                address: m.address,
+                port: m.port.max(1),
+                check: check.clone(),
+            })
+            .collect();
+        let (inline, none) = gslb_proto::convert::assignments_to_pb(&set, false);
+        let (by_id, checks) = gslb_proto::convert::assignments_to_pb(&set, true);
+        prop_assert!(none.is_empty() && inline.iter().all(|a| a.check.is_some()));
+        prop_assert!(by_id.iter().all(|a| a.check.is_none()));
+        prop_assert_eq!(checks.len(), 1);
+        let offered = gslb_proto::convert::offers_from_pb(&by_id, &checks);
+        prop_assert_eq!(&offered, &gslb_proto::convert::offers_from_pb(&inline, &[]));
+        for (o, a) in offered.iter().zip(&set) {
+            prop_assert_eq!(o.assignment.as_ref(), Ok(a));
+        }
+        // A check the message does not list: the target is offered, invalid.
+        let orphan = gslb_proto::convert::offers_from_pb(&by_id, &[]);
+        prop_assert!(orphan.iter().all(|o| o.assignment.as_ref().is_err_and(|e| e.errors[0].field == "check")));
     }
 
     #[test]

@@ -62,17 +62,22 @@ impl AgentService for FakeAggregator {
             while let Ok(Some(message)) = inbound.message().await {
                 match message.msg {
                     Some(pb::agent_message::Msg::Register(r)) => {
+                        let by_id = r.checks_by_id;
                         this.seen.lock().unwrap().registers.push(r);
                         let reply = match this.behaviour {
                             Behaviour::Redirect(port) => Msg::Redirect(pb::LeaderHint {
                                 leader_id: 2,
                                 leader_address: format!("http://127.0.0.1:{port}"),
                             }),
-                            _ => Msg::Full(pb::AssignmentSet {
-                                version: 1,
-                                assignments: this.assignments.clone(),
-                                own_listeners: vec![],
-                            }),
+                            _ => {
+                                let (assignments, checks) = wire_form(&this.assignments, by_id);
+                                Msg::Full(pb::AssignmentSet {
+                                    version: 1,
+                                    assignments,
+                                    own_listeners: vec![],
+                                    checks,
+                                })
+                            }
                         };
                         let _ = tx.send(Ok(send(reply))).await;
                     }
@@ -135,4 +140,24 @@ pub async fn start_aggregator(
             .await
     });
     (port, seen)
+}
+
+/// `assignments` as an aggregator sends them to an agent that asked for
+/// checks by id (each check once, beside the assignments), or inline.
+fn wire_form(assignments: &[pb::Assignment], by_id: bool) -> (Vec<pb::Assignment>, Vec<pb::Check>) {
+    if !by_id {
+        return (assignments.to_vec(), Vec::new());
+    }
+    let mut checks = std::collections::BTreeMap::new();
+    let stripped = assignments
+        .iter()
+        .map(|a| {
+            let mut a = a.clone();
+            if let Some(check) = a.check.take() {
+                checks.insert(a.check_id, check);
+            }
+            a
+        })
+        .collect();
+    (stripped, checks.into_values().collect())
 }

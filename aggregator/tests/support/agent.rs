@@ -23,6 +23,9 @@ pub async fn register(
         region: "eu".into(),
         version: "test".into(),
         agent_id: agent_id.into(),
+        // The older form: every check inline (real agents ask for checks
+        // by id; both are served).
+        checks_by_id: false,
     };
     tx.send(pb::AgentMessage {
         msg: Some(pb::agent_message::Msg::Register(register)),

@@ -339,6 +339,7 @@ mod agent_link {
                 region: "eu".into(),
                 version: version.into(),
                 agent_id: agent_id.into(),
+                checks_by_id: true,
             })),
         })
         .await

@@ -7,6 +7,7 @@ use crate::net::listener::Peer;
 use gslb_proto::link::identity::Role;
 use std::sync::Arc;
 
+use gslb_proto::convert::assignments_to_pb;
 use gslb_proto::pb;
 use gslb_proto::pb::agent_message::Msg as AgentMsg;
 use gslb_proto::pb::aggregator_message::Msg;
@@ -114,14 +115,25 @@ async fn run(
     // A pass over the catalog: on the published view, off the worker.
     let mut sent = assignments_of(&service, &location).await;
     let mut set_version = 1u64;
-    let full = pb::AssignmentSet {
-        version: set_version,
-        assignments: sent.values().map(pb::Assignment::from).collect(),
-        own_listeners: service
-            .own_listeners()
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
+    let by_id = register.checks_by_id;
+    let own_listeners = service
+        .own_listeners()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // A message per target: built on the blocking pool, like the set.
+    let full = {
+        let sent = Arc::clone(&sent);
+        off_worker(move || {
+            let (assignments, checks) = assignments_to_pb(sent.values(), by_id);
+            pb::AssignmentSet {
+                version: set_version,
+                assignments,
+                own_listeners,
+                checks,
+            }
+        })
+        .await
     };
     set_assignments(&service, &agent_id, stream, sent.len());
     if tx.send(message(Msg::Full(full))).await.is_err() {
@@ -162,7 +174,7 @@ async fn run(
                     break;
                 }
                 let fresh = assignments_of(&service, &location).await;
-                if let Some(delta) = delta(&sent, &fresh, &mut set_version) {
+                if let Some(delta) = delta(&sent, &fresh, &mut set_version, by_id) {
                     set_assignments(&service, &agent_id, stream, fresh.len());
                     sent = fresh;
                     if tx.send(message(Msg::Delta(delta))).await.is_err() {
@@ -189,6 +201,7 @@ fn delta(
     sent: &Arc<AssignmentSet>,
     fresh: &Arc<AssignmentSet>,
     set_version: &mut u64,
+    by_id: bool,
 ) -> Option<pb::AssignmentDelta> {
     if Arc::ptr_eq(sent, fresh) {
         return None;
@@ -199,10 +212,12 @@ fn delta(
     }
     let base_version = *set_version;
     *set_version += 1;
+    let (upserts, checks) = assignments_to_pb(upserts, by_id);
     Some(pb::AssignmentDelta {
         base_version,
         version: *set_version,
-        upserts: upserts.into_iter().map(pb::Assignment::from).collect(),
+        upserts,
+        checks,
         removals: removals
             .into_iter()
             .map(|(member, check)| TargetKey { member, check }.into())
