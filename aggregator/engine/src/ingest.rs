@@ -85,7 +85,11 @@ impl Engine {
             return;
         };
         if m.locs.len() <= loc {
-            m.locs.resize(loc + 1, LocResult::default());
+            // Sized for every known location at once: growing one location
+            // at a time left up to half of each member's vector unused.
+            let len = (loc + 1).max(self.locations.len());
+            m.locs.reserve_exact(len - m.locs.len());
+            m.locs.resize(len, LocResult::default());
         }
         if r.cycle >= m.locs[loc].cycle {
             m.locs[loc] = LocResult {

@@ -440,7 +440,8 @@ impl Control {
         let facts: Vec<_> = decided.facts.into_iter().collect();
         let mut delta = delta_of(&all, &facts, now.0);
         delta.epoch = self.state.epoch;
-        self.feed.publish(delta, self.state.version);
+        self.feed
+            .publish_over(delta, self.state.version, &self.state.catalog);
         Ok(())
     }
 
@@ -462,7 +463,7 @@ impl Control {
         self.state.epoch = epoch;
         let mut delta = delta_of(&[], &[], now.0);
         delta.epoch = epoch;
-        self.feed.publish(delta, stored);
+        self.feed.publish_over(delta, stored, &self.state.catalog);
         tracing::warn!(
             epoch,
             version = stored,

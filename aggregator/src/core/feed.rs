@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use gslb_shared::{Delta, MemberFacts, MemberId, Snapshot};
+use gslb_shared::{Catalog, Delta, MemberFacts, MemberId, Snapshot};
 
 use crate::core::catalog::{Change, Object, ObjectRef, Written};
 
@@ -98,13 +98,41 @@ impl Feed {
 
     /// Publish `delta` as `version` (which must be newer than the current
     /// one; an older one is ignored).
-    pub fn publish(&mut self, mut delta: Delta, version: u64) {
+    pub fn publish(&mut self, delta: Delta, version: u64) {
+        self.publish_with(delta, version, None);
+    }
+
+    /// Publish `delta` as `version`, the snapshot taking `catalog` (the
+    /// control core's, after `delta`) without its checks: shared node for
+    /// node, so the feed holds no second copy of every member.
+    pub fn publish_over(&mut self, delta: Delta, version: u64, catalog: &Catalog) {
+        self.publish_with(delta, version, Some(catalog));
+    }
+
+    fn publish_with(&mut self, mut delta: Delta, version: u64, catalog: Option<&Catalog>) {
         if version <= self.current.version {
             return;
         }
         delta.base_version = self.current.version;
         delta.version = version;
-        if self.current.apply(&delta).is_err() {
+        let advanced = match catalog {
+            None => self.current.apply(&delta),
+            Some(catalog) => {
+                let mut shared = catalog.clone();
+                shared.checks.clear();
+                #[cfg(debug_assertions)]
+                {
+                    let mut applied = self.current.clone();
+                    let _ = applied.apply(&delta);
+                    debug_assert!(
+                        applied.catalog == shared,
+                        "the feed's catalog is the core's without its checks"
+                    );
+                }
+                self.current.advance(&delta, shared)
+            }
+        };
+        if advanced.is_err() {
             return; // unreachable: base and version were just set
         }
         *self.full.get_mut().unwrap_or_else(|p| p.into_inner()) = None;

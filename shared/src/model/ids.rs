@@ -44,14 +44,16 @@ numeric_id!(
 macro_rules! text_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(pub String);
+        ///
+        /// Shared text: a clone (every result, evidence line and status row
+        /// names one) is a reference count, not an allocation.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(std::sync::Arc<str>);
 
         impl $name {
             /// Wrap a string (validate it with [`crate::validate`]).
             pub fn new(value: impl Into<String>) -> Self {
-                Self(value.into())
+                Self(value.into().into())
             }
 
             /// The text of the identifier.
@@ -63,6 +65,18 @@ macro_rules! text_id {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d).map(Self::new)
             }
         }
     };

@@ -92,13 +92,7 @@ impl Delta {
 impl Snapshot {
     /// Apply a delta whose base is this snapshot's version.
     pub fn apply(&mut self, d: &Delta) -> Result<(), VersionGap> {
-        if d.base_version != self.version || d.version <= self.version {
-            return Err(VersionGap {
-                held: self.version,
-                base: d.base_version,
-                version: d.version,
-            });
-        }
+        self.check_base(d)?;
         let c = &mut self.catalog;
         for z in &d.zones {
             c.zones.insert(z.id, z.clone());
@@ -123,6 +117,37 @@ impl Snapshot {
         }
         for id in &d.removed_members {
             c.members.remove(id);
+        }
+        self.advance_facts(d);
+        Ok(())
+    }
+
+    /// Move to `d`'s version taking `catalog`, which must be this
+    /// snapshot's catalog with `d` applied, instead of applying `d`'s
+    /// objects: the holder of that catalog shares its nodes (imbl) rather
+    /// than this snapshot keeping a copy of every object.
+    pub fn advance(&mut self, d: &Delta, catalog: Catalog) -> Result<(), VersionGap> {
+        self.check_base(d)?;
+        self.catalog = catalog;
+        self.advance_facts(d);
+        Ok(())
+    }
+
+    fn check_base(&self, d: &Delta) -> Result<(), VersionGap> {
+        if d.base_version != self.version || d.version <= self.version {
+            return Err(VersionGap {
+                held: self.version,
+                base: d.base_version,
+                version: d.version,
+            });
+        }
+        Ok(())
+    }
+
+    /// The facts, version, time and epoch of `d`, over the catalog as it
+    /// is after `d`.
+    fn advance_facts(&mut self, d: &Delta) {
+        for id in &d.removed_members {
             self.facts.remove(id);
         }
         for (id, facts) in &d.facts {
@@ -133,7 +158,6 @@ impl Snapshot {
         self.version = d.version;
         self.published_at_ms = d.published_at_ms;
         self.epoch = self.epoch.max(d.epoch);
-        Ok(())
     }
 }
 
@@ -173,6 +197,48 @@ mod tests {
         })
         .unwrap();
         assert_eq!(s.version, 7);
+    }
+
+    #[test]
+    fn advancing_over_the_applied_catalog_equals_applying() {
+        let m = |id: u64| {
+            Member::new(
+                MemberId(id),
+                PoolId(1),
+                "a",
+                "192.0.2.1".parse().unwrap(),
+                80,
+            )
+        };
+        let first = Delta {
+            version: 1,
+            members: vec![m(1), m(2)],
+            facts: vec![(MemberId(1), MemberFacts::UP)],
+            ..Delta::default()
+        };
+        let second = Delta {
+            base_version: 1,
+            version: 4,
+            epoch: 2,
+            published_at_ms: 9,
+            members: vec![m(3)],
+            removed_members: vec![MemberId(1)],
+            facts: vec![
+                (MemberId(3), MemberFacts::DOWN),
+                (MemberId(8), MemberFacts::UP),
+            ],
+            ..Delta::default()
+        };
+        let mut applied = Snapshot::default();
+        applied.apply(&first).unwrap();
+        let mut advanced = applied.clone();
+        applied.apply(&second).unwrap();
+        advanced.advance(&second, applied.catalog.clone()).unwrap();
+        assert_eq!(advanced, applied);
+        assert!(
+            advanced.advance(&second, Catalog::default()).is_err(),
+            "the base is checked"
+        );
     }
 
     #[test]

@@ -38,8 +38,8 @@ impl Control {
         }
         let outputs = std::mem::take(&mut self.outputs);
         let mut d = Decisions::default();
-        for output in &outputs {
-            match output {
+        for output in outputs {
+            match &output {
                 Output::Facts { member, facts } => {
                     d.facts.insert(*member, *facts);
                 }
@@ -74,10 +74,12 @@ impl Control {
                     tracing::info!(%member, ?event, passes, threshold, "warm-up gate");
                 }
             }
-            if let Some(member) = log_member(output) {
+            // Moved, not cloned: a start decides every member at once, and
+            // each transition carries its per-location evidence.
+            if let Some(member) = log_member(&output) {
                 d.log.push(LogRecord {
                     member,
-                    entry: output.clone(),
+                    entry: output,
                 });
             }
         }
