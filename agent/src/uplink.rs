@@ -17,7 +17,7 @@ use gslb_proto::link::{Ended, Link, Redial, Session};
 use gslb_proto::pb;
 use gslb_proto::pb::agent_service_client::AgentServiceClient;
 use gslb_shared::ProbeResult;
-use gslb_shared::assignment::TargetKey;
+use gslb_shared::assignment::{Offered, TargetKey};
 use gslb_shared::config::LinkTls;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -67,7 +67,15 @@ pub struct Uplink {
     buffer: Arc<ResultBuffer>,
     metrics: Arc<Metrics>,
     seq: u64,
+    /// The parts of a set received so far (its version and offers), until
+    /// its last part arrives.
+    parts: Option<(u64, Vec<Offered>)>,
 }
+
+/// Most targets a set may hold, counted while its parts arrive: far above
+/// any real location, so an aggregator that never ends a set cannot grow
+/// this agent's memory without bound.
+const MAX_SET_TARGETS: usize = 10_000_000;
 
 impl Uplink {
     /// An uplink driving `scheduler` from the aggregator's assignments.
@@ -83,6 +91,7 @@ impl Uplink {
             buffer,
             metrics,
             seq: 0,
+            parts: None,
         }
     }
 
@@ -118,7 +127,10 @@ impl Uplink {
             version: env!("CARGO_PKG_VERSION").into(),
             agent_id: self.cfg.agent_id.clone(),
             checks_by_id: true,
+            sets_in_parts: true,
         };
+        // A set cut off with the last session is not applied.
+        self.parts = None;
         // The receiver is alive: it was just created and is moved below.
         let _ = tx
             .send(msg(pb::agent_message::Msg::Register(register)))
@@ -180,7 +192,23 @@ impl Uplink {
         let rejections = match m.msg? {
             Msg::Full(set) => {
                 self.scheduler.deny_listeners(&set.own_listeners);
-                let offered = offers_from_pb(&set.assignments, &set.checks);
+                let mut offered = match self.parts.take() {
+                    Some((version, so_far)) if version == set.version => so_far,
+                    _ => Vec::new(),
+                };
+                offered.extend(offers_from_pb(&set.assignments, &set.checks));
+                if set.more {
+                    if offered.len() > MAX_SET_TARGETS {
+                        tracing::warn!(
+                            targets = offered.len(),
+                            limit = MAX_SET_TARGETS,
+                            "assignment set exceeds the limit: reconnecting"
+                        );
+                        return Some(Ended::Closed);
+                    }
+                    self.parts = Some((set.version, offered));
+                    return None;
+                }
                 let r = self.scheduler.apply_full(&offered);
                 tracing::info!(
                     version = set.version,

@@ -71,12 +71,20 @@ const WAIT: Duration = Duration::from_secs(15);
 #[tokio::test]
 async fn agent_registers_probes_and_streams_results() {
     let (backend, accepted) = tcp_server(None).await;
-    let (port, seen) =
-        start_aggregator(vec![tcp_assignment(7, backend)], Behaviour::Normal, true).await;
+    // Three targets: the fake sends the set in three parts.
+    let set = vec![
+        tcp_assignment(7, backend),
+        tcp_assignment(8, backend),
+        tcp_assignment(9, backend),
+    ];
+    let (port, seen) = start_aggregator(set, Behaviour::Normal, true).await;
     let _agent = start_agent(&format!("http://127.0.0.1:{port}"), &[]);
     assert!(
-        eventually(WAIT, || results_of(&seen, 7).len() >= 3).await,
-        "results arrive"
+        eventually(WAIT, || [7, 8, 9]
+            .iter()
+            .all(|m| results_of(&seen, *m).len() >= 3))
+        .await,
+        "results arrive for every target of the set"
     );
     let register = seen.lock().unwrap().registers[0].clone();
     assert_eq!(
@@ -85,8 +93,8 @@ async fn agent_registers_probes_and_streams_results() {
     );
     assert!(register.agent_id.starts_with("fra1-"));
     assert!(
-        register.checks_by_id,
-        "the agent takes each check once (the fake sends that form, and results came)"
+        register.checks_by_id && register.sets_in_parts,
+        "the agent takes each check once and sets in parts (the fake sends that form, and results came)"
     );
     let results = results_of(&seen, 7);
     assert!(
@@ -99,7 +107,7 @@ async fn agent_registers_probes_and_streams_results() {
         cycles.windows(2).all(|w| w[1] == w[0] + 1),
         "one result per cycle, in order: {cycles:?}"
     );
-    assert!(accepted.load(Ordering::SeqCst) >= 3);
+    assert!(accepted.load(Ordering::SeqCst) >= 9);
 }
 
 #[tokio::test]

@@ -239,8 +239,10 @@ async fn agent(server: &str, i: usize) -> Agent {
         region: "eu".into(),
         version: "bench".into(),
         agent_id: format!("bench-{i}"),
-        // As gslb-agent registers: each check once per message.
+        // As gslb-agent registers: each check once per message, sets in
+        // parts.
         checks_by_id: true,
+        sets_in_parts: true,
     };
     tx.send(pb::AgentMessage {
         msg: Some(pb::agent_message::Msg::Register(register)),

@@ -85,7 +85,7 @@ pub struct Settings {
     #[arg(long)]
     pub agent_retention: Option<String>,
     /// The store's page cache, in MiB, 8 to 65,536: what it keeps in
-    /// memory besides the catalog the core holds anyway [default: 64].
+    /// memory besides the catalog the core holds anyway [default: 16].
     #[arg(long)]
     pub store_cache_mib: Option<u64>,
     /// Log format: text or json [default: text].
@@ -696,7 +696,7 @@ mod tests {
             store_cache_mib: mib,
             ..Settings::default()
         };
-        assert_eq!(with(None).validate().unwrap().store_cache_mib, 64);
+        assert_eq!(with(None).validate().unwrap().store_cache_mib, 16);
         assert_eq!(with(Some(8)).validate().unwrap().store_cache_mib, 8);
         for bad in [0, 7, 65_537] {
             assert_eq!(

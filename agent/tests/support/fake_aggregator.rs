@@ -62,7 +62,7 @@ impl AgentService for FakeAggregator {
             while let Ok(Some(message)) = inbound.message().await {
                 match message.msg {
                     Some(pb::agent_message::Msg::Register(r)) => {
-                        let by_id = r.checks_by_id;
+                        let (by_id, in_parts) = (r.checks_by_id, r.sets_in_parts);
                         this.seen.lock().unwrap().registers.push(r);
                         let reply = match this.behaviour {
                             Behaviour::Redirect(port) => Msg::Redirect(pb::LeaderHint {
@@ -70,13 +70,12 @@ impl AgentService for FakeAggregator {
                                 leader_address: format!("http://127.0.0.1:{port}"),
                             }),
                             _ => {
-                                let (assignments, checks) = wire_form(&this.assignments, by_id);
-                                Msg::Full(pb::AssignmentSet {
-                                    version: 1,
-                                    assignments,
-                                    own_listeners: vec![],
-                                    checks,
-                                })
+                                let mut parts = set_parts(&this.assignments, by_id, in_parts);
+                                let last = parts.pop().unwrap_or_default();
+                                for part in parts {
+                                    let _ = tx.send(Ok(send(Msg::Full(part)))).await;
+                                }
+                                Msg::Full(last)
                             }
                         };
                         let _ = tx.send(Ok(send(reply))).await;
@@ -160,4 +159,33 @@ fn wire_form(assignments: &[pb::Assignment], by_id: bool) -> (Vec<pb::Assignment
         })
         .collect();
     (stripped, checks.into_values().collect())
+}
+
+/// The set as sent to an agent: whole, or (when it takes sets in parts)
+/// one assignment per part with every part but the last marked `more`.
+fn set_parts(
+    assignments: &[pb::Assignment],
+    by_id: bool,
+    in_parts: bool,
+) -> Vec<pb::AssignmentSet> {
+    let chunks: Vec<&[pb::Assignment]> = if in_parts && !assignments.is_empty() {
+        assignments.chunks(1).collect()
+    } else {
+        vec![assignments]
+    };
+    let last = chunks.len() - 1;
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let (assignments, checks) = wire_form(chunk, by_id);
+            pb::AssignmentSet {
+                version: 1,
+                assignments,
+                own_listeners: vec![],
+                checks,
+                more: i < last,
+            }
+        })
+        .collect()
 }

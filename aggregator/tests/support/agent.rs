@@ -26,6 +26,7 @@ pub async fn register(
         // The older form: every check inline (real agents ask for checks
         // by id; both are served).
         checks_by_id: false,
+        sets_in_parts: false,
     };
     tx.send(pb::AgentMessage {
         msg: Some(pb::agent_message::Msg::Register(register)),

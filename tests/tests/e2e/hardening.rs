@@ -340,6 +340,7 @@ mod agent_link {
                 version: version.into(),
                 agent_id: agent_id.into(),
                 checks_by_id: true,
+                sets_in_parts: true,
             })),
         })
         .await

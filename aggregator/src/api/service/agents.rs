@@ -116,27 +116,33 @@ async fn run(
     let mut sent = assignments_of(&service, &location).await;
     let mut set_version = 1u64;
     let by_id = register.checks_by_id;
-    let own_listeners = service
+    let own_listeners: Vec<String> = service
         .own_listeners()
         .iter()
         .map(ToString::to_string)
         .collect();
-    // A message per target: built on the blocking pool, like the set.
-    let full = {
-        let sent = Arc::clone(&sent);
-        off_worker(move || {
-            let (assignments, checks) = assignments_to_pb(sent.values(), by_id);
-            pb::AssignmentSet {
-                version: set_version,
-                assignments,
-                own_listeners,
-                checks,
-            }
-        })
-        .await
-    };
     set_assignments(&service, &agent_id, stream, sent.len());
-    if tx.send(message(Msg::Full(full))).await.is_err() {
+    let sent_whole = if register.sets_in_parts {
+        send_in_parts(&sent, set_version, by_id, own_listeners, &tx).await
+    } else {
+        // One message per set: built on the blocking pool, like the set.
+        let whole = {
+            let sent = Arc::clone(&sent);
+            off_worker(move || {
+                let (assignments, checks) = assignments_to_pb(sent.values(), by_id);
+                pb::AssignmentSet {
+                    version: set_version,
+                    assignments,
+                    own_listeners,
+                    checks,
+                    more: false,
+                }
+            })
+            .await
+        };
+        tx.send(message(Msg::Full(whole))).await.is_ok()
+    };
+    if !sent_whole {
         disconnect(&service, &agent_id, stream, &location).await;
         return;
     }
@@ -186,6 +192,41 @@ async fn run(
     }
     disconnect(&service, &agent_id, stream, &location).await;
     tracing::info!(agent = %agent_id, %location, "agent disconnected");
+}
+
+/// Most assignments in one part of a set sent in parts: about 100 KiB on
+/// the wire with checks by id, so no stream buffer grows to a whole set.
+const SET_PART: usize = 4_096;
+
+/// Send `set` as parts of at most [`SET_PART`] assignments (an empty set is
+/// one empty part); false when the stream closed.
+async fn send_in_parts(
+    set: &AssignmentSet,
+    version: u64,
+    by_id: bool,
+    own_listeners: Vec<String>,
+    tx: &mpsc::Sender<Result<pb::AggregatorMessage, Status>>,
+) -> bool {
+    let mut assignments = set.values().peekable();
+    loop {
+        // A part's conversion is a few milliseconds: done here, between
+        // sends, rather than holding the whole set's messages at once.
+        let (part, checks) = assignments_to_pb(assignments.by_ref().take(SET_PART), by_id);
+        let more = assignments.peek().is_some();
+        let message_part = pb::AssignmentSet {
+            version,
+            assignments: part,
+            own_listeners: own_listeners.clone(),
+            checks,
+            more,
+        };
+        if tx.send(message(Msg::Full(message_part))).await.is_err() {
+            return false;
+        }
+        if !more {
+            return true;
+        }
+    }
 }
 
 /// The location's assignment set from the published view, shared with

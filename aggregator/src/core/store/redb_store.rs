@@ -91,8 +91,10 @@ fn u64_in(txn: &ReadTransaction, key: &str) -> Result<u64, StoreError> {
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The page cache of a store, in MiB, unless `--store-cache-mib` says
-/// otherwise.
-pub const DEFAULT_CACHE_MIB: u64 = 64;
+/// otherwise. The store is read whole only at start (the core holds the
+/// catalog), so a small cache costs writes little: pages come back from
+/// the kernel's page cache.
+pub const DEFAULT_CACHE_MIB: u64 = 16;
 
 static CACHE_MIB: AtomicU64 = AtomicU64::new(DEFAULT_CACHE_MIB);
 
