@@ -260,11 +260,16 @@ async fn agent(server: &str, i: usize) -> Agent {
         .await
         .unwrap()
         .into_inner();
-    let first = inbound.message().await.unwrap().unwrap();
-    assert!(matches!(
-        first.msg,
-        Some(pb::aggregator_message::Msg::Full(_))
-    ));
+    // The set, in parts: read until its last part.
+    loop {
+        let part = inbound.message().await.unwrap().unwrap();
+        let Some(pb::aggregator_message::Msg::Full(set)) = part.msg else {
+            panic!("expected the assignment set, got {part:?}");
+        };
+        if !set.more {
+            break;
+        }
+    }
     Agent { tx, inbound }
 }
 
