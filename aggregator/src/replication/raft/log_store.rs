@@ -23,6 +23,14 @@ const META: TableDefinition<&str, &[u8]> = TableDefinition::new("raft_meta");
 
 type IoKind = fn(openraft::AnyError) -> StorageIOError<u64>;
 
+/// A failed read of the log.
+fn read_failed(e: impl std::fmt::Display) -> StorageError {
+    io_error(
+        StorageIOError::read_logs,
+        &std::io::Error::other(e.to_string()),
+    )
+}
+
 /// redb-backed Raft log; clones share the same database.
 #[derive(Debug, Clone)]
 pub struct LogStore {
@@ -103,6 +111,16 @@ impl LogStore {
         })
     }
 
+    /// Run `f` on the log table in one read transaction.
+    fn read_log<T>(
+        &self,
+        f: impl FnOnce(&redb::ReadOnlyTable<u64, &'static [u8]>) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        let txn = self.db.begin_read().map_err(read_failed)?;
+        let log = txn.open_table(LOG).map_err(read_failed)?;
+        f(&log)
+    }
+
     fn decode(bytes: &[u8]) -> Result<Entry, StorageError> {
         serde_json::from_slice(bytes).map_err(|e| io_error(StorageIOError::read_logs, &e))
     }
@@ -119,21 +137,15 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Unbounded => 0,
         };
         let end = range.end_bound().cloned();
-        let read = |e: &dyn std::fmt::Display| {
-            io_error(
-                StorageIOError::read_logs,
-                &std::io::Error::other(e.to_string()),
-            )
-        };
-        let txn = self.db.begin_read().map_err(|e| read(&e))?;
-        let log = txn.open_table(LOG).map_err(|e| read(&e))?;
-        log.range((Bound::Included(start), end))
-            .map_err(|e| read(&e))?
-            .map(|item| {
-                let (_, value) = item.map_err(|e| read(&e))?;
-                Self::decode(value.value())
-            })
-            .collect()
+        self.read_log(|log| {
+            log.range((Bound::Included(start), end))
+                .map_err(read_failed)?
+                .map(|item| {
+                    let (_, value) = item.map_err(read_failed)?;
+                    Self::decode(value.value())
+                })
+                .collect()
+        })
     }
 }
 
@@ -142,18 +154,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
         let last_purged: Option<LogId<u64>> = self.get("last_purged")?;
-        let read = |e: &dyn std::fmt::Display| {
-            io_error(
-                StorageIOError::read_logs,
-                &std::io::Error::other(e.to_string()),
-            )
-        };
-        let txn = self.db.begin_read().map_err(|e| read(&e))?;
-        let log = txn.open_table(LOG).map_err(|e| read(&e))?;
-        let last = match log.last().map_err(|e| read(&e))? {
-            Some((_, value)) => Some(Self::decode(value.value())?.log_id),
-            None => last_purged,
-        };
+        let last = self.read_log(|log| match log.last().map_err(read_failed)? {
+            Some((_, value)) => Ok(Some(Self::decode(value.value())?.log_id)),
+            None => Ok(last_purged),
+        })?;
         Ok(LogState {
             last_purged_log_id: last_purged,
             last_log_id: last,
