@@ -127,6 +127,9 @@ async fn main() -> anyhow::Result<()> {
     if let Some(follower) = follower {
         follower.abort();
     }
+    // Published decisions to disk and the version reservation given back,
+    // so a clean restart continues at this version.
+    service.call(|control| control.settle()).await;
     if let Some(cluster) = service.cluster() {
         // Stop replicating before the process exits; peers see us leave.
         let _ = cluster.raft.shutdown().await;

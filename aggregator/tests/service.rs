@@ -390,6 +390,8 @@ async fn admin_agent_status_log_edge_and_restart() {
             }
         }
         version_before_restart = held;
+        // Stopped cleanly: a crash is the next test.
+        a.stop();
     }
 
     // Restart: everything is still there, and the startup gate holds health.
@@ -704,6 +706,87 @@ async fn a_connection_kept_ephemeral_member_lives_while_its_stream_does() {
         .await,
         "deleted after the delete timeout"
     );
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A single node publishes a decision before its fsync, so a crash may lose
+/// the last version an edge already holds: the restarted node continues
+/// above every version it may have published, so the edge takes its
+/// snapshot instead of refusing it as a regression.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_crash_versions_continue_above_what_edges_may_hold() {
+    let dir = std::env::temp_dir().join(format!("gslb-agg-crash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let held;
+    {
+        let a = start(&dir);
+        let mut c = admin(&a).await;
+        configure(&mut c).await;
+        let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
+        let mut feed = edge
+            .subscribe(pb::SubscribeRequest {
+                edge_id: "edge-1".into(),
+                held_version: 0,
+                edge_version: "test".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let Some(pb::snapshot_update::Update::Full(full)) =
+            feed.message().await.unwrap().unwrap().update
+        else {
+            panic!("expected a full snapshot")
+        };
+        let mut version = full.version;
+        let (_, tx, mut inbound) = agent(&a, "fra1").await;
+        // Passing cycles until the edge has seen decisions for both members.
+        let mut seq = 0;
+        let mut decided = std::collections::BTreeSet::new();
+        while decided.len() < 2 {
+            seq += 1;
+            assert!(seq < 40, "no decisions reached the edge");
+            report(&tx, seq, true).await;
+            let _ = inbound.message().await.unwrap();
+            while let Ok(Some(Ok(update))) =
+                tokio::time::timeout(Duration::from_millis(INTERVAL_MS), feed.message())
+                    .await
+                    .map(Result::transpose)
+            {
+                if let Some(pb::snapshot_update::Update::Delta(d)) = update.update {
+                    version = d.version;
+                    decided.extend(d.facts.iter().map(|f| f.member_id));
+                }
+            }
+        }
+        held = version;
+        // kill -9 (the drop).
+    }
+    let a = start(&dir);
+    let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
+    let mut feed = edge
+        .subscribe(pb::SubscribeRequest {
+            edge_id: "edge-1".into(),
+            held_version: held,
+            edge_version: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let update = tokio::time::timeout(Duration::from_secs(5), feed.message())
+        .await
+        .expect("the edge is sent the restarted node's state")
+        .unwrap()
+        .unwrap();
+    let Some(pb::snapshot_update::Update::Full(full)) = update.update else {
+        panic!("expected a full snapshot, got {update:?}")
+    };
+    assert!(
+        full.version > held,
+        "the restarted node ({}) continues above the version the edge holds ({held})",
+        full.version
+    );
+    assert_eq!(full.members.len(), 2, "the catalog survived the crash");
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -19,7 +19,7 @@ use crate::core::feed::{Feed, delta_of};
 use gslb_engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
 pub use view::{LatchedMap, View};
 
-use crate::core::store::{Commit, Latched, Loaded, Store, StoreError};
+use crate::core::store::{Commit, Latched, Loaded, LogRecord, Store, StoreError};
 
 /// What a control core is on its node: it decides alone, decides as a
 /// cluster's confirmed leader, or mirrors the leader's log.
@@ -68,6 +68,42 @@ pub struct Control {
     catalog_generation: u64,
     /// Who decides here (see [`Role`]).
     role: Role,
+    /// Decisions published but not yet durable (a single node publishes a
+    /// decision first and makes it durable right after, off the edges'
+    /// path: [`Control::flush_deferred`]).
+    deferred: Deferred,
+}
+
+/// A single node's decisions published ahead of their fsync.
+#[derive(Debug, Default)]
+struct Deferred {
+    /// Latched state and the version, merged over the decisions since the
+    /// last flush.
+    commit: Option<Commit>,
+    /// Their health log entries.
+    log: Vec<LogRecord>,
+    /// Versions up to this may be published before they are durable (the
+    /// store holds it, so a restart continues above it).
+    reserved: u64,
+    /// A decision went to disk first for want of a reservation: the next
+    /// flush takes one.
+    short: bool,
+    /// Given back at shutdown: from then on decisions go to disk first and
+    /// no reservation is taken.
+    settled: bool,
+}
+
+/// How many versions a reservation covers past the current one: raised
+/// when half is used, in the flush after a publish, never on the path.
+const RESERVE_AHEAD: u64 = 1_024;
+
+/// Most health log entries held while the store fails to take them.
+const MAX_DEFERRED_LOG: usize = 100_000;
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        self.settle();
+    }
 }
 
 impl std::fmt::Debug for Control {
@@ -101,7 +137,12 @@ impl Control {
             outputs: Vec::new(),
             catalog_generation: 0,
             role: Role::Single,
+            deferred: Deferred::default(),
         };
+        // Versions up to the reservation may have reached edges before
+        // they were durable: continue above them.
+        control.deferred.reserved = control.store.reserved()?;
+        control.state.version = control.state.version.max(control.deferred.reserved);
         control.state.build_index();
         let catalog = control.state.catalog.clone();
         for check in catalog.checks.values() {
@@ -150,6 +191,7 @@ impl Control {
     /// Apply writes all-or-nothing; acknowledged only once on disk.
     pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
         self.decides()?;
+        self.flush_deferred()?;
         let changes = match <[Op; 1]>::try_from(ops) {
             // One write: validate in place, make it durable, then apply; no copy
             // of the catalog (which at 100,000 members costs tens of ms).
@@ -331,7 +373,18 @@ impl Control {
 
     /// The newest `limit` health log entries of a member (JSON, oldest first).
     pub fn health_log(&self, member: MemberId, limit: usize) -> Result<Vec<Output>, ControlError> {
-        Ok(self.store.health_log(member, limit)?)
+        let mut entries = self.store.health_log(member, limit)?;
+        // Entries published but not yet flushed come last (newest).
+        entries.extend(
+            self.deferred
+                .log
+                .iter()
+                .filter(|r| r.member == member)
+                .map(|r| r.entry.clone()),
+        );
+        let excess = entries.len().saturating_sub(limit);
+        entries.drain(..excess);
+        Ok(entries)
     }
 
     /// Tell the engine about a catalog change. A pool change re-announces its
@@ -411,22 +464,46 @@ impl Control {
     }
 
     /// Publish catalog `changes` and whatever the engine decided since the
-    /// last call, under one new version.
+    /// last call, under one new version. A single node publishes decisions
+    /// (no catalog change) before they are durable, within its version
+    /// reservation; the owner makes them durable right after
+    /// ([`Control::flush_deferred`]).
     fn publish(&mut self, changes: &[Change], now: Timestamp) -> Result<(), ControlError> {
         let mut decided = self.take_decisions(now)?;
         let decisive = !decided.facts.is_empty() || !decided.expired.is_empty();
-        let commit = decisive.then(|| Commit {
-            changes: decided.expired.clone(),
-            last_id: self.state.last_id,
-            version: self.state.version + 1,
-            latched: std::mem::take(&mut decided.latched),
-            ..Commit::default()
-        });
-        if commit.is_some() || !decided.log.is_empty() {
-            let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;
-            if let Some(stored) = stored {
-                renumber(self.store.as_ref(), &mut decided.expired, stored);
-                self.state.version = stored;
+        let single = !self.store.one_version_per_commit();
+        let deferrable = single
+            && !self.deferred.settled
+            && decided.expired.is_empty()
+            && self.state.version < self.deferred.reserved;
+        if single && decisive && !deferrable {
+            self.deferred.short = true;
+        }
+        if deferrable {
+            if decisive {
+                self.state.version += 1;
+                let pending = self.deferred.commit.get_or_insert_with(Commit::default);
+                pending.version = self.state.version;
+                pending.last_id = self.state.last_id;
+                pending.latched.append(&mut decided.latched);
+            }
+            self.deferred.log.append(&mut decided.log);
+        } else {
+            // In order: what was deferred goes to disk before this.
+            self.flush_deferred()?;
+            let commit = decisive.then(|| Commit {
+                changes: decided.expired.clone(),
+                last_id: self.state.last_id,
+                version: self.state.version + 1,
+                latched: std::mem::take(&mut decided.latched),
+                ..Commit::default()
+            });
+            if commit.is_some() || !decided.log.is_empty() {
+                let stored = self.store.commit_decisions(commit.as_ref(), &decided.log)?;
+                if let Some(stored) = stored {
+                    renumber(self.store.as_ref(), &mut decided.expired, stored);
+                    self.state.version = stored;
+                }
             }
         }
         if changes.is_empty() && !decisive {
@@ -445,12 +522,99 @@ impl Control {
         Ok(())
     }
 
+    /// Make the decisions published ahead of their fsync durable, and keep
+    /// the version reservation ahead of what may be published next. Every
+    /// other commit calls this first, so the store never goes back a
+    /// version. A single node's owner calls it after each operation, once
+    /// edges have been told.
+    pub fn flush_deferred(&mut self) -> Result<(), ControlError> {
+        if self.store.one_version_per_commit() {
+            return Ok(());
+        }
+        // Taken once decisions are published (not by an idle node), and
+        // kept ahead from then on.
+        let raise = !self.deferred.settled
+            && (self.deferred.short
+                || (self.deferred.reserved > 0
+                    && self.state.version + RESERVE_AHEAD / 2 > self.deferred.reserved));
+        if self.deferred.commit.is_none() && self.deferred.log.is_empty() && !raise {
+            return Ok(());
+        }
+        let mut commit = self.deferred.commit.take().unwrap_or_else(|| Commit {
+            version: self.state.version,
+            last_id: self.state.last_id,
+            ..Commit::default()
+        });
+        let reserved = raise.then_some(self.state.version + RESERVE_AHEAD);
+        commit.reserved = reserved;
+        let log = std::mem::take(&mut self.deferred.log);
+        match self.store.commit_decisions(Some(&commit), &log) {
+            Ok(_) => {
+                if let Some(reserved) = reserved {
+                    self.deferred.reserved = reserved;
+                    self.deferred.short = false;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                // Kept, to be written with the next flush: the last latched
+                // state per member, and the newest log entries.
+                commit.reserved = None;
+                let latest: BTreeMap<_, _> = commit.latched.drain(..).collect();
+                commit.latched = latest.into_iter().collect();
+                self.deferred.commit = Some(commit);
+                let mut log = log;
+                if log.len() > MAX_DEFERRED_LOG {
+                    let dropped = log.len() - MAX_DEFERRED_LOG;
+                    log.drain(..dropped);
+                    tracing::error!(
+                        dropped,
+                        "health log entries dropped: the store keeps failing"
+                    );
+                }
+                self.deferred.log = log;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Make everything durable and give the unused reservation back, so a
+    /// clean restart continues at this version (after a crash it continues
+    /// above the reservation). Best effort: on a failure the next start
+    /// only skips versions.
+    pub fn settle(&mut self) {
+        if self.store.one_version_per_commit() || self.deferred.reserved == 0 {
+            return;
+        }
+        let settled = self.flush_deferred().and_then(|()| {
+            let commit = Commit {
+                version: self.state.version,
+                last_id: self.state.last_id,
+                reserved: Some(self.state.version),
+                ..Commit::default()
+            };
+            Ok(self.store.commit(&commit).map(drop)?)
+        });
+        match settled {
+            Ok(()) => {
+                self.deferred.reserved = self.state.version;
+                self.deferred.settled = true;
+                tracing::info!(
+                    version = self.state.version,
+                    "decisions durable, version reservation given back"
+                );
+            }
+            Err(e) => tracing::warn!(error = %e, "version reservation not given back"),
+        }
+    }
+
     /// Deliberately reset every edge: raise the epoch (durably, as its own
     /// version), so edges accept this aggregator's snapshot even when its
     /// version is lower than theirs or its catalog empty. For an operator
     /// who restored an older backup or started empty on purpose.
     pub fn reset_edges(&mut self, now: Timestamp) -> Result<(u64, u64), ControlError> {
         self.decides()?;
+        self.flush_deferred()?;
         let epoch = self.state.epoch + 1;
         let commit = Commit {
             version: self.state.version + 1,

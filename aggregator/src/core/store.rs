@@ -97,6 +97,11 @@ pub struct Commit {
     /// The operator's decision hold, set only when it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<crate::core::catalog::DecisionHold>,
+    /// Raise the version reservation to this: every version up to it may
+    /// already have been published before it was durable, so a restart
+    /// continues above it (a single node's deferred decisions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved: Option<u64>,
 }
 
 /// A storage failure.
@@ -195,6 +200,10 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<gslb_engine::Output>, StoreError>;
     /// Bytes used on disk.
     fn size_on_disk(&self) -> u64;
+    /// The version reservation ([`Commit::reserved`]); 0 when none.
+    fn reserved(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
     /// True when every change of a commit takes the commit's version (a
     /// Raft store: one log index per entry); a single node numbers each
     /// change of a batch in turn.

@@ -13,6 +13,15 @@ pub struct Aggregator {
     pub token: String,
 }
 
+impl Aggregator {
+    /// Stop it as an operator does (SIGTERM), and wait for it to exit.
+    pub fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for Aggregator {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -79,6 +79,15 @@ pub(super) fn spawn(control: Control, published: Published) -> mpsc::Sender<Comm
     tx
 }
 
+/// Make the decisions just published durable: after the edges were told
+/// (`Published::show`) and the callers answered, so the fsync is on
+/// neither path, and before the next operation.
+fn durable(control: &mut Control) {
+    if let Err(e) = control.flush_deferred() {
+        tracing::error!(error = %e, "published decisions not yet durable; retried with the next operation");
+    }
+}
+
 fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Published) {
     let mut next = None;
     loop {
@@ -99,6 +108,7 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
                     Ok(reply) => reply(),
                     Err(_) => tracing::error!("an operation on the control core panicked"),
                 }
+                durable(&mut control);
             }
             Command::Write(op, reply) => {
                 let mut writes = vec![(*op, reply)];
@@ -127,6 +137,7 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
                     }
                     Err(_) => tracing::error!("a group of writes panicked on the control core"),
                 }
+                durable(&mut control);
             }
         }
     }

@@ -20,7 +20,7 @@ impl Control {
         ops: Vec<Op>,
         now: Timestamp,
     ) -> Vec<Result<Change, ControlError>> {
-        if let Err(e) = self.decides() {
+        if let Err(e) = self.decides().and_then(|()| self.flush_deferred()) {
             return ops.iter().map(|_| Err(e.clone())).collect();
         }
         if ops.len() == 1 {

@@ -22,6 +22,7 @@ impl Control {
         now: Timestamp,
     ) -> Result<DecisionHold, ControlError> {
         self.decides()?;
+        self.flush_deferred()?;
         if let Some(p) = pool
             && !self.state.catalog.pools.contains_key(&p)
         {

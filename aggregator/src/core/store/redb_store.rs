@@ -415,6 +415,9 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
     if let Some(hold) = &commit.hold {
         meta.push(("hold", encode(hold)));
     }
+    if let Some(reserved) = commit.reserved {
+        meta.push(("reserved", reserved.to_be_bytes().to_vec()));
+    }
     put_meta(w, &meta)
 }
 
@@ -485,5 +488,9 @@ impl Store for RedbStore {
 
     fn size_on_disk(&self) -> u64 {
         std::fs::metadata(self.dir.join(FILE)).map_or(0, |m| m.len())
+    }
+
+    fn reserved(&self) -> Result<u64, StoreError> {
+        u64_in(&self.db.begin_read().map_err(db_err)?, "reserved")
     }
 }
