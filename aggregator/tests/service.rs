@@ -109,6 +109,25 @@ async fn configure(c: &mut Admin) {
         .unwrap();
 }
 
+/// An edge's feed subscription, holding version `held`.
+async fn subscribe(
+    a: &Aggregator,
+    edge_id: &str,
+    held: u64,
+) -> tonic::Streaming<pb::SnapshotUpdate> {
+    EdgeFeedClient::connect(a.grpc.clone())
+        .await
+        .unwrap()
+        .subscribe(pb::SubscribeRequest {
+            edge_id: edge_id.into(),
+            held_version: held,
+            edge_version: "test".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 /// A scripted agent: registers, returns its first assignment set, and a
 /// sender for results.
 async fn agent(
@@ -412,16 +431,7 @@ async fn admin_agent_status_log_edge_and_restart() {
         !s4.healthy && s5.healthy && !s5.warming,
         "latched state restored: {s4:?} {s5:?}"
     );
-    let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
-    let mut feed = edge
-        .subscribe(pb::SubscribeRequest {
-            edge_id: "edge-1".into(),
-            held_version: version_before_restart,
-            edge_version: "test".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut feed = subscribe(&a, "edge-1", version_before_restart).await;
     // Nothing changed since: the edge is up to date, so no message comes at once.
     assert!(
         tokio::time::timeout(Duration::from_millis(300), feed.message())
@@ -556,16 +566,7 @@ async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
     );
 
     // An edge holding a version this aggregator never had gets a full snapshot.
-    let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
-    let mut feed = edge
-        .subscribe(pb::SubscribeRequest {
-            edge_id: "edge-ahead".into(),
-            held_version: 1_000_000,
-            edge_version: "test".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut feed = subscribe(&a, "edge-ahead", 1_000_000).await;
     let first = feed.message().await.unwrap().unwrap();
     assert!(
         matches!(first.update, Some(pb::snapshot_update::Update::Full(ref s)) if s.version < 1_000_000),
@@ -723,16 +724,7 @@ async fn after_a_crash_versions_continue_above_what_edges_may_hold() {
         let a = start(&dir);
         let mut c = admin(&a).await;
         configure(&mut c).await;
-        let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
-        let mut feed = edge
-            .subscribe(pb::SubscribeRequest {
-                edge_id: "edge-1".into(),
-                held_version: 0,
-                edge_version: "test".into(),
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let mut feed = subscribe(&a, "edge-1", 0).await;
         let Some(pb::snapshot_update::Update::Full(full)) =
             feed.message().await.unwrap().unwrap().update
         else {
@@ -763,16 +755,7 @@ async fn after_a_crash_versions_continue_above_what_edges_may_hold() {
         // kill -9 (the drop).
     }
     let a = start(&dir);
-    let mut edge = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
-    let mut feed = edge
-        .subscribe(pb::SubscribeRequest {
-            edge_id: "edge-1".into(),
-            held_version: held,
-            edge_version: "test".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut feed = subscribe(&a, "edge-1", held).await;
     let update = tokio::time::timeout(Duration::from_secs(5), feed.message())
         .await
         .expect("the edge is sent the restarted node's state")
