@@ -170,6 +170,7 @@ impl Engine {
     }
 
     fn close_cycle(&mut self, slot: usize, oc: OpenCycle, now: Timestamp, out: &mut Vec<Output>) {
+        self.counters.closed += 1;
         let decisions = self.decides_for(slot);
         let counting = oc.reported.minus(&self.quarantined);
         let Some(m) = self.members.get_mut(slot) else {

@@ -35,7 +35,7 @@ pub use config::{EngineConfig, EngineConfigError, QuarantineConfig};
 pub use hysteresis::decide;
 pub use locset::MAX_LOCATIONS;
 pub use output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
-pub use status::{MemberStatus, StatusView};
+pub use status::{MemberBrief, MemberStatus, StatusView};
 pub use time::Timestamp;
 
 use slots::Slots;
@@ -156,6 +156,10 @@ pub struct Counters {
     pub future: u64,
     /// `invalid-target` results: never counted.
     pub invalid_target: u64,
+    /// Member cycles closed (with data or without): what a live status
+    /// view waits on, since a closed cycle moves scores, warm-up passes
+    /// and the latest results even when no decision changes.
+    pub closed: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,7 +275,7 @@ impl Engine {
         }
     }
 
-    /// Counts of results set aside.
+    /// Counts of results set aside, and of cycles closed.
     pub fn counters(&self) -> Counters {
         self.counters
     }

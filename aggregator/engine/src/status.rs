@@ -53,7 +53,40 @@ pub struct StatusView {
     quarantined: LocationSet,
 }
 
+/// The part of a member's status a live view shows on its node: no
+/// per-location results, so a whole catalog of them is cheap to take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemberBrief {
+    /// Effective health.
+    pub health: Health,
+    /// Mean pass fraction over the score window.
+    pub score: Option<f64>,
+    /// Held back by the warm-up gate.
+    pub warming: bool,
+    /// Consecutive passing cycles.
+    pub warmup_passes: u32,
+    /// Held down by flap damping.
+    pub suppressed: bool,
+    /// Manual override, if any.
+    pub manual: Option<Health>,
+}
+
 impl StatusView {
+    /// The brief status of one member of the view.
+    pub fn member_brief(&self, id: MemberId) -> Option<MemberBrief> {
+        let m = self.members.get(*self.member_slots.get(&id)?)?;
+        let check = m.check.and_then(|c| self.checks.get(c));
+        let facts = m.facts(m.checked_with(check.map(|c| c.spec.is_active())));
+        Some(MemberBrief {
+            health: facts.health,
+            score: m.scores.score(),
+            warming: facts.warming,
+            warmup_passes: m.gate.passes(),
+            suppressed: m.damping.is_suppressed(),
+            manual: m.manual,
+        })
+    }
+
     /// Status of one member of the view at `now`.
     pub fn member_status(&self, id: MemberId, now: Timestamp) -> Option<MemberStatus> {
         let m = self.members.get(*self.member_slots.get(&id)?)?;

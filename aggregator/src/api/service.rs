@@ -23,7 +23,7 @@ use crate::replication::cluster::Cluster;
 use owner::{Command, Published, Reply};
 
 /// What the aggregator knows about an agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentInfo {
     /// Agent id (from its registration).
     pub agent_id: String,
@@ -41,6 +41,10 @@ pub struct AgentInfo {
     pub assignments: usize,
     /// The stream that registered it last (see [`registry`]).
     pub stream: u64,
+    /// When that stream registered, ms since the Unix epoch.
+    pub connected_since_ms: u64,
+    /// Results received and their rate (see [`registry::Rate`]).
+    pub results: registry::Rate,
 }
 
 /// What the aggregator knows about an edge.
@@ -100,6 +104,8 @@ pub struct Service {
     /// The catalog generation; agent streams wait on it, so a health
     /// decision (a new version) does not wake them.
     catalog: watch::Receiver<u64>,
+    /// Member cycles closed; the web UI's live view waits on it.
+    health: watch::Receiver<u64>,
     /// Agents by id.
     pub(crate) agents: Mutex<registry::Registry>,
     /// How long a disconnected agent's row is kept.
@@ -144,6 +150,7 @@ impl Service {
     fn build(control: Control, cluster: Option<Arc<Cluster>>) -> Self {
         let (version_tx, version) = watch::channel(control.version());
         let (catalog_tx, catalog) = watch::channel(control.catalog_generation());
+        let (health_tx, health) = watch::channel(control.engine().counters().closed);
         let view = Arc::new(arc_swap::ArcSwap::from_pointee(control.view()));
         let core = owner::spawn(
             control,
@@ -151,12 +158,14 @@ impl Service {
                 view: Arc::clone(&view),
                 version: version_tx,
                 catalog: catalog_tx,
+                health: health_tx,
             },
         );
         Self {
             core,
             version,
             catalog,
+            health,
             agents: Mutex::default(),
             agent_retention: Mutex::new(DEFAULT_AGENT_RETENTION),
             locations: Mutex::default(),
@@ -317,6 +326,11 @@ impl Service {
     /// A receiver that sees every version change.
     pub fn watch_version(&self) -> watch::Receiver<u64> {
         self.version.clone()
+    }
+
+    /// A receiver that moves whenever member cycles closed.
+    pub fn watch_health(&self) -> watch::Receiver<u64> {
+        self.health.clone()
     }
 }
 

@@ -16,25 +16,30 @@ pub struct PoolState {
     pub protected: bool,
     /// Not eligible for any family: its fail mode decides.
     pub fail_open: bool,
+    /// Some family answers from backup members (no primary is healthy).
+    pub using_backups: bool,
 }
 
 /// Evaluate `pool` for each family it has members of. Costs its size.
 pub fn pool_state(pool: PoolRef<'_>) -> PoolState {
-    let (mut eligible, mut protected) = (false, false);
+    let (mut eligible, mut protected, mut using_backups) = (false, false, false);
+    let (mut candidates, mut chosen) = (Vec::new(), Vec::new());
     for family in [Family::V4, Family::V6] {
         if !pool.members.iter().any(|m| family.matches(&m.address)) {
             continue;
         }
         if let PoolVerdict::Eligible { protected: p } =
-            evaluate_pool(pool, family, &mut Vec::new(), &mut Vec::new(), None)
+            evaluate_pool(pool, family, &mut candidates, &mut chosen, None)
         {
             eligible = true;
             protected |= p;
+            using_backups |= !p && chosen.iter().any(|c| c.backup);
         }
     }
     PoolState {
         eligible,
         protected,
         fail_open: !eligible,
+        using_backups,
     }
 }

@@ -44,6 +44,9 @@ pub(super) struct Published {
     pub version: watch::Sender<u64>,
     /// The catalog generation; agent streams wait on it.
     pub catalog: watch::Sender<u64>,
+    /// Member cycles closed so far; the web UI's live view waits on it
+    /// (scores and warm-up passes move without a new version).
+    pub health: watch::Sender<u64>,
 }
 
 impl Published {
@@ -65,6 +68,9 @@ impl Published {
             .send_if_modified(|v| std::mem::replace(v, version) != version);
         self.catalog
             .send_if_modified(|g| std::mem::replace(g, generation) != generation);
+        let closed = control.engine().counters().closed;
+        self.health
+            .send_if_modified(|c| std::mem::replace(c, closed) != closed);
     }
 }
 
