@@ -259,6 +259,7 @@ pub async fn agents(State(s): State<Arc<Service>>) -> Json<Value> {
             .map(|a| json!({
                 "agentId": a.agent_id, "location": a.location, "region": a.region, "version": a.version,
                 "lastSeenMs": a.last_seen_ms, "connected": a.connected, "assignments": a.assignments,
+                "connectedSinceMs": a.connected_since_ms, "resultsPerSecond": a.results_per_second,
             }))
             .collect(),
     ))

@@ -150,7 +150,7 @@ async fn run(
         tokio::select! {
             incoming = inbound.message() => match incoming {
                 Ok(Some(m)) => {
-                    touch(&service, &agent_id, stream);
+                    touch(&service, &agent_id, stream, results_in(&m));
                     if let Some(reply) = handle(&service, &location, &agent_id, m).await
                         && tx.send(message(reply)).await.is_err()
                     {
@@ -354,6 +354,8 @@ async fn connect(service: &Service, register: &pb::Register, location: &Location
         connected: true,
         assignments: 0,
         stream: 0,
+        connected_since_ms: now().0,
+        results: registry::Rate::starting(now().0),
     })
 }
 
@@ -373,9 +375,19 @@ async fn disconnect(service: &Service, agent_id: &str, stream: u64, location: &L
     }
 }
 
-fn touch(service: &Service, agent_id: &str, stream: u64) {
+/// Results carried by an agent message.
+fn results_in(m: &pb::AgentMessage) -> u64 {
+    match &m.msg {
+        Some(AgentMsg::Results(batch)) => batch.results.len() as u64,
+        _ => 0,
+    }
+}
+
+fn touch(service: &Service, agent_id: &str, stream: u64, results: u64) {
     if let Some(agent) = lock(&service.agents).owned(agent_id, stream) {
-        agent.last_seen_ms = now().0;
+        let at = now().0;
+        agent.last_seen_ms = at;
+        agent.results.add(results, at);
     }
 }
 

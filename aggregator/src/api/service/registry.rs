@@ -34,6 +34,53 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Length of the window over which an agent's result rate is measured.
+pub const RATE_WINDOW_MS: u64 = 10_000;
+
+/// Results received from an agent and their rate over the last completed
+/// [`RATE_WINDOW_MS`] window (a rate from whole windows does not jump with
+/// each batch).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rate {
+    /// Results received since the stream registered.
+    pub total: u64,
+    window_start_ms: u64,
+    window_start_total: u64,
+    per_second: f64,
+}
+
+impl Rate {
+    /// A rate that starts counting at `now_ms`.
+    pub fn starting(now_ms: u64) -> Self {
+        Self {
+            window_start_ms: now_ms,
+            ..Self::default()
+        }
+    }
+
+    /// `n` results arrived at `now_ms`.
+    pub fn add(&mut self, n: u64, now_ms: u64) {
+        self.total += n;
+        let elapsed = now_ms.saturating_sub(self.window_start_ms);
+        if elapsed >= RATE_WINDOW_MS {
+            self.per_second =
+                (self.total - self.window_start_total) as f64 * 1000.0 / elapsed as f64;
+            self.window_start_ms = now_ms;
+            self.window_start_total = self.total;
+        }
+    }
+
+    /// Results per second at `now_ms`: the last completed window's, or 0
+    /// once no batch arrived for two windows.
+    pub fn per_second(&self, now_ms: u64) -> f64 {
+        if now_ms.saturating_sub(self.window_start_ms) >= 2 * RATE_WINDOW_MS {
+            0.0
+        } else {
+            self.per_second
+        }
+    }
+}
+
 /// Agents by id.
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -108,7 +155,26 @@ mod tests {
             connected: false,
             assignments: 0,
             stream: 0,
+            connected_since_ms: 0,
+            results: Rate::default(),
         }
+    }
+
+    #[test]
+    fn the_rate_is_the_last_whole_windows() {
+        let mut rate = Rate::starting(1_000);
+        rate.add(500, 2_000);
+        assert_eq!(rate.per_second(2_000), 0.0, "no window completed yet");
+        rate.add(500, 11_000);
+        assert_eq!(rate.per_second(11_000), 100.0);
+        rate.add(5_000, 12_000);
+        assert_eq!(
+            rate.per_second(12_000),
+            100.0,
+            "the window under way does not count yet"
+        );
+        assert_eq!(rate.total, 6_000);
+        assert_eq!(rate.per_second(31_000), 0.0, "silent for two windows");
     }
 
     #[test]

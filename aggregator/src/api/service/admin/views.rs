@@ -269,6 +269,7 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
 /// The agent registry.
 pub fn agents(service: &Service) -> pb::AgentList {
     service.evict_agents();
+    let at = crate::core::now().0;
     pb::AgentList {
         agents: lock(&service.agents)
             .rows()
@@ -280,6 +281,12 @@ pub fn agents(service: &Service) -> pb::AgentList {
                 last_seen_ms: a.last_seen_ms,
                 connected: a.connected,
                 assignments: a.assignments as u32,
+                connected_since_ms: a.connected_since_ms,
+                results_per_second: if a.connected {
+                    a.results.per_second(at)
+                } else {
+                    0.0
+                },
             })
             .collect(),
     }
