@@ -16,6 +16,7 @@ pub mod roles;
 pub mod server;
 pub mod service;
 pub mod tokens;
+pub mod ui;
 
 use std::sync::Arc;
 

@@ -137,7 +137,7 @@ pub async fn run(
     )?;
     let http_server = http::serve(
         http_listener,
-        router(service.clone(), security.tokens.clone()),
+        router(service.clone(), security.tokens.clone(), limits.http_idle),
         limits.http_header,
         stop.clone(),
     );
@@ -202,7 +202,12 @@ async fn clock(service: Arc<Service>, tick: Duration) {
     }
 }
 
-fn router(service: Arc<Service>, tokens: Arc<crate::api::tokens::Tokens>) -> Router {
+fn router(
+    service: Arc<Service>,
+    tokens: Arc<crate::api::tokens::Tokens>,
+    idle: Duration,
+) -> Router {
+    let ui = crate::api::ui::router(service.clone(), tokens.clone(), idle);
     let metrics = Arc::new(crate::api::metrics::Metrics::new(&service));
     let ready = service.clone();
     let operations = Router::new()
@@ -230,4 +235,5 @@ fn router(service: Arc<Service>, tokens: Arc<crate::api::tokens::Tokens>) -> Rou
             crate::api::rest_auth::require_token,
         ))
         .merge(operations)
+        .merge(ui)
 }

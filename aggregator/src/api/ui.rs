@@ -1,0 +1,162 @@
+//! The web UI at `/ui/` on the HTTP listener (same TLS as REST): seed 000's
+//! topology editor with live member states, the slide-over member editor,
+//! declarative apply, the probe matrix, health logs, agents, edges, the
+//! cluster and explain.
+//!
+//! Pages are rendered here (maud escapes every value) and embedded in the
+//! binary with one stylesheet and one script; nothing is fetched from
+//! elsewhere. Reads and changes from the page go to `/ui/api/v1/…`, which
+//! is the REST API itself (the same handlers and core), authenticated by
+//! the session cookie and CSRF value instead of a bearer token. Live
+//! states come from [`events`].
+
+mod assets;
+mod auth;
+mod events;
+mod follower;
+mod live;
+mod pages;
+mod session;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{any, get, post};
+use ring::rand::SystemRandom;
+use tower::ServiceExt;
+
+use crate::api::service::Service;
+use crate::api::tokens::Tokens;
+
+pub use events::{MAX_EVENT_STREAMS, MIN_REFRESH};
+pub use session::{MAX_SESSIONS, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_MS, SESSION_LIFETIME_MS};
+
+/// What the UI's handlers share.
+pub struct Ui {
+    service: Arc<Service>,
+    tokens: Arc<Tokens>,
+    sessions: Mutex<session::Sessions>,
+    rng: SystemRandom,
+    hub: Arc<events::Hub>,
+    /// The REST router, which `/ui/api/v1/…` is passed to.
+    rest: Router,
+}
+
+impl std::fmt::Debug for Ui {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ui").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Every UI route. `idle` is the HTTP listener's idle timeout.
+pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> Router {
+    let ui = Arc::new(Ui {
+        hub: events::Hub::start(service.clone(), idle),
+        rest: crate::api::rest::router(service.clone()),
+        service,
+        tokens,
+        sessions: Mutex::default(),
+        rng: SystemRandom::new(),
+    });
+    let signed_in = Router::new()
+        .route("/ui/", get(pages::topology::page))
+        .route("/ui/topology", get(pages::topology::fragment))
+        .route("/ui/pools/{id}", get(pages::matrix::page))
+        .route("/ui/pools/{id}/matrix", get(pages::matrix::fragment))
+        .route("/ui/members/{id}/log", get(pages::log::page))
+        .route("/ui/agents", get(pages::fleet::agents))
+        .route("/ui/edges", get(pages::fleet::edges))
+        .route("/ui/cluster", get(pages::fleet::cluster))
+        .route("/ui/explain", get(pages::explain::page))
+        .route("/ui/apply", get(pages::apply::page))
+        .route("/ui/objects", get(pages::objects::page))
+        .route("/ui/events", get(events_stream))
+        .route("/ui/session", axum::routing::delete(auth::sign_out))
+        .route("/ui/api/{*rest}", any(api))
+        .layer(from_fn_with_state(ui.clone(), auth::require));
+    Router::new()
+        .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
+        .route("/ui/login", get(pages::login::page))
+        .route("/ui/session", post(auth::sign_in))
+        .route("/ui/assets/{name}", get(assets::serve))
+        .merge(signed_in)
+        .layer(from_fn(headers))
+        .with_state(ui)
+}
+
+/// `/ui/api/v1/…`: the REST API, as this session's caller, after the
+/// follower rule ([`follower`]).
+async fn api(State(ui): State<Arc<Ui>>, request: Request) -> Response {
+    let method = request.method().clone();
+    if let Some(refusal) = follower::refuse_write(&ui.service, &method).await {
+        return refusal;
+    }
+    let Some(rest) = request
+        .uri()
+        .path_and_query()
+        .and_then(|p| p.as_str().strip_prefix("/ui"))
+        .and_then(|p| p.parse().ok())
+    else {
+        return (StatusCode::BAD_REQUEST, "bad path\n").into_response();
+    };
+    // A new request of the same method, headers and body: this route's own
+    // path parameters (kept in the extensions) must not reach the REST
+    // handlers, which read their own.
+    let (parts, body) = request.into_parts();
+    let mut request = Request::new(body);
+    *request.method_mut() = parts.method;
+    *request.uri_mut() = rest;
+    *request.headers_mut() = parts.headers;
+    match ui.rest.clone().oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// `/ui/events`: the live stream.
+async fn events_stream(State(ui): State<Arc<Ui>>) -> Response {
+    match ui.hub.stream() {
+        Some(sse) => sse.into_response(),
+        None => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "events: {MAX_EVENT_STREAMS} streams are open, the most this aggregator serves\n"
+            ),
+        )
+            .into_response(),
+    }
+}
+
+/// Headers on every UI response: only this site's own script and styles
+/// run, nothing frames the UI, no referrer leaves it, and pages are not
+/// cached (they hold the CSRF value).
+async fn headers(request: Request, next: axum::middleware::Next) -> Response {
+    let static_file = request.uri().path().starts_with("/ui/assets/");
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    let set = |h: &mut axum::http::HeaderMap, name: &'static str, value: &'static str| {
+        h.insert(name, HeaderValue::from_static(value));
+    };
+    set(
+        h,
+        "content-security-policy",
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    set(h, "x-content-type-options", "nosniff");
+    set(h, "x-frame-options", "DENY");
+    set(h, "referrer-policy", "no-referrer");
+    if !static_file {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}

@@ -1,0 +1,379 @@
+// gslb web UI: live member states over server-sent events, the member
+// slide-over, the object editor, declarative apply and sign-in. No
+// third-party code; every value from the server is set as text, never as
+// HTML (the only HTML taken is the server's own rendered fragments).
+"use strict";
+
+(function () {
+  const body = document.body;
+  const csrf = body.dataset.csrf || "";
+  const canWrite = body.dataset.canWrite === "true";
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+
+  // One call to the UI's API: JSON (or text) in, {ok, status, data} out.
+  async function api(method, path, payload, type) {
+    const headers = { "x-csrf-token": csrf };
+    let sent;
+    if (payload !== undefined) {
+      headers["content-type"] = type || "application/json";
+      sent = type ? payload : JSON.stringify(payload);
+    }
+    const r = await fetch(path, { method, headers, body: sent, credentials: "same-origin" });
+    let data = null;
+    const text = await r.text();
+    try { data = text ? JSON.parse(text) : null; } catch (_) { data = { error: { message: text } }; }
+    return { ok: r.ok, status: r.status, data };
+  }
+
+  function errorOf(result) {
+    const e = (result.data && result.data.error) || {};
+    return { field: e.field || "", message: e.message || ("HTTP " + result.status) };
+  }
+
+  // Read tokens see everything and change nothing: the server refuses
+  // changes anyway; the controls say so up front.
+  function lockForReaders(root) {
+    if (canWrite) return;
+    $$(".writes", root).forEach((b) => { b.disabled = true; b.title = "read token: changes are disabled"; });
+    $$("#member-form input, #object-json, #apply-text, #apply-prune", root).forEach((i) => { i.disabled = true; });
+  }
+
+  // Dialogs: focus moves in on open and back on close; Escape closes.
+  let opener = null;
+  function openDialog(dialog, focus) {
+    opener = document.activeElement;
+    dialog.hidden = false;
+    (focus || $("input, textarea, button", dialog)).focus();
+  }
+  function closeDialog(dialog) {
+    dialog.hidden = true;
+    if (opener && document.contains(opener)) opener.focus();
+  }
+  document.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Escape") return;
+    $$("aside[role=dialog]").filter((d) => !d.hidden).forEach(closeDialog);
+  });
+
+  const signOut = $("#sign-out");
+  if (signOut) {
+    signOut.addEventListener("click", async () => {
+      await api("DELETE", "/ui/session");
+      location.assign("/ui/login");
+    });
+  }
+
+  // ---- sign-in ----
+  const signin = $("#signin-form");
+  if (signin) {
+    signin.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const r = await fetch("/ui/session", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-gslb-ui": "1" },
+        body: JSON.stringify({ token: $("#token").value }),
+        credentials: "same-origin",
+      });
+      if (r.ok) { location.assign("/ui/"); return; }
+      let message = "HTTP " + r.status;
+      try { message = (await r.json()).error.message; } catch (_) { /* keep the status */ }
+      $("#signin-error").textContent = message;
+    });
+    return;
+  }
+
+  lockForReaders(document);
+
+  // ---- live states ----
+  // The latest state of every member and pool, and when each member's node
+  // last changed in this page (performance.timeOrigin-based ms since the
+  // epoch), which the browser tests read to measure transition → DOM.
+  const members = new Map();
+  const pools = new Map();
+  const shown = {};
+  window.gslbLive = { shown };
+
+  const STATES = ["healthy", "unhealthy", "warming", "disabled", "unknown"];
+  function showMember(m) {
+    members.set(m.id, m);
+    $$('button.member[data-member="' + m.id + '"]').forEach((node) => {
+      STATES.forEach((s) => node.classList.toggle(s, s === m.state));
+      $("[data-label]", node).textContent = m.label;
+      const score = $("[data-score]", node);
+      if (score) score.textContent = m.score == null ? "" : "score " + (m.score / 100).toFixed(2);
+      node.setAttribute("aria-label", $(".mname", node).textContent + ", " + m.label);
+    });
+    shown[m.id] = { label: m.label, at: performance.timeOrigin + performance.now() };
+  }
+  function badge(text, kind) {
+    const span = document.createElement("span");
+    span.className = "badge " + kind;
+    span.textContent = text;
+    return span;
+  }
+  function showPool(p) {
+    pools.set(p.id, p);
+    $$('[data-badges="' + p.id + '"]').forEach((node) => {
+      const list = [p.eligible ? badge("eligible", "ok") : badge("not eligible", "bad")];
+      if (p.protected) list.push(badge("protection active", "warn"));
+      if (p.failOpen) list.push(badge("fail-open in force", "warn"));
+      if (p.usingBackups) list.push(badge("using backups", "warn"));
+      if (p.paused) list.push(badge("decisions paused", "warn"));
+      node.replaceChildren(...list.flatMap((b, i) => (i ? [" ", b] : [b])));
+    });
+  }
+
+  async function refetch(path, target) {
+    const r = await fetch(path, { credentials: "same-origin" });
+    if (!r.ok) return false;
+    target.innerHTML = await r.text();
+    return true;
+  }
+
+  function listen(handlers) {
+    const live = $("#live");
+    const source = new EventSource("/ui/events");
+    source.addEventListener("open", () => { if (live) live.textContent = "live"; });
+    source.addEventListener("error", () => { if (live) live.textContent = "reconnecting…"; });
+    Object.entries(handlers).forEach(([name, fn]) => {
+      source.addEventListener(name, (ev) => fn(ev.data ? JSON.parse(ev.data) : null));
+    });
+    return source;
+  }
+
+  const topology = $("#topology");
+  if (topology) {
+    // The catalog generation the canvas was drawn from; a newer one (a
+    // zone, record, pool, check or member added, changed or deleted) draws
+    // it again, keeping which pools are open.
+    const drawn = () => Number($(".canvas", topology).dataset.generation);
+    let redrawing = false;
+    async function redraw(generation) {
+      if (redrawing || generation <= drawn()) return;
+      redrawing = true;
+      const open = new Set($$("details.pool", topology).filter((d) => d.open).map((d) => d.dataset.pool));
+      const closed = new Set($$("details.pool", topology).filter((d) => !d.open).map((d) => d.dataset.pool));
+      if (await refetch("/ui/topology", topology)) {
+        $$("details.pool", topology).forEach((d) => {
+          if (open.has(d.dataset.pool)) d.open = true;
+          if (closed.has(d.dataset.pool)) d.open = false;
+        });
+        members.forEach(showMember);
+        pools.forEach(showPool);
+        lockForReaders(topology);
+        filter();
+      }
+      redrawing = false;
+      if (generation > drawn()) redraw(generation);
+    }
+    listen({
+      snapshot: (s) => { s.members.forEach(showMember); s.pools.forEach(showPool); redraw(s.generation); },
+      changes: (c) => {
+        c.members.forEach(showMember);
+        c.pools.forEach(showPool);
+        c.removedMembers.forEach((id) => members.delete(id));
+        c.removedPools.forEach((id) => pools.delete(id));
+      },
+      catalog: (generation) => redraw(generation),
+    });
+
+    // Search: show the members whose name or address holds the text, and
+    // open the pools that have one.
+    const search = $("#search");
+    function filter() {
+      const q = search.value.trim().toLowerCase();
+      $$("details.pool", topology).forEach((pool) => {
+        let any = false;
+        $$("button.member", pool).forEach((node) => {
+          const hit = !q || node.dataset.name.includes(q) || node.dataset.address.includes(q);
+          node.parentElement.hidden = !hit;
+          any = any || hit;
+        });
+        if (q) { pool.hidden = !any; pool.open = any; } else { pool.hidden = false; }
+      });
+    }
+    search.addEventListener("input", filter);
+    $("#expand-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = true; }));
+    $("#collapse-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = false; }));
+
+    // The member slide-over.
+    const dialog = $("#slideover");
+    const form = $("#member-form");
+    const NUMBERS = ["port", "weight", "priority", "warmupThreshold"];
+    const TEXTS = ["name", "ipAddress", "region"];
+    const FLAGS = ["backup", "enabled", "rewarmAfterDown"];
+    let editing = null; // {id} or {pool}
+    function clearErrors() {
+      $$("[data-error-for]", form).forEach((e) => { e.textContent = ""; });
+      $("#member-error").textContent = "";
+      $$("[aria-invalid]", form).forEach((i) => i.removeAttribute("aria-invalid"));
+    }
+    function fill(m) {
+      TEXTS.forEach((k) => { form.elements[k].value = m[k] == null ? "" : String(m[k]); });
+      NUMBERS.forEach((k) => { form.elements[k].value = m[k] == null ? "" : String(m[k]); });
+      FLAGS.forEach((k) => { form.elements[k].checked = !!m[k]; });
+    }
+    async function openMember(id) {
+      const r = await api("GET", "/ui/api/v1/members/" + id);
+      if (!r.ok) { alert(errorOf(r).message); return; }
+      editing = { id };
+      clearErrors();
+      fill(r.data);
+      $("#slideover-title").textContent = "Member " + r.data.name;
+      $("#member-log").href = "/ui/members/" + id + "/log";
+      $("#member-matrix").href = "/ui/pools/" + r.data.poolId;
+      $("#member-delete").hidden = false;
+      $(".links", form).hidden = false;
+      openDialog(dialog, form.elements.name);
+      lockForReaders(dialog);
+    }
+    function newMember(pool) {
+      editing = { pool };
+      clearErrors();
+      fill({ enabled: true });
+      $("#slideover-title").textContent = "New member in pool " + pool;
+      $("#member-delete").hidden = true;
+      $(".links", form).hidden = true;
+      openDialog(dialog, form.elements.name);
+    }
+    topology.addEventListener("click", (ev) => {
+      const node = ev.target.closest("button.member");
+      if (node) { openMember(node.dataset.member); return; }
+      const add = ev.target.closest("button.add-member");
+      if (add) newMember(add.dataset.pool);
+    });
+    function collect() {
+      const out = {};
+      TEXTS.forEach((k) => {
+        const v = form.elements[k].value.trim();
+        if (k === "region") out.region = v === "" ? null : v;
+        else if (v !== "" || editing.id) out[k] = v;
+      });
+      NUMBERS.forEach((k) => {
+        const v = form.elements[k].value.trim();
+        // Sent as typed: the API names the field and its rule if it is
+        // not a number in range.
+        if (v !== "") out[k] = /^-?\d+$/.test(v) ? Number(v) : v;
+      });
+      FLAGS.forEach((k) => { out[k] = form.elements[k].checked; });
+      return out;
+    }
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      clearErrors();
+      const r = editing.id
+        ? await api("PUT", "/ui/api/v1/members/" + editing.id, collect())
+        : await api("POST", "/ui/api/v1/pools/" + editing.pool + "/members", collect());
+      if (r.ok) { closeDialog(dialog); return; }
+      const e = errorOf(r);
+      const name = e.field === "address" ? "ipAddress" : e.field.split(".")[0];
+      const slot = name && $('[data-error-for="' + name + '"]', form);
+      if (slot) {
+        slot.textContent = e.message;
+        form.elements[name].setAttribute("aria-invalid", "true");
+        form.elements[name].focus();
+      } else {
+        $("#member-error").textContent = e.message;
+      }
+    });
+    $("#member-delete").addEventListener("click", async () => {
+      if (!editing.id || !confirm("Delete this member?")) return;
+      const r = await api("DELETE", "/ui/api/v1/members/" + editing.id);
+      if (r.ok) closeDialog(dialog); else $("#member-error").textContent = errorOf(r).message;
+    });
+    $("#member-close").addEventListener("click", () => closeDialog(dialog));
+  }
+
+  // ---- probe matrix: fetched again after refreshes, at most once a second ----
+  const matrix = $("#matrix");
+  if (matrix) {
+    let last = 0;
+    let pending = null;
+    const reload = () => {
+      pending = null;
+      last = Date.now();
+      refetch("/ui/pools/" + matrix.dataset.pool + "/matrix", matrix);
+    };
+    listen({
+      tick: () => {
+        if (pending) return;
+        pending = setTimeout(reload, Math.max(0, 1000 - (Date.now() - last)));
+      },
+    });
+  }
+
+  // ---- declarative apply ----
+  const applyForm = $("#apply-form");
+  if (applyForm) {
+    const text = $("#apply-text");
+    const confirmButton = $("#apply-confirm");
+    const show = (heading, lines) => {
+      $("#apply-result").hidden = false;
+      $("#apply-heading").textContent = heading;
+      $("#apply-lines").replaceChildren(...lines.map((l) => {
+        const li = document.createElement("li");
+        li.textContent = l;
+        return li;
+      }));
+    };
+    const query = (dry) => "/ui/api/v1/config?dryRun=" + dry + ($("#apply-prune").checked ? "&prune=true" : "");
+    $("#apply-file").addEventListener("change", async (ev) => {
+      const file = ev.target.files[0];
+      if (file) { text.value = await file.text(); confirmButton.disabled = true; }
+    });
+    text.addEventListener("input", () => { confirmButton.disabled = true; });
+    $("#apply-plan").addEventListener("click", async () => {
+      $("#apply-error").textContent = "";
+      const r = await api("POST", query(true), text.value, "text/plain");
+      if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; confirmButton.disabled = true; return; }
+      show("Plan: " + r.data.plan.length + " changes", r.data.plan.length ? r.data.plan : ["no changes"]);
+      confirmButton.disabled = !canWrite || r.data.plan.length === 0;
+    });
+    confirmButton.addEventListener("click", async () => {
+      $("#apply-error").textContent = "";
+      const r = await api("POST", query(false), text.value, "text/plain");
+      if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; return; }
+      show("Applied " + r.data.plan.length + " changes, version " + r.data.version, r.data.plan);
+      confirmButton.disabled = true;
+    });
+  }
+
+  // ---- objects: zones, records, pools, checks ----
+  const editor = $("#object-editor");
+  if (editor) {
+    const area = $("#object-json");
+    let target = null; // {kind, id?}
+    function edit(kind, id, json) {
+      target = { kind, id };
+      $("#object-title").textContent = (id ? "Edit " : "New ") + kind.replace(/s$/, "") + (id ? " " + id : "");
+      area.value = JSON.stringify(JSON.parse(json), null, 2);
+      $("#object-error").textContent = "";
+      openDialog(editor, area);
+      lockForReaders(editor);
+    }
+    document.addEventListener("click", async (ev) => {
+      const b = ev.target.closest("button");
+      if (!b) return;
+      const row = b.closest("li.object");
+      if (b.classList.contains("edit") && row) edit(row.dataset.kind, row.dataset.id, b.dataset.json);
+      else if (b.classList.contains("create")) edit(b.dataset.kind, null, b.dataset.json);
+      else if (b.classList.contains("delete") && row) {
+        if (!confirm("Delete " + row.dataset.kind.replace(/s$/, "") + " " + row.dataset.id + "?")) return;
+        const r = await api("DELETE", "/ui/api/v1/" + row.dataset.kind + "/" + row.dataset.id);
+        if (r.ok) location.reload(); else alert(errorOf(r).message);
+      }
+    });
+    $("#object-form").addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      let value;
+      try { value = JSON.parse(area.value); } catch (e) { $("#object-error").textContent = "JSON: " + e.message; return; }
+      const r = target.id
+        ? await api("PUT", "/ui/api/v1/" + target.kind + "/" + target.id, value)
+        : await api("POST", "/ui/api/v1/" + target.kind, value);
+      if (r.ok) { location.reload(); return; }
+      const e = errorOf(r);
+      $("#object-error").textContent = e.message;
+    });
+    $("#object-close").addEventListener("click", () => closeDialog(editor));
+  }
+})();

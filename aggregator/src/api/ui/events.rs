@@ -1,0 +1,213 @@
+//! The UI's live view: one hub per aggregator turns the core's own change
+//! signals (the version, the catalog generation and the count of closed
+//! member cycles, moved by the core's owner after each operation) into
+//! frames of every member's and pool's state, and broadcasts what changed
+//! to every open event stream (server-sent events). Browsers never poll.
+//!
+//! The hub's cost does not grow with the number of streams: one frame per
+//! refresh whatever their number, and it computes nothing while no stream
+//! is open. A refresh waits at least [`MIN_REFRESH`] after the previous
+//! one, and at least four times as long as that one took, so on a large
+//! catalog it uses at most about a fifth of one core.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use serde::Serialize;
+use tokio::sync::{Notify, Semaphore, broadcast, mpsc};
+use tokio_stream::Stream;
+
+use super::live::{self, Changes, Frame, MemberLive, PoolLive};
+use crate::api::service::{Service, off_worker};
+
+/// Shortest time between two refreshes.
+pub const MIN_REFRESH: Duration = Duration::from_millis(100);
+/// Event streams open at once at most; more are refused with 503.
+pub const MAX_EVENT_STREAMS: usize = 1_000;
+/// Messages a slow stream may fall behind before it is closed (the browser
+/// reconnects and starts from a fresh snapshot).
+const BACKLOG: usize = 64;
+
+/// One broadcast message.
+#[derive(Debug, Clone)]
+enum Message {
+    /// Members and pools changed (frame `seq`).
+    Changes { seq: u64, body: Arc<str> },
+    /// The catalog's shape changed: the page fetches its topology again.
+    Catalog { generation: u64 },
+    /// A refresh ran (the probe matrix fetches its cells again).
+    Tick,
+}
+
+/// The latest frame and its number.
+#[derive(Debug, Default)]
+struct Latest {
+    seq: u64,
+    frame: Arc<Frame>,
+    /// The catalog generation the frame was taken at.
+    generation: u64,
+    /// Computed while streams were open (else it may be behind).
+    fresh: bool,
+}
+
+/// The hub (see the module docs).
+#[derive(Debug)]
+pub struct Hub {
+    latest: Mutex<Latest>,
+    tx: broadcast::Sender<Message>,
+    wake: Notify,
+    streams: Arc<Semaphore>,
+    keep_alive: Duration,
+}
+
+/// The first message of a stream: every member and pool.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Snapshot<'a> {
+    seq: u64,
+    /// The catalog generation of these states: a page drawn from an older
+    /// catalog fetches its topology again.
+    generation: u64,
+    members: Vec<&'a MemberLive>,
+    pools: Vec<&'a PoolLive>,
+}
+
+impl Hub {
+    /// A hub for `service`, with its task started.
+    /// `idle` is the HTTP listener's idle timeout: streams send a comment
+    /// well within it.
+    pub fn start(service: Arc<Service>, idle: Duration) -> Arc<Hub> {
+        let hub = Arc::new(Hub {
+            latest: Mutex::default(),
+            tx: broadcast::channel(BACKLOG).0,
+            wake: Notify::new(),
+            streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
+            keep_alive: (idle / 2).clamp(Duration::from_millis(500), Duration::from_secs(15)),
+        });
+        tokio::spawn(run(Arc::clone(&hub), service));
+        hub
+    }
+
+    /// Open a stream: a snapshot, then every change after it.
+    pub fn stream(
+        self: &Arc<Self>,
+    ) -> Option<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>> {
+        let permit = Arc::clone(&self.streams).try_acquire_owned().ok()?;
+        let (mut rx_hub, seq, generation, frame, fresh) = {
+            let latest = super::lock(&self.latest);
+            // Subscribed under the lock: the next frame's changes are
+            // broadcast after this snapshot was taken, never before.
+            (
+                self.tx.subscribe(),
+                latest.seq,
+                latest.generation,
+                Arc::clone(&latest.frame),
+                latest.fresh,
+            )
+        };
+        if !fresh {
+            self.wake.notify_one();
+        }
+        let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(1);
+        tokio::spawn(async move {
+            let _permit = permit;
+            let mut members: Vec<&MemberLive> = frame.members.values().collect();
+            members.sort_by_key(|m| m.id);
+            let mut pools: Vec<&PoolLive> = frame.pools.values().collect();
+            pools.sort_by_key(|p| p.id);
+            let first = serde_json::to_string(&Snapshot {
+                seq,
+                generation,
+                members,
+                pools,
+            })
+            .unwrap_or_default();
+            if tx
+                .send(Ok(Event::default().event("snapshot").data(first)))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            loop {
+                let message = tokio::select! {
+                    m = rx_hub.recv() => m,
+                    // The browser went away while nothing changed.
+                    () = tx.closed() => return,
+                };
+                let event = match message {
+                    Ok(Message::Changes { seq: s, body }) if s > seq => {
+                        Event::default().event("changes").data(&*body)
+                    }
+                    Ok(Message::Changes { .. }) => continue,
+                    Ok(Message::Catalog { generation }) => Event::default()
+                        .event("catalog")
+                        .data(generation.to_string()),
+                    Ok(Message::Tick) => Event::default().event("tick").data("-"),
+                    // Fell behind, or the hub is gone: the browser
+                    // reconnects and starts from a fresh snapshot.
+                    Err(_) => return,
+                };
+                if tx.send(Ok(event)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Some(
+            Sse::new(tokio_stream::wrappers::ReceiverStream::new(rx))
+                .keep_alive(KeepAlive::new().interval(self.keep_alive)),
+        )
+    }
+}
+
+/// The hub's task: wait for a change, refresh, broadcast; for as long as
+/// the runtime runs (or the core's watches close).
+async fn run(h: Arc<Hub>, service: Arc<Service>) {
+    let mut version = service.watch_version();
+    let mut catalog = service.watch_catalog();
+    let mut health = service.watch_health();
+    loop {
+        tokio::select! {
+            r = version.changed() => if r.is_err() { return },
+            r = catalog.changed() => if r.is_err() { return },
+            r = health.changed() => if r.is_err() { return },
+            () = h.wake.notified() => {}
+        }
+        if h.tx.receiver_count() == 0 {
+            super::lock(&h.latest).fresh = false;
+            continue;
+        }
+        let started = Instant::now();
+        catalog.borrow_and_update();
+        version.borrow_and_update();
+        health.borrow_and_update();
+        let (view, status) = service.status_view().await;
+        let generation = view.catalog_generation();
+        let next = off_worker(move || live::frame(&view, &status)).await;
+        {
+            let mut latest = super::lock(&h.latest);
+            let changes = live::diff(&latest.frame, &next);
+            latest.seq += 1;
+            latest.frame = Arc::new(next);
+            latest.fresh = true;
+            if !changes.is_empty() {
+                let _ = h.tx.send(Message::Changes {
+                    seq: latest.seq,
+                    body: body(&changes),
+                });
+            }
+            if std::mem::replace(&mut latest.generation, generation) != generation {
+                let _ = h.tx.send(Message::Catalog { generation });
+            }
+        }
+        let _ = h.tx.send(Message::Tick);
+        let pause = (started.elapsed() * 4).max(MIN_REFRESH);
+        tokio::time::sleep(pause.saturating_sub(started.elapsed())).await;
+    }
+}
+
+fn body(changes: &Changes) -> Arc<str> {
+    serde_json::to_string(changes).unwrap_or_default().into()
+}

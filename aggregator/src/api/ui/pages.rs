@@ -1,0 +1,99 @@
+//! The UI's pages: one module per page, and the frame they share (head,
+//! navigation, the CSRF value and whether the caller may write, which the
+//! script reads from the `<body>`'s data attributes).
+
+pub mod apply;
+pub mod explain;
+pub mod fleet;
+pub mod log;
+pub mod login;
+pub mod matrix;
+pub mod objects;
+pub mod topology;
+
+use axum::response::{Html, IntoResponse, Response};
+use maud::{DOCTYPE, Markup, html};
+
+use super::auth::Caller;
+
+/// The navigation: (path, label).
+const NAV: [(&str, &str); 7] = [
+    ("/ui/", "Topology"),
+    ("/ui/objects", "Objects"),
+    ("/ui/apply", "Apply"),
+    ("/ui/explain", "Explain"),
+    ("/ui/agents", "Agents"),
+    ("/ui/edges", "Edges"),
+    ("/ui/cluster", "Cluster"),
+];
+
+/// A whole page: `title`, the current navigation entry `here`, and `main`.
+pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response {
+    Html(
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { (title) " · gslb" }
+                    link rel="stylesheet" href="/ui/assets/ui.css";
+                    script src="/ui/assets/ui.js" defer {}
+                }
+                body data-csrf=(caller.csrf) data-can-write=(caller.can_write) data-page=(here) {
+                    a.skip href="#main" { "Skip to content" }
+                    header.bar {
+                        span.brand { "gslb" }
+                        nav aria-label="Sections" {
+                            ul {
+                                @for (path, label) in NAV {
+                                    li {
+                                        a href=(path) aria-current=[(path == here).then_some("page")] { (label) }
+                                    }
+                                }
+                            }
+                        }
+                        span.who {
+                            @if caller.can_write { "write token" } @else { "read token: changes are disabled" }
+                        }
+                        button.link #sign-out type="button" { "Sign out" }
+                    }
+                    main #main tabindex="-1" {
+                        h1 { (title) }
+                        (main)
+                    }
+                }
+            }
+        }
+        .into_string(),
+    )
+    .into_response()
+}
+
+/// A page's fragment alone (swapped in by the script).
+pub fn fragment(markup: Markup) -> Response {
+    Html(markup.into_string()).into_response()
+}
+
+/// An RFC 3339 time, to the millisecond, of ms since the Unix epoch.
+pub fn rfc3339(ms: u64) -> String {
+    humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms))
+        .to_string()
+}
+
+/// A short age ("4.2 s", "3 min") of `ms` milliseconds.
+pub fn age(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms} ms"),
+        1_000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        60_000..3_600_000 => format!("{} min", ms / 60_000),
+        _ => format!("{} h", ms / 3_600_000),
+    }
+}
+
+/// A page that says what could not be shown.
+pub fn missing(caller: &Caller, title: &str, why: &str) -> Response {
+    let mut response = page(caller, title, "", html! { p.error role="alert" { (why) } });
+    *response.status_mut() = axum::http::StatusCode::NOT_FOUND;
+    response
+}

@@ -1,0 +1,43 @@
+//! Declarative apply: paste or upload a TOML (or JSON) document, see the
+//! plan (what would be created, changed or deleted), then apply it. Both
+//! steps call `POST /api/v1/config` (first with `dryRun`).
+
+use axum::Extension;
+use axum::response::Response;
+use maud::html;
+
+use super::super::auth::Caller;
+
+/// `GET /ui/apply`.
+pub async fn page(Extension(caller): Extension<Caller>) -> Response {
+    super::page(
+        &caller,
+        "Declarative apply",
+        "/ui/apply",
+        html! {
+            form #apply-form {
+                div.field {
+                    label for="apply-file" { "Upload a document" }
+                    input #apply-file type="file" accept=".toml,.json,text/plain,application/json";
+                }
+                div.field {
+                    label for="apply-text" { "Or paste it (TOML or JSON, as " code { "gslbctl apply" } " takes)" }
+                    textarea #apply-text rows="18" spellcheck="false" {}
+                }
+                div.field.check {
+                    input #apply-prune type="checkbox";
+                    label for="apply-prune" { "Delete what the document leaves out (prune)" }
+                }
+                div.actions {
+                    button #apply-plan type="button" { "Show the plan" }
+                    button.writes #apply-confirm type="button" disabled { "Apply this plan" }
+                }
+                p.form-error #apply-error role="alert" {}
+            }
+            section #apply-result aria-live="polite" hidden {
+                h2 #apply-heading { "Plan" }
+                ul #apply-lines {}
+            }
+        },
+    )
+}

@@ -1,0 +1,39 @@
+//! The sign-in page: an admin token in, a session cookie out (the script
+//! posts it to `/ui/session`; the token never appears in a URL).
+
+use axum::response::{Html, IntoResponse, Response};
+use maud::{DOCTYPE, html};
+
+/// `GET /ui/login`.
+pub async fn page() -> Response {
+    Html(
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { "Sign in · gslb" }
+                    link rel="stylesheet" href="/ui/assets/ui.css";
+                    script src="/ui/assets/ui.js" defer {}
+                }
+                body data-page="/ui/login" {
+                    main.signin #main {
+                        h1 { "gslb" }
+                        form #signin-form method="post" action="/ui/login" {
+                            div.field {
+                                label for="token" { "Admin token" }
+                                input #token name="token" type="password" autocomplete="off" required aria-describedby="signin-error";
+                            }
+                            p.form-error #signin-error role="alert" {}
+                            button type="submit" { "Sign in" }
+                        }
+                        p.small { "A token from " code { "gslbctl tokens create NAME --role write" } " (or " code { "--role read" } " to look without changing anything)." }
+                    }
+                }
+            }
+        }
+        .into_string(),
+    )
+    .into_response()
+}

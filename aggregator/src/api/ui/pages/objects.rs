@@ -1,0 +1,108 @@
+//! Zones, records (static and pool-backed), pools and checks: listed with
+//! edit and delete, and created from a template. Each is edited as its
+//! REST JSON, and a refused change shows the API's message beside the
+//! field it names. Members are edited on the topology's slide-over.
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::response::Response;
+use gslb_shared::defaults::to_json;
+use maud::{Markup, html};
+use serde_json::{Value, json};
+
+use super::super::Ui;
+use super::super::auth::Caller;
+
+/// The kinds, as (REST collection, heading, template for a new one).
+fn kinds() -> [(&'static str, &'static str, Value); 5] {
+    [
+        (
+            "zones",
+            "zone",
+            json!({"apex": "example.test", "ns": ["ns1.example.test"], "defaultTtl": 300,
+            "soa": {"mname": "ns1.example.test", "rname": "hostmaster.example.test",
+                    "refresh": 3600, "retry": 600, "expire": 604800, "negativeTtl": 60}}),
+        ),
+        (
+            "checks",
+            "check",
+            json!({"name": "web", "probe": {"type": "http", "method": "GET", "path": "/health"}}),
+        ),
+        ("pools", "pool", json!({"name": "web", "minHealthy": 1})),
+        (
+            "records",
+            "pool-backed record",
+            json!({"zone": 1, "name": "www.example.test", "type": "A",
+            "data": {"dynamic": {"steering": "roundrobin", "pools": [1]}}}),
+        ),
+        (
+            "records",
+            "static record",
+            json!({"zone": 1, "name": "mail.example.test", "type": "A",
+            "data": {"static": [{"a": "192.0.2.25"}]}}),
+        ),
+    ]
+}
+
+/// `GET /ui/objects`.
+pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
+    let view = ui.service.view();
+    let catalog = view.catalog();
+    let row = |kind: &str, id: u64, name: String, value: Value| -> Markup {
+        html! {
+            li.object data-kind=(kind) data-id=(id) {
+                span.oname { (name) } " " span.small { "id " (id) }
+                " " button.edit type="button" data-json=(value.to_string()) { "Edit" }
+                " " button.writes.danger.delete type="button" { "Delete" }
+            }
+        }
+    };
+    super::page(
+        &caller,
+        "Objects",
+        "/ui/objects",
+        html! {
+            p { "Members are edited on the " a href="/ui/" { "topology" } " (click a member, or a pool's Add member)." }
+            section aria-labelledby="h-zones" {
+                h2 #h-zones { "Zones" }
+                ul.objects { @for z in catalog.zones.values() { (row("zones", z.id.0, z.apex.to_string(), to_json(z))) } }
+            }
+            section aria-labelledby="h-records" {
+                h2 #h-records { "Records" }
+                ul.objects { @for r in catalog.records.values() { (row("records", r.id.0, format!("{} {}", r.name, format!("{:?}", r.rtype).to_uppercase()), to_json(r))) } }
+            }
+            section aria-labelledby="h-pools" {
+                h2 #h-pools { "Pools" }
+                ul.objects { @for p in catalog.pools.values() { (row("pools", p.id.0, p.name.clone(), to_json(p))) } }
+            }
+            section aria-labelledby="h-checks" {
+                h2 #h-checks { "Checks" }
+                ul.objects { @for c in catalog.checks.values() { (row("checks", c.id.0, format!("{} ({})", c.name, c.probe.protocol()), to_json(c))) } }
+            }
+            section aria-labelledby="h-new" {
+                h2 #h-new { "Create" }
+                div.actions {
+                    @for (collection, label, template) in kinds() {
+                        button.writes.create type="button" data-kind=(collection) data-json=(template.to_string()) { "New: " (label) }
+                    }
+                }
+            }
+            aside #object-editor role="dialog" aria-modal="true" aria-labelledby="object-title" hidden {
+                form #object-form novalidate {
+                    h2 #object-title { "Object" }
+                    div.field {
+                        label for="object-json" { "JSON (the REST API's body)" }
+                        textarea #object-json rows="18" spellcheck="false" aria-describedby="object-error" {}
+                    }
+                    p.form-error #object-error role="alert" {}
+                    div.actions {
+                        button.writes #object-save type="submit" { "Save" }
+                        button #object-close type="button" { "Close" }
+                    }
+                }
+            }
+        },
+    )
+}

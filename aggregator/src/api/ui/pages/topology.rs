@@ -1,0 +1,278 @@
+//! The topology canvas (seed 000): zones → records → pools (with their
+//! check) → members, every member a node whose label and colour follow its
+//! live state, every pool with its badges; and the member slide-over.
+
+use std::collections::BTreeSet;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::response::Response;
+use gslb_shared::{Catalog, Pool, PoolId, RecordData, RecordSet};
+use maud::{Markup, html};
+
+use super::super::Ui;
+use super::super::auth::Caller;
+use super::super::live::{self, Frame, MemberLive, PoolLive};
+use crate::api::service::off_worker;
+
+/// Above this many members the pools start collapsed (search opens the
+/// ones that match).
+pub const COLLAPSE_ABOVE: usize = 200;
+
+/// `GET /ui/`.
+pub async fn page(
+    State(ui): State<std::sync::Arc<Ui>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    let canvas = canvas(&ui).await;
+    super::page(
+        &caller,
+        "Topology",
+        "/ui/",
+        html! {
+            div.toolbar role="search" {
+                label for="search" { "Find a member" }
+                input #search type="search" placeholder="name or address" autocomplete="off";
+                button #expand-all type="button" { "Expand all" }
+                button #collapse-all type="button" { "Collapse all" }
+                span #live role="status" aria-live="polite" { "connecting…" }
+            }
+            p.legend {
+                span.state.healthy { "healthy" } " "
+                span.state.warming { "warming X/N" } " "
+                span.state.unhealthy { "unhealthy" } " "
+                span.state.disabled { "disabled" } " "
+                span.state.unknown { "unknown" } " "
+                span.mark { "w0" } " weight 0 · "
+                span.mark { "backup" } " backup member"
+            }
+            div #topology { (canvas) }
+            (slide_over())
+        },
+    )
+}
+
+/// `GET /ui/topology`: the canvas alone, fetched again when the catalog's
+/// shape changes.
+pub async fn fragment(State(ui): State<std::sync::Arc<Ui>>) -> Response {
+    super::fragment(canvas(&ui).await)
+}
+
+async fn canvas(ui: &Ui) -> Markup {
+    let (view, status) = ui.service.status_view().await;
+    off_worker(move || {
+        let frame = live::frame(&view, &status);
+        html! {
+            div.canvas data-generation=(view.catalog_generation()) {
+                (render(view.catalog(), &frame))
+            }
+        }
+    })
+    .await
+}
+
+/// Pool names, comma-separated.
+fn pool_names(catalog: &Catalog, pools: &[PoolId]) -> String {
+    pools
+        .iter()
+        .map(|p| {
+            catalog
+                .pools
+                .get(p)
+                .map_or_else(|| format!("pool {}", p.0), |x| x.name.clone())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The pools a record answers from, in order, without repeats.
+fn record_pools(record: &RecordSet) -> Vec<PoolId> {
+    let mut seen = BTreeSet::new();
+    match &record.data {
+        RecordData::Dynamic(d) => d
+            .geo
+            .iter()
+            .flat_map(|b| b.pools.iter())
+            .chain(d.pools.iter())
+            .filter(|p| seen.insert(**p))
+            .copied()
+            .collect(),
+        RecordData::Static(_) => Vec::new(),
+    }
+}
+
+fn render(catalog: &Catalog, frame: &Frame) -> Markup {
+    let collapse = catalog.members.len() > COLLAPSE_ABOVE;
+    let mut attached = BTreeSet::new();
+    html! {
+        @if catalog.zones.is_empty() {
+            p { "No zones yet. Create one on " a href="/ui/objects" { "Objects" } " or " a href="/ui/apply" { "apply a document" } "." }
+        }
+        @for zone in catalog.zones.values() {
+            section.zone aria-label=(format!("zone {}", zone.apex)) {
+                h2 { "zone " (zone.apex.to_string()) }
+                ul.records {
+                    @for record in catalog.records.values().filter(|r| r.zone == zone.id) {
+                        li.record {
+                            div.record-head {
+                                span.rname { (record.name.to_string()) }
+                                " " span.rtype { (format!("{:?}", record.rtype).to_uppercase()) }
+                                " " span.ttl { "ttl " (record.ttl) }
+                                @match &record.data {
+                                    RecordData::Static(rdata) => {
+                                        " " span.static { "static: " (rdata.iter().map(|r| serde_json::to_string(r).unwrap_or_default()).collect::<Vec<_>>().join(", ")) }
+                                    }
+                                    RecordData::Dynamic(d) => {
+                                        " " span.steering { (format!("{:?}", d.steering).to_lowercase()) @if d.first_n > 0 { ", first " (d.first_n) } }
+                                        @for branch in &d.geo {
+                                            " " span.branch { "geo " (branch.regions.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")) " → " (pool_names(catalog, &branch.pools)) }
+                                        }
+                                        " " span.branch { @if d.geo.is_empty() { "pools " } @else { "others → " } (pool_names(catalog, &d.pools)) }
+                                    }
+                                }
+                            }
+                            @let pools = record_pools(record);
+                            @if !pools.is_empty() {
+                                ul.pools {
+                                    @for id in pools {
+                                        @if let Some(pool) = catalog.pools.get(&id) {
+                                            @let _ = attached.insert(id);
+                                            li { (pool_node(catalog, pool, frame, collapse)) }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @let loose: Vec<&Pool> = catalog.pools.values().filter(|p| !attached.contains(&p.id)).collect();
+        @if !loose.is_empty() {
+            section.zone aria-label="pools no record uses" {
+                h2 { "pools no record uses" }
+                ul.pools {
+                    @for pool in loose { li { (pool_node(catalog, pool, frame, collapse)) } }
+                }
+            }
+        }
+    }
+}
+
+fn pool_node(catalog: &Catalog, pool: &Pool, frame: &Frame, collapse: bool) -> Markup {
+    let check = pool.check.and_then(|c| catalog.checks.get(&c));
+    let badges = frame.pools.get(&pool.id.0);
+    let members: Vec<_> = catalog.pool_members(pool.id).collect();
+    html! {
+        details.pool data-pool=(pool.id.0) open[!collapse] {
+            summary {
+                span.pname { "pool " (pool.name) }
+                " " span.count { (members.len()) " members" }
+                " " span.check {
+                    @match check {
+                        Some(c) => { "check " (c.name) ": " (c.probe.protocol()) " every " (humantime::format_duration(c.interval)) }
+                        None => { "no check" }
+                    }
+                }
+                " " span.badges data-badges=(pool.id.0) { @if let Some(b) = badges { (pool_badges(b)) } }
+            }
+            div.pool-actions {
+                a href=(format!("/ui/pools/{}", pool.id.0)) { "Probe matrix" }
+                " "
+                button.add-member.writes type="button" data-pool=(pool.id.0) { "Add member" }
+            }
+            ul.members {
+                @for m in members {
+                    @let state = frame.members.get(&m.id.0);
+                    li {
+                        button type="button" data-member=(m.id.0) data-name=(m.name.to_lowercase())
+                            data-address=(m.address.to_string()) class=(format!("member {}", state.map_or("unknown", css_state))) {
+                            span.mname { (m.name) }
+                            " " span.addr { (m.address.to_string()) ":" (m.port) }
+                            @if m.weight == 0 { " " span.mark title="weight 0: never chosen by weighted steering" { "w0" } }
+                            @if m.backup { " " span.mark title="backup member: answers only when no primary is healthy" { "backup" } }
+                            " " span.label data-label="" { (state.map_or("unknown", |s| s.label.as_str())) }
+                            " " span.score data-score="" { (score_text(state)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A member's score as its node shows it.
+fn score_text(state: Option<&MemberLive>) -> String {
+    match state.and_then(|s| s.score) {
+        Some(s) => format!("score {}.{:02}", s / 100, s % 100),
+        None => String::new(),
+    }
+}
+
+/// The CSS class of a member's state.
+pub fn css_state(m: &MemberLive) -> &'static str {
+    match m.state {
+        live::State::Warming => "warming",
+        live::State::Healthy => "healthy",
+        live::State::Unhealthy => "unhealthy",
+        live::State::Disabled => "disabled",
+        live::State::Unknown => "unknown",
+    }
+}
+
+/// A pool's badges (the script renders the same from events).
+pub fn pool_badges(p: &PoolLive) -> Markup {
+    html! {
+        @if p.eligible { span.badge.ok { "eligible" } } @else { span.badge.bad { "not eligible" } }
+        @if p.protected { " " span.badge.warn { "protection active" } }
+        @if p.fail_open { " " span.badge.warn { "fail-open in force" } }
+        @if p.using_backups { " " span.badge.warn { "using backups" } }
+        @if p.paused { " " span.badge.warn { "decisions paused" } }
+    }
+}
+
+/// The member editor: every member field, each with its error line.
+fn slide_over() -> Markup {
+    let text = |name: &str, label: &str, kind: &str| {
+        html! {
+            div.field {
+                label for=(format!("f-{name}")) { (label) }
+                input id=(format!("f-{name}")) name=(name) type=(kind) aria-describedby=(format!("e-{name}"));
+                span.field-error id=(format!("e-{name}")) data-error-for=(name) role="alert" {}
+            }
+        }
+    };
+    let flag = |name: &str, label: &str| {
+        html! {
+            div.field.check {
+                input id=(format!("f-{name}")) name=(name) type="checkbox" aria-describedby=(format!("e-{name}"));
+                label for=(format!("f-{name}")) { (label) }
+                span.field-error id=(format!("e-{name}")) data-error-for=(name) role="alert" {}
+            }
+        }
+    };
+    html! {
+        aside #slideover role="dialog" aria-modal="true" aria-labelledby="slideover-title" hidden {
+            form #member-form novalidate {
+                h2 #slideover-title { "Member" }
+                p.links { a #member-log href="#" { "Health log" } " · " a #member-matrix href="#" { "Probe matrix" } }
+                (text("name", "Name", "text"))
+                (text("ipAddress", "Address", "text"))
+                (text("port", "Port", "number"))
+                (text("weight", "Weight", "number"))
+                (text("priority", "Priority", "number"))
+                (text("region", "Region", "text"))
+                (flag("backup", "Backup member"))
+                (flag("enabled", "Enabled"))
+                (text("warmupThreshold", "Warm-up threshold (cycles; 0 disables the gate)", "number"))
+                (flag("rewarmAfterDown", "Warm up again after going down (rewarmAfterDown)"))
+                p.form-error #member-error role="alert" {}
+                div.actions {
+                    button.writes #member-save type="submit" { "Save" }
+                    button.writes.danger #member-delete type="button" { "Delete" }
+                    button #member-close type="button" { "Close" }
+                }
+            }
+        }
+    }
+}
