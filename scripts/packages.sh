@@ -8,8 +8,11 @@
 #   zonemaster-cli,      external zone checkers (scripts/check-dns-zone.sh;
 #   dnsviz, named        dnsviz runs BIND's named)
 #   python3, curl        helper scripts and REST over HTTPS in e2e tests
-GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates)
-GSLB_TOOLS=(dig kdig knotd unbound python3 zonemaster-cli dnsviz named named-checkconf nft ip curl)
+#   chromium,            the web UI's tests and figures: headless Chromium
+#   chromium-driver,     driven over WebDriver (fonts-dejavu-core gives its
+#   fonts-dejavu-core    screenshots legible text)
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core)
+GSLB_TOOLS=(dig kdig knotd unbound python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
 gslb_missing_tools() {

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod bins;
+pub mod browser;
 pub mod catalog;
 pub mod cluster;
 pub mod dns;

@@ -28,6 +28,24 @@ impl LocalMesh {
     pub fn start(name: &str, config: &str, locations: &[(&str, &str)]) -> LocalMesh {
         let dir = temp_dir(name);
         let agg = Aggregator::start(&dir.join("store"));
+        LocalMesh::around(dir, agg, config, locations)
+    }
+
+    /// [`LocalMesh::start`] with mutual TLS on every link, as a production
+    /// mesh runs (and the web UI needs: its cookie is `Secure`).
+    pub fn start_tls(name: &str, config: &str, locations: &[(&str, &str)]) -> LocalMesh {
+        let dir = temp_dir(name);
+        let own = crate::pki::cert("aggregator", "agg-127.0.0.1", &["127.0.0.1"]);
+        let agg = Aggregator::start_tls(&dir.join("store"), &own, &["--startup-window", "1s"]);
+        LocalMesh::around(dir, agg, config, locations)
+    }
+
+    fn around(
+        dir: PathBuf,
+        agg: Aggregator,
+        config: &str,
+        locations: &[(&str, &str)],
+    ) -> LocalMesh {
         let version = agg.apply(config, &dir);
         let url = agg.url();
         let agents = locations

@@ -12,4 +12,5 @@ mod partition;
 mod quorum;
 mod restart;
 mod security;
+mod ui;
 mod warmup;

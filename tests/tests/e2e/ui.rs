@@ -1,0 +1,426 @@
+//! The web UI in a real browser (headless Chromium over WebDriver) against
+//! the real aggregator (mutual TLS), an agent, an edge and the quickstart's
+//! demo backends: sign-in, seed 000's live labels, the slide-over editor,
+//! read-only sessions, CSRF and cross-site refusals, explain, and a
+//! screenshot of every page (in `target/ui-screenshots`, or
+//! `GSLB_UI_SHOTS`).
+
+use std::process::Command;
+
+use gslb_e2e::browser::Browser;
+use gslb_e2e::{Backend, LocalMesh, wait_until};
+use serde_json::{Value, json};
+
+/// The quickstart's document with its backends moved to `backends`
+/// (name → backend, in the file's order) and 1 s checks.
+fn quickstart(backends: &[(&str, &Backend)]) -> String {
+    let mut text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/examples/quickstart.toml"
+    ))
+    .unwrap()
+    .replace("interval = \"2s\"", "interval = \"1s\"")
+    .replace("timeout = \"1s\"", "timeout = \"500ms\"");
+    let was = [
+        ("127.0.0.11", 18081),
+        ("127.0.0.12", 18082),
+        ("127.0.0.13", 18083),
+        ("127.0.0.21", 18091),
+        ("127.0.0.22", 18092),
+        ("127.0.0.31", 18101),
+    ];
+    for ((ip, port), (_, backend)) in was.iter().zip(backends) {
+        let old = format!("address = \"{ip}\"\nport = {port}\n");
+        assert!(text.contains(&old), "quickstart.toml no longer has {old}");
+        text = text.replace(
+            &old,
+            &format!(
+                "address = \"{}\"\nport = {}\n",
+                backend.addr.ip(),
+                backend.addr.port()
+            ),
+        );
+    }
+    text
+}
+
+/// A REST call over the aggregator's HTTPS listener with `token`; (status,
+/// body).
+fn rest(mesh: &LocalMesh, token: &str, method: &str, path: &str, extra: &[&str]) -> (u16, Value) {
+    let ca = mesh.agg.operator.as_ref().unwrap().ca.clone();
+    let out = Command::new("curl")
+        .args(["-s", "-w", "\n%{http_code}", "--cacert"])
+        .arg(ca)
+        .args([
+            "-X",
+            method,
+            "-H",
+            &format!("Authorization: Bearer {token}"),
+        ])
+        .args(extra)
+        .arg(format!("https://{}{path}", mesh.agg.http))
+        .output()
+        .expect("curl");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (
+        code.trim().parse().unwrap_or(0),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+/// A call to the UI's API with a session cookie (as a browser elsewhere
+/// would send it) and the given headers; the status.
+fn ui_call(mesh: &LocalMesh, cookie: &str, method: &str, path: &str, headers: &[String]) -> u16 {
+    let ca = mesh.agg.operator.as_ref().unwrap().ca.clone();
+    let mut cmd = Command::new("curl");
+    cmd.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
+        .arg(ca)
+        .args([
+            "-X",
+            method,
+            "-H",
+            &format!("Cookie: gslb_session={cookie}"),
+        ])
+        .args([
+            "-H",
+            "content-type: application/json",
+            "--data",
+            "{\"weight\": 7}",
+        ]);
+    for h in headers {
+        cmd.args(["-H", h]);
+    }
+    let out = cmd
+        .arg(format!("https://{}{path}", mesh.agg.http))
+        .output()
+        .expect("curl");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+/// The member id of `pool`/`name`.
+fn id(mesh: &LocalMesh, pool: &str, name: &str) -> u64 {
+    mesh.agg.member(pool, name)["id"].as_u64().unwrap()
+}
+
+/// The label on the node of member `id`.
+async fn label(b: &Browser, id: u64) -> String {
+    b.js(
+        "const n = document.querySelector('button.member[data-member=\"' + arguments[0] + '\"] [data-label]'); return n ? n.textContent : null;",
+        vec![json!(id)],
+    )
+    .await
+    .as_str()
+    .unwrap_or_default()
+    .to_owned()
+}
+
+async fn sign_in(b: &Browser, base: &str, token: &str) {
+    b.client.goto(&format!("{base}/ui/")).await.unwrap();
+    b.wait_js(
+        "the sign-in page",
+        "return location.pathname === '/ui/login' && !!document.querySelector('#token');",
+    )
+    .await;
+    b.fill("#token", token).await;
+    b.click("#signin-form button[type=submit]").await;
+    b.wait_js("the topology after sign-in", "return location.pathname === '/ui/' && document.querySelectorAll('button.member').length > 0;").await;
+    b.wait_js(
+        "the live stream",
+        "return document.querySelector('#live').textContent === 'live';",
+    )
+    .await;
+    let url = b.client.current_url().await.unwrap().to_string();
+    assert!(!url.contains(token), "the token is in the URL {url}");
+}
+
+#[test]
+fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
+    let names = [
+        "web-eu-1",
+        "web-eu-2",
+        "web-eu-backup",
+        "web-us-1",
+        "web-us-2",
+        "api-1",
+    ];
+    let mut backends: Vec<Backend> = (0..names.len())
+        .map(|i| Backend::start(None, &format!("127.0.2.{}:0", 11 + i)))
+        .collect();
+    // web-eu-2 (threshold 3) starts down: it waits at `warming 0/3` until
+    // the browser is watching.
+    backends[1].kill();
+    let pairs: Vec<(&str, &Backend)> = names.iter().copied().zip(backends.iter()).collect();
+    let config = quickstart(&pairs);
+    let mesh = LocalMesh::start_tls("ui", &config, &[("fra1", "eu")]);
+    wait_until(30, "web-eu-1 up", || {
+        mesh.agg.health("web-eu", "web-eu-1") == "up"
+    });
+    let tokens = mesh.dir.join("store/tokens.json");
+    let write = mesh.agg.token.clone();
+    let read = gslb_e2e::pki::create_token(&tokens, "ui-reader", "read", None);
+    let base = format!("https://{}", mesh.agg.http);
+    let (eu1, eu2, us1, us2) = (
+        id(&mesh, "web-eu", "web-eu-1"),
+        id(&mesh, "web-eu", "web-eu-2"),
+        id(&mesh, "web-us", "web-us-1"),
+        id(&mesh, "web-us", "web-us-2"),
+    );
+    let web_eu = mesh.agg.pool_id("web-eu");
+
+    // Without a session: pages send to sign-in, the API and the events
+    // refuse, and a sign-in that is not the UI's own call is refused.
+    let anonymous = |path: &str, method: &str, extra: &[&str]| {
+        let ca = mesh.agg.operator.as_ref().unwrap().ca.clone();
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code} %{redirect_url}",
+                "--cacert",
+            ])
+            .arg(ca)
+            .args(["-X", method])
+            .args(extra)
+            .arg(format!("{base}{path}"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    assert_eq!(
+        anonymous("/ui/", "GET", &[]),
+        format!("303 {base}/ui/login")
+    );
+    assert_eq!(anonymous("/ui/api/v1/pools", "GET", &[]), "401");
+    assert_eq!(anonymous("/ui/events", "GET", &[]), "401");
+    assert_eq!(
+        anonymous(&format!("/ui/api/v1/members/{us1}"), "DELETE", &[]),
+        "401"
+    );
+    let body = format!("{{\"token\": \"{write}\"}}");
+    assert_eq!(
+        anonymous("/ui/session", "POST", &["--data", &body]),
+        "403",
+        "a sign-in without the UI's header"
+    );
+    assert_eq!(
+        anonymous(
+            "/ui/session",
+            "POST",
+            &[
+                "--data",
+                &body,
+                "-H",
+                "x-gslb-ui: 1",
+                "-H",
+                "Origin: https://attacker.test"
+            ]
+        ),
+        "403",
+        "a sign-in from another site"
+    );
+    assert_eq!(
+        anonymous(
+            "/ui/session",
+            "POST",
+            &["--data", "{\"token\": \"gslb_nope\"}", "-H", "x-gslb-ui: 1"]
+        ),
+        "401"
+    );
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let b = Browser::start().await;
+
+        // Sign-in with a write token; the cookie is HttpOnly, Secure, Strict.
+        b.client.goto(&format!("{base}/ui/login")).await.unwrap();
+        b.shot("login").await;
+        sign_in(&b, &base, &write).await;
+        let cookie = b.client.get_named_cookie("gslb_session").await.unwrap();
+        assert_eq!(cookie.http_only(), Some(true));
+        assert_eq!(cookie.secure(), Some(true));
+        assert_eq!(format!("{:?}", cookie.same_site()), "Some(Strict)");
+        let session = cookie.value().to_owned();
+
+        // The quickstart's nodes: zone, records, pools with their checks, members.
+        let canvas = b.text("#topology").await.unwrap();
+        for text in [
+            "zone example.test", "www.example.test", "api.example.test", "pool web-eu", "pool web-us",
+            "pool api", "check web-http: http every 1s", "check api-tcp: tcp every 1s",
+        ] {
+            assert!(canvas.contains(text), "the topology lacks {text:?}:\n{canvas}");
+        }
+        for name in names {
+            assert!(canvas.contains(name), "the topology lacks member {name}");
+        }
+        assert!(canvas.contains("backup"), "the backup member is not marked");
+
+        // Seed 000: warming 1/3, 2/3, then green healthy, with no reload.
+        b.wait_js("web-eu-2 waiting at warming 0/3", &format!(
+            "return document.querySelector('button.member[data-member=\"{eu2}\"] [data-label]').textContent === 'warming 0/3';"
+        )).await;
+        b.js("window.notReloaded = true; return null;", vec![]).await;
+        backends[1].restart();
+        let mut seen: Vec<String> = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let now = label(&b, eu2).await;
+            if seen.last() != Some(&now) {
+                if now == "warming 1/3" {
+                    b.shot("topology-warming").await;
+                }
+                seen.push(now.clone());
+            }
+            if now == "healthy" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "labels seen: {seen:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let steps: Vec<&str> = seen.iter().map(String::as_str).filter(|l| *l != "warming 0/3").collect();
+        assert_eq!(steps, ["warming 1/3", "warming 2/3", "healthy"], "labels seen: {seen:?}");
+        let class = b.js(&format!("return document.querySelector('button.member[data-member=\"{eu2}\"]').className;"), vec![]).await;
+        assert!(class.as_str().unwrap().contains("healthy"), "{class}");
+        assert_eq!(b.js("return window.notReloaded === true;", vec![]).await, json!(true), "the page reloaded");
+        b.shot("topology").await;
+
+        // Both primaries down: red within 2 s of each transition, and the
+        // pool answers from its backup.
+        backends[0].kill();
+        backends[1].kill();
+        for member in [eu1, eu2] {
+            b.wait_js("a red node", &format!(
+                "return window.gslbLive.shown[{member}] && window.gslbLive.shown[{member}].label === 'unhealthy';"
+            )).await;
+            let shown_at = b.js(&format!("return window.gslbLive.shown[{member}].at;"), vec![]).await.as_f64().unwrap();
+            let (_, log) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{member}/logs?limit=20"), &[]);
+            let down_at = log["entries"].as_array().unwrap().iter()
+                .filter(|e| e["to"] == "down")
+                .map(|e| e["atMs"].as_f64().unwrap())
+                .fold(0.0, f64::max);
+            assert!(down_at > 0.0, "no transition to down in {log}");
+            let delay = shown_at - down_at;
+            assert!(delay <= 2000.0, "member {member} turned red {delay:.0} ms after its transition");
+        }
+        b.wait_js("the backup badge", &format!(
+            "return document.querySelector('[data-badges=\"{web_eu}\"]').textContent.includes('using backups');"
+        )).await;
+        b.shot("topology-backups").await;
+
+        // The slide-over sets the warm-up threshold; REST confirms it.
+        b.click(&format!("button.member[data-member=\"{us2}\"]")).await;
+        b.wait_js("the slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-2';").await;
+        b.shot("slide-over").await;
+        b.fill("#f-warmupThreshold", "5").await;
+        b.click("#member-save").await;
+        b.wait_js("the slide-over to close", "return document.querySelector('#slideover').hidden;").await;
+        let (_, member) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{us2}"), &[]);
+        assert_eq!(member["warmupThreshold"], 5, "{member}");
+
+        // An invalid weight: the API's message beside the weight field.
+        b.click(&format!("button.member[data-member=\"{us1}\"]")).await;
+        b.wait_js("the slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-1';").await;
+        b.fill("#f-weight", "-1").await;
+        b.click("#member-save").await;
+        let error = b.wait_js("the weight error", "return document.querySelector('[data-error-for=weight]').textContent;").await;
+        assert!(error.as_str().unwrap().starts_with("weight"), "{error}");
+        assert_eq!(b.js("return document.querySelector('#member-error').textContent;", vec![]).await, json!(""));
+        b.shot("field-error").await;
+        b.click("#member-close").await;
+        let (_, member) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{us1}"), &[]);
+        assert_eq!(member["weight"], 200, "a refused change left {member}");
+
+        // Cross-site and CSRF-less changes are refused with 403.
+        let no_csrf = b.js(&format!(
+            "return fetch('/ui/api/v1/members/{us1}', {{method: 'PUT', headers: {{'content-type': 'application/json'}}, body: '{{\"weight\": 7}}'}}).then(r => r.status);"
+        ), vec![]).await;
+        assert_eq!(no_csrf, json!(403));
+        let csrf = b.js("return document.body.dataset.csrf;", vec![]).await.as_str().unwrap().to_owned();
+        let path = format!("/ui/api/v1/members/{us1}");
+        let with = |h: &str| vec![format!("x-csrf-token: {csrf}"), h.to_owned()];
+        assert_eq!(ui_call(&mesh, &session, "PUT", &path, &with("Origin: https://attacker.test")), 403);
+        assert_eq!(ui_call(&mesh, &session, "PUT", &path, &with("Sec-Fetch-Site: cross-site")), 403);
+        assert_eq!(ui_call(&mesh, &session, "PUT", &path, &["x-csrf-token: wrong".to_owned()]), 403);
+        let (_, member) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{us1}"), &[]);
+        assert_eq!(member["weight"], 200, "a refused change left {member}");
+        assert_eq!(ui_call(&mesh, &session, "PUT", &path, &with(&format!("Origin: {base}"))), 200, "the same call from the UI's own origin");
+        rest(&mesh, &write, "PUT", &format!("/api/v1/members/{us1}"), &["--data", "{\"weight\": 200}"]);
+
+        // Explain: the same answer as gslbctl explain.
+        b.client.goto(&format!("{base}/ui/explain?name=www.example.test&type=A&client=eu")).await.unwrap();
+        let shown = b.wait_js("the explain answer", "const a = document.querySelector('#answers'); return a && a.textContent;").await;
+        let ctl = mesh.agg.ctl(&["explain", "www.example.test", "--client", "eu"]);
+        let answers = ctl.lines().find_map(|l| l.strip_prefix("answers")).unwrap().trim().to_owned();
+        assert!(!answers.is_empty(), "{ctl}");
+        assert_eq!(shown.as_str().unwrap(), answers, "gslbctl explain said:\n{ctl}");
+        b.shot("explain").await;
+
+        // Every other page, with a screenshot.
+        b.client.goto(&format!("{base}/ui/pools/{web_eu}")).await.unwrap();
+        b.wait_js("the probe matrix", "return document.querySelector('td[data-location=fra1]') !== null;").await;
+        b.shot("probe-matrix").await;
+        b.client.goto(&format!("{base}/ui/members/{eu1}/log")).await.unwrap();
+        let log = b.text("table.log").await.unwrap();
+        assert!(log.contains("up → down") && log.contains("fra1"), "{log}");
+        b.shot("health-log").await;
+        for (page, expect) in [("agents", "fra1"), ("edges", "versions"), ("cluster", "single"), ("objects", "web-http")] {
+            b.client.goto(&format!("{base}/ui/{page}")).await.unwrap();
+            let text = b.text("main").await.unwrap();
+            assert!(text.contains(expect), "/ui/{page} lacks {expect:?}:\n{text}");
+            b.shot(page).await;
+        }
+
+        // Declarative apply: the plan first, then the change on confirmation.
+        b.client.goto(&format!("{base}/ui/apply")).await.unwrap();
+        let added = config.replace(
+            "[[pool.member]]\nname = \"web-us-2\"",
+            "[[pool.member]]\nname = \"web-us-3\"\naddress = \"127.0.2.23\"\nport = 80\nenabled = false\n[[pool.member]]\nname = \"web-us-2\"",
+        );
+        assert_ne!(added, config);
+        b.js("document.querySelector('#apply-text').value = arguments[0]; return null;", vec![json!(added)]).await;
+        b.click("#apply-plan").await;
+        let plan = b.wait_js("the plan", "return !document.querySelector('#apply-result').hidden && document.querySelector('#apply-lines').textContent;").await;
+        assert!(plan.as_str().unwrap().contains("web-us-3"), "{plan}");
+        assert!(mesh.agg.try_health("web-us", "web-us-3").is_none(), "a plan applied nothing");
+        b.shot("apply-plan").await;
+        b.click("#apply-confirm").await;
+        b.wait_js("the applied plan", "return document.querySelector('#apply-heading').textContent.startsWith('Applied');").await;
+        assert_eq!(mesh.agg.member("web-us", "web-us-3")["enabled"], false);
+
+        // A read token sees everything and can change nothing.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        sign_in(&b, &base, &read).await;
+        b.click(&format!("button.member[data-member=\"{us2}\"]")).await;
+        b.wait_js("the slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-2';").await;
+        let locked = b.js("return document.querySelector('#member-save').disabled && document.querySelector('#f-weight').disabled;", vec![]).await;
+        assert_eq!(locked, json!(true), "a read session's editor is not disabled");
+        b.shot("read-only").await;
+        let refused = b.js(&format!(
+            "return fetch('/ui/api/v1/members/{us2}', {{method: 'PUT', headers: {{'content-type': 'application/json', 'x-csrf-token': document.body.dataset.csrf}}, body: '{{\"weight\": 7}}'}}).then(r => r.status);"
+        ), vec![]).await;
+        assert_eq!(refused, json!(403));
+        b.close().await;
+    });
+
+    // No token ever reached a log.
+    for token in [&write, &read] {
+        assert!(
+            !mesh.agg.proc.stderr.contains(token),
+            "a token is in the aggregator's log"
+        );
+        assert!(
+            !mesh.agg.proc.stdout.contains(token),
+            "a token is in the aggregator's output"
+        );
+    }
+}
