@@ -160,8 +160,12 @@ if command -v curl >/dev/null; then
 echo "REST over TLS needs the token: without it 401, with it the pools"
 echo "  curl https://127.0.0.1:7080/api/v1/pools -> $(curl -s -o /dev/null -w '%{http_code}' --cacert "$GSLB_CA" https://127.0.0.1:7080/api/v1/pools)"
 echo "  curl -H 'Authorization: Bearer ...' https://127.0.0.1:7080/api/v1/pools -> $(curl -s --cacert "$GSLB_CA" -H "Authorization: Bearer $GSLB_TOKEN" https://127.0.0.1:7080/api/v1/pools | head -c 72)..."
+echo "the web UI: the token is exchanged for a session cookie, then the topology is drawn"
+ui_cookie=$(curl -s -D - -o /dev/null --cacert "$GSLB_CA" -H 'x-gslb-ui: 1' -H 'content-type: application/json' \
+  --data "{\"token\": \"$GSLB_TOKEN\"}" https://127.0.0.1:7080/ui/session | sed -n 's/^set-cookie: \(gslb_session=[0-9a-f]*\).*/\1/p')
+echo "  https://127.0.0.1:7080/ui/ -> $(curl -s --cacert "$GSLB_CA" -H "Cookie: $ui_cookie" https://127.0.0.1:7080/ui/ | grep -o 'data-member=' | wc -l) member nodes"
 else
-  echo "(curl is not installed: the REST API's token check is not shown)"
+  echo "(curl is not installed: the REST API's token check and the web UI's sign-in are not shown)"
 fi
 echo "an agent certificate may not call admin:"
 gslbctl --cert "$PKI/fra1.crt" --key "$PKI/fra1.key" pools list 2>&1 | sed 's/^/  /' || true
@@ -185,7 +189,7 @@ answers
 cat <<INFO
 
 == the mesh is running on loopback, every link over mutual TLS
-  aggregator  gRPC 127.0.0.1:7000 (agents, edges, gslbctl)   HTTPS 127.0.0.1:7080 (REST /api/v1, /metrics)
+  aggregator  gRPC 127.0.0.1:7000 (agents, edges, gslbctl)   HTTPS 127.0.0.1:7080 (web UI /ui/, REST /api/v1, /metrics)
   agents      fra1 (eu) 127.0.0.1:9101   iad1 (us) 127.0.0.1:9102   sin1 (ap) 127.0.0.1:9103   (/metrics, /readyz)
   edge        DNS 127.0.0.1:5353 (UDP+TCP)   status 127.0.0.1:8053 (/readyz, /status/config, /metrics)
   backends    web-eu 127.0.0.11-13   web-us 127.0.0.21-22   api 127.0.0.31
@@ -194,6 +198,10 @@ Try:  export PATH=$BIN:\$PATH GSLB_SERVER=$GSLB_SERVER GSLB_CA=$GSLB_CA
       export GSLB_CERT=$GSLB_CERT GSLB_KEY=$GSLB_KEY GSLB_TOKEN=\$(cat $DIR/admin.token)
       gslbctl status
       gslbctl query www.example.test --dns 127.0.0.1:5353 --subnet 192.0.2.0/24
+Web UI: https://127.0.0.1:7080/ui/  (the certificate is from the development CA $GSLB_CA:
+      import it in the browser, or accept the warning for this loopback address)
+      sign in with the admin token in $DIR/admin.token (paste it into the sign-in page)
+      (a read-only one: gslbctl tokens create --file $DIR/tokens.json --name viewer --role read)
 INFO
 if [ "$ONCE" = 1 ]; then exit 0; fi
 echo "Ctrl-C stops everything."

@@ -335,12 +335,45 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     assert!(head.to_ascii_lowercase().contains(&location), "{head}");
     let (code, _, _) = on_follower("/api/v1/records?stale");
     assert_eq!(code, 200);
+    follower_ui(&cluster, follower, leader);
     let after = cluster.status(leader)["version"].as_u64().unwrap();
     edge.wait_version(after);
     let watched = watcher.finish();
     assert_eq!(watched.failures, 0, "{watched:?}");
     assert_eq!(watched.decreases, 0, "{watched:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The web UI on a follower: it signs in and shows the replica's catalog
+/// and the cluster, and refuses a change naming the leader's UI.
+fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
+    let node = cluster.node(follower);
+    let body = format!("{{\"token\": \"{}\"}}", node.token);
+    let (code, head, _) = http_request(node.http, "POST", "/ui/session", &[("x-gslb-ui", "1")], &body);
+    assert_eq!(code, 204, "{head}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: gslb_session="))
+        .and_then(|v| v.split(';').next())
+        .unwrap_or_else(|| panic!("no session cookie in {head}"))
+        .to_owned();
+    let cookie = format!("gslb_session={cookie}");
+    let (code, _, page) = http_request(node.http, "GET", "/ui/", &[("Cookie", &cookie)], "");
+    assert_eq!(code, 200);
+    assert!(page.contains("n7.example.test"), "the follower's topology lacks a replicated record");
+    let csrf = page
+        .split("data-csrf=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap()
+        .to_owned();
+    let (_, _, page) = http_request(node.http, "GET", "/ui/cluster", &[("Cookie", &cookie)], "");
+    assert!(page.contains("follower") && page.contains(&format!("node {leader} at")), "{page}");
+    let headers = [("Cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
+    let (code, _, refusal) = http_request(node.http, "PUT", "/ui/api/v1/decisions", &headers, "{\"paused\": false}");
+    assert_eq!(code, 503, "{refusal}");
+    let leader_ui = format!("http://{}/ui/", cluster.node(leader).http);
+    assert!(refusal.contains(&leader_ui), "the refusal does not name {leader_ui}: {refusal}");
 }
 
 /// Voter ids per `gslbctl cluster status` (asked of any node, answered by the leader).
