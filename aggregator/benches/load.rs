@@ -293,6 +293,145 @@ fn batch(seq: u64, cycle: u64, ids: impl Iterator<Item = u64>, failure: i32) -> 
     }
 }
 
+/// Every agent sends one batch per cycle, all members, and waits for the
+/// ack: WINDOW_SECS measured after 3 s of warm-up; one line of figures.
+async fn ingest(
+    agents: Vec<Agent>,
+    n: u64,
+    window: Duration,
+    pid: u32,
+    ui_streams: usize,
+) -> Vec<Agent> {
+    let agents_n = agents.len();
+    let mut agents = agents;
+    let acked = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for mut a in agents.drain(..) {
+        let (acked, stop) = (acked.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut seq = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let cycle = now_ms() / 1000;
+                seq += 1;
+                if a.tx.send(batch(seq, cycle, 3..n + 3, 0)).await.is_err() {
+                    break;
+                }
+                if let Ok(Some(m)) = a.inbound.message().await
+                    && let Some(pb::aggregator_message::Msg::Ack(ack)) = m.msg
+                {
+                    acked.fetch_add(u64::from(ack.accepted), Ordering::Relaxed);
+                }
+                let next = (cycle + 1) * 1000;
+                let wait = next.saturating_sub(now_ms());
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+            }
+            a
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (a0, c0, t0) = (
+        acked.load(Ordering::Relaxed),
+        cpu_seconds(pid),
+        Instant::now(),
+    );
+    tokio::time::sleep(window).await;
+    let (a1, c1, elapsed) = (
+        acked.load(Ordering::Relaxed),
+        cpu_seconds(pid),
+        t0.elapsed().as_secs_f64(),
+    );
+    stop.store(true, Ordering::Relaxed);
+    let mut agents = Vec::new();
+    for t in tasks {
+        agents.push(t.await.unwrap());
+    }
+    let results = (a1 - a0) as f64;
+    println!(
+        "ingest ui_streams={ui_streams} agents={agents_n} members={n} offered_per_s={} results_per_s={:.0} cpu_s_per_million={:.3} aggregator_cpu_pct={:.1} peak_rss_mib={:.0}",
+        agents_n as u64 * n,
+        results / elapsed,
+        (c1 - c0) / results.max(1.0) * 1e6,
+        (c1 - c0) / elapsed * 100.0,
+        peak_rss_mib(pid)
+    );
+    agents
+}
+
+/// Open `count` web UI event streams on the aggregator's HTTP listener
+/// (plain text: the bench runs it `--insecure`), each signed in like a
+/// browser; each task returns the bytes it received.
+async fn ui_streams(
+    http: std::net::SocketAddr,
+    dir: &std::path::Path,
+    count: usize,
+) -> Vec<tokio::task::JoinHandle<u64>> {
+    use http_body_util::{BodyExt, Full};
+    use hyper_util::rt::TokioIo;
+    // A token holds at most 64 sessions: one read token per 50 streams.
+    let mut file = gslb_aggregator::api::tokens::TokenFile::load(&dir.join("tokens.json")).unwrap();
+    let tokens: Vec<String> = (0..count.div_ceil(50))
+        .map(|i| {
+            file.create(
+                &format!("bench-ui-{i}"),
+                gslb_aggregator::api::tokens::TokenRole::Read,
+                None,
+                SystemTime::now(),
+            )
+            .unwrap()
+            .0
+        })
+        .collect();
+    file.save(&dir.join("tokens.json")).unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..count {
+        let token = tokens[i / 50].clone();
+        let connect = || async {
+            let io = TokioIo::new(tokio::net::TcpStream::connect(http).await.unwrap());
+            let (send, conn) = hyper::client::conn::http1::handshake(io).await.unwrap();
+            tokio::spawn(conn);
+            send
+        };
+        let mut send = connect().await;
+        let sign_in = hyper::Request::post("/ui/session")
+            .header("host", http.to_string())
+            .header("x-gslb-ui", "1")
+            .header("content-type", "application/json")
+            .body(Full::new(bytes::Bytes::from(format!(
+                "{{\"token\": \"{token}\"}}"
+            ))))
+            .unwrap();
+        let response = send.send_request(sign_in).await.unwrap();
+        assert_eq!(response.status(), 204, "UI sign-in");
+        let cookie = response.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        let mut send = connect().await;
+        let events = hyper::Request::get("/ui/events")
+            .header("host", http.to_string())
+            .header("cookie", cookie)
+            .body(Full::new(bytes::Bytes::new()))
+            .unwrap();
+        let response = send.send_request(events).await.unwrap();
+        assert_eq!(response.status(), 200, "UI event stream");
+        let mut body = response.into_body();
+        tasks.push(tokio::spawn(async move {
+            let mut bytes = 0u64;
+            while let Some(Ok(frame)) = body.frame().await {
+                if let Some(data) = frame.data_ref() {
+                    bytes += data.len() as u64;
+                }
+            }
+            bytes
+        }));
+    }
+    tasks
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
@@ -312,28 +451,64 @@ fn main() {
         std::fs::create_dir_all(&dir).unwrap();
         let mut tokens = gslb_aggregator::api::tokens::TokenFile::default();
         let (token, _) = tokens
-            .create("bench", gslb_aggregator::api::tokens::TokenRole::Write, None, std::time::SystemTime::now())
+            .create(
+                "bench",
+                gslb_aggregator::api::tokens::TokenRole::Write,
+                None,
+                std::time::SystemTime::now(),
+            )
             .unwrap();
         tokens.save(&dir.join("tokens.json")).unwrap();
         let bin = env_or("GSLB_AGGREGATOR_BIN", "target/release/gslb-aggregator");
         let mut child = Command::new("taskset")
-            .args(["-c", &env_or("AGGREGATOR_CPU", "1"), &bin, "--data-dir", dir.to_str().unwrap()])
-            .args(["--listen-grpc", "127.0.0.1:0", "--listen-http", "127.0.0.1:0", "--insecure"])
+            .args([
+                "-c",
+                &env_or("AGGREGATOR_CPU", "1"),
+                &bin,
+                "--data-dir",
+                dir.to_str().unwrap(),
+            ])
+            .args([
+                "--listen-grpc",
+                "127.0.0.1:0",
+                "--listen-http",
+                "127.0.0.1:0",
+                "--insecure",
+            ])
             .env("RUST_LOG", "warn")
             .env("TOKIO_WORKER_THREADS", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let line = BufReader::new(child.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines.next().unwrap().unwrap();
         let server = format!("http://{}", line.trim_start_matches("grpc listening on "));
+        let http: std::net::SocketAddr = lines
+            .next()
+            .unwrap()
+            .unwrap()
+            .trim_start_matches("http listening on ")
+            .parse()
+            .unwrap();
         let aggregator = Killed(child);
         let pid = aggregator.0.id();
         configure(&server, &token, n).await;
 
         // The edge: records when each member's facts arrive.
-        let mut edge = EdgeFeedClient::connect(server.clone()).await.unwrap().max_decoding_message_size(BIG);
-        let mut feed = edge.subscribe(pb::SubscribeRequest { edge_id: "bench-edge".into(), held_version: 0, edge_version: "bench".into() }).await.unwrap().into_inner();
+        let mut edge = EdgeFeedClient::connect(server.clone())
+            .await
+            .unwrap()
+            .max_decoding_message_size(BIG);
+        let mut feed = edge
+            .subscribe(pb::SubscribeRequest {
+                edge_id: "bench-edge".into(),
+                held_version: 0,
+                edge_version: "bench".into(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         let full = feed.message().await.unwrap().unwrap();
         println!("edge full_snapshot_bytes={}", full.encoded_len());
         let (seen_tx, mut seen_rx) = mpsc::unbounded_channel::<(u64, Instant)>();
@@ -341,7 +516,11 @@ fn main() {
             while let Ok(Some(update)) = feed.message().await {
                 let at = Instant::now();
                 if let Some(pb::snapshot_update::Update::Delta(d)) = update.update {
-                    for f in d.facts.iter().filter(|f| f.health == pb::Health::Down as i32) {
+                    for f in d
+                        .facts
+                        .iter()
+                        .filter(|f| f.health == pb::Health::Down as i32)
+                    {
                         let _ = seen_tx.send((f.member_id, at));
                     }
                 }
@@ -353,50 +532,23 @@ fn main() {
             agents.push(agent(&server, i).await);
         }
 
-        // Ingest: every agent sends one batch per cycle, all members, and waits for the ack.
-        let acked = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut tasks = Vec::new();
-        for mut a in agents.drain(..) {
-            let (acked, stop) = (acked.clone(), stop.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut seq = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let cycle = now_ms() / 1000;
-                    seq += 1;
-                    if a.tx.send(batch(seq, cycle, 3..n + 3, 0)).await.is_err() {
-                        break;
-                    }
-                    if let Ok(Some(m)) = a.inbound.message().await
-                        && let Some(pb::aggregator_message::Msg::Ack(ack)) = m.msg
-                    {
-                        acked.fetch_add(u64::from(ack.accepted), Ordering::Relaxed);
-                    }
-                    let next = (cycle + 1) * 1000;
-                    let wait = next.saturating_sub(now_ms());
-                    tokio::time::sleep(Duration::from_millis(wait)).await;
-                }
-                a
-            }));
+        // Ingest with no web UI open, then with UI_STREAMS event streams
+        // (signed-in pages) open: the UI must not slow the core.
+        let agents = ingest(agents, n, window, pid, 0).await;
+        let ui_n = env_or("UI_STREAMS", "100").parse().unwrap();
+        let streams = ui_streams(http, &dir, ui_n).await;
+        let agents = ingest(agents, n, window, pid, ui_n).await;
+        let mut received = 0;
+        let mut open = 0;
+        for s in streams {
+            if !s.is_finished() {
+                open += 1;
+            }
+            s.abort();
+            received += s.await.unwrap_or(0);
         }
-        tokio::time::sleep(Duration::from_secs(3)).await;
-        let (a0, c0, t0) = (acked.load(Ordering::Relaxed), cpu_seconds(pid), Instant::now());
-        tokio::time::sleep(window).await;
-        let (a1, c1, elapsed) = (acked.load(Ordering::Relaxed), cpu_seconds(pid), t0.elapsed().as_secs_f64());
-        stop.store(true, Ordering::Relaxed);
-        let mut agents = Vec::new();
-        for t in tasks {
-            agents.push(t.await.unwrap());
-        }
-        let results = (a1 - a0) as f64;
-        println!(
-            "ingest agents={agents_n} members={n} offered_per_s={} results_per_s={:.0} cpu_s_per_million={:.3} aggregator_cpu_pct={:.1} peak_rss_mib={:.0}",
-            agents_n as u64 * n,
-            results / elapsed,
-            (c1 - c0) / results.max(1.0) * 1e6,
-            (c1 - c0) / elapsed * 100.0,
-            peak_rss_mib(pid)
-        );
+        println!("ui_streams opened={ui_n} still_open={open} bytes_received={received}");
+        let mut agents = agents;
 
         // Transition latency: the load is stopped; flip members down one at a time.
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -412,7 +564,14 @@ fn main() {
             let mut sent_at = Instant::now();
             for a in agents.iter_mut() {
                 seq += 1;
-                a.tx.send(batch(seq, cycle, std::iter::once(member), pb::FailReason::Refused as i32)).await.unwrap();
+                a.tx.send(batch(
+                    seq,
+                    cycle,
+                    std::iter::once(member),
+                    pb::FailReason::Refused as i32,
+                ))
+                .await
+                .unwrap();
                 sent_at = Instant::now();
             }
             for a in agents.iter_mut() {
@@ -434,7 +593,11 @@ fn main() {
             }
         }
         latencies.sort();
-        let pct = |p: f64| latencies.get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1))).map_or(f64::NAN, |d| d.as_secs_f64() * 1e3);
+        let pct = |p: f64| {
+            latencies
+                .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+                .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+        };
         println!(
             "transition_to_edge samples={} p50_ms={:.2} p99_ms={:.2} max_ms={:.2}",
             latencies.len(),

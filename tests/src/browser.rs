@@ -200,7 +200,11 @@ impl Drop for Browser {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
         let _ = Command::new("pkill")
-            .args(["-f", &format!("--user-data-dir={}", self.profile.display())])
+            .args([
+                "-f",
+                "--",
+                &format!("--user-data-dir={}", self.profile.display()),
+            ])
             .status();
     }
 }

@@ -123,8 +123,15 @@ async fn api(State(ui): State<Arc<Ui>>, request: Request) -> Response {
 }
 
 /// `/ui/events`: the live stream.
-async fn events_stream(State(ui): State<Arc<Ui>>) -> Response {
-    match ui.hub.stream() {
+async fn events_stream(State(ui): State<Arc<Ui>>, headers: axum::http::HeaderMap) -> Response {
+    let Some(id) = auth::session_id(&headers).map(str::to_owned) else {
+        return StatusCode::UNAUTHORIZED.into_response();
+    };
+    let held = Arc::clone(&ui);
+    // An open page counts as use; the session's lifetime and its token's
+    // validity still end it.
+    let signed_in = move || auth::signed_in(&held, &id);
+    match ui.hub.stream(signed_in) {
         Some(sse) => sse.into_response(),
         None => (
             StatusCode::SERVICE_UNAVAILABLE,

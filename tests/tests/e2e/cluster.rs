@@ -349,7 +349,13 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
 fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
     let node = cluster.node(follower);
     let body = format!("{{\"token\": \"{}\"}}", node.token);
-    let (code, head, _) = http_request(node.http, "POST", "/ui/session", &[("x-gslb-ui", "1")], &body);
+    let (code, head, _) = http_request(
+        node.http,
+        "POST",
+        "/ui/session",
+        &[("x-gslb-ui", "1")],
+        &body,
+    );
     assert_eq!(code, 204, "{head}");
     let cookie = head
         .lines()
@@ -360,7 +366,10 @@ fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
     let cookie = format!("gslb_session={cookie}");
     let (code, _, page) = http_request(node.http, "GET", "/ui/", &[("Cookie", &cookie)], "");
     assert_eq!(code, 200);
-    assert!(page.contains("n7.example.test"), "the follower's topology lacks a replicated record");
+    assert!(
+        page.contains("n7.example.test"),
+        "the follower's topology lacks a replicated record"
+    );
     let csrf = page
         .split("data-csrf=\"")
         .nth(1)
@@ -368,12 +377,24 @@ fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
         .unwrap()
         .to_owned();
     let (_, _, page) = http_request(node.http, "GET", "/ui/cluster", &[("Cookie", &cookie)], "");
-    assert!(page.contains("follower") && page.contains(&format!("node {leader} at")), "{page}");
+    assert!(
+        page.contains("follower") && page.contains(&format!("node {leader} at")),
+        "{page}"
+    );
     let headers = [("Cookie", cookie.as_str()), ("x-csrf-token", csrf.as_str())];
-    let (code, _, refusal) = http_request(node.http, "PUT", "/ui/api/v1/decisions", &headers, "{\"paused\": false}");
+    let (code, _, refusal) = http_request(
+        node.http,
+        "PUT",
+        "/ui/api/v1/decisions",
+        &headers,
+        "{\"paused\": false}",
+    );
     assert_eq!(code, 503, "{refusal}");
     let leader_ui = format!("http://{}/ui/", cluster.node(leader).http);
-    assert!(refusal.contains(&leader_ui), "the refusal does not name {leader_ui}: {refusal}");
+    assert!(
+        refusal.contains(&leader_ui),
+        "the refusal does not name {leader_ui}: {refusal}"
+    );
 }
 
 /// Voter ids per `gslbctl cluster status` (asked of any node, answered by the leader).

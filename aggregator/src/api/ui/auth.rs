@@ -157,6 +157,28 @@ pub async fn sign_out(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Response
     response
 }
 
+/// The session id a request's cookie carries.
+pub fn session_id(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers)
+}
+
+/// Whether session `id` is still open and its token still valid (a long
+/// request, the event stream, asks this as it goes on).
+pub fn signed_in(ui: &Ui, id: &str) -> bool {
+    let Some(session) = super::lock(&ui.sessions).use_session(id, crate::core::now().0) else {
+        return false;
+    };
+    let bearer = format!("Bearer {}", session.token);
+    let valid = ui
+        .tokens
+        .check(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
+        .is_ok();
+    if !valid {
+        super::lock(&ui.sessions).close(id);
+    }
+    valid
+}
+
 fn cookie(headers: &HeaderMap) -> Option<&str> {
     session::cookie_value(
         headers

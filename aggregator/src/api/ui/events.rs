@@ -23,9 +23,13 @@ use super::live::{self, Changes, Frame, MemberLive, PoolLive};
 use crate::api::service::{Service, off_worker};
 
 /// Shortest time between two refreshes.
-pub const MIN_REFRESH: Duration = Duration::from_millis(100);
+pub const MIN_REFRESH: Duration = Duration::from_millis(50);
 /// Event streams open at once at most; more are refused with 503.
 pub const MAX_EVENT_STREAMS: usize = 1_000;
+/// Ticks go out at most this often.
+pub const TICK_EVERY: Duration = Duration::from_secs(1);
+/// How often an open stream checks that its session is still signed in.
+pub const SESSION_CHECK: Duration = Duration::from_secs(5);
 /// Messages a slow stream may fall behind before it is closed (the browser
 /// reconnects and starts from a fresh snapshot).
 const BACKLOG: usize = 64;
@@ -37,7 +41,8 @@ enum Message {
     Changes { seq: u64, body: Arc<str> },
     /// The catalog's shape changed: the page fetches its topology again.
     Catalog { generation: u64 },
-    /// A refresh ran (the probe matrix fetches its cells again).
+    /// Refreshes ran (the probe matrix fetches its cells again); at most
+    /// one per [`TICK_EVERY`].
     Tick,
 }
 
@@ -91,9 +96,15 @@ impl Hub {
     }
 
     /// Open a stream: a snapshot, then every change after it.
-    pub fn stream(
+    /// `signed_in` is asked every [`SESSION_CHECK`]: a stream whose session
+    /// ended (signed out, expired, its token revoked) closes.
+    pub fn stream<F>(
         self: &Arc<Self>,
-    ) -> Option<Sse<impl Stream<Item = Result<Event, Infallible>> + use<>>> {
+        signed_in: F,
+    ) -> Option<Sse<impl Stream<Item = Result<Event, Infallible>> + use<F>>>
+    where
+        F: Fn() -> bool + Send + 'static,
+    {
         let permit = Arc::clone(&self.streams).try_acquire_owned().ok()?;
         let (mut rx_hub, seq, generation, frame, fresh) = {
             let latest = super::lock(&self.latest);
@@ -131,11 +142,19 @@ impl Hub {
             {
                 return;
             }
+            let mut check = tokio::time::interval(SESSION_CHECK);
+            check.tick().await;
             loop {
                 let message = tokio::select! {
                     m = rx_hub.recv() => m,
                     // The browser went away while nothing changed.
                     () = tx.closed() => return,
+                    _ = check.tick() => {
+                        if signed_in() {
+                            continue;
+                        }
+                        return;
+                    }
                 };
                 let event = match message {
                     Ok(Message::Changes { seq: s, body }) if s > seq => {
@@ -168,12 +187,23 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
     let mut version = service.watch_version();
     let mut catalog = service.watch_catalog();
     let mut health = service.watch_health();
+    // Ticks (the probe matrix refetches on them) go out at most once per
+    // TICK_EVERY; one held back is sent when that much time has passed.
+    let mut last_tick = Instant::now();
+    let mut tick_pending = false;
     loop {
+        let tick_due = tokio::time::Instant::from_std(last_tick + TICK_EVERY);
         tokio::select! {
             r = version.changed() => if r.is_err() { return },
             r = catalog.changed() => if r.is_err() { return },
             r = health.changed() => if r.is_err() { return },
             () = h.wake.notified() => {}
+            () = tokio::time::sleep_until(tick_due), if tick_pending => {
+                tick_pending = false;
+                last_tick = Instant::now();
+                let _ = h.tx.send(Message::Tick);
+                continue;
+            }
         }
         if h.tx.receiver_count() == 0 {
             super::lock(&h.latest).fresh = false;
@@ -202,7 +232,13 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
                 let _ = h.tx.send(Message::Catalog { generation });
             }
         }
-        let _ = h.tx.send(Message::Tick);
+        if last_tick.elapsed() >= TICK_EVERY {
+            last_tick = Instant::now();
+            tick_pending = false;
+            let _ = h.tx.send(Message::Tick);
+        } else {
+            tick_pending = true;
+        }
         let pause = (started.elapsed() * 4).max(MIN_REFRESH);
         tokio::time::sleep(pause.saturating_sub(started.elapsed())).await;
     }
