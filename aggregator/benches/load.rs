@@ -360,12 +360,12 @@ async fn ingest(
 
 /// Open `count` web UI event streams on the aggregator's HTTP listener
 /// (plain text: the bench runs it `--insecure`), each signed in like a
-/// browser; each task returns the bytes it received.
+/// browser; the tasks reading them and the bytes they received.
 async fn ui_streams(
     http: std::net::SocketAddr,
     dir: &std::path::Path,
     count: usize,
-) -> Vec<tokio::task::JoinHandle<u64>> {
+) -> (Vec<tokio::task::JoinHandle<()>>, Arc<AtomicU64>) {
     use http_body_util::{BodyExt, Full};
     use hyper_util::rt::TokioIo;
     // A token holds at most 64 sessions: one read token per 50 streams.
@@ -384,6 +384,7 @@ async fn ui_streams(
         .collect();
     file.save(&dir.join("tokens.json")).unwrap();
     let mut tasks = Vec::new();
+    let received = Arc::new(AtomicU64::new(0));
     for i in 0..count {
         let token = tokens[i / 50].clone();
         let connect = || async {
@@ -419,17 +420,16 @@ async fn ui_streams(
         let response = send.send_request(events).await.unwrap();
         assert_eq!(response.status(), 200, "UI event stream");
         let mut body = response.into_body();
+        let received = Arc::clone(&received);
         tasks.push(tokio::spawn(async move {
-            let mut bytes = 0u64;
             while let Some(Ok(frame)) = body.frame().await {
                 if let Some(data) = frame.data_ref() {
-                    bytes += data.len() as u64;
+                    received.fetch_add(data.len() as u64, Ordering::Relaxed);
                 }
             }
-            bytes
         }));
     }
-    tasks
+    (tasks, received)
 }
 
 fn main() {
@@ -538,16 +538,15 @@ fn main() {
         let ui_n = env_or("UI_STREAMS", "100").parse().unwrap();
         let streams = ui_streams(http, &dir, ui_n).await;
         let agents = ingest(agents, n, window, pid, ui_n).await;
-        let mut received = 0;
-        let mut open = 0;
+        let (streams, received) = streams;
+        let open = streams.iter().filter(|s| !s.is_finished()).count();
         for s in streams {
-            if !s.is_finished() {
-                open += 1;
-            }
             s.abort();
-            received += s.await.unwrap_or(0);
         }
-        println!("ui_streams opened={ui_n} still_open={open} bytes_received={received}");
+        println!(
+            "ui_streams opened={ui_n} still_open={open} bytes_received={}",
+            received.load(Ordering::Relaxed)
+        );
         let mut agents = agents;
 
         // Transition latency: the load is stopped; flip members down one at a time.

@@ -53,6 +53,8 @@ struct Latest {
     frame: Arc<Frame>,
     /// The catalog generation the frame was taken at.
     generation: u64,
+    /// The frame as a snapshot message, once a stream needed it.
+    snapshot: Option<Arc<str>>,
     /// Computed while streams were open (else it may be behind).
     fresh: bool,
 }
@@ -106,42 +108,45 @@ impl Hub {
         F: Fn() -> bool + Send + 'static,
     {
         let permit = Arc::clone(&self.streams).try_acquire_owned().ok()?;
-        let (mut rx_hub, seq, generation, frame, fresh) = {
+        let (mut rx_hub, seq, cached, fresh) = {
             let latest = super::lock(&self.latest);
             // Subscribed under the lock: the next frame's changes are
             // broadcast after this snapshot was taken, never before.
-            (
-                self.tx.subscribe(),
-                latest.seq,
-                latest.generation,
-                Arc::clone(&latest.frame),
-                latest.fresh,
-            )
+            let cached = match &latest.snapshot {
+                Some(text) => Ok(Arc::clone(text)),
+                None => Err((latest.generation, Arc::clone(&latest.frame))),
+            };
+            (self.tx.subscribe(), latest.seq, cached, latest.fresh)
         };
         if !fresh {
             self.wake.notify_one();
         }
+        let hub = Arc::clone(self);
         let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(1);
         tokio::spawn(async move {
             let _permit = permit;
-            let mut members: Vec<&MemberLive> = frame.members.values().collect();
-            members.sort_by_key(|m| m.id);
-            let mut pools: Vec<&PoolLive> = frame.pools.values().collect();
-            pools.sort_by_key(|p| p.id);
-            let first = serde_json::to_string(&Snapshot {
-                seq,
-                generation,
-                members,
-                pools,
-            })
-            .unwrap_or_default();
+            // One text per frame, shared by every stream that opens on it
+            // (at 100,000 members it is megabytes).
+            let first = match cached {
+                Ok(text) => text,
+                Err((generation, frame)) => {
+                    let text = off_worker(move || snapshot_text(seq, generation, &frame)).await;
+                    let mut latest = super::lock(&hub.latest);
+                    if latest.seq == seq {
+                        latest.snapshot = Some(Arc::clone(&text));
+                    }
+                    text
+                }
+            };
+            drop(hub);
             if tx
-                .send(Ok(Event::default().event("snapshot").data(first)))
+                .send(Ok(Event::default().event("snapshot").data(&*first)))
                 .await
                 .is_err()
             {
                 return;
             }
+            drop(first);
             let mut check = tokio::time::interval(SESSION_CHECK);
             check.tick().await;
             loop {
@@ -215,12 +220,17 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
         health.borrow_and_update();
         let (view, status) = service.status_view().await;
         let generation = view.catalog_generation();
-        let next = off_worker(move || live::frame(&view, &status)).await;
+        let next = off_worker(move || {
+            let briefs = live::briefs(&view, status);
+            live::frame(&view, &briefs)
+        })
+        .await;
         {
             let mut latest = super::lock(&h.latest);
             let changes = live::diff(&latest.frame, &next);
             latest.seq += 1;
             latest.frame = Arc::new(next);
+            latest.snapshot = None;
             latest.fresh = true;
             if !changes.is_empty() {
                 let _ = h.tx.send(Message::Changes {
@@ -242,6 +252,22 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
         let pause = (started.elapsed() * 4).max(MIN_REFRESH);
         tokio::time::sleep(pause.saturating_sub(started.elapsed())).await;
     }
+}
+
+/// The snapshot message of frame `seq`.
+fn snapshot_text(seq: u64, generation: u64, frame: &Frame) -> Arc<str> {
+    let mut members: Vec<&MemberLive> = frame.members.values().collect();
+    members.sort_by_key(|m| m.id);
+    let mut pools: Vec<&PoolLive> = frame.pools.values().collect();
+    pools.sort_by_key(|p| p.id);
+    serde_json::to_string(&Snapshot {
+        seq,
+        generation,
+        members,
+        pools,
+    })
+    .unwrap_or_default()
+    .into()
 }
 
 fn body(changes: &Changes) -> Arc<str> {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use gslb_engine::{MemberBrief, StatusView};
 use gslb_shared::selection::{PoolRef, pool_state};
-use gslb_shared::{Health, Member, MemberFacts};
+use gslb_shared::{Health, Member, MemberFacts, MemberId};
 use serde::Serialize;
 
 use crate::core::control::View;
@@ -134,9 +134,26 @@ pub fn member_live(member: &Member, brief: Option<&MemberBrief>) -> MemberLive {
     }
 }
 
-/// The frame of `view` with the engine state taken with it. Costs the
-/// catalog's size (one pass over each pool).
-pub fn frame(view: &View, status: &StatusView) -> Frame {
+/// Every member's brief status, read from the engine's view in one tight
+/// pass and then let go: ingest copies a member's state only while a view
+/// of it is held, so the view is held no longer than this.
+pub fn briefs(view: &View, status: StatusView) -> Briefs {
+    let briefs = view
+        .catalog()
+        .members
+        .keys()
+        .filter_map(|id| Some((*id, status.member_brief(*id)?)))
+        .collect();
+    drop(status);
+    briefs
+}
+
+/// Members' brief statuses by id.
+pub type Briefs = HashMap<MemberId, MemberBrief>;
+
+/// The frame of `view` with the members' brief statuses taken with it.
+/// Costs the catalog's size (one pass over each pool).
+pub fn frame(view: &View, briefs: &Briefs) -> Frame {
     let catalog = view.catalog();
     let facts = &view.snapshot().facts;
     let mut out = Frame {
@@ -170,8 +187,8 @@ pub fn frame(view: &View, status: &StatusView) -> Frame {
             },
         );
         for m in &members {
-            let brief = status.member_brief(m.id);
-            out.members.insert(m.id.0, member_live(m, brief.as_ref()));
+            out.members
+                .insert(m.id.0, member_live(m, briefs.get(&m.id)));
         }
     }
     out
@@ -214,10 +231,13 @@ mod tests {
     use proptest::prelude::*;
 
     fn member(enabled: bool, threshold: u32) -> Member {
-        let mut m: Member = serde_json::from_value(serde_json::json!({
-            "id": 7, "pool": 1, "name": "web", "address": "192.0.2.1", "port": 80,
-        }))
-        .unwrap();
+        let mut m = Member::new(
+            MemberId(7),
+            gslb_shared::PoolId(1),
+            "web",
+            std::net::Ipv4Addr::new(192, 0, 2, 1).into(),
+            80,
+        );
         m.enabled = enabled;
         m.warmup_threshold = threshold;
         m

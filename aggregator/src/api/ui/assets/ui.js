@@ -93,10 +93,23 @@
   const shown = {};
   window.gslbLive = { shown };
 
+  // Member nodes by id (a pool used by two records is drawn twice),
+  // indexed once per drawing rather than searched for per update.
+  let nodes = new Map();
+  function index() {
+    nodes = new Map();
+    $$("button.member").forEach((node) => {
+      const id = Number(node.dataset.member);
+      if (!nodes.has(id)) nodes.set(id, []);
+      nodes.get(id).push(node);
+    });
+  }
+  index();
+
   const STATES = ["healthy", "unhealthy", "warming", "disabled", "unknown"];
   function showMember(m) {
     members.set(m.id, m);
-    $$('button.member[data-member="' + m.id + '"]').forEach((node) => {
+    (nodes.get(m.id) || []).forEach((node) => {
       STATES.forEach((s) => node.classList.toggle(s, s === m.state));
       $("[data-label]", node).textContent = m.label;
       const score = $("[data-score]", node);
@@ -130,11 +143,21 @@
     return true;
   }
 
+  // The event stream. The browser reconnects by itself after a dropped
+  // connection; a refused one (the session ended, or the aggregator is at
+  // its stream limit) is closed for good, so it is tried again here, or
+  // the page goes to sign-in.
   function listen(handlers) {
     const live = $("#live");
     const source = new EventSource("/ui/events");
     source.addEventListener("open", () => { if (live) live.textContent = "live"; });
-    source.addEventListener("error", () => { if (live) live.textContent = "reconnecting…"; });
+    source.addEventListener("error", async () => {
+      if (live) live.textContent = "reconnecting…";
+      if (source.readyState !== EventSource.CLOSED) return;
+      const r = await fetch("/ui/api/v1/decisions", { credentials: "same-origin" });
+      if (r.status === 401) { location.assign("/ui/login"); return; }
+      setTimeout(() => listen(handlers), 5000);
+    });
     Object.entries(handlers).forEach(([name, fn]) => {
       source.addEventListener(name, (ev) => fn(ev.data ? JSON.parse(ev.data) : null));
     });
@@ -154,6 +177,7 @@
       const open = new Set($$("details.pool", topology).filter((d) => d.open).map((d) => d.dataset.pool));
       const closed = new Set($$("details.pool", topology).filter((d) => !d.open).map((d) => d.dataset.pool));
       if (await refetch("/ui/topology", topology)) {
+        index();
         $$("details.pool", topology).forEach((d) => {
           if (open.has(d.dataset.pool)) d.open = true;
           if (closed.has(d.dataset.pool)) d.open = false;

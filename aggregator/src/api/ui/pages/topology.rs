@@ -61,7 +61,8 @@ pub async fn fragment(State(ui): State<std::sync::Arc<Ui>>) -> Response {
 async fn canvas(ui: &Ui) -> Markup {
     let (view, status) = ui.service.status_view().await;
     off_worker(move || {
-        let frame = live::frame(&view, &status);
+        let briefs = live::briefs(&view, status);
+        let frame = live::frame(&view, &briefs);
         html! {
             div.canvas data-generation=(view.catalog_generation()) {
                 (render(view.catalog(), &frame))
