@@ -7,6 +7,8 @@
 
 use std::process::Command;
 
+use fantoccini::Locator;
+use fantoccini::key::Key;
 use gslb_e2e::browser::Browser;
 use gslb_e2e::{Backend, LocalMesh, wait_until};
 use serde_json::{Value, json};
@@ -325,6 +327,40 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         let (_, member) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{us2}"), &[]);
         assert_eq!(member["warmupThreshold"], 5, "{member}");
 
+        // Keyboard: Enter on a focused member node opens the slide-over,
+        // Escape closes it and gives the focus back to the node.
+        let node = format!("button.member[data-member=\"{us2}\"]");
+        b.client.find(Locator::Css(&node)).await.unwrap().send_keys(&Key::Enter).await.unwrap();
+        b.wait_js("the slide-over from the keyboard", "return !document.querySelector('#slideover').hidden;").await;
+        b.client.active_element().await.unwrap().send_keys(&Key::Escape).await.unwrap();
+        b.wait_js("the slide-over closed by Escape", "return document.querySelector('#slideover').hidden;").await;
+        let focused = b.js("return document.activeElement.dataset.member;", vec![]).await;
+        assert_eq!(focused, json!(us2.to_string()), "focus did not return to the node");
+
+        // Search by name: only the matching members stay visible.
+        b.fill("#search", "web-us").await;
+        let visible = "return [...document.querySelectorAll('button.member')].filter(n => n.offsetParent !== null).map(n => n.querySelector('.mname').textContent).join(',');";
+        b.wait_js("the search to filter", &format!("{} return v === 'web-us-1,web-us-2' ? v : null;", visible.replacen("return ", "const v = ", 1))).await;
+        b.js("const s = document.querySelector('#search'); s.value = ''; s.dispatchEvent(new Event('input')); return null;", vec![]).await;
+
+        // A member created in its pool's slide-over, then deleted there.
+        let web_us = mesh.agg.pool_id("web-us");
+        b.click(&format!("button.add-member[data-pool=\"{web_us}\"]")).await;
+        b.wait_js("the new member's slide-over", "return !document.querySelector('#slideover').hidden;").await;
+        b.fill("#f-name", "web-us-9").await;
+        b.fill("#f-ipAddress", "127.0.2.29").await;
+        b.fill("#f-port", "80").await;
+        b.click("#member-save").await;
+        b.wait_js("the slide-over to close", "return document.querySelector('#slideover').hidden;").await;
+        let made = mesh.agg.member("web-us", "web-us-9")["id"].as_u64().unwrap();
+        b.wait_js("the new node", &format!("return document.querySelector('button.member[data-member=\"{made}\"]') !== null;")).await;
+        b.click(&format!("button.member[data-member=\"{made}\"]")).await;
+        b.wait_js("its slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-9';").await;
+        b.click("#member-delete").await;
+        b.client.accept_alert().await.unwrap();
+        b.wait_js("the node gone", &format!("return document.querySelector('button.member[data-member=\"{made}\"]') === null;")).await;
+        assert!(mesh.agg.try_health("web-us", "web-us-9").is_none(), "the member was not deleted");
+
         // An invalid weight: the API's message beside the weight field.
         b.click(&format!("button.member[data-member=\"{us1}\"]")).await;
         b.wait_js("the slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-1';").await;
@@ -377,6 +413,27 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
             assert!(text.contains(expect), "/ui/{page} lacks {expect:?}:\n{text}");
             b.shot(page).await;
         }
+
+        // Objects: a check created from its template, then deleted.
+        b.client.goto(&format!("{base}/ui/objects")).await.unwrap();
+        b.click("button.create[data-kind=checks]").await;
+        b.wait_js("the object editor", "return !document.querySelector('#object-editor').hidden;").await;
+        b.js("document.querySelector('#object-json').value = arguments[0]; return null;", vec![json!(r#"{"name": "ui-made", "probe": {"type": "tcp"}}"#)]).await;
+        b.click("#object-save").await;
+        b.wait_js("the created check", "return document.querySelector('li.object[data-name^=\"ui-made\"]') !== null;").await;
+        let (_, checks) = rest(&mesh, &write, "GET", "/api/v1/checks", &[]);
+        assert!(checks.as_array().unwrap().iter().any(|c| c["name"] == "ui-made"), "{checks}");
+        b.click("li.object[data-name^=\"ui-made\"] button.delete").await;
+        b.client.accept_alert().await.unwrap();
+        b.wait_js("the check gone", "return document.readyState === 'complete' && document.querySelector('li.object[data-name^=\"ui-made\"]') === null;").await;
+        let (_, checks) = rest(&mesh, &write, "GET", "/api/v1/checks", &[]);
+        assert!(!checks.as_array().unwrap().iter().any(|c| c["name"] == "ui-made"), "{checks}");
+        // A refused object shows the API's message.
+        b.click("button.create[data-kind=checks]").await;
+        b.js("document.querySelector('#object-json').value = '{\"name\": \"\", \"probe\": {\"type\": \"tcp\"}}'; return null;", vec![]).await;
+        b.click("#object-save").await;
+        let refusal = b.wait_js("the refusal", "return document.querySelector('#object-error').textContent;").await;
+        assert!(refusal.as_str().unwrap().contains("name"), "{refusal}");
 
         // Declarative apply: the plan first, then the change on confirmation.
         b.client.goto(&format!("{base}/ui/apply")).await.unwrap();

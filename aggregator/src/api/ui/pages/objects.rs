@@ -52,7 +52,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
     let catalog = view.catalog();
     let row = |kind: &str, id: u64, name: String, value: Value| -> Markup {
         html! {
-            li.object data-kind=(kind) data-id=(id) {
+            li.object data-kind=(kind) data-id=(id) data-name=(name) {
                 span.oname { (name) } " " span.small { "id " (id) }
                 " " button.edit type="button" data-json=(value.to_string()) { "Edit" }
                 " " button.writes.danger.delete type="button" { "Delete" }
