@@ -55,10 +55,7 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let b = Browser::start().await;
-        b.client.goto(&format!("{base}/ui/login")).await.unwrap();
-        b.fill("#token", &agg.token).await;
-        b.click("#signin-form button[type=submit]").await;
-        b.wait_js("signed in", "return location.pathname === '/ui/';").await;
+        b.sign_in(&base, &agg.token).await;
 
         let (mut drawn, mut live) = (Vec::new(), Vec::new());
         for _ in 0..loads {

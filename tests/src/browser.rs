@@ -184,6 +184,39 @@ impl Browser {
             .unwrap_or_else(|e| panic!("type into {css}: {e}"));
     }
 
+    /// Sign in to the UI at `base` with `token` through its sign-in page,
+    /// and wait for the topology with its live stream open.
+    pub async fn sign_in(&self, base: &str, token: &str) {
+        self.client
+            .goto(&format!("{base}/ui/"))
+            .await
+            .expect("open the UI");
+        self.wait_js(
+            "the sign-in page",
+            "return location.pathname === '/ui/login' && !!document.querySelector('#token');",
+        )
+        .await;
+        self.fill("#token", token).await;
+        self.click("#signin-form button[type=submit]").await;
+        self.wait_js(
+            "the topology after sign-in",
+            "return location.pathname === '/ui/' && !!document.querySelector('#topology');",
+        )
+        .await;
+        self.wait_js(
+            "the live stream",
+            "return document.querySelector('#live').textContent === 'live';",
+        )
+        .await;
+        let url = self
+            .client
+            .current_url()
+            .await
+            .expect("the URL")
+            .to_string();
+        assert!(!url.contains(token), "the token is in the URL {url}");
+    }
+
     /// End the session and the driver.
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;

@@ -195,6 +195,16 @@ fn wants_page(request: &Request) -> bool {
     request.method() == Method::GET && !path.starts_with("/ui/api/") && path != "/ui/events"
 }
 
+/// The answer to a caller with no live session: a page goes to sign-in,
+/// anything else is refused with `why`.
+fn signed_out(page: bool, why: String) -> Response {
+    if page {
+        Redirect::to("/ui/login").into_response()
+    } else {
+        refuse(StatusCode::UNAUTHORIZED, "unauthenticated", why)
+    }
+}
+
 /// The middleware in front of every UI path but the sign-in page, the
 /// sign-in call and the static files.
 pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next) -> Response {
@@ -202,15 +212,10 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
     let session: Option<Session> = cookie(request.headers())
         .and_then(|id| super::lock(&ui.sessions).use_session(id, crate::core::now().0));
     let Some(session) = session else {
-        return if page {
-            Redirect::to("/ui/login").into_response()
-        } else {
-            refuse(
-                StatusCode::UNAUTHORIZED,
-                "unauthenticated",
-                "session: not signed in, or the session ended; sign in at /ui/login",
-            )
-        };
+        return signed_out(
+            page,
+            "session: not signed in, or the session ended; sign in at /ui/login".into(),
+        );
     };
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     let need = if reads {
@@ -230,15 +235,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
             if let Some(id) = cookie(request.headers()) {
                 super::lock(&ui.sessions).close(id);
             }
-            return if page {
-                Redirect::to("/ui/login").into_response()
-            } else {
-                refuse(
-                    StatusCode::UNAUTHORIZED,
-                    "unauthenticated",
-                    refusal.to_string(),
-                )
-            };
+            return signed_out(page, refusal.to_string());
         }
     };
     if !reads {

@@ -33,13 +33,7 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
         html! {
             (DOCTYPE)
             html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    title { (title) " · gslb" }
-                    link rel="stylesheet" href="/ui/assets/ui.css";
-                    script src="/ui/assets/ui.js" defer {}
-                }
+                (head(title))
                 body data-csrf=(caller.csrf) data-can-write=(caller.can_write) data-page=(here) {
                     a.skip href="#main" { "Skip to content" }
                     header.bar {
@@ -68,6 +62,19 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
         .into_string(),
     )
     .into_response()
+}
+
+/// The `<head>` every page shares: the one stylesheet and the one script.
+pub fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · gslb" }
+            link rel="stylesheet" href="/ui/assets/ui.css";
+            script src="/ui/assets/ui.js" defer {}
+        }
+    }
 }
 
 /// A page's fragment alone (swapped in by the script).

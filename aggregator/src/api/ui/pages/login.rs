@@ -10,13 +10,7 @@ pub async fn page() -> Response {
         html! {
             (DOCTYPE)
             html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    title { "Sign in · gslb" }
-                    link rel="stylesheet" href="/ui/assets/ui.css";
-                    script src="/ui/assets/ui.js" defer {}
-                }
+                (super::head("Sign in"))
                 body data-page="/ui/login" {
                     main.signin #main {
                         h1 { "gslb" }
