@@ -35,7 +35,8 @@ pub struct Metrics {
     figures: Arc<Mutex<CoreFigures>>,
 }
 
-fn gauge(
+/// Encode a gauge.
+pub(crate) fn gauge(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
@@ -45,12 +46,16 @@ fn gauge(
     metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
 }
 
-fn counter(
+/// Encode a counter (whole numbers, or seconds as `f64`).
+pub(crate) fn counter<N>(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
-    value: u64,
-) -> Result<(), std::fmt::Error> {
+    value: N,
+) -> Result<(), std::fmt::Error>
+where
+    ConstCounter<N>: EncodeMetric,
+{
     let metric = ConstCounter::new(value);
     metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
 }
@@ -182,6 +187,12 @@ impl Metrics {
             service: Arc::downgrade(service),
             figures,
         }
+    }
+
+    /// The same metrics with `collector`'s beside them (the web UI's).
+    pub fn with(mut self, collector: Box<dyn Collector>) -> Self {
+        self.registry.register_collector(collector);
+        self
     }
 
     /// The text exposition, as of now.

@@ -207,8 +207,8 @@ fn router(
     tokens: Arc<crate::api::tokens::Tokens>,
     idle: Duration,
 ) -> Router {
-    let ui = crate::api::ui::router(service.clone(), tokens.clone(), idle);
-    let metrics = Arc::new(crate::api::metrics::Metrics::new(&service));
+    let (ui, ui_metrics) = crate::api::ui::router(service.clone(), tokens.clone(), idle);
+    let metrics = Arc::new(crate::api::metrics::Metrics::new(&service).with(Box::new(ui_metrics)));
     let ready = service.clone();
     let operations = Router::new()
         .route("/livez", get(|| async { "ok" }))

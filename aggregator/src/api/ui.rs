@@ -57,8 +57,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Every UI route. `idle` is the HTTP listener's idle timeout.
-pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> Router {
+/// Every UI route, and the UI's metrics. `idle` is the HTTP listener's
+/// idle timeout.
+pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Router, UiMetrics) {
     let ui = Arc::new(Ui {
         hub: events::Hub::start(service.clone(), idle),
         rest: crate::api::rest::router(service.clone()),
@@ -83,14 +84,55 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> Rou
         .route("/ui/session", axum::routing::delete(auth::sign_out))
         .route("/ui/api/{*rest}", any(api))
         .layer(from_fn_with_state(ui.clone(), auth::require));
-    Router::new()
+    let metrics = UiMetrics(Arc::downgrade(&ui));
+    let router = Router::new()
         .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
         .route("/ui/login", get(pages::login::page))
         .route("/ui/session", post(auth::sign_in))
         .route("/ui/assets/{name}", get(assets::serve))
         .merge(signed_in)
         .layer(from_fn(headers))
-        .with_state(ui)
+        .with_state(ui);
+    (router, metrics)
+}
+
+/// The web UI's figures on `/metrics`: sessions, open event streams, and
+/// what the live view's refreshes cost.
+#[derive(Debug)]
+pub struct UiMetrics(std::sync::Weak<Ui>);
+
+impl prometheus_client::collector::Collector for UiMetrics {
+    fn encode(
+        &self,
+        mut e: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use crate::api::metrics::{counter, gauge};
+        let Some(ui) = self.0.upgrade() else {
+            return Ok(());
+        };
+        let sessions = lock(&ui.sessions).len() as u64;
+        let (streams, refreshes, seconds) = ui.hub.figures();
+        gauge(&mut e, "ui_sessions", "Web UI sessions signed in", sessions)?;
+        gauge(
+            &mut e,
+            "ui_event_streams",
+            "Web UI pages with their live stream open",
+            streams,
+        )?;
+        counter(
+            &mut e,
+            "ui_refreshes",
+            "Live view refreshes (one frame of every member each)",
+            refreshes,
+        )?;
+        counter(
+            &mut e,
+            "ui_refresh_seconds",
+            "Time the live view's refreshes took",
+            seconds,
+        )?;
+        Ok(())
+    }
 }
 
 /// `/ui/api/v1/…`: the REST API, as this session's caller, after the

@@ -370,6 +370,11 @@ fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
         page.contains("n7.example.test"),
         "the follower's topology lacks a replicated record"
     );
+    assert!(
+        page.contains(&format!("changes are made on the leader, node {leader}"))
+            && page.contains("data-can-write=\"false\""),
+        "the follower's page does not say where changes are made"
+    );
     let csrf = page
         .split("data-csrf=\"")
         .nth(1)

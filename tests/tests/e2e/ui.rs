@@ -448,6 +448,19 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
             "return fetch('/ui/api/v1/members/{us2}', {{method: 'PUT', headers: {{'content-type': 'application/json', 'x-csrf-token': document.body.dataset.csrf}}, body: '{{\"weight\": 7}}'}}).then(r => r.status);"
         ), vec![]).await;
         assert_eq!(refused, json!(403));
+
+        // The UI's own figures on /metrics.
+        let ca = mesh.agg.operator.as_ref().unwrap().ca.clone();
+        let metrics = Command::new("curl").arg("-s").arg("--cacert").arg(ca).arg(format!("{base}/metrics")).output().unwrap();
+        let metrics = String::from_utf8_lossy(&metrics.stdout).into_owned();
+        let value = |name: &str| -> f64 {
+            metrics.lines().find_map(|l| l.strip_prefix(&format!("{name} "))).and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {name} in /metrics"))
+        };
+        assert!(value("gslb_aggregator_ui_sessions") >= 1.0);
+        assert!(value("gslb_aggregator_ui_event_streams") >= 1.0);
+        assert!(value("gslb_aggregator_ui_refreshes_total") >= 1.0);
+        assert!(value("gslb_aggregator_ui_refresh_seconds_total") > 0.0);
         b.close().await;
     });
 

@@ -34,6 +34,9 @@ pub struct Caller {
     pub csrf: String,
     /// Whether its token may write.
     pub can_write: bool,
+    /// On a cluster follower: what to tell about the leader (changes are
+    /// made there).
+    pub follower: Option<String>,
 }
 
 fn refuse(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
@@ -195,6 +198,24 @@ fn wants_page(request: &Request) -> bool {
     request.method() == Method::GET && !path.starts_with("/ui/api/") && path != "/ui/events"
 }
 
+/// On a node that does not lead: where changes are made.
+fn follower_note(ui: &Ui) -> Option<String> {
+    let cluster = ui.service.cluster()?;
+    if ui.service.leading() {
+        return None;
+    }
+    Some(match cluster.leader(false) {
+        Some((id, address)) if id != cluster.id => format!(
+            "This node ({}) follows and shows its replica; changes are made on the leader, node {id} ({address}).",
+            cluster.id
+        ),
+        _ => format!(
+            "This node ({}) follows and knows no leader yet; changes wait for one.",
+            cluster.id
+        ),
+    })
+}
+
 /// The answer to a caller with no live session: a page goes to sign-in,
 /// anything else is refused with `why`.
 fn signed_out(page: bool, why: String) -> Response {
@@ -273,6 +294,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
     request.extensions_mut().insert(Caller {
         csrf: session.csrf,
         can_write: role >= TokenRole::Write,
+        follower: follower_note(&ui),
     });
     next.run(request).await
 }

@@ -11,6 +11,7 @@
 //! catalog it uses at most about a fifth of one core.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,10 @@ pub struct Hub {
     wake: Notify,
     streams: Arc<Semaphore>,
     keep_alive: Duration,
+    /// Refreshes done, and the time they took in all (µs): what the live
+    /// view costs the aggregator, for `/metrics`.
+    refreshes: AtomicU64,
+    refresh_micros: AtomicU64,
 }
 
 /// The first message of a stream: every member and pool.
@@ -92,6 +97,8 @@ impl Hub {
             wake: Notify::new(),
             streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
             keep_alive: (idle / 2).clamp(Duration::from_millis(500), Duration::from_secs(15)),
+            refreshes: AtomicU64::new(0),
+            refresh_micros: AtomicU64::new(0),
         });
         tokio::spawn(run(Arc::clone(&hub), service));
         hub
@@ -186,6 +193,17 @@ impl Hub {
     }
 }
 
+impl Hub {
+    /// (streams open, refreshes done, seconds they took in all).
+    pub fn figures(&self) -> (u64, u64, f64) {
+        (
+            (MAX_EVENT_STREAMS - self.streams.available_permits()) as u64,
+            self.refreshes.load(Ordering::Relaxed),
+            self.refresh_micros.load(Ordering::Relaxed) as f64 / 1e6,
+        )
+    }
+}
+
 /// The hub's task: wait for a change, refresh, broadcast; for as long as
 /// the runtime runs (or the core's watches close).
 async fn run(h: Arc<Hub>, service: Arc<Service>) {
@@ -249,6 +267,9 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
         } else {
             tick_pending = true;
         }
+        h.refreshes.fetch_add(1, Ordering::Relaxed);
+        h.refresh_micros
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
         let pause = (started.elapsed() * 4).max(MIN_REFRESH);
         tokio::time::sleep(pause.saturating_sub(started.elapsed())).await;
     }

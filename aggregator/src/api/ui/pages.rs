@@ -34,7 +34,7 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
             (DOCTYPE)
             html lang="en" {
                 (head(title))
-                body data-csrf=(caller.csrf) data-can-write=(caller.can_write) data-page=(here) {
+                body data-csrf=(caller.csrf) data-can-write=(caller.can_write && caller.follower.is_none()) data-page=(here) {
                     a.skip href="#main" { "Skip to content" }
                     header.bar {
                         span.brand { "gslb" }
@@ -48,11 +48,14 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
                             }
                         }
                         span.who {
-                            @if caller.can_write { "write token" } @else { "read token: changes are disabled" }
+                            @if caller.follower.is_some() { "follower: changes are made on the leader" }
+                            @else if caller.can_write { "write token" }
+                            @else { "read token: changes are disabled" }
                         }
                         button.link #sign-out type="button" { "Sign out" }
                     }
                     main #main tabindex="-1" {
+                        @if let Some(note) = &caller.follower { p.banner role="status" { (note) } }
                         h1 { (title) }
                         (main)
                     }

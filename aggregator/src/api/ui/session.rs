@@ -114,8 +114,7 @@ impl Sessions {
         self.by_digest.remove(&key(id));
     }
 
-    /// Sessions open now.
-    #[cfg(test)]
+    /// Sessions open now (expired ones not yet swept included).
     pub fn len(&self) -> usize {
         self.by_digest.len()
     }

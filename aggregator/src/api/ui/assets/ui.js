@@ -50,9 +50,18 @@
     dialog.hidden = true;
     if (opener && document.contains(opener)) opener.focus();
   }
+  // Escape closes an open dialog; Tab and Shift+Tab stay inside it.
   document.addEventListener("keydown", (ev) => {
-    if (ev.key !== "Escape") return;
-    $$("aside[role=dialog]").filter((d) => !d.hidden).forEach(closeDialog);
+    const open = $$("aside[role=dialog]").filter((d) => !d.hidden);
+    if (!open.length) return;
+    if (ev.key === "Escape") { open.forEach(closeDialog); return; }
+    if (ev.key !== "Tab") return;
+    const focusable = $$("a[href], input, textarea, select, button", open[0]).filter((e) => !e.disabled && e.offsetParent !== null);
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (ev.shiftKey && document.activeElement === first) { last.focus(); ev.preventDefault(); }
+    else if (!ev.shiftKey && document.activeElement === last) { first.focus(); ev.preventDefault(); }
   });
 
   const signOut = $("#sign-out");
