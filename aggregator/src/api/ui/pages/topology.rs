@@ -126,9 +126,9 @@ fn render(catalog: &Catalog, frame: &Frame) -> Markup {
                                     RecordData::Dynamic(d) => {
                                         " " span.steering { (format!("{:?}", d.steering).to_lowercase()) @if d.first_n > 0 { ", first " (d.first_n) } }
                                         @for branch in &d.geo {
-                                            " " span.branch { "geo " (branch.regions.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")) " → " (pool_names(catalog, &branch.pools)) }
+                                             "; " span.branch { "geo " (branch.regions.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")) " → " (pool_names(catalog, &branch.pools)) }
                                         }
-                                        " " span.branch { @if d.geo.is_empty() { "pools " } @else { "others → " } (pool_names(catalog, &d.pools)) }
+                                         "; " span.branch { @if d.geo.is_empty() { "pools " } @else { "others → " } (pool_names(catalog, &d.pools)) }
                                     }
                                 }
                             }
@@ -168,7 +168,7 @@ fn pool_node(catalog: &Catalog, pool: &Pool, frame: &Frame, collapse: bool) -> M
         details.pool data-pool=(pool.id.0) open[!collapse] {
             summary {
                 span.pname { "pool " (pool.name) }
-                " " span.count { (members.len()) " members" }
+                " " span.count { (members.len()) @if members.len() == 1 { " member" } @else { " members" } }
                 " " span.check {
                     @match check {
                         Some(c) => { "check " (c.name) ": " (c.probe.protocol()) " every " (humantime::format_duration(c.interval)) }
