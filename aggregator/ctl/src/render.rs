@@ -535,7 +535,8 @@ pub fn plan(r: &pb::ApplyConfigResponse, out: Output) -> String {
 pub fn agents(list: &pb::AgentList, out: Output) -> String {
     if out == Output::Json {
         let items: Vec<Value> = list.agents.iter().map(|a| json!({"agentId": a.agent_id, "location": a.location, "region": a.region,
-            "version": a.version, "connected": a.connected, "assignments": a.assignments, "lastSeenMs": a.last_seen_ms})).collect();
+            "version": a.version, "connected": a.connected, "assignments": a.assignments, "lastSeenMs": a.last_seen_ms,
+            "connectedSinceMs": a.connected_since_ms, "resultsPerSecond": a.results_per_second})).collect();
         return pretty(&Value::Array(items));
     }
     let rows: Vec<Vec<String>> = list
@@ -549,6 +550,7 @@ pub fn agents(list: &pb::AgentList, out: Output) -> String {
                 a.version.clone(),
                 a.connected.to_string(),
                 a.assignments.to_string(),
+                format!("{:.1}", a.results_per_second),
             ]
         })
         .collect();
@@ -560,6 +562,7 @@ pub fn agents(list: &pb::AgentList, out: Output) -> String {
             "VERSION",
             "CONNECTED",
             "TARGETS",
+            "RESULTS/S",
         ],
         &rows,
     )
