@@ -77,6 +77,10 @@ fn main() {
             drawn.push(t[0].as_f64().unwrap());
             live.push(t[1].as_f64().unwrap());
         }
+        // What an operator sees at this size: pools collapsed, then a search.
+        b.shot("topology-1000").await;
+        b.fill("#search", "m7-4").await;
+        b.shot("topology-1000-search").await;
         drawn.sort_by(f64::total_cmp);
         live.sort_by(f64::total_cmp);
         println!(

@@ -295,7 +295,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
             assert!(delay <= 2000.0, "member {member} turned red {delay:.0} ms after its transition");
         }
         b.wait_js("the backup badge", &format!(
-            "return document.querySelector('[data-badges=\"{web_eu}\"]').textContent.includes('using backups');"
+            "const t = document.querySelector('[data-badges=\"{web_eu}\"]').textContent; return t.includes('using backups') && t.includes('1 healthy · 2 unhealthy');"
         )).await;
         b.shot("topology-backups").await;
 

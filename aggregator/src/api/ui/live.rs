@@ -28,6 +28,19 @@ pub enum State {
     Unknown,
 }
 
+impl State {
+    /// Its place in [`PoolLive::counts`].
+    fn count_slot(self) -> usize {
+        match self {
+            State::Healthy => 0,
+            State::Warming => 1,
+            State::Unhealthy => 2,
+            State::Disabled => 3,
+            State::Unknown => 4,
+        }
+    }
+}
+
 /// One member node.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -64,6 +77,9 @@ pub struct PoolLive {
     pub using_backups: bool,
     /// An operator paused its health decisions.
     pub paused: bool,
+    /// Its members by state: healthy, warming, unhealthy, disabled and
+    /// unknown (what a collapsed pool shows).
+    pub counts: [u32; 5],
 }
 
 /// The state of every member and pool at one moment.
@@ -175,6 +191,12 @@ pub fn frame(view: &View, briefs: &Briefs) -> Frame {
             members: &members,
             facts: &member_facts,
         });
+        let mut counts = [0u32; 5];
+        for m in &members {
+            let live = member_live(m, briefs.get(&m.id));
+            counts[live.state.count_slot()] += 1;
+            out.members.insert(m.id.0, live);
+        }
         out.pools.insert(
             pool.id.0,
             PoolLive {
@@ -184,12 +206,9 @@ pub fn frame(view: &View, briefs: &Briefs) -> Frame {
                 fail_open: state.fail_open,
                 using_backups: state.using_backups,
                 paused: view.state().hold.holds(pool.id),
+                counts,
             },
         );
-        for m in &members {
-            out.members
-                .insert(m.id.0, member_live(m, briefs.get(&m.id)));
-        }
     }
     out
 }

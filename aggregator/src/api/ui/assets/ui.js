@@ -141,6 +141,14 @@
       if (p.failOpen) list.push(badge("fail-open in force", "warn"));
       if (p.usingBackups) list.push(badge("using backups", "warn"));
       if (p.paused) list.push(badge("decisions paused", "warn"));
+      const tally = document.createElement("span");
+      tally.className = "tally";
+      tally.textContent = ["healthy", "warming", "unhealthy", "disabled", "unknown"]
+        .map((word, i) => [p.counts[i], word])
+        .filter(([n]) => n > 0)
+        .map(([n, word]) => n + " " + word)
+        .join(" · ");
+      list.push(tally);
       node.replaceChildren(...list.flatMap((b, i) => (i ? [" ", b] : [b])));
     });
   }

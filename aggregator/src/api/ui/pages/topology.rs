@@ -229,7 +229,20 @@ pub fn pool_badges(p: &PoolLive) -> Markup {
         @if p.fail_open { " " span.badge.warn { "fail-open in force" } }
         @if p.using_backups { " " span.badge.warn { "using backups" } }
         @if p.paused { " " span.badge.warn { "decisions paused" } }
+        " " span.tally { (tally(&p.counts)) }
     }
+}
+
+/// A pool's members by state, as its summary shows them ("2 healthy · 1
+/// unhealthy"); the script writes the same.
+fn tally(counts: &[u32; 5]) -> String {
+    ["healthy", "warming", "unhealthy", "disabled", "unknown"]
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| **n > 0)
+        .map(|(word, n)| format!("{n} {word}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// The member editor: every member field, each with its error line.
