@@ -214,6 +214,54 @@ fn rdata() -> impl Strategy<Value = Rdata> {
             tag,
             value
         }),
+        name().prop_map(Rdata::Ptr),
+        (
+            any::<u16>(),
+            any::<u16>(),
+            "[A-Z]{0,2}",
+            "[ -~]{0,10}",
+            "[ -~]{0,10}",
+            proptest::option::of(name())
+        )
+            .prop_map(
+                |(order, preference, flags, services, regexp, replacement)| Rdata::Naptr {
+                    order,
+                    preference,
+                    flags,
+                    services,
+                    regexp,
+                    replacement
+                }
+            ),
+        (any::<u8>(), any::<u8>(), any::<u8>(), "([0-9a-f]{2}){0,40}").prop_map(
+            |(usage, selector, matching_type, data)| Rdata::Tlsa {
+                usage,
+                selector,
+                matching_type,
+                data
+            }
+        ),
+        (any::<u8>(), any::<u8>(), "([0-9a-f]{2}){0,40}").prop_map(
+            |(algorithm, fingerprint_type, fingerprint)| Rdata::Sshfp {
+                algorithm,
+                fingerprint_type,
+                fingerprint
+            }
+        ),
+        (
+            any::<u16>(),
+            any::<u8>(),
+            any::<u8>(),
+            "([0-9a-f]{2}){0,40}"
+        )
+            .prop_map(|(key_tag, algorithm, digest_type, digest)| Rdata::Ds {
+                key_tag,
+                algorithm,
+                digest_type,
+                digest
+            }),
+        (256u16..65_280, "([0-9a-f]{2}){0,40}")
+            .prop_map(|(rtype, data)| Rdata::Generic { rtype, data }),
     ]
 }
 

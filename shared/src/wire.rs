@@ -2,11 +2,18 @@
 //! encodes answers from it and validation measures record sets with it, so
 //! what the API accepts is exactly what an edge can send.
 
-use domain::base::iana::{Class, Rtype};
+use domain::base::CharStr;
+use domain::base::iana::{
+    Class, DigestAlgorithm, Rtype, SecurityAlgorithm, SshfpAlgorithm, SshfpType,
+    TlsaCertificateUsage, TlsaMatchingType, TlsaSelector,
+};
 use domain::base::message_builder::{MessageBuilder, StaticCompressor};
+use domain::base::rdata::UnknownRecordData;
 use domain::base::{Name, Question, Record, Ttl};
 use domain::rdata::caa::{CaaFlags, CaaTag};
-use domain::rdata::{A, Aaaa, Caa, Cname, Mx, Ns, Srv, Txt, ZoneRecordData};
+use domain::rdata::{
+    A, Aaaa, Caa, Cname, Ds, Mx, Naptr, Ns, Ptr, Srv, Sshfp, Tlsa, Txt, ZoneRecordData,
+};
 
 use crate::model::{DnsName, Rdata, RecordType};
 
@@ -44,16 +51,19 @@ pub fn wire_name(name: &DnsName) -> Result<WireName, WireError> {
 
 /// The type code of a record type.
 pub fn rtype(t: RecordType) -> Rtype {
-    match t {
-        RecordType::A => Rtype::A,
-        RecordType::Aaaa => Rtype::AAAA,
-        RecordType::Cname => Rtype::CNAME,
-        RecordType::Txt => Rtype::TXT,
-        RecordType::Mx => Rtype::MX,
-        RecordType::Srv => Rtype::SRV,
-        RecordType::Caa => Rtype::CAA,
-        RecordType::Ns => Rtype::NS,
-    }
+    Rtype::from_int(t.code())
+}
+
+/// Hex text as bytes (white space between digits allowed, as zone files
+/// split long data), or why it is not hex.
+pub fn hex_bytes(text: &str) -> Result<Vec<u8>, WireError> {
+    let digits: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    hex::decode(&digits).map_err(|e| WireError(e.to_string().to_lowercase()))
+}
+
+fn char_str(field: &str, text: &str) -> Result<CharStr<Vec<u8>>, WireError> {
+    CharStr::from_octets(text.as_bytes().to_vec())
+        .map_err(|_| WireError(format!("{field} is at most 255 bytes")))
 }
 
 /// One record's data in wire form.
@@ -98,6 +108,69 @@ pub fn data(rdata: &Rdata) -> Result<Data, WireError> {
                 value.as_bytes().to_vec(),
             ))
         }
+        Rdata::Ptr(n) => ZoneRecordData::Ptr(Ptr::new(wire_name(n)?)),
+        Rdata::Naptr {
+            order,
+            preference,
+            flags,
+            services,
+            regexp,
+            replacement,
+        } => ZoneRecordData::Naptr(Naptr::new(
+            *order,
+            *preference,
+            char_str("flags", flags)?,
+            char_str("services", services)?,
+            char_str("regexp", regexp)?,
+            match replacement {
+                Some(n) => wire_name(n)?,
+                None => Name::root_vec(),
+            },
+        )),
+        Rdata::Tlsa {
+            usage,
+            selector,
+            matching_type,
+            data,
+        } => ZoneRecordData::Tlsa(
+            Tlsa::try_new(
+                TlsaCertificateUsage::from_int(*usage),
+                TlsaSelector::from_int(*selector),
+                TlsaMatchingType::from_int(*matching_type),
+                hex_bytes(data)?,
+            )
+            .map_err(|e| bad(&e))?,
+        ),
+        Rdata::Sshfp {
+            algorithm,
+            fingerprint_type,
+            fingerprint,
+        } => ZoneRecordData::Sshfp(
+            Sshfp::try_new(
+                SshfpAlgorithm::from_int(*algorithm),
+                SshfpType::from_int(*fingerprint_type),
+                hex_bytes(fingerprint)?,
+            )
+            .map_err(|e| bad(&e))?,
+        ),
+        Rdata::Ds {
+            key_tag,
+            algorithm,
+            digest_type,
+            digest,
+        } => ZoneRecordData::Ds(
+            Ds::new(
+                *key_tag,
+                SecurityAlgorithm::from_int(*algorithm),
+                DigestAlgorithm::from_int(*digest_type),
+                hex_bytes(digest)?,
+            )
+            .map_err(|e| bad(&e))?,
+        ),
+        Rdata::Generic { rtype, data } => ZoneRecordData::Unknown(
+            UnknownRecordData::from_octets(Rtype::from_int(*rtype), hex_bytes(data)?)
+                .map_err(|e| bad(&e))?,
+        ),
     })
 }
 

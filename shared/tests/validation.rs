@@ -599,3 +599,362 @@ fn addresses_names_and_timeouts_that_cannot_be_served_are_refused() {
         "{err}"
     );
 }
+
+fn static_set(name: &str, rtype: RecordType, data: Vec<Rdata>) -> RecordSet {
+    RecordSet {
+        id: RecordSetId(1),
+        zone: ZoneId(1),
+        name: DnsName::parse(name).unwrap(),
+        rtype,
+        ttl: 300,
+        data: RecordData::Static(data),
+    }
+}
+
+const SHA256: &str = "d2abde240d7cd3ee6b4b28c54df034b97983a1d16e8a410e4561cb106618e971";
+
+#[test]
+fn record_type_names_and_codes() {
+    for (text, t, code) in [
+        ("PTR", RecordType::Ptr, 12),
+        ("naptr", RecordType::Naptr, 35),
+        ("TLSA", RecordType::Tlsa, 52),
+        ("SSHFP", RecordType::Sshfp, 44),
+        ("DS", RecordType::Ds, 43),
+        ("TYPE65534", RecordType::Generic(65534), 65534),
+        ("TYPE1", RecordType::A, 1),
+    ] {
+        let parsed: RecordType = text.parse().unwrap();
+        assert_eq!(parsed, t, "{text}");
+        assert_eq!(parsed.code(), code);
+        assert_eq!(RecordType::from_code(code), Some(t));
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(serde_json::from_str::<RecordType>(&json).unwrap(), t);
+    }
+    assert_eq!(RecordType::Generic(65534).to_string(), "TYPE65534");
+    for refused in [
+        "TYPE6", "TYPE41", "TYPE46", "TYPE48", "TYPE255", "TYPE252", "TYPE0", "SPF1", "TYPEx",
+    ] {
+        assert!(refused.parse::<RecordType>().is_err(), "{refused} accepted");
+    }
+}
+
+#[test]
+fn every_type_is_validated_naming_its_field() {
+    let zone = base_zone();
+    let ok = [
+        static_set(
+            "1.2.0.192.in-addr.arpa",
+            RecordType::Ptr,
+            vec![Rdata::Ptr(DnsName::parse("host.example.com").unwrap())],
+        ),
+        static_set(
+            "sip.example.com",
+            RecordType::Naptr,
+            vec![Rdata::Naptr {
+                order: 100,
+                preference: 10,
+                flags: "S".into(),
+                services: "SIP+D2U".into(),
+                regexp: String::new(),
+                replacement: Some(DnsName::parse("_sip._udp.example.com").unwrap()),
+            }],
+        ),
+        static_set(
+            "_443._tcp.www.example.com",
+            RecordType::Tlsa,
+            vec![Rdata::Tlsa {
+                usage: 3,
+                selector: 1,
+                matching_type: 1,
+                data: SHA256.into(),
+            }],
+        ),
+        static_set(
+            "www.example.com",
+            RecordType::Sshfp,
+            vec![Rdata::Sshfp {
+                algorithm: 4,
+                fingerprint_type: 2,
+                fingerprint: SHA256.into(),
+            }],
+        ),
+        static_set(
+            "sub.example.com",
+            RecordType::Ds,
+            vec![Rdata::Ds {
+                key_tag: 12345,
+                algorithm: 13,
+                digest_type: 2,
+                digest: SHA256.into(),
+            }],
+        ),
+        static_set(
+            "x.example.com",
+            RecordType::Generic(65534),
+            vec![Rdata::Generic {
+                rtype: 65534,
+                data: "0a000001".into(),
+            }],
+        ),
+    ];
+    for set in &ok[1..] {
+        validate::record(set, &zone).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut reverse = base_zone();
+    reverse.apex = DnsName::parse("2.0.192.in-addr.arpa").unwrap();
+    validate::record(&ok[0], &reverse).unwrap();
+
+    let with = |set: &RecordSet, data: Rdata| {
+        let mut s = set.clone();
+        s.data = RecordData::Static(vec![data]);
+        s
+    };
+    let naptr = |flags: &str, regexp: &str, replacement: Option<&str>| Rdata::Naptr {
+        order: 1,
+        preference: 1,
+        flags: flags.into(),
+        services: "x".into(),
+        regexp: regexp.into(),
+        replacement: replacement.map(|r| DnsName::parse(r).unwrap()),
+    };
+    fails_on(
+        validate::record(&with(&ok[1], naptr("S!", "", Some("a.example.com"))), &zone),
+        "data.static[0].flags",
+        "letters and digits",
+    );
+    fails_on(
+        validate::record(
+            &with(&ok[1], naptr("S", "!x!y!", Some("a.example.com"))),
+            &zone,
+        ),
+        "data.static[0].replacement",
+        "exactly one",
+    );
+    fails_on(
+        validate::record(&with(&ok[1], naptr("S", "", None)), &zone),
+        "data.static[0].replacement",
+        "exactly one",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[2],
+                Rdata::Tlsa {
+                    usage: 4,
+                    selector: 1,
+                    matching_type: 1,
+                    data: SHA256.into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].usage",
+        "0 to 3",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[2],
+                Rdata::Tlsa {
+                    usage: 3,
+                    selector: 1,
+                    matching_type: 2,
+                    data: SHA256.into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].data",
+        "64 bytes",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[2],
+                Rdata::Tlsa {
+                    usage: 3,
+                    selector: 1,
+                    matching_type: 0,
+                    data: "zz".into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].data",
+        "hex",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[3],
+                Rdata::Sshfp {
+                    algorithm: 5,
+                    fingerprint_type: 2,
+                    fingerprint: SHA256.into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].algorithm",
+        "Ed25519",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[3],
+                Rdata::Sshfp {
+                    algorithm: 4,
+                    fingerprint_type: 1,
+                    fingerprint: SHA256.into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].fingerprint",
+        "20 bytes",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[4],
+                Rdata::Ds {
+                    key_tag: 1,
+                    algorithm: 13,
+                    digest_type: 3,
+                    digest: SHA256.into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].digestType",
+        "SHA-384",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[4],
+                Rdata::Ds {
+                    key_tag: 1,
+                    algorithm: 0,
+                    digest_type: 2,
+                    digest: SHA256.into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].algorithm",
+        "DNSSEC algorithm",
+    );
+    fails_on(
+        validate::record(
+            &with(
+                &ok[5],
+                Rdata::Generic {
+                    rtype: 65534,
+                    data: "0a0".into(),
+                },
+            ),
+            &zone,
+        ),
+        "data.static[0].data",
+        "odd",
+    );
+    let mut a_as_generic = static_set(
+        "x.example.com",
+        RecordType::Generic(1),
+        vec![Rdata::Generic {
+            rtype: 1,
+            data: "0a000001".into(),
+        }],
+    );
+    fails_on(
+        validate::record(&a_as_generic, &zone),
+        "data.static[0].rtype",
+        "form of its own",
+    );
+    a_as_generic.rtype = RecordType::Generic(65534);
+    fails_on(
+        validate::record(&a_as_generic, &zone),
+        "data.static[0]",
+        "in a",
+    );
+}
+
+#[test]
+fn every_type_encodes_with_domain_and_parses_back() {
+    use domain::base::ParsedRecord;
+    let owner = DnsName::parse("x.example.com").unwrap();
+    for (rtype, rdata) in [
+        (
+            RecordType::Ptr,
+            Rdata::Ptr(DnsName::parse("host.example.com").unwrap()),
+        ),
+        (
+            RecordType::Naptr,
+            Rdata::Naptr {
+                order: 1,
+                preference: 2,
+                flags: "U".into(),
+                services: "E2U+sip".into(),
+                regexp: "!^.*$!sip:a@b!".into(),
+                replacement: None,
+            },
+        ),
+        (
+            RecordType::Tlsa,
+            Rdata::Tlsa {
+                usage: 3,
+                selector: 1,
+                matching_type: 1,
+                data: SHA256.into(),
+            },
+        ),
+        (
+            RecordType::Sshfp,
+            Rdata::Sshfp {
+                algorithm: 4,
+                fingerprint_type: 2,
+                fingerprint: SHA256.into(),
+            },
+        ),
+        (
+            RecordType::Ds,
+            Rdata::Ds {
+                key_tag: 1,
+                algorithm: 13,
+                digest_type: 2,
+                digest: SHA256.into(),
+            },
+        ),
+        (
+            RecordType::Generic(65534),
+            Rdata::Generic {
+                rtype: 65534,
+                data: "0a000001".into(),
+            },
+        ),
+    ] {
+        let data = wire::data(&rdata).unwrap();
+        let size = wire::answer_size(&owner, rtype, std::slice::from_ref(&data)).unwrap();
+        assert!(size > 12, "{rtype}");
+        // The encoded record parses back as the same type and data.
+        let mut message = domain::base::MessageBuilder::new_vec().question();
+        message
+            .push((wire::wire_name(&owner).unwrap(), wire::rtype(rtype)))
+            .unwrap();
+        let mut answer = message.answer();
+        answer
+            .push((wire::wire_name(&owner).unwrap(), 300, &data))
+            .unwrap();
+        let bytes = answer.finish();
+        let parsed = domain::base::Message::from_octets(bytes).unwrap();
+        let record: ParsedRecord<'_, _> = parsed.answer().unwrap().next().unwrap().unwrap();
+        assert_eq!(record.rtype().to_int(), rtype.code(), "{rtype}");
+        let back = record
+            .to_record::<domain::rdata::ZoneRecordData<_, domain::base::ParsedName<_>>>()
+            .unwrap()
+            .unwrap();
+        assert!(*back.data() == data, "{rtype}: {} != {data}", back.data());
+    }
+}

@@ -4,18 +4,11 @@
 
 use super::*;
 
+/// The record type a query asks for: a named one, or the generic form of
+/// any other a record set may have (none for SOA, OPT, DNSSEC, query and
+/// meta types).
 fn record_type(t: Rtype) -> Option<RecordType> {
-    Some(match t {
-        Rtype::A => RecordType::A,
-        Rtype::AAAA => RecordType::Aaaa,
-        Rtype::CNAME => RecordType::Cname,
-        Rtype::TXT => RecordType::Txt,
-        Rtype::MX => RecordType::Mx,
-        Rtype::SRV => RecordType::Srv,
-        Rtype::CAA => RecordType::Caa,
-        Rtype::NS => RecordType::Ns,
-        _ => return None,
-    })
+    RecordType::from_code(t.to_int())
 }
 
 impl Responder {

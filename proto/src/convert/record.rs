@@ -21,6 +21,13 @@ fn rtype_to_pb(t: RecordType) -> pb::RecordType {
         RecordType::Srv => pb::RecordType::Srv,
         RecordType::Caa => pb::RecordType::Caa,
         RecordType::Ns => pb::RecordType::Ns,
+        // By code only (`type_code`).
+        RecordType::Ptr
+        | RecordType::Naptr
+        | RecordType::Tlsa
+        | RecordType::Sshfp
+        | RecordType::Ds
+        | RecordType::Generic(_) => pb::RecordType::Unspecified,
     }
 }
 
@@ -38,10 +45,30 @@ pub fn rtype_from_pb(value: i32) -> Result<RecordType, ValidationError> {
         Ok(pb::RecordType::Unspecified) | Err(_) => {
             return Err(bad(
                 "type",
-                "must be one of A, AAAA, CNAME, TXT, MX, SRV, CAA, NS",
+                "must be one of A, AAAA, CNAME, TXT, MX, SRV, CAA, NS (others go by type_code)",
             ));
         }
     })
+}
+
+/// A record set's type: its code when set, else the named enum.
+fn set_type(r: &pb::RecordSet) -> Result<RecordType, ValidationError> {
+    if r.type_code == 0 {
+        return rtype_from_pb(r.r#type);
+    }
+    u16::try_from(r.type_code)
+        .ok()
+        .and_then(RecordType::from_code)
+        .ok_or_else(|| {
+            bad(
+                "type",
+                format!("TYPE{} cannot be a record set's type", r.type_code),
+            )
+        })
+}
+
+fn u8_field(at: &str, value: u32) -> Result<u8, ValidationError> {
+    u8::try_from(value).map_err(|_| bad(at, "must be 0 to 255"))
 }
 
 fn rdata_to_pb(r: &Rdata) -> pb::Rdata {
@@ -76,6 +103,60 @@ fn rdata_to_pb(r: &Rdata) -> pb::Rdata {
             flags: u32::from(*flags),
             tag: tag.clone(),
             value: value.clone(),
+        }),
+        Rdata::Ptr(n) => Data::Ptr(n.to_string()),
+        Rdata::Naptr {
+            order,
+            preference,
+            flags,
+            services,
+            regexp,
+            replacement,
+        } => Data::Naptr(pb::Naptr {
+            order: u32::from(*order),
+            preference: u32::from(*preference),
+            flags: flags.clone(),
+            services: services.clone(),
+            regexp: regexp.clone(),
+            replacement: replacement
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        }),
+        Rdata::Tlsa {
+            usage,
+            selector,
+            matching_type,
+            data,
+        } => Data::Tlsa(pb::Tlsa {
+            usage: u32::from(*usage),
+            selector: u32::from(*selector),
+            matching_type: u32::from(*matching_type),
+            data: data.clone(),
+        }),
+        Rdata::Sshfp {
+            algorithm,
+            fingerprint_type,
+            fingerprint,
+        } => Data::Sshfp(pb::Sshfp {
+            algorithm: u32::from(*algorithm),
+            fingerprint_type: u32::from(*fingerprint_type),
+            fingerprint: fingerprint.clone(),
+        }),
+        Rdata::Ds {
+            key_tag,
+            algorithm,
+            digest_type,
+            digest,
+        } => Data::Ds(pb::Ds {
+            key_tag: u32::from(*key_tag),
+            algorithm: u32::from(*algorithm),
+            digest_type: u32::from(*digest_type),
+            digest: digest.clone(),
+        }),
+        Rdata::Generic { rtype, data } => Data::Generic(pb::GenericRdata {
+            rtype: u32::from(*rtype),
+            data: data.clone(),
         }),
     };
     pb::Rdata { data: Some(data) }
@@ -112,6 +193,40 @@ fn rdata_from_pb(at: &str, r: pb::Rdata) -> Result<Rdata, ValidationError> {
                 tag: caa.tag,
                 value: caa.value,
             },
+            Data::Ptr(n) => Rdata::Ptr(name(at, &n)?),
+            Data::Naptr(n) => Rdata::Naptr {
+                order: u16_field(&format!("{at}.order"), n.order)?,
+                preference: u16_field(&format!("{at}.preference"), n.preference)?,
+                flags: n.flags,
+                services: n.services,
+                regexp: n.regexp,
+                replacement: if n.replacement.is_empty() || n.replacement == "." {
+                    None
+                } else {
+                    Some(name(&format!("{at}.replacement"), &n.replacement)?)
+                },
+            },
+            Data::Tlsa(t) => Rdata::Tlsa {
+                usage: u8_field(&format!("{at}.usage"), t.usage)?,
+                selector: u8_field(&format!("{at}.selector"), t.selector)?,
+                matching_type: u8_field(&format!("{at}.matchingType"), t.matching_type)?,
+                data: t.data,
+            },
+            Data::Sshfp(s) => Rdata::Sshfp {
+                algorithm: u8_field(&format!("{at}.algorithm"), s.algorithm)?,
+                fingerprint_type: u8_field(&format!("{at}.fingerprintType"), s.fingerprint_type)?,
+                fingerprint: s.fingerprint,
+            },
+            Data::Ds(d) => Rdata::Ds {
+                key_tag: u16_field(&format!("{at}.keyTag"), d.key_tag)?,
+                algorithm: u8_field(&format!("{at}.algorithm"), d.algorithm)?,
+                digest_type: u8_field(&format!("{at}.digestType"), d.digest_type)?,
+                digest: d.digest,
+            },
+            Data::Generic(g) => Rdata::Generic {
+                rtype: u16_field(&format!("{at}.rtype"), g.rtype)?,
+                data: g.data,
+            },
         },
     )
 }
@@ -146,6 +261,7 @@ impl From<&RecordSet> for pb::RecordSet {
             r#type: rtype_to_pb(r.rtype) as i32,
             ttl: r.ttl,
             data: Some(data),
+            type_code: u32::from(r.rtype.code()),
         }
     }
 }
@@ -154,6 +270,7 @@ impl TryFrom<pb::RecordSet> for RecordSet {
     type Error = ValidationError;
 
     fn try_from(r: pb::RecordSet) -> Result<Self, Self::Error> {
+        let rtype = set_type(&r)?;
         let data = match r
             .data
             .ok_or_else(|| bad("data", "must be static or dynamic"))?
@@ -192,7 +309,7 @@ impl TryFrom<pb::RecordSet> for RecordSet {
             id: RecordSetId(r.id),
             zone: ZoneId(r.zone_id),
             name: name("name", &r.name)?,
-            rtype: rtype_from_pb(r.r#type)?,
+            rtype,
             ttl: r.ttl,
             data,
         })

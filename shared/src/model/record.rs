@@ -9,9 +9,9 @@ use super::{DnsName, PoolId, RecordSetId, Region, ZoneId};
 /// Default TTL of dynamic records (DESIGN.md).
 pub const DEFAULT_DYNAMIC_TTL: u32 = 30;
 
-/// The record types we serve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
+/// The record types we serve: the common ones by name, any other in
+/// RFC 3597's generic form (`TYPE65534`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RecordType {
     /// IPv4 address.
     A,
@@ -19,7 +19,7 @@ pub enum RecordType {
     Aaaa,
     /// Canonical name.
     Cname,
-    /// Text.
+    /// Text (SPF policies are TXT records: RFC 7208 3.1).
     Txt,
     /// Mail exchanger.
     Mx,
@@ -29,20 +29,128 @@ pub enum RecordType {
     Caa,
     /// Delegation / name server.
     Ns,
+    /// Pointer (reverse zones).
+    Ptr,
+    /// Naming authority pointer (RFC 3403).
+    Naptr,
+    /// DANE TLS association (RFC 6698).
+    Tlsa,
+    /// SSH key fingerprint (RFC 4255).
+    Sshfp,
+    /// Delegation signer (RFC 4034).
+    Ds,
+    /// Any other type, by number, with opaque data (RFC 3597).
+    Generic(u16),
+}
+
+/// The named types with their type codes and names.
+const NAMED: [(RecordType, u16, &str); 13] = [
+    (RecordType::A, 1, "A"),
+    (RecordType::Aaaa, 28, "AAAA"),
+    (RecordType::Cname, 5, "CNAME"),
+    (RecordType::Txt, 16, "TXT"),
+    (RecordType::Mx, 15, "MX"),
+    (RecordType::Srv, 33, "SRV"),
+    (RecordType::Caa, 257, "CAA"),
+    (RecordType::Ns, 2, "NS"),
+    (RecordType::Ptr, 12, "PTR"),
+    (RecordType::Naptr, 35, "NAPTR"),
+    (RecordType::Tlsa, 52, "TLSA"),
+    (RecordType::Sshfp, 44, "SSHFP"),
+    (RecordType::Ds, 43, "DS"),
+];
+
+/// Type codes a record set may not have in generic form: the zone's SOA,
+/// OPT, the query and meta types (RFC 6895: 128–255, and 0), and the
+/// DNSSEC records the edges will make themselves (RRSIG, NSEC, NSEC3,
+/// DNSKEY and their parameters).
+fn reserved(code: u16) -> bool {
+    matches!(code, 0 | 6 | 41 | 46 | 47 | 48 | 50 | 51) || (128..=255).contains(&code)
+}
+
+impl RecordType {
+    /// The type code (RFC 1035 TYPE).
+    pub fn code(self) -> u16 {
+        match self {
+            RecordType::Generic(code) => code,
+            named => NAMED
+                .iter()
+                .find(|(t, _, _)| *t == named)
+                .map_or(0, |(_, code, _)| *code),
+        }
+    }
+
+    /// The type of a code: a named type, or the generic form for any code
+    /// a record set may have; `None` for SOA, OPT, the query and meta types
+    /// and the DNSSEC records.
+    pub fn from_code(code: u16) -> Option<RecordType> {
+        if let Some((t, _, _)) = NAMED.iter().find(|(_, c, _)| *c == code) {
+            return Some(*t);
+        }
+        (!reserved(code)).then_some(RecordType::Generic(code))
+    }
+
+    /// Whether `Generic(code)` is allowed: a code with a name must use it.
+    pub fn generic_allowed(code: u16) -> bool {
+        !reserved(code) && !NAMED.iter().any(|(_, c, _)| *c == code)
+    }
 }
 
 impl std::fmt::Display for RecordType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            RecordType::A => "A",
-            RecordType::Aaaa => "AAAA",
-            RecordType::Cname => "CNAME",
-            RecordType::Txt => "TXT",
-            RecordType::Mx => "MX",
-            RecordType::Srv => "SRV",
-            RecordType::Caa => "CAA",
-            RecordType::Ns => "NS",
+        match self {
+            RecordType::Generic(code) => write!(f, "TYPE{code}"),
+            named => f.write_str(
+                NAMED
+                    .iter()
+                    .find(|(t, _, _)| t == named)
+                    .map_or("?", |(_, _, name)| name),
+            ),
+        }
+    }
+}
+
+impl std::str::FromStr for RecordType {
+    type Err = String;
+
+    /// A type's name (any case) or `TYPEnnn`; a generic code with a name
+    /// of its own is read as that type.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let upper = text.to_ascii_uppercase();
+        if let Some((t, _, _)) = NAMED.iter().find(|(_, _, name)| *name == upper) {
+            return Ok(*t);
+        }
+        let code = upper
+            .strip_prefix("TYPE")
+            .and_then(|n| n.parse::<u16>().ok())
+            .ok_or_else(|| {
+                format!(
+                    "{text:?} is not a record type: one of {} or TYPEnnn (RFC 3597)",
+                    NAMED
+                        .iter()
+                        .map(|(_, _, n)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+        RecordType::from_code(code).ok_or_else(|| {
+            format!(
+                "TYPE{code} cannot be a record set's type (SOA, OPT, DNSSEC, query or meta type)"
+            )
         })
+    }
+}
+
+impl Serialize for RecordType {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordType {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -116,6 +224,66 @@ pub enum Rdata {
         /// Property value.
         value: String,
     },
+    /// Pointer to a name (reverse zones).
+    Ptr(DnsName),
+    /// Naming authority pointer (RFC 3403).
+    #[serde(rename_all = "camelCase")]
+    Naptr {
+        /// Lower is processed first.
+        order: u16,
+        /// Lower is preferred among equal order.
+        preference: u16,
+        /// Flags, e.g. `S`, `A`, `U`, `P`.
+        flags: String,
+        /// Service, e.g. `SIP+D2U`.
+        services: String,
+        /// Substitution expression (empty when `replacement` is used).
+        regexp: String,
+        /// Replacement name; none (the root) when `regexp` is used.
+        #[serde(default)]
+        replacement: Option<DnsName>,
+    },
+    /// DANE TLS association (RFC 6698).
+    #[serde(rename_all = "camelCase")]
+    Tlsa {
+        /// Certificate usage (0–3).
+        usage: u8,
+        /// Selector (0 full certificate, 1 public key).
+        selector: u8,
+        /// Matching type (0 exact, 1 SHA-256, 2 SHA-512).
+        matching_type: u8,
+        /// Association data, hex.
+        data: String,
+    },
+    /// SSH key fingerprint (RFC 4255, 6594, 7479).
+    #[serde(rename_all = "camelCase")]
+    Sshfp {
+        /// Key algorithm (1 RSA, 2 DSA, 3 ECDSA, 4 Ed25519, 6 Ed448).
+        algorithm: u8,
+        /// Fingerprint type (1 SHA-1, 2 SHA-256).
+        fingerprint_type: u8,
+        /// The fingerprint, hex.
+        fingerprint: String,
+    },
+    /// Delegation signer (RFC 4034).
+    #[serde(rename_all = "camelCase")]
+    Ds {
+        /// The key's tag.
+        key_tag: u16,
+        /// The key's algorithm.
+        algorithm: u8,
+        /// Digest type (1 SHA-1, 2 SHA-256, 4 SHA-384).
+        digest_type: u8,
+        /// The digest, hex.
+        digest: String,
+    },
+    /// Any other type's data, opaque (RFC 3597).
+    Generic {
+        /// The type code.
+        rtype: u16,
+        /// The data, hex (empty for no data).
+        data: String,
+    },
 }
 
 impl Rdata {
@@ -130,6 +298,12 @@ impl Rdata {
             Rdata::Txt(_) => RecordType::Txt,
             Rdata::Srv { .. } => RecordType::Srv,
             Rdata::Caa { .. } => RecordType::Caa,
+            Rdata::Ptr(_) => RecordType::Ptr,
+            Rdata::Naptr { .. } => RecordType::Naptr,
+            Rdata::Tlsa { .. } => RecordType::Tlsa,
+            Rdata::Sshfp { .. } => RecordType::Sshfp,
+            Rdata::Ds { .. } => RecordType::Ds,
+            Rdata::Generic { rtype, .. } => RecordType::Generic(*rtype),
         }
     }
 }

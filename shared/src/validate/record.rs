@@ -160,10 +160,142 @@ fn static_data(f: &mut Findings, record: &RecordSet, zone: &Zone, rdata: &[Rdata
                     "a CNAME must not point at itself",
                 );
             }
-            Rdata::A(_) | Rdata::Aaaa(_) | Rdata::Ns(_) | Rdata::Mx { .. } | Rdata::Srv { .. } => {}
+            Rdata::Naptr {
+                flags,
+                services,
+                regexp,
+                replacement,
+                ..
+            } => {
+                f.require(
+                    flags.bytes().all(|b| b.is_ascii_alphanumeric()),
+                    &format!("{at}.flags"),
+                    "must be letters and digits (RFC 3403 4.1)",
+                );
+                for (field, text) in [("flags", flags), ("services", services), ("regexp", regexp)]
+                {
+                    f.require(
+                        text.len() <= 255,
+                        &format!("{at}.{field}"),
+                        "must be at most 255 bytes",
+                    );
+                }
+                f.require(
+                    regexp.is_empty() != replacement.is_none(),
+                    &format!("{at}.replacement"),
+                    "give regexp or replacement, exactly one (RFC 3403 4.1)",
+                );
+            }
+            Rdata::Tlsa {
+                usage,
+                selector,
+                matching_type,
+                data,
+            } => {
+                in_range_u8(f, &format!("{at}.usage"), *usage, 3);
+                in_range_u8(f, &format!("{at}.selector"), *selector, 1);
+                in_range_u8(f, &format!("{at}.matchingType"), *matching_type, 2);
+                let need = match matching_type {
+                    1 => Some(32),
+                    2 => Some(64),
+                    _ => None,
+                };
+                hex_field(f, &format!("{at}.data"), data, need);
+            }
+            Rdata::Sshfp {
+                algorithm,
+                fingerprint_type,
+                fingerprint,
+            } => {
+                f.require(
+                    matches!(algorithm, 1 | 2 | 3 | 4 | 6),
+                    &format!("{at}.algorithm"),
+                    "must be 1 (RSA), 2 (DSA), 3 (ECDSA), 4 (Ed25519) or 6 (Ed448)",
+                );
+                let need = match fingerprint_type {
+                    1 => Some(20),
+                    2 => Some(32),
+                    _ => {
+                        f.add(
+                            &format!("{at}.fingerprintType"),
+                            "must be 1 (SHA-1) or 2 (SHA-256)",
+                        );
+                        None
+                    }
+                };
+                hex_field(f, &format!("{at}.fingerprint"), fingerprint, need);
+            }
+            Rdata::Ds {
+                algorithm,
+                digest_type,
+                digest,
+                ..
+            } => {
+                f.require(
+                    *algorithm != 0,
+                    &format!("{at}.algorithm"),
+                    "must be a DNSSEC algorithm number (1 to 255)",
+                );
+                let need = match digest_type {
+                    1 => Some(20),
+                    2 => Some(32),
+                    4 => Some(48),
+                    _ => {
+                        f.add(
+                            &format!("{at}.digestType"),
+                            "must be 1 (SHA-1), 2 (SHA-256) or 4 (SHA-384)",
+                        );
+                        None
+                    }
+                };
+                hex_field(f, &format!("{at}.digest"), digest, need);
+            }
+            Rdata::Generic { rtype, data } => {
+                f.require(
+                    RecordType::generic_allowed(*rtype),
+                    &format!("{at}.rtype"),
+                    format!(
+                        "TYPE{rtype} has a form of its own, or cannot be served (SOA, OPT, DNSSEC, query and meta types)"
+                    ),
+                );
+                if let Err(e) = wire::hex_bytes(data) {
+                    f.add(&format!("{at}.data"), format!("must be hex: {e}"));
+                }
+            }
+            Rdata::A(_)
+            | Rdata::Aaaa(_)
+            | Rdata::Ns(_)
+            | Rdata::Mx { .. }
+            | Rdata::Srv { .. }
+            | Rdata::Ptr(_) => {}
         }
     }
     wire_size(f, record, rdata);
+}
+
+fn in_range_u8(f: &mut Findings, field: &str, value: u8, max: u8) {
+    f.require(value <= max, field, format!("must be 0 to {max}"));
+}
+
+/// `text` must be hex, non-empty, and `need` bytes long when given.
+fn hex_field(f: &mut Findings, field: &str, text: &str, need: Option<usize>) {
+    match wire::hex_bytes(text) {
+        Err(e) => f.add(field, format!("must be hex: {e}")),
+        Ok(bytes) if bytes.is_empty() => f.add(field, "must not be empty"),
+        Ok(bytes) => {
+            if let Some(n) = need {
+                f.require(
+                    bytes.len() == n,
+                    field,
+                    format!(
+                        "must be {n} bytes ({} hex digits) for this digest, not {}",
+                        n * 2,
+                        bytes.len()
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Measure the set as the edge will send it: each record must have a wire
