@@ -5,7 +5,8 @@ served by gslb-edge and by NSD or Knot in benchmarks and differential tests.
 
 Handles what those zones use: $ORIGIN, $TTL, '@', relative and absolute
 owners, an optional TTL and class per line, a parenthesised SOA, and the
-types A, AAAA, CNAME, NS, MX, TXT, SRV, CAA. Anything else is an error
+types A, AAAA, CNAME, NS, MX, TXT, SRV, CAA, PTR, NAPTR, TLSA, SSHFP, DS and
+RFC 3597's generic TYPEnnn \\# form. Anything else is an error
 naming the line.
 
 With --dynamic every A and AAAA set becomes a pool-backed record instead:
@@ -105,6 +106,26 @@ def main():
                             "port": int(rdata[2]), "target": absolute(rdata[3], origin)}}
         elif rtype == "CAA":
             data = {"caa": {"flags": int(rdata[0]), "tag": rdata[1], "value": rdata[2].strip('"')}}
+        elif rtype == "PTR":
+            data = {"ptr": absolute(rdata[0], origin)}
+        elif rtype == "NAPTR":
+            naptr = {"order": int(rdata[0]), "preference": int(rdata[1]), "flags": rdata[2].strip('"'),
+                     "services": rdata[3].strip('"'), "regexp": rdata[4].strip('"')}
+            if rdata[5] != ".":
+                naptr["replacement"] = absolute(rdata[5], origin)
+            data = {"naptr": naptr}
+        elif rtype == "TLSA":
+            data = {"tlsa": {"usage": int(rdata[0]), "selector": int(rdata[1]),
+                             "matchingType": int(rdata[2]), "data": "".join(rdata[3:])}}
+        elif rtype == "SSHFP":
+            data = {"sshfp": {"algorithm": int(rdata[0]), "fingerprintType": int(rdata[1]),
+                              "fingerprint": "".join(rdata[2:])}}
+        elif rtype == "DS":
+            data = {"ds": {"keyTag": int(rdata[0]), "algorithm": int(rdata[1]),
+                           "digestType": int(rdata[2]), "digest": "".join(rdata[3:])}}
+        elif re.fullmatch(r"TYPE\d+", rtype) and rdata[:1] == ["\\#"]:
+            # RFC 3597: TYPEnnn \# LENGTH HEX
+            data = {"generic": {"rtype": int(rtype[4:]), "data": "".join(rdata[2:])}}
         else:
             fail(lineno, f"type {rtype} is not supported")
         key = (owner, rtype)

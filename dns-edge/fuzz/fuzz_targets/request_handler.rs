@@ -75,6 +75,46 @@ fn table() -> &'static (Table, GeoTable) {
                 RecordType::A,
                 RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())]),
             ),
+            // The newer types, so queries for them reach their encoders.
+            (
+                5,
+                "t.a.test",
+                RecordType::Tlsa,
+                RecordData::Static(vec![Rdata::Tlsa {
+                    usage: 3,
+                    selector: 1,
+                    matching_type: 1,
+                    data: "ab".repeat(32),
+                }]),
+            ),
+            (
+                6,
+                "n.a.test",
+                RecordType::Naptr,
+                RecordData::Static(vec![Rdata::Naptr {
+                    order: 1,
+                    preference: 1,
+                    flags: "U".into(),
+                    services: "E2U+sip".into(),
+                    regexp: "!^.*$!sip:x@a.test!".into(),
+                    replacement: None,
+                }]),
+            ),
+            (
+                7,
+                "p.a.test",
+                RecordType::Ptr,
+                RecordData::Static(vec![Rdata::Ptr(name("w.a.test"))]),
+            ),
+            (
+                8,
+                "g.a.test",
+                RecordType::Generic(65534),
+                RecordData::Static(vec![Rdata::Generic {
+                    rtype: 65534,
+                    data: "0a000001".into(),
+                }]),
+            ),
         ];
         for (id, owner, rtype, data) in sets {
             s.catalog.records.insert(
