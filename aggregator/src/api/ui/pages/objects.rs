@@ -71,7 +71,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
             }
             section aria-labelledby="h-records" {
                 h2 #h-records { "Records" }
-                ul.objects { @for r in catalog.records.values() { (row("records", r.id.0, format!("{} {}", r.name, format!("{:?}", r.rtype).to_uppercase()), to_json(r))) } }
+                ul.objects { @for r in catalog.records.values() { (row("records", r.id.0, format!("{} {}", r.name, r.rtype), to_json(r))) } }
             }
             section aria-labelledby="h-pools" {
                 h2 #h-pools { "Pools" }

@@ -117,7 +117,7 @@ fn render(catalog: &Catalog, frame: &Frame) -> Markup {
                         li.record {
                             div.record-head {
                                 span.rname { (record.name.to_string()) }
-                                " " span.rtype { (format!("{:?}", record.rtype).to_uppercase()) }
+                                " " span.rtype { (record.rtype.to_string()) }
                                 " " span.ttl { "ttl " (record.ttl) }
                                 @match &record.data {
                                     RecordData::Static(rdata) => {
