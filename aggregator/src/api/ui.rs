@@ -166,7 +166,7 @@ async fn api(State(ui): State<Arc<Ui>>, request: Request) -> Response {
 
 /// `/ui/events`: the live stream.
 async fn events_stream(State(ui): State<Arc<Ui>>, headers: axum::http::HeaderMap) -> Response {
-    let Some(id) = auth::session_id(&headers).map(str::to_owned) else {
+    let Some(id) = auth::cookie(&headers).map(str::to_owned) else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
     let held = Arc::clone(&ui);

@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::Ui;
 use super::session::{self, SECRET_BYTES, Session};
-use crate::api::tokens::TokenRole;
+use crate::api::tokens::{Refusal, TokenRole};
 
 /// The header a page's script sends its CSRF value in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -74,6 +74,14 @@ fn same_site(headers: &HeaderMap) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// The role of `token`, checked as a bearer token is (known, not expired),
+/// or why it is refused.
+fn token_role(ui: &Ui, token: &str) -> Result<TokenRole, Refusal> {
+    let bearer = format!("Bearer {token}");
+    ui.tokens
+        .check(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
+}
+
 fn random_hex(rng: &SystemRandom) -> Option<String> {
     let mut bytes = [0u8; SECRET_BYTES];
     rng.fill(&mut bytes).ok()?;
@@ -114,11 +122,7 @@ pub async fn sign_in(State(ui): State<Arc<Ui>>, headers: HeaderMap, body: Bytes)
         );
     };
     let token = token.trim().to_owned();
-    let bearer = format!("Bearer {token}");
-    if let Err(refusal) =
-        ui.tokens
-            .check(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
-    {
+    if let Err(refusal) = token_role(&ui, &token) {
         tracing::warn!(reason = %refusal, "refused a UI sign-in");
         return refuse(
             StatusCode::UNAUTHORIZED,
@@ -160,29 +164,21 @@ pub async fn sign_out(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Response
     response
 }
 
-/// The session id a request's cookie carries.
-pub fn session_id(headers: &HeaderMap) -> Option<&str> {
-    cookie(headers)
-}
-
 /// Whether session `id` is still open and its token still valid (a long
 /// request, the event stream, asks this as it goes on).
 pub fn signed_in(ui: &Ui, id: &str) -> bool {
     let Some(session) = super::lock(&ui.sessions).use_session(id, crate::core::now().0) else {
         return false;
     };
-    let bearer = format!("Bearer {}", session.token);
-    let valid = ui
-        .tokens
-        .check(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
-        .is_ok();
+    let valid = token_role(ui, &session.token).is_ok();
     if !valid {
         super::lock(&ui.sessions).close(id);
     }
     valid
 }
 
-fn cookie(headers: &HeaderMap) -> Option<&str> {
+/// The session id a request's cookie carries.
+pub fn cookie(headers: &HeaderMap) -> Option<&str> {
     session::cookie_value(
         headers
             .get_all(header::COOKIE)
@@ -246,11 +242,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
     };
     // The token is checked on every request: revoking or expiring it ends
     // its sessions at once.
-    let bearer = format!("Bearer {}", session.token);
-    let role = match ui
-        .tokens
-        .check(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
-    {
+    let role = match token_role(&ui, &session.token) {
         Ok(role) => role,
         Err(refusal) => {
             if let Some(id) = cookie(request.headers()) {

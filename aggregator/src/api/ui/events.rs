@@ -191,9 +191,7 @@ impl Hub {
                 .keep_alive(KeepAlive::new().interval(self.keep_alive)),
         )
     }
-}
 
-impl Hub {
     /// (streams open, refreshes done, seconds they took in all).
     pub fn figures(&self) -> (u64, u64, f64) {
         (
