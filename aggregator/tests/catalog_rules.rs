@@ -489,3 +489,121 @@ fn an_endpoint_is_a_member_of_a_pool_once() {
     ];
     assert!(s.apply_all(batch).is_err());
 }
+
+#[test]
+fn delegations_refuse_hidden_data_on_every_write() {
+    let mut s = CatalogState::default();
+    let ObjectRef::Zone(z) = created(&mut s, Object::Zone(zone())) else {
+        unreachable!()
+    };
+    let stat =
+        |name: &str, rtype, rdata: Rdata| record(z, name, rtype, RecordData::Static(vec![rdata]));
+    let ns = |target: &str| Rdata::Ns(DnsName::parse(target).unwrap());
+    let ds = Rdata::Ds {
+        key_tag: 7,
+        algorithm: 13,
+        digest_type: 2,
+        digest: "ab".repeat(32),
+    };
+    let txt = Rdata::Txt(vec!["x".into()]);
+    let glue = Rdata::A("192.0.2.53".parse().unwrap());
+    let refused = |s: &mut CatalogState, r: RecordSet, rule: &str| {
+        let err = s.apply(Op::Create(Object::Record(r))).unwrap_err();
+        assert!(err.to_string().contains(rule), "{err}");
+    };
+
+    // DS needs its cut; the apex NS set is the zone's own.
+    refused(
+        &mut s,
+        stat("sub.example.com", RecordType::Ds, ds.clone()),
+        "create the NS set at this name first",
+    );
+    refused(
+        &mut s,
+        stat("example.com", RecordType::Ns, ns("ns9.example.com")),
+        "the apex NS set is the zone's ns list",
+    );
+
+    // A cut over data it would hide is refused, naming that data.
+    let www = created(
+        &mut s,
+        Object::Record(stat("www.sub.example.com", RecordType::Txt, txt.clone())),
+    );
+    refused(
+        &mut s,
+        stat("sub.example.com", RecordType::Ns, ns("ns1.sub.example.com")),
+        "record set",
+    );
+    let ObjectRef::Record(www) = www else {
+        unreachable!()
+    };
+    s.apply(Op::Delete(ObjectRef::Record(www))).unwrap();
+
+    // Glue below, then the cut, then DS and glue at it.
+    created(
+        &mut s,
+        Object::Record(stat("ns1.sub.example.com", RecordType::A, glue.clone())),
+    );
+    let ObjectRef::Record(cut) = created(
+        &mut s,
+        Object::Record(stat(
+            "sub.example.com",
+            RecordType::Ns,
+            ns("ns1.sub.example.com"),
+        )),
+    ) else {
+        unreachable!()
+    };
+    let ObjectRef::Record(ds_id) = created(
+        &mut s,
+        Object::Record(stat("sub.example.com", RecordType::Ds, ds)),
+    ) else {
+        unreachable!()
+    };
+    created(
+        &mut s,
+        Object::Record(stat("sub.example.com", RecordType::A, glue)),
+    );
+
+    // Nothing else at or below it.
+    refused(
+        &mut s,
+        stat("sub.example.com", RecordType::Txt, txt.clone()),
+        "would never be served",
+    );
+    refused(
+        &mut s,
+        stat("x.sub.example.com", RecordType::Txt, txt),
+        "is below the delegation point sub.example.com",
+    );
+    refused(
+        &mut s,
+        stat(
+            "sub.example.com",
+            RecordType::Cname,
+            Rdata::Cname(DnsName::parse("x.example.net").unwrap()),
+        ),
+        "a CNAME cannot be at the delegation point",
+    );
+    let pool = created(&mut s, Object::Pool(Pool::new(PoolId(0), "p")));
+    let ObjectRef::Pool(pool) = pool else {
+        unreachable!()
+    };
+    refused(
+        &mut s,
+        record(z, "sub.example.com", RecordType::Aaaa, dynamic(&[pool])),
+        "a dynamic (pool-backed) record cannot be at the delegation point",
+    );
+    refused(
+        &mut s,
+        record(z, "w.sub.example.com", RecordType::A, dynamic(&[pool])),
+        "only glue",
+    );
+
+    // The cut stays while its DS set does.
+    let err = s.apply(Op::Delete(ObjectRef::Record(cut))).unwrap_err();
+    assert!(err.to_string().contains("delete it first"), "{err}");
+    s.apply(Op::Delete(ObjectRef::Record(ds_id))).unwrap();
+    s.apply(Op::Delete(ObjectRef::Record(cut))).unwrap();
+    validate::catalog(&s.catalog).unwrap();
+}

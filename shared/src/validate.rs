@@ -5,6 +5,7 @@
 mod address;
 mod catalog;
 mod check;
+mod cuts;
 mod error;
 mod http;
 mod member;
@@ -16,6 +17,7 @@ mod zone;
 pub use address::{AddressError, plain_ip, unanswerable};
 pub use catalog::catalog;
 pub use check::check;
+pub use cuts::{highest_cut, placement};
 pub use error::{FieldError, ValidationError};
 pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;

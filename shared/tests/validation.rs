@@ -958,3 +958,104 @@ fn every_type_encodes_with_domain_and_parses_back() {
         assert!(*back.data() == data, "{rtype}: {} != {data}", back.data());
     }
 }
+
+#[test]
+fn delegations_refuse_what_would_never_be_served() {
+    let ns = |n: &str| Rdata::Ns(DnsName::parse(n).unwrap());
+    let ds = Rdata::Ds {
+        key_tag: 1,
+        algorithm: 13,
+        digest_type: 2,
+        digest: SHA256.into(),
+    };
+    let sets = [
+        static_set(
+            "sub.example.com",
+            RecordType::Ns,
+            vec![ns("ns1.sub.example.com")],
+        ),
+        static_set("sub.example.com", RecordType::Ds, vec![ds.clone()]),
+        static_set(
+            "ns1.sub.example.com",
+            RecordType::A,
+            vec![Rdata::A("192.0.2.1".parse().unwrap())],
+        ),
+        static_set(
+            "sub.example.com",
+            RecordType::A,
+            vec![Rdata::A("192.0.2.2".parse().unwrap())],
+        ),
+    ];
+    let catalog_of = |sets: &[RecordSet]| {
+        let mut c = Catalog::default();
+        c.zones.insert(ZoneId(1), base_zone());
+        for (i, s) in sets.iter().enumerate() {
+            let id = RecordSetId(i as u64 + 1);
+            c.records.insert(id, RecordSet { id, ..s.clone() });
+        }
+        c
+    };
+    validate::catalog(&catalog_of(&sets)).expect("a cut with DS and glue is valid");
+
+    let bad = [
+        (
+            static_set(
+                "sub.example.com",
+                RecordType::Cname,
+                vec![Rdata::Cname(DnsName::parse("x.example.net").unwrap())],
+            ),
+            "records[2].type",
+            "a CNAME cannot be at the delegation point sub.example.com",
+        ),
+        (
+            RecordSet {
+                name: DnsName::parse("sub.example.com").unwrap(),
+                rtype: RecordType::Aaaa,
+                ..dynamic(vec![])
+            },
+            "records[2].data.dynamic",
+            "a dynamic (pool-backed) record cannot be at the delegation point",
+        ),
+        (
+            static_set(
+                "sub.example.com",
+                RecordType::Txt,
+                vec![Rdata::Txt(vec!["x".into()])],
+            ),
+            "records[2].type",
+            "TXT data at the delegation point sub.example.com would never be served",
+        ),
+        (
+            static_set(
+                "www.sub.example.com",
+                RecordType::Txt,
+                vec![Rdata::Txt(vec!["x".into()])],
+            ),
+            "records[2].name",
+            "is below the delegation point sub.example.com: only glue",
+        ),
+        (
+            RecordSet {
+                name: DnsName::parse("www.sub.example.com").unwrap(),
+                ..dynamic(vec![])
+            },
+            "records[2].name",
+            "only glue (static A or AAAA)",
+        ),
+        (
+            static_set("www.example.com", RecordType::Ds, vec![ds.clone()]),
+            "records[2].type",
+            "a DS set belongs at a delegation point",
+        ),
+        (
+            static_set("example.com", RecordType::Ns, vec![ns("ns2.example.com")]),
+            "records[2].type",
+            "the apex NS set is the zone's ns list",
+        ),
+    ];
+    for (set, field, rule) in bad {
+        // Any other type but the one under test may follow the NS set.
+        let c = catalog_of(&[sets[0].clone(), set]);
+        fails_on(validate::catalog(&c), field, rule);
+    }
+}

@@ -5,8 +5,12 @@
 //!
 //! Pure: no store, no clock. The service persists the [`Change`]s it returns.
 
+mod cuts;
+mod index;
+
 use gslb_shared::validate::{self, ValidationError};
 use gslb_shared::*;
+use index::{Indexes, ObjectIndex};
 use serde::{Deserialize, Serialize};
 
 /// A configured object.
@@ -194,9 +198,9 @@ pub struct CatalogState {
     /// Health decisions an operator has paused (`gslbctl decisions pause`).
     #[serde(default)]
     pub hold: DecisionHold,
-    /// Member ids by pool and by (pool, name).
+    /// Members by pool, name and endpoint; record sets by name.
     #[serde(skip)]
-    pub(crate) index: MemberIndex,
+    pub(crate) index: ObjectIndex,
 }
 
 /// Health decisions held by an operator, for every pool or pool by pool,
@@ -235,42 +239,6 @@ impl DecisionHold {
     /// The pools held one by one, in id order.
     pub fn pool_ids(&self) -> Vec<PoolId> {
         self.pools.keys().copied().collect()
-    }
-}
-
-/// Member ids by pool (in id order, so a pool's reads cost its size) and by
-/// (pool, name) (so the uniqueness rule is a lookup, not a scan). Built on
-/// first use, then kept up to date by [`CatalogState::put`] and
-/// [`CatalogState::remove`]; persistent maps, so a copy of the state (a read
-/// view, an apply's trial) shares them. Not part of the state's value: two
-/// states are equal whatever their indexes hold.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct MemberIndex(std::sync::OnceLock<Indexes>);
-
-#[derive(Debug, Clone, Default)]
-struct Indexes {
-    by_pool: imbl::OrdSet<(PoolId, MemberId)>,
-    by_name: imbl::OrdMap<(PoolId, String), MemberId>,
-    by_endpoint: imbl::OrdMap<(PoolId, std::net::IpAddr, u16), MemberId>,
-}
-
-impl Indexes {
-    fn add(&mut self, m: &Member) {
-        self.by_pool.insert((m.pool, m.id));
-        self.by_name.insert((m.pool, m.name.clone()), m.id);
-        self.by_endpoint.insert((m.pool, m.address, m.port), m.id);
-    }
-
-    fn drop_member(&mut self, m: &Member) {
-        self.by_pool.remove(&(m.pool, m.id));
-        self.by_name.remove(&(m.pool, m.name.clone()));
-        self.by_endpoint.remove(&(m.pool, m.address, m.port));
-    }
-}
-
-impl PartialEq for MemberIndex {
-    fn eq(&self, _: &Self) -> bool {
-        true
     }
 }
 
@@ -391,7 +359,15 @@ impl CatalogState {
         let c = &mut self.catalog;
         match object {
             Object::Zone(z) => drop(c.zones.insert(z.id, z)),
-            Object::Record(r) => drop(c.records.insert(r.id, r)),
+            Object::Record(r) => {
+                if let Some(index) = self.index.0.get_mut() {
+                    if let Some(old) = c.records.get(&r.id) {
+                        index.drop_record(old);
+                    }
+                    index.add_record(&r);
+                }
+                c.records.insert(r.id, r);
+            }
             Object::Pool(p) => drop(c.pools.insert(p.id, p)),
             Object::Member(m) => {
                 if let Some(index) = self.index.0.get_mut() {
@@ -411,7 +387,13 @@ impl CatalogState {
         let c = &mut self.catalog;
         match r {
             ObjectRef::Zone(id) => drop(c.zones.remove(&id)),
-            ObjectRef::Record(id) => drop(c.records.remove(&id)),
+            ObjectRef::Record(id) => {
+                if let Some(old) = c.records.remove(&id)
+                    && let Some(index) = self.index.0.get_mut()
+                {
+                    index.drop_record(&old);
+                }
+            }
             ObjectRef::Pool(id) => {
                 c.pools.remove(&id);
                 // A deleted pool's hold goes with it.
@@ -428,18 +410,21 @@ impl CatalogState {
         }
     }
 
-    /// The member indexes, built on first use (one pass over the members).
+    /// The indexes, built on first use (one pass over members and records).
     fn indexes(&self) -> &Indexes {
         self.index.0.get_or_init(|| {
             let mut index = Indexes::default();
             for m in self.catalog.members.values() {
                 index.add(m);
             }
+            for r in self.catalog.records.values() {
+                index.add_record(r);
+            }
             index
         })
     }
 
-    /// Build the member indexes now, so later reads (and copies of this
+    /// Build the indexes now, so later reads (and copies of this
     /// state) never pay for them.
     pub fn build_index(&self) {
         self.indexes();
@@ -534,10 +519,12 @@ impl CatalogState {
                         ));
                     }
                 }
-                for other in c
-                    .records
-                    .values()
-                    .filter(|o| o.name == r.name && o.id != r.id)
+                self.check_cuts(r, zone)?;
+                for other in self
+                    .indexes()
+                    .records_at(&r.name)
+                    .filter(|&id| id != r.id)
+                    .filter_map(|id| c.records.get(&id))
                 {
                     if other.rtype == r.rtype {
                         return Err(invalid(
@@ -645,7 +632,14 @@ impl CatalogState {
                 Some(p) => in_use(format!("pool {} ({}) uses it", p.id, p.name)),
                 None => Ok(()),
             },
-            ObjectRef::Record(_) | ObjectRef::Member(_) => Ok(()),
+            ObjectRef::Record(id) => match c.records.get(&id).and_then(|x| self.orphan_of(x)) {
+                Some(ds) => in_use(format!(
+                    "record set {} ({} DS) needs this delegation: delete it first",
+                    ds.id, ds.name
+                )),
+                None => Ok(()),
+            },
+            ObjectRef::Member(_) => Ok(()),
         }
     }
 }

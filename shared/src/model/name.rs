@@ -70,6 +70,14 @@ impl DnsName {
                 && self.0.as_bytes()[self.0.len() - zone.0.len() - 1] == b'.')
     }
 
+    /// The name one label up (`None` for a top-level label).
+    pub fn parent(&self) -> Option<DnsName> {
+        // A suffix of a valid name is valid: no need to parse it again.
+        self.0
+            .split_once('.')
+            .map(|(_, rest)| DnsName(rest.to_owned()))
+    }
+
     /// True for a wildcard owner such as `*.example.com`.
     pub fn is_wildcard(&self) -> bool {
         self.0.starts_with("*.")

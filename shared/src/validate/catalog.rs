@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{FieldError, Findings, ValidationError};
-use super::{check, member, pool, record, zone};
+use super::{check, cuts, member, pool, record, zone};
 use crate::model::{Catalog, RecordType};
 
 fn nested(f: &mut Findings, prefix: String, result: Result<(), ValidationError>) {
@@ -111,5 +111,6 @@ pub fn catalog(catalog: &Catalog) -> Result<(), ValidationError> {
         );
         types.push(r.rtype);
     }
+    cuts::cuts(&mut f, catalog);
     f.finish()
 }

@@ -84,7 +84,7 @@ fn object_id(r: &ObjectRef) -> u64 {
     }
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
     /// Create `desired` under a new id, or update `existing` if it differs;
     /// the object's id either way.
     fn upsert(
@@ -259,7 +259,18 @@ impl Planner<'_> {
         pools: &BTreeMap<String, PoolId>,
     ) -> Result<HashSet<RecordSetId>, ValidationError> {
         let mut kept = HashSet::new();
-        for (i, r) in desired.iter().enumerate() {
+        let current: &'a Catalog = self.current;
+        // One pass, so a large document (a zone import) plans in linear time.
+        let by_key: std::collections::HashMap<(&DnsName, RecordType), &RecordSet> = current
+            .records
+            .values()
+            .map(|x| ((&x.name, x.rtype), x))
+            .collect();
+        // NS sets first: a DS set or glue may need the delegation they make.
+        let mut order: Vec<usize> = (0..desired.len()).collect();
+        order.sort_by_key(|&i| desired[i].rtype != RecordType::Ns);
+        for i in order {
+            let r = &desired[i];
             let at = format!("record[{i}]");
             let zone = *zones.get(&r.zone).ok_or_else(|| {
                 bad(
@@ -277,11 +288,7 @@ impl Planner<'_> {
             } else {
                 300
             });
-            let existing = self
-                .current
-                .records
-                .values()
-                .find(|x| x.name == r.name && x.rtype == r.rtype);
+            let existing = by_key.get(&(&r.name, r.rtype)).copied();
             let id = self.upsert(
                 existing.cloned().map(Object::Record),
                 |id| {
@@ -304,11 +311,16 @@ impl Planner<'_> {
     /// The deletes of record sets the document left out, spliced in at
     /// `at` (before the record creates).
     fn delete_records(&mut self, at: (usize, usize), kept: &HashSet<RecordSetId>) {
-        let (ops, lines): (Vec<Op>, Vec<String>) = self
+        let mut gone: Vec<&RecordSet> = self
             .current
             .records
             .values()
             .filter(|r| !kept.contains(&r.id))
+            .collect();
+        // A DS set goes before the NS set of its delegation, which it needs.
+        gone.sort_by_key(|r| r.rtype != RecordType::Ds);
+        let (ops, lines): (Vec<Op>, Vec<String>) = gone
+            .into_iter()
             .map(|r| {
                 (
                     Op::Delete(ObjectRef::Record(r.id)),
