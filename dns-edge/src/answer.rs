@@ -22,7 +22,9 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use crate::geo::GeoTable;
-use crate::table::{ChainEnd, Data, Entry, SetData, Table, WireName, address_data};
+use crate::table::{
+    ChainEnd, Data, Delegation, Entry, Extra, SetData, Table, WireName, address_data,
+};
 use compress::Compressor;
 use prebuilt::{Prebuilt, Records, Template};
 use request::{Edns, KEY_ROOM, Parsed, Query};
@@ -64,16 +66,22 @@ enum Hit<'t> {
     Entry(&'t Entry),
     /// The name does not exist in this zone.
     NxDomain(u32),
+    /// The name lies below a zone cut.
+    Referral(&'t Delegation),
     /// No served zone contains it.
     Refused,
 }
 
 /// The decided content of an answer, before encoding.
-struct Plan {
+struct Plan<'t> {
     rcode: Rcode,
     aa: bool,
     /// ECS scope prefix to echo (0: the answer does not depend on location).
     scope: u8,
+    /// The delegation whose NS set goes in the authority section.
+    referral: Option<&'t Delegation>,
+    /// Addresses for the additional section.
+    extra: &'t [Extra],
 }
 
 /// One worker's reusable answering state.
@@ -325,8 +333,9 @@ impl Responder {
         }
     }
 
-    /// Find the query name: exact, else the closest encloser's wildcard,
-    /// else NXDOMAIN in the encloser's zone, else REFUSED.
+    /// Find the query name: exact, else a referral when the closest
+    /// encloser is a zone cut, else its wildcard, else NXDOMAIN in its
+    /// zone, else REFUSED.
     fn lookup<'t>(&self, table: &'t Table) -> Hit<'t> {
         let (len, labels) = (self.key_len, self.labels);
         if len == 0 {
@@ -338,6 +347,9 @@ impl Responder {
         for i in 1..labels {
             let start = usize::from(self.offsets[i]);
             if let Some(encloser) = table.entry(&self.key[start..len]) {
+                if let Some(cut) = &encloser.cut {
+                    return Hit::Referral(cut);
+                }
                 return match encloser.wildcard {
                     Some(w) => Hit::Entry(&table.entries[w as usize]),
                     None => Hit::NxDomain(encloser.zone),
@@ -369,6 +381,8 @@ impl Responder {
             rcode: Rcode::NOERROR,
             aa: true,
             scope: 0,
+            referral: None,
+            extra: &[],
         };
         let mut negative_zone = None;
         if q.qclass != Class::IN || matches!(q.qtype, Rtype::AXFR | Rtype::IXFR) {
@@ -384,6 +398,7 @@ impl Responder {
                     plan.rcode = Rcode::NXDOMAIN;
                     negative_zone = Some(zone);
                 }
+                Hit::Referral(cut) => plan.referral = Some(cut),
                 Hit::Entry(entry) if !truncate => {
                     negative_zone =
                         self.entry_answer(table, geo, q, client, entry, &mut answer, &mut plan)?;
@@ -394,6 +409,13 @@ impl Responder {
         if truncate {
             answer.header_mut().set_tc(true);
             negative_zone = None;
+            plan.referral = None;
+            plan.extra = &[];
+        }
+        // A referral is not authoritative, unless the answer section holds
+        // our own data (a CNAME chain that led below a cut).
+        if plan.referral.is_some() && answer.counts().ancount() == 0 {
+            plan.aa = false;
         }
         let header = answer.header_mut();
         header.set_aa(plan.aa);
@@ -404,7 +426,27 @@ impl Responder {
             let z = &table.zones[zone as usize];
             authority.push((&z.apex, Class::IN, z.negative_ttl, &z.soa))?;
         }
+        if let Some(cut) = plan.referral {
+            for ns in cut.ns.iter() {
+                authority.push((&cut.owner, Class::IN, cut.ttl, ns))?;
+            }
+        }
         let mut additional = authority.additional();
+        // Glue must fit (else TC, and the resolver retries over TCP);
+        // other addresses are a courtesy, left out when they do not.
+        if let Some(cut) = plan.referral {
+            for g in cut.glue.iter() {
+                additional.push((&g.owner, Class::IN, g.ttl, &g.data))?;
+            }
+        }
+        for e in plan.extra {
+            if additional
+                .push((&e.owner, Class::IN, e.ttl, &e.data))
+                .is_err()
+            {
+                break;
+            }
+        }
         additional.set_push_limit(limit);
         if let Some(edns) = q.edns {
             push_opt(

@@ -8,6 +8,7 @@
 //! CNAME chains are resolved here (with [`lookup`]), not per query.
 
 pub mod decide;
+mod extra;
 pub mod lookup;
 
 use std::net::IpAddr;
@@ -36,6 +37,35 @@ pub struct Set {
     pub ttl: Ttl,
     /// What it answers.
     pub data: SetData,
+    /// The addresses of in-zone names it points to (MX, SRV), for the
+    /// additional section.
+    pub extra: Box<[Extra]>,
+}
+
+/// An address record of the additional section: glue, or the address of
+/// a name an answer points to.
+#[derive(Debug, Clone)]
+pub struct Extra {
+    /// Owner.
+    pub owner: WireName,
+    /// TTL.
+    pub ttl: Ttl,
+    /// An A or AAAA record.
+    pub data: Data,
+}
+
+/// A zone cut: the parent's NS set for a delegated name, and the
+/// addresses of its in-zone targets (glue below the cut included).
+#[derive(Debug, Clone)]
+pub struct Delegation {
+    /// The delegated name.
+    pub owner: WireName,
+    /// TTL of the NS set.
+    pub ttl: Ttl,
+    /// The NS records.
+    pub ns: Box<[Data]>,
+    /// Glue and in-zone addresses of the name servers.
+    pub glue: Box<[Extra]>,
 }
 
 /// The data of a [`Set`].
@@ -76,6 +106,11 @@ pub enum ChainEnd {
     },
     /// The chain leaves the served zones, or loops: the answer is the chain.
     Elsewhere,
+    /// The final name lies below the cut at this entry: a referral.
+    Referral {
+        /// Index into [`Table::entries`] of the cut.
+        entry: u32,
+    },
 }
 
 /// A resolved CNAME chain.
@@ -102,6 +137,9 @@ pub struct Entry {
     pub cname_set: Option<Box<Link>>,
     /// Index of `*.<this name>` when that wildcard exists.
     pub wildcard: Option<u32>,
+    /// Set when the name is a zone cut: queries at or below it (but DS at
+    /// it) get a referral.
+    pub cut: Option<Box<Delegation>>,
 }
 
 /// A served zone.
@@ -117,6 +155,8 @@ pub struct ZoneInfo {
     pub negative_ttl: Ttl,
     /// NS records at the apex.
     pub ns: Box<[Data]>,
+    /// Addresses of in-zone name servers, for the additional section.
+    pub ns_extra: Box<[Extra]>,
 }
 
 /// A pool-backed record set.
@@ -257,6 +297,7 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
             .iter()
             .map(|n| Ok(ZoneRecordData::Ns(Ns::new(wire_name(n)?))))
             .collect::<Result<_, CompileError>>()?,
+        ns_extra: Box::new([]),
     })
 }
 
@@ -269,6 +310,15 @@ struct Builder<'a> {
     /// Members by pool, for deciding dynamic sets.
     decider: Decider<'a>,
     zone_slot: FxHashMap<gslb_shared::ZoneId, u32>,
+    /// Every served apex.
+    apexes: std::collections::HashSet<DnsName>,
+    /// Zone cuts by zone.
+    cuts: FxHashMap<gslb_shared::ZoneId, std::collections::HashSet<DnsName>>,
+    /// Address records at and below cuts (occluded, but glue), by
+    /// canonical wire name.
+    glue: FxHashMap<(u32, Box<[u8]>), Vec<Extra>>,
+    /// Where additional addresses are wanted, and for which names.
+    wanted: Vec<(extra::Slot, Vec<DnsName>)>,
     table: Table,
 }
 
@@ -287,6 +337,10 @@ impl Table {
             snapshot,
             decider: Decider::new(snapshot),
             zone_slot: FxHashMap::default(),
+            apexes: Default::default(),
+            cuts: FxHashMap::default(),
+            glue: FxHashMap::default(),
+            wanted: Vec::new(),
             table: Table {
                 serial: SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 version: snapshot.version,
@@ -303,6 +357,7 @@ impl Table {
         b.names()?;
         b.chains()?;
         b.wildcards();
+        b.extras()?;
         Ok(b.table)
     }
 
@@ -327,6 +382,12 @@ impl Builder<'_> {
 
     /// The entry of `name`, created empty (as an empty non-terminal) if new.
     fn entry_for(&mut self, name: &DnsName, zone: u32) -> &mut Entry {
+        let index = self.index_of(name, zone);
+        &mut self.table.entries[index as usize]
+    }
+
+    /// The index of `name`'s entry, created empty if new.
+    fn index_of(&mut self, name: &DnsName, zone: u32) -> u32 {
         let key = wire_key(name).into_boxed_slice();
         let next = self.table.entries.len() as u32;
         let index = *self.table.names.entry(key).or_insert(next);
@@ -338,13 +399,15 @@ impl Builder<'_> {
                 cname: None,
                 cname_set: None,
                 wildcard: None,
+                cut: None,
             });
         }
-        &mut self.table.entries[index as usize]
+        index
     }
 
     fn names(&mut self) -> Result<(), CompileError> {
         let snapshot = self.snapshot;
+        self.find_cuts();
         for record in snapshot.catalog.records.values() {
             let Some(&zone) = self.zone_slot.get(&record.zone) else {
                 continue;
@@ -353,6 +416,14 @@ impl Builder<'_> {
             if !record.name.is_in_zone(apex) {
                 continue;
             }
+            let at_cut = match self.placement(record, apex) {
+                extra::Place::Data => false,
+                extra::Place::Cut => true,
+                extra::Place::Occluded => {
+                    self.keep_glue(record)?;
+                    continue;
+                }
+            };
             // One record set that cannot be sent is left out (its name
             // still exists: NODATA), never the whole snapshot, which froze
             // every edge on its old version.
@@ -378,8 +449,32 @@ impl Builder<'_> {
                 self.entry_for(&p, zone);
                 up = parent(&p);
             }
+            let Some(set) = set else {
+                self.entry_for(&record.name, zone);
+                continue;
+            };
+            if let Some(targets) = extra::targets(record) {
+                let slot = if at_cut {
+                    extra::Slot::Cut(self.index_of(&record.name, zone))
+                } else {
+                    extra::Slot::Set(self.index_of(&record.name, zone), record.rtype)
+                };
+                self.wanted.push((slot, targets));
+            }
+            if at_cut && record.rtype == RecordType::Ns {
+                let owner = wire_name(&record.name)?;
+                let entry = self.entry_for(&record.name, zone);
+                if let SetData::Static(ns) = set.data {
+                    entry.cut = Some(Box::new(Delegation {
+                        owner,
+                        ttl: set.ttl,
+                        ns,
+                        glue: Box::new([]),
+                    }));
+                }
+                continue;
+            }
             let entry = self.entry_for(&record.name, zone);
-            let Some(set) = set else { continue };
             if record.rtype == RecordType::Cname {
                 if let SetData::Static(rdata) = set.data
                     && let Some(first) = rdata.first()
@@ -418,6 +513,7 @@ impl Builder<'_> {
             rtype: record.rtype,
             ttl: ttl(record.ttl),
             data,
+            extra: Box::new([]),
         })
     }
 }

@@ -6,36 +6,15 @@
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use gslb_edge::answer::{Responder, Transport};
-use gslb_edge::geo::GeoTable;
+mod common;
+
+use common::*;
+use gslb_edge::answer::Transport;
 use gslb_edge::table::Table;
 use gslb_shared::*;
 use hickory_proto::op::{Edns, Message, OpCode, Query, ResponseCode};
 use hickory_proto::rr::rdata::opt::{ClientSubnet, EdnsCode, EdnsOption};
 use hickory_proto::rr::{DNSClass, Name, RecordType as Rt};
-
-fn name(s: &str) -> DnsName {
-    DnsName::parse(s).unwrap()
-}
-
-fn record(id: u64, owner: &str, rtype: RecordType, ttl: u32, data: RecordData) -> RecordSet {
-    RecordSet {
-        id: RecordSetId(id),
-        zone: ZoneId(1),
-        name: name(owner),
-        rtype,
-        ttl,
-        data,
-    }
-}
-
-fn stat(rdata: Vec<Rdata>) -> RecordData {
-    RecordData::Static(rdata)
-}
-
-fn a(s: &str) -> Rdata {
-    Rdata::A(s.parse().unwrap())
-}
 
 const VERSION: u64 = 77;
 
@@ -221,57 +200,10 @@ fn snapshot() -> Snapshot {
     s
 }
 
-struct Fixture {
-    table: Table,
-    geo: GeoTable,
-    responder: Responder,
-}
-
 impl Fixture {
     fn new() -> Self {
-        Self {
-            table: Table::compile(&snapshot()).unwrap(),
-            geo: GeoTable::parse("10.1.0.0/16 eu\n").unwrap(),
-            responder: Responder::new(1),
-        }
+        Self::of(&snapshot())
     }
-
-    fn raw(&mut self, query: &[u8], transport: Transport) -> Option<Vec<u8>> {
-        let mut out = Vec::new();
-        let client: IpAddr = "192.0.2.200".parse().unwrap();
-        self.responder
-            .respond(&self.table, &self.geo, query, client, transport, &mut out)
-            .map(|_| out)
-    }
-
-    fn ask_with(&mut self, qname: &str, qtype: Rt, edit: impl FnOnce(&mut Message)) -> Message {
-        let mut q = Message::query();
-        q.metadata.id = 4242;
-        q.add_query(Query::query(Name::from_str(qname).unwrap(), qtype));
-        edit(&mut q);
-        let bytes = self
-            .raw(&q.to_vec().unwrap(), Transport::Udp)
-            .expect("a reply");
-        Message::from_vec(&bytes).unwrap()
-    }
-
-    fn ask(&mut self, qname: &str, qtype: Rt) -> Message {
-        self.ask_with(qname, qtype, |_| {})
-    }
-}
-
-fn edns(q: &mut Message) {
-    let mut e = Edns::new();
-    e.set_max_payload(1232);
-    q.set_edns(e);
-}
-
-fn answers(m: &Message) -> Vec<String> {
-    m.answers.iter().map(|r| r.to_string()).collect()
-}
-
-fn authority(m: &Message) -> Vec<String> {
-    m.authorities.iter().map(|r| r.to_string()).collect()
 }
 
 #[test]

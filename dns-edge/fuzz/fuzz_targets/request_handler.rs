@@ -115,6 +115,30 @@ fn table() -> &'static (Table, GeoTable) {
                     data: "0a000001".into(),
                 }]),
             ),
+            // A delegation: referrals with glue, and DS at the cut.
+            (
+                9,
+                "d.a.test",
+                RecordType::Ns,
+                RecordData::Static(vec![Rdata::Ns(name("ns.d.a.test")), Rdata::Ns(name("w.a.test"))]),
+            ),
+            (
+                10,
+                "ns.d.a.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.53".parse().unwrap())]),
+            ),
+            (
+                11,
+                "d.a.test",
+                RecordType::Ds,
+                RecordData::Static(vec![Rdata::Ds {
+                    key_tag: 1,
+                    algorithm: 13,
+                    digest_type: 2,
+                    digest: "ab".repeat(32),
+                }]),
+            ),
         ];
         for (id, owner, rtype, data) in sets {
             s.catalog.records.insert(

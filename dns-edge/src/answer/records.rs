@@ -15,16 +15,24 @@ impl Responder {
     /// Answer from an existing name. Returns the zone whose SOA goes in
     /// the authority section when the answer is negative.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn entry_answer(
+    pub(super) fn entry_answer<'t>(
         &mut self,
-        table: &Table,
+        table: &'t Table,
         geo: &GeoTable,
         q: &Query<'_>,
         client: IpAddr,
-        entry: &Entry,
+        entry: &'t Entry,
         answer: &mut AnswerBuilder<Target<'_>>,
-        plan: &mut Plan,
+        plan: &mut Plan<'t>,
     ) -> Result<Option<u32>, PushError> {
+        // At a cut only the DS set is the parent's data: everything else
+        // is referred to the child.
+        if let Some(cut) = &entry.cut
+            && q.qtype != Rtype::DS
+        {
+            plan.referral = Some(cut);
+            return Ok(None);
+        }
         // A CNAME owner asked for its CNAME, or for ANY (which matches
         // the CNAME, so the chain is not followed: RFC 1034 4.3.2, and one
         // record set per RFC 8482), answers the CNAME alone.
@@ -47,6 +55,10 @@ impl Responder {
                 plan.rcode = Rcode::NXDOMAIN;
                 Ok(Some(*zone))
             }
+            ChainEnd::Referral { entry } => {
+                plan.referral = table.entries[*entry as usize].cut.as_deref();
+                Ok(None)
+            }
             ChainEnd::Entry { entry, owner } => {
                 let entry = &table.entries[*entry as usize];
                 self.final_answer(table, geo, q, client, entry, Some(owner), answer, plan)
@@ -57,17 +69,23 @@ impl Responder {
     /// The data of the final name of a chain (or the query name itself when
     /// `owner` is `None`).
     #[allow(clippy::too_many_arguments)]
-    fn final_answer(
+    fn final_answer<'t>(
         &mut self,
-        table: &Table,
+        table: &'t Table,
         geo: &GeoTable,
         q: &Query<'_>,
         client: IpAddr,
-        entry: &Entry,
+        entry: &'t Entry,
         owner: Option<&WireName>,
         answer: &mut AnswerBuilder<Target<'_>>,
-        plan: &mut Plan,
+        plan: &mut Plan<'t>,
     ) -> Result<Option<u32>, PushError> {
+        if let Some(cut) = &entry.cut
+            && q.qtype != Rtype::DS
+        {
+            plan.referral = Some(cut);
+            return Ok(None);
+        }
         let zone = &table.zones[entry.zone as usize];
         let push = |answer: &mut AnswerBuilder<Target<'_>>, ttl: Ttl, data: &Data| {
             push_rr(answer, q, owner, ttl, data)
@@ -80,6 +98,7 @@ impl Responder {
             for ns in zone.ns.iter() {
                 push(answer, zone.soa_ttl, ns)?;
             }
+            plan.extra = &zone.ns_extra;
             return Ok(None);
         }
         let set = match (q.qtype, record_type(q.qtype)) {
@@ -103,6 +122,7 @@ impl Responder {
                 for data in records.iter() {
                     push(answer, set.ttl, data)?;
                 }
+                plan.extra = &set.extra;
                 Ok(None)
             }
             SetData::Dynamic(slot) => {

@@ -75,6 +75,13 @@ impl Builder<'_> {
             (Found::NxDomain, _) => ChainEnd::NxDomain {
                 zone: self.zone_slot.get(&zone.id).copied().unwrap_or(0),
             },
+            // At the cut itself the query type decides (DS is answered).
+            (Found::Referral(cut), Some(t)) if cut != &t => {
+                match self.table.names.get(wire_key(cut).as_slice()) {
+                    Some(&entry) => ChainEnd::Referral { entry },
+                    None => ChainEnd::Elsewhere,
+                }
+            }
             (Found::Elsewhere, _) | (_, None) => ChainEnd::Elsewhere,
             (_, Some(t)) => match self.final_entry(&t) {
                 Some(entry) => ChainEnd::Entry {

@@ -1,8 +1,8 @@
 //! Name resolution over a snapshot: which zone serves a name (REFUSED if
 //! none), whether the name exists (NXDOMAIN) or only lacks the type
-//! (NODATA, empty non-terminals included), in-zone CNAME chains, wildcards
-//! at the closest encloser (RFC 4592), the apex SOA and NS, and minimal
-//! ANY (RFC 8482). Pure: the answer builder encodes what this decides, and
+//! (NODATA, empty non-terminals included), referrals at and below zone
+//! cuts, in-zone CNAME chains, wildcards at the closest encloser (RFC
+//! 4592), the apex SOA and NS, and minimal ANY (RFC 8482). Pure: the answer builder encodes what this decides, and
 //! runs selection for dynamic record sets.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -40,6 +40,9 @@ pub enum Found<'a> {
     NxDomain,
     /// A CNAME pointed outside the served zones: the resolver follows it.
     Elsewhere,
+    /// The name is at or below this zone cut: a referral (DS at the cut
+    /// itself is the parent's data, and answered).
+    Referral(&'a DnsName),
 }
 
 /// The resolution of one query.
@@ -68,6 +71,8 @@ struct ZoneNames {
     owners: HashMap<DnsName, BTreeMap<RecordType, usize>>,
     /// Names that exist only because something lies below them.
     empty_non_terminals: HashSet<DnsName>,
+    /// Delegation points: NS sets below the apex.
+    cuts: HashSet<DnsName>,
 }
 
 /// The lookup index of a snapshot.
@@ -77,11 +82,32 @@ pub struct Index<'a> {
     records: Vec<&'a RecordSet>,
 }
 
+/// True when `r` makes a zone cut: an NS set below its zone's apex that
+/// is not the apex of another served zone (then that zone answers).
+pub(crate) fn is_cut(snapshot: &Snapshot, r: &RecordSet, zone: &Zone) -> bool {
+    r.rtype == RecordType::Ns
+        && r.name != zone.apex
+        && r.name.is_in_zone(&zone.apex)
+        && !snapshot.catalog.zones.values().any(|z| z.apex == r.name)
+}
+
+/// The cut in `cuts` at or above `name`, below `apex` (the highest:
+/// everything below it is the child's).
+pub(crate) fn cut_above<'c>(
+    cuts: &'c HashSet<DnsName>,
+    name: &DnsName,
+    apex: &DnsName,
+) -> Option<&'c DnsName> {
+    if cuts.is_empty() {
+        return None;
+    }
+    let cut = gslb_shared::validate::highest_cut(name, apex, |n| cuts.contains(n))?;
+    cuts.get(&cut)
+}
+
 /// The name one label up (`None` above a top-level label).
 pub(crate) fn parent(name: &DnsName) -> Option<DnsName> {
-    name.as_str()
-        .split_once('.')
-        .and_then(|(_, rest)| DnsName::parse(rest).ok())
+    name.parent()
 }
 
 impl<'a> Index<'a> {
@@ -95,6 +121,14 @@ impl<'a> Index<'a> {
             .values()
             .map(|z| (&z.apex, (z, ZoneNames::default())))
             .collect();
+        for r in snapshot.catalog.records.values() {
+            if let Some(zone) = by_id.get(&r.zone)
+                && is_cut(snapshot, r, zone)
+                && let Some((_, names)) = zones.get_mut(&zone.apex)
+            {
+                names.cuts.insert(r.name.clone());
+            }
+        }
         let mut records = Vec::new();
         for r in snapshot.catalog.records.values() {
             let Some(zone) = by_id.get(&r.zone) else {
@@ -103,6 +137,13 @@ impl<'a> Index<'a> {
             let Some((_, names)) = zones.get_mut(&zone.apex) else {
                 continue;
             };
+            // Below a cut only glue lives; at it, only the NS and DS sets
+            // are the parent's to answer.
+            match cut_above(&names.cuts, &r.name, &zone.apex) {
+                Some(cut) if cut != &r.name => continue,
+                Some(_) if !matches!(r.rtype, RecordType::Ns | RecordType::Ds) => continue,
+                _ => {}
+            }
             records.push(r);
             names
                 .owners
@@ -133,6 +174,15 @@ impl<'a> Index<'a> {
         None
     }
 
+    /// The zone cut at or above `name` in `zone`, if any.
+    fn cut_of(&self, zone: &(&'a Zone, ZoneNames), name: &DnsName) -> Option<&'a DnsName> {
+        let (z, names) = zone;
+        let cut = cut_above(&names.cuts, name, &z.apex)?;
+        // The same name, borrowed from the snapshot rather than the index.
+        let i = *names.owners.get(cut)?.get(&RecordType::Ns)?;
+        Some(&self.records[i].name)
+    }
+
     fn exists(names: &ZoneNames, name: &DnsName, apex: &DnsName) -> bool {
         name == apex || names.owners.contains_key(name) || names.empty_non_terminals.contains(name)
     }
@@ -147,7 +197,7 @@ impl<'a> Index<'a> {
         let mut cnames: Vec<&'a RecordSet> = Vec::new();
         let mut seen = HashSet::new();
         loop {
-            let Some((z, names)) = self.zone_of(&name) else {
+            let Some(served) = self.zone_of(&name) else {
                 // The chain left our zones: the resolver follows it.
                 return Resolution::Answer {
                     zone,
@@ -156,7 +206,13 @@ impl<'a> Index<'a> {
                     wildcard: false,
                 };
             };
+            let (z, names) = served;
             zone = z;
+            if let Some(cut) = self.cut_of(served, &name)
+                && !(cut == &name && qtype == QueryType::Record(RecordType::Ds))
+            {
+                return self.end(zone, cnames, Found::Referral(cut), false);
+            }
             let (owner, wildcard) = match names.owners.get(&name) {
                 Some(sets) => (Some(sets), false),
                 None if Self::exists(names, &name, &z.apex) => (None, false),
@@ -357,6 +413,24 @@ mod tests {
                 RecordData::Static(vec![Rdata::Txt(vec!["x".into()])]),
             ),
             (
+                1,
+                "deleg.example.test",
+                RecordType::Ns,
+                RecordData::Static(vec![Rdata::Ns(name("ns.deleg.example.test"))]),
+            ),
+            (
+                1,
+                "ns.deleg.example.test",
+                RecordType::A,
+                RecordData::Static(vec![Rdata::A("192.0.2.10".parse().unwrap())]),
+            ),
+            (
+                1,
+                "into.example.test",
+                RecordType::Cname,
+                RecordData::Static(vec![Rdata::Cname(name("www.deleg.example.test"))]),
+            ),
+            (
                 2,
                 "api.sub.example.test",
                 RecordType::A,
@@ -394,6 +468,7 @@ mod tests {
             } => {
                 let found = match found {
                     Found::Records(r) => format!("{} {}", r.name, r.rtype),
+                    Found::Referral(cut) => format!("referral {cut}"),
                     other => format!("{other:?}").to_lowercase(),
                 };
                 (
@@ -550,6 +625,29 @@ mod tests {
             )
             .2,
             "nodata"
+        );
+    }
+
+    #[test]
+    fn names_at_and_below_a_cut_are_referred_but_ds_at_it_is_answered() {
+        let s = snapshot();
+        for q in [
+            "deleg.example.test",
+            "ns.deleg.example.test",
+            "a.b.deleg.example.test",
+        ] {
+            assert_eq!(resolve(&s, q, A).2, "referral deleg.example.test", "{q}");
+        }
+        let ds = QueryType::Record(RecordType::Ds);
+        assert_eq!(resolve(&s, "deleg.example.test", ds).2, "nodata");
+        assert_eq!(
+            resolve(&s, "x.deleg.example.test", ds).2,
+            "referral deleg.example.test"
+        );
+        let (_, chain, found, _) = resolve(&s, "into.example.test", A);
+        assert_eq!(
+            (chain.len(), found.as_str()),
+            (1, "referral deleg.example.test")
         );
     }
 }
