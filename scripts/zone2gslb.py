@@ -5,7 +5,7 @@ served by gslb-edge and by NSD or Knot in benchmarks and differential tests.
 
 Handles what those zones use: $ORIGIN, $TTL, '@', relative and absolute
 owners, an optional TTL and class per line, a parenthesised SOA, and the
-types A, AAAA, CNAME, NS, MX, TXT, SRV, CAA, PTR, NAPTR, TLSA, SSHFP, DS and
+types A, AAAA, CNAME, NS, MX, TXT, SRV, CAA, PTR, NAPTR, TLSA, SSHFP, DS, SVCB, HTTPS and
 RFC 3597's generic TYPEnnn \\# form. Anything else is an error
 naming the line.
 
@@ -123,6 +123,11 @@ def main():
         elif rtype == "DS":
             data = {"ds": {"keyTag": int(rdata[0]), "algorithm": int(rdata[1]),
                            "digestType": int(rdata[2]), "digest": "".join(rdata[3:])}}
+        elif rtype in ("SVCB", "HTTPS"):
+            binding = {"priority": int(rdata[0]), "params": " ".join(rdata[2:])}
+            if rdata[1] != ".":
+                binding["target"] = absolute(rdata[1], origin)
+            data = {rtype.lower(): binding}
         elif re.fullmatch(r"TYPE\d+", rtype) and rdata[:1] == ["\\#"]:
             # RFC 3597: TYPEnnn \# LENGTH HEX
             data = {"generic": {"rtype": int(rtype[4:]), "data": "".join(rdata[2:])}}

@@ -262,6 +262,24 @@ fn rdata() -> impl Strategy<Value = Rdata> {
             }),
         (256u16..65_280, "([0-9a-f]{2}){0,40}")
             .prop_map(|(rtype, data)| Rdata::Generic { rtype, data }),
+        (
+            any::<u16>(),
+            proptest::option::of(name()),
+            "[ -~]{0,20}",
+            any::<bool>()
+        )
+            .prop_map(|(priority, target, params, https)| {
+                let b = ServiceBinding {
+                    priority,
+                    target,
+                    params,
+                };
+                if https {
+                    Rdata::Https(b)
+                } else {
+                    Rdata::Svcb(b)
+                }
+            }),
     ]
 }
 

@@ -15,7 +15,7 @@ use domain::rdata::{
     A, Aaaa, Caa, Cname, Ds, Mx, Naptr, Ns, Ptr, Srv, Sshfp, Tlsa, Txt, ZoneRecordData,
 };
 
-use crate::model::{DnsName, Rdata, RecordType};
+use crate::model::{DnsName, Rdata, RecordType, ServiceBinding};
 
 /// Record data as the encoder pushes it.
 pub type Data = ZoneRecordData<Vec<u8>, WireName>;
@@ -167,11 +167,44 @@ pub fn data(rdata: &Rdata) -> Result<Data, WireError> {
             )
             .map_err(|e| bad(&e))?,
         ),
+        Rdata::Svcb(b) => service_binding(RecordType::Svcb, b)?,
+        Rdata::Https(b) => service_binding(RecordType::Https, b)?,
         Rdata::Generic { rtype, data } => ZoneRecordData::Unknown(
             UnknownRecordData::from_octets(Rtype::from_int(*rtype), hex_bytes(data)?)
                 .map_err(|e| bad(&e))?,
         ),
     })
+}
+
+/// The wire data of an SVCB or HTTPS record, read from its presentation
+/// form by `domain`'s zone file scanner: the parameters' syntax and rules
+/// are RFC 9460's as `domain` implements them, not ours.
+fn service_binding(rtype: RecordType, b: &ServiceBinding) -> Result<Data, WireError> {
+    use domain::base::name::FlattenInto;
+    use domain::zonefile::inplace::{Entry, Zonefile};
+    // One line, one record: nothing may end it early or start another.
+    if let Some(c) = b.params.chars().find(|c| c.is_control() || *c == ';') {
+        return Err(WireError(format!(
+            "params: {c:?} is not allowed (one line of key=value pairs)"
+        )));
+    }
+    let target = b
+        .target
+        .as_ref()
+        .map_or(".".to_owned(), |n| format!("{n}."));
+    let line = format!(". 0 IN {rtype} {} {target} {}\n", b.priority, b.params);
+    let mut zone = Zonefile::new();
+    zone.extend_from_slice(line.as_bytes());
+    let params = |e: &dyn std::fmt::Display| WireError(format!("params: {e}"));
+    let record = match zone.next_entry().map_err(|e| params(&e))? {
+        Some(Entry::Record(r)) => r,
+        _ => return Err(params(&"not an SVCB parameter list")),
+    };
+    if !matches!(zone.next_entry(), Ok(None)) {
+        return Err(params(&"not one parameter list"));
+    }
+    // Copying into owned octets cannot fail.
+    Ok(record.into_data().flatten_into())
 }
 
 /// The size of the message that answers a query for `owner` with the whole

@@ -1059,3 +1059,55 @@ fn delegations_refuse_what_would_never_be_served() {
         fails_on(validate::catalog(&c), field, rule);
     }
 }
+
+#[test]
+fn service_bindings_are_read_by_domain_and_refused_with_its_reason() {
+    let binding = |priority, target: Option<&str>, params: &str| ServiceBinding {
+        priority,
+        target: target.map(|t| DnsName::parse(t).unwrap()),
+        params: params.into(),
+    };
+    let zone = base_zone();
+    for (rtype, wrap) in [
+        (RecordType::Svcb, Rdata::Svcb as fn(ServiceBinding) -> Rdata),
+        (RecordType::Https, Rdata::Https),
+    ] {
+        let set = |b| static_set("svc.example.com", rtype, vec![wrap(b)]);
+        for ok in [
+            binding(1, None, "alpn=h2,h3 port=8443"),
+            binding(0, Some("pool.example.net"), ""),
+            binding(
+                2,
+                Some("x.example.com"),
+                "mandatory=alpn alpn=h3 ipv4hint=192.0.2.1,192.0.2.2 ipv6hint=2001:db8::1 key65000=abc",
+            ),
+        ] {
+            validate::record(&set(ok.clone()), &zone).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+            let data = wire::data(&wrap(ok)).unwrap();
+            assert_eq!(
+                domain::base::RecordData::rtype(&data).to_int(),
+                rtype.code()
+            );
+        }
+        for (bad, rule) in [
+            (binding(1, None, "port=http"), ""),
+            (binding(1, None, "nosuchkey=1"), ""),
+            (binding(1, None, "alpn=h2 ; comment"), "is not allowed"),
+            (
+                binding(1, None, "alpn=h2\nx. 1 IN A 192.0.2.1"),
+                "is not allowed",
+            ),
+            (
+                binding(0, Some("x.example.net"), "alpn=h2"),
+                "must be empty in alias mode",
+            ),
+            (binding(1, None, "ipv4hint=2001:db8::1"), ""),
+        ] {
+            fails_on(
+                validate::record(&set(bad), &zone),
+                "data.static[0].params",
+                rule,
+            );
+        }
+    }
+}

@@ -115,6 +115,16 @@ fn table() -> &'static (Table, GeoTable) {
                     data: "0a000001".into(),
                 }]),
             ),
+            (
+                12,
+                "h.a.test",
+                RecordType::Https,
+                RecordData::Static(vec![Rdata::Https(ServiceBinding {
+                    priority: 1,
+                    target: Some(name("w.a.test")),
+                    params: "alpn=h2,h3 port=8443".into(),
+                })]),
+            ),
             // A delegation: referrals with glue, and DS at the cut.
             (
                 9,

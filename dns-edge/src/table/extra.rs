@@ -1,6 +1,7 @@
 //! Zone cuts and the additional section, resolved when a snapshot is
 //! compiled: which record sets are delegations, which are occluded (kept
-//! only as glue), and the in-zone addresses that NS, MX and SRV answers
+//! only as glue), and the in-zone addresses that NS, MX, SRV, SVCB and
+//! HTTPS answers
 //! and referrals carry in their additional section.
 
 use std::collections::HashSet;
@@ -28,8 +29,8 @@ pub(super) enum Slot {
 }
 
 /// The names a static record set points to whose addresses go in the
-/// additional section (RFC 1035 3.3.9, 3.3.11; RFC 2782), or `None` for
-/// types that carry none.
+/// additional section (RFC 1035 3.3.9, 3.3.11; RFC 2782; RFC 9460 4.1),
+/// or `None` for types that carry none.
 pub(super) fn targets(record: &RecordSet) -> Option<Vec<DnsName>> {
     let RecordData::Static(rdata) = &record.data else {
         return None;
@@ -40,6 +41,11 @@ pub(super) fn targets(record: &RecordSet) -> Option<Vec<DnsName>> {
             Rdata::Ns(n) => n,
             Rdata::Mx { exchange, .. } => exchange,
             Rdata::Srv { target, .. } => target,
+            // The root target (the owner itself) adds nothing, as in Knot.
+            Rdata::Svcb(b) | Rdata::Https(b) => match &b.target {
+                Some(target) => target,
+                None => continue,
+            },
             _ => return None,
         };
         if !names.contains(name) {

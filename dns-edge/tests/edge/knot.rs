@@ -1,6 +1,7 @@
 //! A differential test: the same static zone (every type we serve by name,
-//! one in RFC 3597's generic form, and a delegation with glue and DS)
-//! served by gslb-edge (through the aggregator) and by Knot, the same 467
+//! SVCB and HTTPS with every kind of parameter, one in RFC 3597's generic
+//! form, and a delegation with glue and DS)
+//! served by gslb-edge (through the aggregator) and by Knot, the same 580
 //! queries, identical rcode, AA flag, answer, authority and additional
 //! sections. Left out on purpose: ANY (we answer RFC 8482 minimal ANY).
 
@@ -56,9 +57,13 @@ ns1.sub IN A 192.0.2.70
 ns1.sub IN AAAA 2001:db8::70
 into IN CNAME www.sub.diff.test.
 ns1 IN AAAA 2001:db8::53
+www IN HTTPS 1 . alpn=h2,h3 port=8443
+svc IN HTTPS 1 mail.diff.test. alpn=h3 ipv4hint=192.0.2.25 ech=AEX+DQBBpQAgACB/VBxrHPvQyMdFzMdvxVMLdtCbuO5Elsmb4HEBtRH9FgAEAAEAAQASY2xvdWRmbGFyZS1lY2guY29tAAA=
+_x._tcp IN SVCB 0 mail.diff.test.
+_y._tcp IN SVCB 16 www.diff.test. mandatory=alpn,port alpn=h2,h3 no-default-alpn port=53 ipv6hint=2001:db8::1,2001:db8::2 key65000=abc
 ";
 
-const NAMES: [&str; 31] = [
+const NAMES: [&str; 34] = [
     "diff.test",
     "www.diff.test",
     "alias.diff.test",
@@ -90,8 +95,11 @@ const NAMES: [&str; 31] = [
     "ns1.sub.diff.test",
     "into.diff.test",
     "a.b.sub.diff.test",
+    "svc.diff.test",
+    "_x._tcp.diff.test",
+    "_y._tcp.diff.test",
 ];
-const TYPES: [Rt; 15] = [
+const TYPES: [Rt; 17] = [
     Rt::A,
     Rt::AAAA,
     Rt::MX,
@@ -107,6 +115,8 @@ const TYPES: [Rt; 15] = [
     Rt::SSHFP,
     Rt::Unknown(65534),
     Rt::DS,
+    Rt::SVCB,
+    Rt::HTTPS,
 ];
 
 type Essence = (String, bool, Vec<String>, Vec<String>, Vec<String>);
@@ -231,7 +241,7 @@ fn the_same_zone_answers_the_same_as_knot() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 31 * 15 + 2);
+    assert_eq!(compared, 34 * 17 + 2);
     assert!(
         differences.is_empty(),
         "{} of {compared} differ:\n{}",

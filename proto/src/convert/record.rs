@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use gslb_shared::validate::ValidationError;
 use gslb_shared::{
     DynamicRecord, GeoBranch, PoolId, Rdata, RecordData, RecordSet, RecordSetId, RecordType,
-    Region, Steering, ZoneId,
+    Region, ServiceBinding, Steering, ZoneId,
 };
 
 use super::{bad, ip, name, u16_field};
@@ -27,6 +27,8 @@ fn rtype_to_pb(t: RecordType) -> pb::RecordType {
         | RecordType::Tlsa
         | RecordType::Sshfp
         | RecordType::Ds
+        | RecordType::Svcb
+        | RecordType::Https
         | RecordType::Generic(_) => pb::RecordType::Unspecified,
     }
 }
@@ -154,12 +156,37 @@ fn rdata_to_pb(r: &Rdata) -> pb::Rdata {
             digest_type: u32::from(*digest_type),
             digest: digest.clone(),
         }),
+        Rdata::Svcb(b) => Data::Svcb(binding_to_pb(b)),
+        Rdata::Https(b) => Data::Https(binding_to_pb(b)),
         Rdata::Generic { rtype, data } => Data::Generic(pb::GenericRdata {
             rtype: u32::from(*rtype),
             data: data.clone(),
         }),
     };
     pb::Rdata { data: Some(data) }
+}
+
+fn binding_to_pb(b: &ServiceBinding) -> pb::ServiceBinding {
+    pb::ServiceBinding {
+        priority: u32::from(b.priority),
+        target: b
+            .target
+            .as_ref()
+            .map_or_else(String::new, |n| n.to_string()),
+        params: b.params.clone(),
+    }
+}
+
+fn binding_from_pb(at: &str, b: pb::ServiceBinding) -> Result<ServiceBinding, ValidationError> {
+    Ok(ServiceBinding {
+        priority: u16_field(&format!("{at}.priority"), b.priority)?,
+        target: if b.target.is_empty() || b.target == "." {
+            None
+        } else {
+            Some(name(&format!("{at}.target"), &b.target)?)
+        },
+        params: b.params,
+    })
 }
 
 fn rdata_from_pb(at: &str, r: pb::Rdata) -> Result<Rdata, ValidationError> {
@@ -223,6 +250,8 @@ fn rdata_from_pb(at: &str, r: pb::Rdata) -> Result<Rdata, ValidationError> {
                 digest_type: u8_field(&format!("{at}.digestType"), d.digest_type)?,
                 digest: d.digest,
             },
+            Data::Svcb(b) => Rdata::Svcb(binding_from_pb(at, b)?),
+            Data::Https(b) => Rdata::Https(binding_from_pb(at, b)?),
             Data::Generic(g) => Rdata::Generic {
                 rtype: u16_field(&format!("{at}.rtype"), g.rtype)?,
                 data: g.data,

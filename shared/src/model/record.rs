@@ -39,12 +39,16 @@ pub enum RecordType {
     Sshfp,
     /// Delegation signer (RFC 4034).
     Ds,
+    /// Service binding (RFC 9460).
+    Svcb,
+    /// Service binding for HTTPS (RFC 9460).
+    Https,
     /// Any other type, by number, with opaque data (RFC 3597).
     Generic(u16),
 }
 
 /// The named types with their type codes and names.
-const NAMED: [(RecordType, u16, &str); 13] = [
+const NAMED: [(RecordType, u16, &str); 15] = [
     (RecordType::A, 1, "A"),
     (RecordType::Aaaa, 28, "AAAA"),
     (RecordType::Cname, 5, "CNAME"),
@@ -58,6 +62,8 @@ const NAMED: [(RecordType, u16, &str); 13] = [
     (RecordType::Tlsa, 52, "TLSA"),
     (RecordType::Sshfp, 44, "SSHFP"),
     (RecordType::Ds, 43, "DS"),
+    (RecordType::Svcb, 64, "SVCB"),
+    (RecordType::Https, 65, "HTTPS"),
 ];
 
 /// Type codes a record set may not have in generic form: the zone's SOA,
@@ -277,6 +283,10 @@ pub enum Rdata {
         /// The digest, hex.
         digest: String,
     },
+    /// Service binding (RFC 9460).
+    Svcb(ServiceBinding),
+    /// Service binding for HTTPS (RFC 9460).
+    Https(ServiceBinding),
     /// Any other type's data, opaque (RFC 3597).
     Generic {
         /// The type code.
@@ -303,9 +313,27 @@ impl Rdata {
             Rdata::Tlsa { .. } => RecordType::Tlsa,
             Rdata::Sshfp { .. } => RecordType::Sshfp,
             Rdata::Ds { .. } => RecordType::Ds,
+            Rdata::Svcb(_) => RecordType::Svcb,
+            Rdata::Https(_) => RecordType::Https,
             Rdata::Generic { rtype, .. } => RecordType::Generic(*rtype),
         }
     }
+}
+
+/// The data of an SVCB or HTTPS record (RFC 9460).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServiceBinding {
+    /// 0 for alias mode; otherwise lower is preferred.
+    pub priority: u16,
+    /// The target; none (the root, `.`) for the owner itself in service
+    /// mode, or "no service" in alias mode.
+    #[serde(default)]
+    pub target: Option<DnsName>,
+    /// Service parameters in presentation form, as in a zone file:
+    /// `alpn=h2,h3 port=8443 ipv4hint=192.0.2.1` (empty in alias mode).
+    #[serde(default)]
+    pub params: String,
 }
 
 /// A pool-backed record (type A or AAAA).

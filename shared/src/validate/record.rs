@@ -262,6 +262,14 @@ fn static_data(f: &mut Findings, record: &RecordSet, zone: &Zone, rdata: &[Rdata
                     f.add(&format!("{at}.data"), format!("must be hex: {e}"));
                 }
             }
+            Rdata::Svcb(b) | Rdata::Https(b) => {
+                // RFC 9460 2.4.2: alias mode carries no parameters.
+                f.require(
+                    b.priority != 0 || b.params.trim().is_empty(),
+                    &format!("{at}.params"),
+                    "must be empty in alias mode (priority 0)",
+                );
+            }
             Rdata::A(_)
             | Rdata::Aaaa(_)
             | Rdata::Ns(_)
@@ -306,7 +314,13 @@ fn wire_size(f: &mut Findings, record: &RecordSet, rdata: &[Rdata]) {
     for (i, r) in rdata.iter().enumerate() {
         match wire::data(r) {
             Ok(d) => data.push(d),
-            Err(e) => f.add(&format!("data.static[{i}]"), e.to_string()),
+            // The parameter list is read by `domain`: its error names them.
+            Err(e) => match (r, e.0.strip_prefix("params: ")) {
+                (Rdata::Svcb(_) | Rdata::Https(_), Some(rule)) => {
+                    f.add(&format!("data.static[{i}].params"), rule)
+                }
+                _ => f.add(&format!("data.static[{i}]"), e.to_string()),
+            },
         }
     }
     if data.len() == rdata.len()
