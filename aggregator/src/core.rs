@@ -9,6 +9,7 @@ pub mod declarative;
 pub mod feed;
 pub mod store;
 pub mod strict_json;
+pub mod zonefile;
 
 use std::sync::{Mutex, MutexGuard};
 

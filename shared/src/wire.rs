@@ -17,6 +17,9 @@ use domain::rdata::{
 
 use crate::model::{DnsName, Rdata, RecordType, ServiceBinding};
 
+mod decode;
+pub use decode::rdata;
+
 /// Record data as the encoder pushes it.
 pub type Data = ZoneRecordData<Vec<u8>, WireName>;
 /// An absolute domain name in wire form.

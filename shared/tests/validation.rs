@@ -934,8 +934,37 @@ fn every_type_encodes_with_domain_and_parses_back() {
                 data: "0a000001".into(),
             },
         ),
+        (
+            RecordType::Mx,
+            Rdata::Mx {
+                preference: 10,
+                exchange: DnsName::parse("mail.example.com").unwrap(),
+            },
+        ),
+        (
+            RecordType::Txt,
+            Rdata::Txt(vec!["v=spf1 -all".into(), "two \"quoted\"".into()]),
+        ),
+        (
+            RecordType::Caa,
+            Rdata::Caa {
+                flags: 128,
+                tag: "issue".into(),
+                value: "ca.example; account=1".into(),
+            },
+        ),
+        (
+            RecordType::Https,
+            Rdata::Https(ServiceBinding {
+                priority: 1,
+                target: None,
+                params: "alpn=h2,h3 port=8443".into(),
+            }),
+        ),
     ] {
         let data = wire::data(&rdata).unwrap();
+        // And back to the model, as a zone file import reads it.
+        assert_eq!(wire::rdata(&data).unwrap(), rdata, "{rtype}");
         let size = wire::answer_size(&owner, rtype, std::slice::from_ref(&data)).unwrap();
         assert!(size > 12, "{rtype}");
         // The encoded record parses back as the same type and data.

@@ -9,6 +9,7 @@ mod query;
 mod render;
 pub mod table;
 mod tokens;
+mod zonefile;
 
 use std::path::{Path, PathBuf};
 
@@ -158,6 +159,12 @@ pub enum Command {
     },
     /// Make a development CA and certificates for components (local files).
     Certs(certs::CertsArgs),
+    /// Zone files in and out (RFC 1035 master files).
+    Zone {
+        /// Action.
+        #[command(subcommand)]
+        action: zonefile::ZoneAction,
+    },
     /// Admin tokens in a tokens file (local; the aggregator reloads it).
     Tokens {
         /// Action.
@@ -513,6 +520,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         .max_encoding_message_size(gslb_proto::MAX_MESSAGE);
     match cli.command {
         Command::Zones(args) => crud::run::<Zone>(&mut c, args.action, out).await,
+        Command::Zone { action } => zonefile::run(&mut c, action, out).await,
         Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
         Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,
         Command::Members(args) => crud::run::<Member>(&mut c, args.action, out).await,

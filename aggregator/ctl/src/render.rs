@@ -517,9 +517,16 @@ pub fn explain(r: &pb::ExplainResponse, out: Output) -> String {
 /// An apply's plan.
 pub fn plan(r: &pb::ApplyConfigResponse, out: Output) -> String {
     if out == Output::Json {
-        return pretty(&json!({"plan": r.plan, "applied": r.applied, "version": r.version}));
+        return pretty(
+            &json!({"plan": r.plan, "notes": r.notes, "applied": r.applied, "version": r.version}),
+        );
     }
-    let mut text: String = r.plan.iter().map(|l| format!("{l}\n")).collect();
+    let mut text: String = r
+        .plan
+        .iter()
+        .chain(&r.notes)
+        .map(|l| format!("{l}\n"))
+        .collect();
     if r.plan.is_empty() {
         text.push_str("no changes\n");
     }

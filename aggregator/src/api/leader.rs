@@ -30,6 +30,7 @@ pub(crate) fn writes(method: &str) -> bool {
         "Heartbeat",
         "Deregister",
         "Apply",
+        "Import",
         "Add",
         "Remove",
         "Backup",

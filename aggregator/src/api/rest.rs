@@ -7,6 +7,7 @@ mod error;
 mod members;
 mod objects;
 pub(crate) mod status;
+mod zonefile;
 
 use std::sync::Arc;
 
@@ -50,6 +51,26 @@ impl Table {
     {
         let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
         self.router = self.router.route(path, on(filter, handler));
+        self.list.push((method, path));
+        self
+    }
+
+    /// A route whose body may be up to `limit` bytes (axum's default is
+    /// 2 MiB).
+    fn add_large<H, T>(
+        mut self,
+        method: Method,
+        path: &'static str,
+        handler: H,
+        limit: usize,
+    ) -> Self
+    where
+        H: Handler<T, Arc<Service>>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
+        let route = on(filter, handler).layer(axum::extract::DefaultBodyLimit::max(limit));
+        self.router = self.router.route(path, route);
         self.list.push((method, path));
         self
     }
@@ -117,6 +138,13 @@ fn table() -> Table {
     .add(Method::GET, "/api/v1/explain", status::explain)
     .add(Method::POST, "/api/v1/apply", objects::apply)
     .add(Method::POST, "/api/v1/config", objects::apply_config)
+    .add_large(
+        Method::POST,
+        "/api/v1/zonefile",
+        zonefile::import,
+        crate::core::zonefile::MAX_ZONE_FILE_BYTES,
+    )
+    .add(Method::GET, "/api/v1/zonefile", zonefile::export)
     .add(Method::GET, "/api/v1/agents", status::agents)
     .add(Method::GET, "/api/v1/edges", status::edges)
     .add(Method::GET, "/api/v1/decisions", decisions::get)

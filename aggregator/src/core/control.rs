@@ -307,6 +307,25 @@ impl Control {
         Ok((plan, self.version()))
     }
 
+    /// Import a zone file: plan it (scoped to its zone: see
+    /// [`crate::core::declarative::plan_zone`]) and apply every change or
+    /// none, or (`dry_run`) only check that it would apply.
+    pub fn import_zone(
+        &mut self,
+        file: &crate::core::zonefile::ZoneFile,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
+        let plan = crate::core::declarative::plan_zone(&self.state, &file.zone, &file.records)
+            .map_err(CatalogError::Invalid)?;
+        if dry_run {
+            self.check_all(plan.ops.clone())?;
+        } else if !plan.ops.is_empty() {
+            self.write(plan.ops.clone(), now)?;
+        }
+        Ok((plan, self.version()))
+    }
+
     /// Hand one engine input over (results, heartbeats, location changes,
     /// manual health, ticks) and make its decisions durable and published.
     pub fn step(&mut self, input: Input<'_>, now: Timestamp) -> Result<(), ControlError> {

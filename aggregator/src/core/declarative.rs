@@ -14,7 +14,7 @@ use crate::core::catalog::Op;
 mod plan;
 
 use plan::bad;
-pub use plan::plan;
+pub use plan::{plan, plan_zone};
 
 /// The document.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -130,6 +130,8 @@ pub struct Plan {
     pub ops: Vec<Op>,
     /// One line per operation.
     pub lines: Vec<String>,
+    /// What was left alone on purpose, and why (`= ...`).
+    pub notes: Vec<String>,
 }
 
 /// Parse a document: TOML, or JSON when it starts with `{`.

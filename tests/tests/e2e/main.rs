@@ -14,3 +14,4 @@ mod restart;
 mod security;
 mod ui;
 mod warmup;
+mod zonefile;

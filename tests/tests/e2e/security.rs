@@ -349,9 +349,11 @@ async fn grpc(url: &str, who: &CertFiles, path: &str, auth: Option<&str>) -> ton
     }
 }
 
-/// Reads per the API's contract: fetching and listing, explain, status.
+/// Reads per the API's contract: fetching, listing and exporting, explain, status.
 fn reads(method: &str) -> bool {
-    ["Get", "List"].iter().any(|p| method.starts_with(p))
+    ["Get", "List", "Export"]
+        .iter()
+        .any(|p| method.starts_with(p))
         || method == "Explain"
         || method == "Status"
 }

@@ -356,11 +356,47 @@ impl AdminService for Admin {
             .0
             .call(move |c| c.apply_document(&desired, r.dry_run, r.prune, now()))
             .await?;
-        Ok(Response::new(pb::ApplyConfigResponse {
-            plan: plan.lines,
-            version,
-            applied: !r.dry_run,
-        }))
+        Ok(Response::new(plan_reply(plan, version, r.dry_run)))
+    }
+
+    async fn import_zone(
+        &self,
+        r: Request<pb::ImportZoneRequest>,
+    ) -> Reply<pb::ApplyConfigResponse> {
+        let mut r = r.into_inner();
+        let apex = if r.apex.is_empty() {
+            None
+        } else {
+            Some(
+                DnsName::parse(&r.apex)
+                    .map_err(|e| Status::invalid_argument(format!("apex: {e}")))?,
+            )
+        };
+        let text = std::mem::take(&mut r.text);
+        // Reading a large zone is long work: off the worker.
+        let file = off_worker(move || crate::core::zonefile::read(&text, apex.as_ref()))
+            .await
+            .map_err(invalid)?;
+        let (plan, version) = self
+            .0
+            .call(move |c| c.import_zone(&file, r.dry_run, now()))
+            .await?;
+        Ok(Response::new(plan_reply(plan, version, r.dry_run)))
+    }
+
+    async fn export_zone(
+        &self,
+        r: Request<pb::ExportZoneRequest>,
+    ) -> Reply<pb::ExportZoneResponse> {
+        let apex = DnsName::parse(&r.get_ref().apex)
+            .map_err(|e| Status::invalid_argument(format!("apex: {e}")))?;
+        let snapshot = self.0.view().snapshot().clone();
+        let shown = apex.clone();
+        let text = off_worker(move || crate::core::zonefile::export(&snapshot, &apex))
+            .await
+            .map_err(|e| Status::internal(e.to_string()))?
+            .ok_or_else(|| Status::not_found(format!("no zone {shown}")))?;
+        Ok(Response::new(pb::ExportZoneResponse { text }))
     }
 
     async fn list_agents(&self, _r: Request<pb::ListRequest>) -> Reply<pb::AgentList> {
@@ -416,5 +452,20 @@ impl AdminService for Admin {
         })
         .await?;
         Ok(Response::new(pb::ResetEdgesResponse { epoch, version }))
+    }
+}
+
+/// The reply to a document or zone file apply: the plan, and whether it
+/// was applied.
+fn plan_reply(
+    plan: crate::core::declarative::Plan,
+    version: u64,
+    dry_run: bool,
+) -> pb::ApplyConfigResponse {
+    pb::ApplyConfigResponse {
+        plan: plan.lines,
+        version,
+        applied: !dry_run,
+        notes: plan.notes,
     }
 }

@@ -32,6 +32,53 @@ pub fn plan(state: &CatalogState, desired: &Desired) -> Result<Plan, ValidationE
     Ok(p.plan)
 }
 
+/// Plan a zone file's import: the zone itself, its record sets, and the
+/// deletes of the zone's static record sets the file leaves out. Nothing
+/// outside the zone is touched. A pool-backed set stays as it is: the
+/// file's records at its name and type (an export writes its current
+/// answer there) are left out, with a note saying so.
+pub fn plan_zone(
+    state: &CatalogState,
+    zone: &DesiredZone,
+    records: &[DesiredRecord],
+) -> Result<Plan, ValidationError> {
+    let mut p = Planner {
+        current: &state.catalog,
+        next_id: state.last_id,
+        plan: Plan::default(),
+    };
+    let zones = p.zones(std::slice::from_ref(zone))?;
+    let id = zones[&zone.apex];
+    let current = &state.catalog;
+    let pool_backed: HashSet<(&DnsName, RecordType)> = current
+        .records
+        .values()
+        .filter(|r| r.zone == id && matches!(r.data, RecordData::Dynamic(_)))
+        .map(|r| (&r.name, r.rtype))
+        .collect();
+    let (kept_dynamic, file): (Vec<&DesiredRecord>, Vec<&DesiredRecord>) = records
+        .iter()
+        .partition(|r| pool_backed.contains(&(&r.name, r.rtype)));
+    for r in kept_dynamic {
+        p.plan.notes.push(format!(
+            "= record {} {} is pool-backed: kept, the file's records for it left out",
+            r.name, r.rtype
+        ));
+    }
+    let file: Vec<DesiredRecord> = file.into_iter().cloned().collect();
+    let at = (p.plan.ops.len(), p.plan.lines.len());
+    let mut kept = p.records(&file, &zones, &BTreeMap::new())?;
+    kept.extend(
+        current
+            .records
+            .values()
+            .filter(|r| r.zone != id || matches!(r.data, RecordData::Dynamic(_)))
+            .map(|r| r.id),
+    );
+    p.delete_records(at, &kept);
+    Ok(p.plan)
+}
+
 /// The plan so far, over the catalog it changes.
 struct Planner<'a> {
     current: &'a Catalog,

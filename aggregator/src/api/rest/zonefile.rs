@@ -1,0 +1,78 @@
+//! Zone files over REST: `POST /api/v1/zonefile` imports a master file
+//! into its zone (the plan as `apply` shows it, applied all or nothing),
+//! `GET /api/v1/zonefile?apex=` writes the zone as one.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use gslb_shared::DnsName;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::error::ApiError;
+use crate::api::service::{Service, now, off_worker};
+use crate::core::zonefile;
+
+/// `?apex=&dryRun=` of a zone file import or export.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ZoneFileQuery {
+    /// The zone (export), or the origin of relative names (import).
+    #[serde(default)]
+    apex: Option<String>,
+    /// Plan and check only.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+fn apex(q: &ZoneFileQuery) -> Result<Option<DnsName>, ApiError> {
+    q.apex
+        .as_deref()
+        .map(|a| DnsName::parse(a).map_err(|e| ApiError::invalid("apex", e.to_string())))
+        .transpose()
+}
+
+/// `POST /api/v1/zonefile`: import a master file (the body, text).
+pub async fn import(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ZoneFileQuery>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let origin = apex(&q)?;
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
+    // Reading a large zone is long work: off the worker.
+    let file = off_worker(move || zonefile::read(&text, origin.as_ref())).await?;
+    let dry_run = q.dry_run;
+    let (plan, version) = s
+        .call(move |c| c.import_zone(&file, dry_run, now()))
+        .await?;
+    Ok((
+        StatusCode::OK,
+        Json(serde_json::json!({
+            "plan": plan.lines,
+            "notes": plan.notes,
+            "version": version,
+            "applied": !dry_run,
+        })),
+    ))
+}
+
+/// `GET /api/v1/zonefile?apex=`: the zone as a master file (`text/dns`).
+pub async fn export(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ZoneFileQuery>,
+) -> Result<Response, ApiError> {
+    let apex = apex(&q)?.ok_or_else(|| ApiError::invalid("apex", "is required"))?;
+    let snapshot = s.view().snapshot().clone();
+    let shown = apex.clone();
+    let text = off_worker(move || zonefile::export(&snapshot, &apex))
+        .await
+        .map_err(|e| ApiError::invalid("apex", e.to_string()))?
+        .ok_or_else(|| ApiError::not_found(format!("no zone {shown}")))?;
+    Ok(([(header::CONTENT_TYPE, "text/dns; charset=utf-8")], text).into_response())
+}
