@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # External checkers against gslb-edge: zonemaster-cli and dnsviz
-# (probe + grok) on a test zone served by two edges on port 53 of
+# (probe + grok) on a test zone with every type we serve and a delegation
+# (imported from a master file), served by two edges on port 53 of
 # 192.0.2.53 and 192.0.2.54, addresses put on the loopback interface of a
 # network namespace made with `unshare -n`: only that interface exists
 # there, so no query can leave the namespace. (Port 53 because zonemaster
@@ -81,6 +82,38 @@ type = "A"
 dynamic = { steering = "weighted", pools = ["web"] }
 TOML
 
+# Every type we serve, a delegation with glue and DS, a wildcard: imported
+# as a master file (gslbctl zone import) over the document above, whose
+# pool-backed www the import keeps.
+cat >"$WORK/example.test.zone" <<'ZONE'
+$ORIGIN example.test.
+$TTL 3600
+@        IN SOA ns1 hostmaster 1 14400 3600 1209600 300
+@        IN NS  ns1
+@        IN NS  ns2
+ns1      IN A   192.0.2.53
+ns2      IN A   192.0.2.54
+@        IN MX  10 mail
+@        IN TXT "v=spf1 -all"
+@        IN CAA 0 issue "ca.example"
+mail     IN A   127.0.0.25
+mail     IN SSHFP 4 2 a87f1b687ac0e57d2a081a2f282672334d90ed316d2b818ca9580ea384d92401
+_25._tcp.mail IN TLSA 3 1 1 d2abde240d7cd3ee6b4b28c54df034b97983a1d16e8a410e4561cb106618e971
+_sip._tcp IN SRV 10 60 5060 mail
+sip      IN NAPTR 100 10 "S" "SIP+D2U" "" _sip._udp.example.test.
+ptr      IN PTR mail
+svc      IN HTTPS 1 . alpn=h2,h3
+_x._tcp  IN SVCB 1 mail alpn=h2
+alias    IN CNAME mail
+*.wild   IN TXT "wildcard"
+odd      IN TYPE65534 \# 4 0a000001
+sub      IN NS  ns1.sub
+sub      IN NS  ns2.sub
+sub      IN DS  12345 13 2 d2abde240d7cd3ee6b4b28c54df034b97983a1d16e8a410e4561cb106618e971
+ns1.sub  IN A   192.0.2.55
+ns2.sub  IN A   192.0.2.56
+ZONE
+
 # The snapshot, made on the host's loopback (plain text, --insecure) and
 # cached for the edges; gslbctl applies it with a token of its own.
 GSLB_TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name check --role write | head -n 1); export GSLB_TOKEN
@@ -89,7 +122,9 @@ GSLB_TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name chec
 PIDS+=($!)
 for _ in $(seq 1 100); do grep -q "^grpc listening on" "$WORK/agg.out" && break; sleep 0.1; done
 GRPC="http://$(sed -n 's/^grpc listening on //p' "$WORK/agg.out")"
-VERSION=$("$BIN/gslbctl" --server "$GRPC" apply -f "$WORK/zone.toml" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
+"$BIN/gslbctl" --server "$GRPC" apply -f "$WORK/zone.toml" >/dev/null
+VERSION=$("$BIN/gslbctl" --server "$GRPC" zone import "$WORK/example.test.zone" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
+[ -n "$VERSION" ] || { echo "check-dns-zone: the zone file did not import" >&2; exit 1; }
 "$BIN/gslb-edge" --aggregator "$GRPC" --cache-dir "$WORK/cache" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 --min-drain-secs 0 >"$WORK/seed.out" 2>"$WORK/seed.err" &
 SEED=$!; PIDS+=("$SEED")
 for _ in $(seq 1 100); do
@@ -124,7 +159,8 @@ zonemaster-cli --json --no-ipv6 --level INFO --hints "$WORK/hints.zone" \
   --ns ns1.example.test/192.0.2.53 --ns ns2.example.test/192.0.2.54 example.test >"$WORK/zonemaster.json" || true
 SERVERS=ns1.example.test=192.0.2.53,ns2.example.test=192.0.2.54
 dnsviz probe -A -a example.test -N example.test:\$SERVERS -x example.test:\$SERVERS \
-  example.test www.example.test mail.example.test nonexistent.example.test >"$WORK/probe.json"
+  example.test www.example.test mail.example.test nonexistent.example.test \
+  svc.example.test _sip._tcp.example.test sip.example.test alias.example.test x.wild.example.test >"$WORK/probe.json"
 dnsviz grok -l info <"$WORK/probe.json" >"$WORK/grok.json"
 INSIDE
 unshare -n bash "$WORK/inside.sh"

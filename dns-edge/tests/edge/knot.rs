@@ -6,6 +6,7 @@
 //! sections. Left out on purpose: ANY (we answer RFC 8482 minimal ANY).
 
 use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
 use std::process::Command;
 use std::str::FromStr;
 use std::time::Duration;
@@ -119,10 +120,10 @@ const TYPES: [Rt; 17] = [
     Rt::HTTPS,
 ];
 
-type Essence = (String, bool, Vec<String>, Vec<String>, Vec<String>);
+pub type Essence = (String, bool, Vec<String>, Vec<String>, Vec<String>);
 
 /// What we compare of a reply.
-fn essence(server: SocketAddr, name: &str, qtype: Rt) -> Essence {
+pub fn essence(server: SocketAddr, name: &str, qtype: Rt) -> Essence {
     let mut q = Message::query();
     q.add_query(Query::query(
         Name::from_str(&format!("{name}.")).unwrap(),
@@ -164,6 +165,56 @@ fn free_port() -> u16 {
     if t.is_ok() { port } else { free_port() }
 }
 
+/// knotd on loopback serving zone files; killed on drop.
+pub struct Knot {
+    child: std::process::Child,
+    /// Where it answers (UDP and TCP).
+    pub addr: SocketAddr,
+}
+
+impl Knot {
+    /// Serve `zones` (apex, file), with scratch space in `dir`; returns
+    /// once the first zone's SOA answers.
+    pub fn start(dir: &Path, zones: &[(&str, &Path)]) -> Knot {
+        let port = free_port();
+        let mut conf = format!(
+            "server:\n    rundir: \"{d}\"\n    listen: 127.0.0.1@{port}\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n\
+             database:\n    storage: \"{d}\"\nlog:\n  - target: stderr\n    any: warning\nzone:\n",
+            d = dir.display()
+        );
+        for (apex, file) in zones {
+            conf += &format!(
+                "  - domain: {apex}.\n    file: \"{}\"\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n",
+                file.display()
+            );
+        }
+        let path = dir.join("knot.conf");
+        std::fs::write(&path, conf).unwrap();
+        let child = Command::new("knotd")
+            .arg("-c")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("knotd not runnable ({e}): apt-get install knot"));
+        let knot = Knot {
+            child,
+            addr: format!("127.0.0.1:{port}").parse().unwrap(),
+        };
+        let apex = zones[0].0;
+        wait_until(20, "knot answering", || {
+            dig(knot.addr, &[apex, "SOA"]).contains("status: NOERROR")
+        });
+        knot
+    }
+}
+
+impl Drop for Knot {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn the_same_zone_answers_the_same_as_knot() {
     let dir = temp_dir("knot");
@@ -188,37 +239,8 @@ fn the_same_zone_answers_the_same_as_knot() {
     edge.wait_version(version);
     let ours = edge.dns();
 
-    let port = free_port();
-    let conf = dir.join("knot.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "server:\n    rundir: \"{d}\"\n    listen: 127.0.0.1@{port}\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n\
-             database:\n    storage: \"{d}\"\nlog:\n  - target: stderr\n    any: warning\n\
-             zone:\n  - domain: diff.test.\n    file: \"{z}\"\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n",
-            d = dir.display(),
-            z = zone_file.display()
-        ),
-    )
-    .unwrap();
-    let knot = Command::new("knotd")
-        .arg("-c")
-        .arg(&conf)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("knotd not runnable ({e}): apt-get install knot"));
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _knot = Kill(knot);
-    let theirs: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    wait_until(20, "knot answering", || {
-        dig(theirs, &["diff.test", "SOA"]).contains("status: NOERROR")
-    });
+    let knot = Knot::start(&dir, &[("diff.test", &zone_file)]);
+    let theirs = knot.addr;
 
     let mut compared = 0;
     let mut differences = Vec::new();

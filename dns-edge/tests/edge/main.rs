@@ -5,6 +5,7 @@
 
 mod dig;
 mod feed_gap;
+mod generated;
 mod health;
 mod knot;
 mod lifecycle;
