@@ -7,12 +7,14 @@
 # is qps_per_server_core (dnsperf saturates its own core first here).
 #
 # Runs: edge with the zone as static records; edge with every A/AAAA set
-# pool-backed (selection per query); nsd; knot; then each at a fixed 20k
+# pool-backed (selection per query); edge with every other type and a
+# delegation added (the same queries; then a mix asking for every type);
+# nsd; knot; then each at a fixed 20k
 # qps with latency percentiles; then the edge with SCALE (default 100,000)
 # pool-backed names: its resident memory, and load over all those names.
 # Environment: DUR (s, default 15), REPS (default 1), LAT (1 = latency runs),
 # WORKERS (server threads, default 1), SERVERS (default "edge-static
-# edge-dynamic nsd knot"). Needs dnsperf, dig, nsd, knot (apt-get install
+# edge-dynamic edge-alltypes edge-alltypes-mix nsd knot"). Needs dnsperf, dig, nsd, knot (apt-get install
 # dnsperf bind9-dnsutils nsd knot). Only loopback is used.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,7 +22,7 @@ BENCH="${BENCH_DIR:-$ROOT/../shared/bench}"
 HARNESS="$BENCH/peer-dns-bench.sh"
 ZONE="$BENCH/peer-dns/example.test.zone"
 DUR="${DUR:-15}" REPS="${REPS:-1}" LAT="${LAT:-1}" WORKERS="${WORKERS:-1}"
-SERVERS="${SERVERS:-edge-static edge-dynamic nsd knot}"
+SERVERS="${SERVERS:-edge-static edge-dynamic edge-alltypes edge-alltypes-mix nsd knot}"
 SCALE="${SCALE:-100000}"
 for t in dnsperf dig nsd knotd; do
   command -v "$t" >/dev/null || { echo "bench-dns: $t missing (apt-get install dnsperf bind9-dnsutils nsd knot)" >&2; exit 2; }
@@ -65,10 +67,74 @@ prepare() {
   [ -s "$dir/snapshot.bin" ] || { echo "bench-dns: no snapshot cached in $dir" >&2; exit 1; }
 }
 
+# prepare, then a zone file imported over the config before the edge caches it.
+prepare_zonefile() {  # dir, config, zone file
+  local dir="$1" config="$2" zonefile="$3"
+  local token; token=$("$BIN/gslbctl" tokens create --file "$dir.tokens.json" --name bench --role write | head -n 1)
+  "$BIN/gslb-aggregator" --data-dir "$dir.agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
+    --insecure --tokens-file "$dir.tokens.json" >"$dir.agg.out" 2>"$dir.agg.err" & local agg=$!; PIDS+=("$agg")
+  local grpc; grpc="http://$(listening "$dir.agg.out" grpc)"
+  "$BIN/gslbctl" --server "$grpc" --token "$token" apply -f "$config" >/dev/null
+  local version; version=$("$BIN/gslbctl" --server "$grpc" --token "$token" zone import "$zonefile" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
+  [ -n "$version" ] || { echo "bench-dns: $zonefile did not import" >&2; exit 1; }
+  "$BIN/gslb-edge" --aggregator "$grpc" --cache-dir "$dir" --listen-dns 127.0.0.1:0 \
+    --listen-status 127.0.0.1:0 --min-drain-secs 0 >"$dir.edge.out" 2>"$dir.edge.err" & local edge=$!; PIDS+=("$edge")
+  local status; status=$(listening "$dir.edge.out" status)
+  for _ in $(seq 1 300); do
+    curl -s "http://$status/status/config" | grep -q "\"version\":$version" && break
+    sleep 0.1
+  done
+  kill "$edge" "$agg"; wait "$edge" "$agg" 2>/dev/null || true
+  [ -s "$dir/snapshot.bin" ] || { echo "bench-dns: no snapshot cached in $dir" >&2; exit 1; }
+}
+
 python3 "$ROOT/scripts/zone2gslb.py" "$ZONE" >"$WORK/static.toml"
 python3 "$ROOT/scripts/zone2gslb.py" --dynamic "$ZONE" >"$WORK/dynamic.toml"
 prepare "$WORK/static" "$WORK/static.toml"
 prepare "$WORK/dynamic" "$WORK/dynamic.toml"
+
+# The same zone with every other type we serve and a delegation added,
+# imported as a master file (gslbctl zone import) over the static config:
+# edge-alltypes answers the same queries as edge-static from it, and
+# edge-alltypes-mix a mix that asks for every type and crosses the cut.
+cp "$ZONE" "$WORK/alltypes.zone"
+H=d2abde240d7cd3ee6b4b28c54df034b97983a1d16e8a410e4561cb106618e971
+cat >>"$WORK/alltypes.zone" <<ZONE
+@        IN MX  10 mail.example.test.
+@        IN TXT "v=spf1 -all"
+@        IN CAA 0 issue "ca.example"
+mail     IN A   192.0.2.25
+mail     IN SSHFP 4 2 $H
+_25._tcp.mail IN TLSA 3 1 1 $H
+_sip._tcp IN SRV 10 60 5060 mail.example.test.
+sip      IN NAPTR 100 10 "S" "SIP+D2U" "" _sip._udp.example.test.
+ptr      IN PTR mail.example.test.
+svc      IN HTTPS 1 . alpn=h2,h3 port=8443
+_x._tcp  IN SVCB 1 mail.example.test. alpn=h2
+*.wild   IN A   192.0.2.99
+odd      IN TYPE65534 \# 4 0a000001
+sub      IN NS  ns1.sub.example.test.
+sub      IN NS  ns2.sub.example.test.
+sub      IN DS  12345 13 2 $H
+ns1.sub  IN A   192.0.2.70
+ns2.sub  IN A   192.0.2.71
+ZONE
+prepare_zonefile "$WORK/alltypes" "$WORK/static.toml" "$WORK/alltypes.zone"
+# Every type, a referral and a wildcard, with the usual names in between.
+python3 - "$ROOT/../shared/bench/peer-dns/queries.txt" "$WORK/alltypes-queries.txt" <<'PY'
+import sys
+extra = ["example.test MX", "example.test TXT", "example.test CAA", "mail.example.test SSHFP",
+         "_25._tcp.mail.example.test TLSA", "_sip._tcp.example.test SRV", "sip.example.test NAPTR",
+         "ptr.example.test PTR", "svc.example.test HTTPS", "_x._tcp.example.test SVCB",
+         "x.wild.example.test A", "odd.example.test TYPE65534", "www.sub.example.test A",
+         "sub.example.test DS", "example.test NS"]
+base = open(sys.argv[1]).read().split("\n")
+out = []
+for i, line in enumerate(l for l in base if l.strip()):
+    out.append(line)
+    out.append(extra[i % len(extra)])
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
 
 edge_cmd() {  # cache dir
   echo "$BIN/gslb-edge --cache-dir $1 --listen-dns 127.0.0.1:{PORT} --listen-status 127.0.0.1:0 --udp-workers $WORKERS"
@@ -82,6 +148,8 @@ server_args() {  # server name -> harness args
   case "$1" in
     edge-static) echo "--cmd|$(edge_cmd "$WORK/static")|--name|edge-static";;
     edge-dynamic) echo "--cmd|$(edge_cmd "$WORK/dynamic")|--name|edge-dynamic";;
+    edge-alltypes) echo "--cmd|$(edge_cmd "$WORK/alltypes")|--name|edge-alltypes";;
+    edge-alltypes-mix) echo "--cmd|$(edge_cmd "$WORK/alltypes")|--name|edge-alltypes-mix|-d|$WORK/alltypes-queries.txt";;
     nsd|knot) echo "$1";;
   esac
 }

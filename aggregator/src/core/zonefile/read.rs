@@ -35,23 +35,45 @@ fn bad(field: impl Into<String>, rule: impl Into<String>) -> ValidationError {
     ValidationError::single(field, rule)
 }
 
-/// The line (1-based) of the first entry at or after `offset`: blank and
-/// comment lines, `$ORIGIN` and `$TTL` (which the parser takes in along
-/// the way) are skipped.
-fn line_at(text: &str, offset: usize) -> usize {
-    let before = text.get(..offset).unwrap_or(text);
-    let mut line = before.matches('\n').count() + 1;
-    for l in text.get(offset..).unwrap_or("").split('\n') {
-        let l = l.trim_start();
-        let directive = ["$ORIGIN", "$TTL"]
-            .iter()
-            .any(|d| l.get(..d.len()).is_some_and(|p| p.eq_ignore_ascii_case(d)));
-        if !l.is_empty() && !l.starts_with(';') && !directive {
-            break;
+/// Line numbers of offsets in the file, counted as the reading moves on
+/// (each offset is at or after the one before, so the count is linear).
+struct Lines<'t> {
+    text: &'t str,
+    /// Offset counted to, and newlines before it.
+    at: usize,
+    newlines: usize,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Self {
+        Lines {
+            text,
+            at: 0,
+            newlines: 0,
         }
-        line += 1;
     }
-    line
+
+    /// The line (1-based) of the first entry at or after `offset`: blank
+    /// and comment lines, `$ORIGIN` and `$TTL` (which the parser takes in
+    /// along the way) are skipped.
+    fn entry_at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len()).max(self.at);
+        let counted = self.text.get(self.at..offset).unwrap_or("");
+        self.newlines += counted.matches('\n').count();
+        self.at = offset;
+        let mut line = self.newlines + 1;
+        for l in self.text.get(offset..).unwrap_or("").split('\n') {
+            let l = l.trim_start();
+            let directive = ["$ORIGIN", "$TTL"]
+                .iter()
+                .any(|d| l.get(..d.len()).is_some_and(|p| p.eq_ignore_ascii_case(d)));
+            if !l.is_empty() && !l.starts_with(';') && !directive {
+                break;
+            }
+            line += 1;
+        }
+        line
+    }
 }
 
 fn model_name(at: &str, text: &str) -> Result<DnsName, ValidationError> {
@@ -82,6 +104,7 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
     let mut sets: Vec<(usize, DesiredRecord)> = Vec::new();
     let mut by_key: HashMap<(DnsName, RecordType), usize> = HashMap::new();
     let mut count = 0usize;
+    let mut lines = Lines::new(text);
     loop {
         let start = file.current_offset();
         let entry = match file.next_entry() {
@@ -94,11 +117,11 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
                 let mut parts = text_of.splitn(3, ':');
                 let noticed = parts.next().and_then(|l| l.parse::<usize>().ok());
                 let reason = parts.nth(1).unwrap_or(&text_of).trim();
-                let line = noticed.map_or(usize::MAX, |n| n).min(line_at(text, start));
+                let line = noticed.map_or(usize::MAX, |n| n).min(lines.entry_at(start));
                 return Err(bad(format!("line {line}"), reason));
             }
         };
-        let line = line_at(text, start);
+        let line = lines.entry_at(start);
         let at = format!("line {line}");
         let record = match entry {
             Entry::Record(r) => r,
