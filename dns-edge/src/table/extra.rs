@@ -68,7 +68,7 @@ impl Builder<'_> {
             .collect();
         for r in snapshot.catalog.records.values() {
             if let Some(zone) = snapshot.catalog.zones.get(&r.zone)
-                && lookup::is_cut(snapshot, r, zone)
+                && lookup::is_cut(r, zone, |n| self.apexes.contains(n))
             {
                 self.cuts.entry(r.zone).or_default().insert(r.name.clone());
             }

@@ -84,11 +84,13 @@ pub struct Index<'a> {
 
 /// True when `r` makes a zone cut: an NS set below its zone's apex that
 /// is not the apex of another served zone (then that zone answers).
-pub(crate) fn is_cut(snapshot: &Snapshot, r: &RecordSet, zone: &Zone) -> bool {
+/// `served` tells whether a name is a served apex (a lookup, not a scan:
+/// a catalog may hold many zones and many delegations).
+pub(crate) fn is_cut(r: &RecordSet, zone: &Zone, served: impl Fn(&DnsName) -> bool) -> bool {
     r.rtype == RecordType::Ns
         && r.name != zone.apex
         && r.name.is_in_zone(&zone.apex)
-        && !snapshot.catalog.zones.values().any(|z| z.apex == r.name)
+        && !served(&r.name)
 }
 
 /// The cut in `cuts` at or above `name`, below `apex` (the highest:
@@ -121,9 +123,10 @@ impl<'a> Index<'a> {
             .values()
             .map(|z| (&z.apex, (z, ZoneNames::default())))
             .collect();
+        let served: HashSet<&DnsName> = zones.keys().copied().collect();
         for r in snapshot.catalog.records.values() {
             if let Some(zone) = by_id.get(&r.zone)
-                && is_cut(snapshot, r, zone)
+                && is_cut(r, zone, |n| served.contains(n))
                 && let Some((_, names)) = zones.get_mut(&zone.apex)
             {
                 names.cuts.insert(r.name.clone());
