@@ -384,6 +384,63 @@ fn a_parent_zone_holds_no_records_a_child_zone_would_hide() {
     assert!(err.to_string().contains("served by zone"), "{err}");
     created(&mut s, Object::Record(a("y.sub.example.com", child)));
     created(&mut s, Object::Record(a("other.example.com", parent)));
+
+    // The parent's side of the delegation may be at the child's apex: its
+    // NS set, then the DS set (answered from the parent); nothing else.
+    let stat = |name: &str, rtype, data: Rdata| {
+        record(parent, name, rtype, RecordData::Static(vec![data]))
+    };
+    let ns = Rdata::Ns(DnsName::parse("ns1.sub.example.com").unwrap());
+    let ds = Rdata::Ds {
+        key_tag: 7,
+        algorithm: 13,
+        digest_type: 2,
+        digest: "ab".repeat(32),
+    };
+    let err = s
+        .apply(Op::Create(Object::Record(stat(
+            "sub.example.com",
+            RecordType::Ds,
+            ds.clone(),
+        ))))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("create the NS set at this name first"),
+        "{err}"
+    );
+    created(
+        &mut s,
+        Object::Record(stat("sub.example.com", RecordType::Ns, ns.clone())),
+    );
+    created(
+        &mut s,
+        Object::Record(stat("sub.example.com", RecordType::Ds, ds.clone())),
+    );
+    let err = s
+        .apply(Op::Create(Object::Record(stat(
+            "sub.example.com",
+            RecordType::Txt,
+            Rdata::Txt(vec!["x".into()]),
+        ))))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("only the delegation's NS and DS sets"),
+        "{err}"
+    );
+    // And a child zone may be created under a delegation already there.
+    created(
+        &mut s,
+        Object::Record(stat("kid.example.com", RecordType::Ns, ns)),
+    );
+    created(
+        &mut s,
+        Object::Record(stat("kid.example.com", RecordType::Ds, ds)),
+    );
+    let mut kid = zone();
+    kid.apex = DnsName::parse("kid.example.com").unwrap();
+    created(&mut s, Object::Zone(kid));
 }
 
 #[test]

@@ -477,6 +477,7 @@ impl CatalogState {
                 if let Some(hidden) = c.records.values().find(|r| {
                     r.zone != z.id
                         && r.name.is_in_zone(&z.apex)
+                        && !delegation_at(r, &z.apex)
                         && c.zones
                             .get(&r.zone)
                             .is_some_and(|p| z.apex.is_in_zone(&p.apex))
@@ -497,15 +498,18 @@ impl CatalogState {
                     .get(&r.zone)
                     .ok_or_else(|| invalid("zone", format!("zone {} does not exist", r.zone)))?;
                 validate::record(r, zone).map_err(CatalogError::Invalid)?;
-                // Below a child zone's apex, a parent's record is never
-                // answered: the child zone serves those names.
+                // At and below a child zone's apex, a parent's record is
+                // never answered: the child zone serves those names. Only
+                // the delegation's NS and DS sets may be at its apex (the
+                // parent's side of the cut; DS is answered from it).
                 if let Some(child) = c.zones.values().find(|z| {
                     z.id != zone.id && z.apex.is_in_zone(&zone.apex) && r.name.is_in_zone(&z.apex)
-                }) {
+                }) && !delegation_at(r, &child.apex)
+                {
                     return Err(invalid(
                         "name",
                         format!(
-                            "{} is at or below {}, served by zone {}: write it there",
+                            "{} is at or below {}, served by zone {}: write it there (only the delegation's NS and DS sets may be at its apex)",
                             r.name, child.apex, child.id
                         ),
                     ));
@@ -642,6 +646,14 @@ impl CatalogState {
             ObjectRef::Member(_) => Ok(()),
         }
     }
+}
+
+/// True for a parent's side of the delegation to a child zone at
+/// `child_apex`: a static NS or DS set owned by that apex.
+fn delegation_at(r: &RecordSet, child_apex: &DnsName) -> bool {
+    &r.name == child_apex
+        && matches!(r.rtype, RecordType::Ns | RecordType::Ds)
+        && matches!(r.data, RecordData::Static(_))
 }
 
 fn object_id(object: &Object) -> u64 {
