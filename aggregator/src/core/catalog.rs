@@ -139,12 +139,15 @@ pub enum CatalogError {
         by: String,
     },
     /// In a batch: which operation failed (0-based), and why.
-    #[error("operation {index}: {error}")]
+    #[error("{}: {error}", what.clone().unwrap_or_else(|| format!("operation {index}")))]
     InBatch {
         /// Index of the failing operation.
         index: usize,
         /// Its error.
         error: Box<CatalogError>,
+        /// What the operation was, when a plan names it
+        /// (`record www.example.test CNAME`).
+        what: Option<String>,
     },
 }
 
@@ -164,7 +167,11 @@ pub fn refuse_client_ids(ops: &[Op]) -> Result<(), CatalogError> {
             return Err(if ops.len() == 1 {
                 *error
             } else {
-                CatalogError::InBatch { index, error }
+                CatalogError::InBatch {
+                    index,
+                    error,
+                    what: None,
+                }
             });
         }
     }
@@ -325,6 +332,7 @@ impl CatalogState {
             let change = trial.apply(op).map_err(|error| CatalogError::InBatch {
                 index,
                 error: Box::new(error),
+                what: None,
             })?;
             changes.push(change);
         }

@@ -54,6 +54,21 @@ pub enum ControlError {
     Store(#[from] StoreError),
 }
 
+/// A batch error named by the plan line of the operation that failed
+/// (`record www.example.test CNAME`) rather than its index alone.
+fn named(plan: &crate::core::declarative::Plan, e: ControlError) -> ControlError {
+    match e {
+        ControlError::Catalog(CatalogError::InBatch { index, error, .. }) => {
+            let what = plan
+                .lines
+                .get(index)
+                .map(|l| l.trim_start_matches(['+', '~', '-', ' ']).to_owned());
+            ControlError::Catalog(CatalogError::InBatch { index, error, what })
+        }
+        other => other,
+    }
+}
+
 /// Catalog, engine, feed and store, kept consistent.
 pub struct Control {
     state: CatalogState,
@@ -299,11 +314,14 @@ impl Control {
             ))
             .into());
         }
-        if dry_run {
-            self.check_all(plan.ops.clone())?;
+        let done = if dry_run {
+            self.check_all(plan.ops.clone()).map(drop)
         } else if !plan.ops.is_empty() {
-            self.write(plan.ops.clone(), now)?;
-        }
+            self.write(plan.ops.clone(), now).map(drop)
+        } else {
+            Ok(())
+        };
+        done.map_err(|e| named(&plan, e))?;
         Ok((plan, self.version()))
     }
 
@@ -318,11 +336,14 @@ impl Control {
     ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
         let plan = crate::core::declarative::plan_zone(&self.state, &file.zone, &file.records)
             .map_err(CatalogError::Invalid)?;
-        if dry_run {
-            self.check_all(plan.ops.clone())?;
+        let done = if dry_run {
+            self.check_all(plan.ops.clone()).map(drop)
         } else if !plan.ops.is_empty() {
-            self.write(plan.ops.clone(), now)?;
-        }
+            self.write(plan.ops.clone(), now).map(drop)
+        } else {
+            Ok(())
+        };
+        done.map_err(|e| named(&plan, e))?;
         Ok((plan, self.version()))
     }
 

@@ -160,6 +160,18 @@ fn a_zone_file_goes_in_and_comes_back_out_as_knot_and_bind_accept_it() {
             .contains("www.example.test A is pool-backed")
     );
 
+    // A rule broken at write time names the record, not an index.
+    std::fs::write(path("clash.zone"), format!("{FILE}alias IN A 192.0.2.1\n")).unwrap();
+    let (ok, _, err) = mesh
+        .agg
+        .try_ctl(&["zone", "import", &path("clash.zone"), "--dry-run"]);
+    assert!(
+        !ok && err.contains(
+            "record alias.example.test A: type: a CNAME at alias.example.test cannot coexist"
+        ),
+        "{err}"
+    );
+
     // Over REST, a bad record names its line.
     let bad = FILE.replace(
         "mail    IN A     192.0.2.25",
