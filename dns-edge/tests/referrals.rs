@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use gslb_shared::validate;
 use gslb_shared::*;
 use hickory_proto::op::ResponseCode;
 use hickory_proto::rr::RecordType as Rt;
@@ -344,4 +345,189 @@ fn a_referral_whose_glue_does_not_fit_is_truncated() {
     let large = f.ask_with("www.big.d.test.", Rt::A, edns);
     assert!(!large.metadata.truncation);
     assert_eq!((large.authorities.len(), large.additionals.len()), (8, 16));
+}
+
+/// The names a generated zone may own, under `p.test`, parents first.
+const UNIVERSE: [&str; 14] = [
+    "a", "b", "a.a", "a.b", "b.a", "b.b", "a.a.a", "a.a.b", "a.b.a", "a.b.b", "b.a.a", "b.a.b",
+    "b.b.a", "b.b.b",
+];
+
+/// What a generated name holds.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Nothing,
+    Address,
+    Text,
+    /// A cut: NS to an in-zone name below it, with glue.
+    Cut,
+    /// A cut with a DS set.
+    CutWithDs,
+    /// A CNAME to an earlier name of the universe (so chains never loop).
+    Alias(usize),
+    /// A wildcard below it.
+    Wild,
+}
+
+fn kind() -> impl proptest::strategy::Strategy<Value = Kind> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Kind::Nothing),
+        Just(Kind::Address),
+        Just(Kind::Text),
+        Just(Kind::Cut),
+        Just(Kind::CutWithDs),
+        (0usize..14).prop_map(Kind::Alias),
+        Just(Kind::Wild),
+    ]
+}
+
+/// A zone from generated kinds, with what the delegation rules refuse
+/// left out (as the aggregator would refuse it).
+fn generated(kinds: &[Kind]) -> Snapshot {
+    let mut s = Snapshot {
+        version: 5,
+        ..Snapshot::default()
+    };
+    let z = zone(1, "p.test");
+    s.catalog.zones.insert(z.id, z.clone());
+    let mut sets = Vec::new();
+    let fq = |n: &str| format!("{n}.p.test");
+    for (i, (n, k)) in UNIVERSE.iter().zip(kinds).enumerate() {
+        let name = fq(n);
+        let mut add =
+            |owner: String, rtype, data| sets.push(record_in(1, 0, &owner, rtype, 300, stat(data)));
+        match *k {
+            Kind::Nothing => {}
+            Kind::Address => add(name, RecordType::A, vec![a("192.0.2.1")]),
+            Kind::Text => add(name, RecordType::Txt, vec![Rdata::Txt(vec![n.to_string()])]),
+            Kind::Cut | Kind::CutWithDs => {
+                add(
+                    name.clone(),
+                    RecordType::Ns,
+                    vec![ns(&format!("ns.{name}"))],
+                );
+                add(format!("ns.{name}"), RecordType::A, vec![a("192.0.2.53")]);
+                if matches!(k, Kind::CutWithDs) {
+                    add(
+                        name,
+                        RecordType::Ds,
+                        vec![Rdata::Ds {
+                            key_tag: 1,
+                            algorithm: 13,
+                            digest_type: 2,
+                            digest: "ab".repeat(32),
+                        }],
+                    );
+                }
+            }
+            Kind::Alias(t) if t < i => add(
+                name,
+                RecordType::Cname,
+                vec![Rdata::Cname(self::name(&fq(UNIVERSE[t])))],
+            ),
+            Kind::Alias(_) => {}
+            Kind::Wild => add(format!("*.{name}"), RecordType::A, vec![a("192.0.2.99")]),
+        }
+    }
+    // One set per name and type, no CNAME beside other data, and what a
+    // cut allows: the aggregator's rules, applied by dropping.
+    let cuts: Vec<DnsName> = sets
+        .iter()
+        .filter(|r| r.rtype == RecordType::Ns)
+        .map(|r| r.name.clone())
+        .collect();
+    let mut kept: Vec<RecordSet> = Vec::new();
+    for r in sets {
+        let cut = validate::highest_cut(&r.name, &z.apex, |n| cuts.contains(n));
+        let clash = kept.iter().any(|k| {
+            k.name == r.name
+                && (k.rtype == r.rtype
+                    || k.rtype == RecordType::Cname
+                    || r.rtype == RecordType::Cname)
+        });
+        if validate::placement(&r, &z, cut.as_ref()).is_ok() && !clash {
+            kept.push(r);
+        }
+    }
+    // A cut's NS set dropped for a clash takes its DS with it.
+    let cuts: Vec<DnsName> = kept
+        .iter()
+        .filter(|r| r.rtype == RecordType::Ns)
+        .map(|r| r.name.clone())
+        .collect();
+    kept.retain(|r| r.rtype != RecordType::Ds || cuts.contains(&r.name));
+    for (i, mut r) in kept.into_iter().enumerate() {
+        r.id = RecordSetId(i as u64 + 1);
+        s.catalog.records.insert(r.id, r);
+    }
+    s
+}
+
+proptest::proptest! {
+    /// Whatever the zone (cuts with and without DS, glue, chains into and
+    /// across cuts, wildcards, empty non-terminals), the responder agrees
+    /// with the model resolution (`table::lookup`) on every name and type:
+    /// referral, NXDOMAIN, NODATA or data, with the chain in the answer
+    /// and AA set exactly when the answer holds our own data.
+    #[test]
+    fn replies_follow_the_model_resolution(kinds in proptest::collection::vec(kind(), 14)) {
+        use gslb_edge::table::lookup::{Found, Index, QueryType, Resolution};
+        let s = generated(&kinds);
+        validate::catalog(&s.catalog).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+        let index = Index::new(&s);
+        let mut f = Fixture::of(&s);
+        let mut names: Vec<String> = vec!["p.test".into(), "zz.p.test".into()];
+        for n in UNIVERSE {
+            names.push(format!("{n}.p.test"));
+            names.push(format!("x.{n}.p.test"));
+            names.push(format!("ns.{n}.p.test"));
+        }
+        for name in &names {
+            for (rt, qt) in [
+                (Rt::A, QueryType::Record(RecordType::A)),
+                (Rt::TXT, QueryType::Record(RecordType::Txt)),
+                (Rt::DS, QueryType::Record(RecordType::Ds)),
+                (Rt::NS, QueryType::Record(RecordType::Ns)),
+            ] {
+                let m = f.ask(&format!("{name}."), rt);
+                let Resolution::Answer { cnames, found, .. } = index.resolve(&self::name(name), qt) else {
+                    proptest::prop_assert!(false, "{name} is in the zone");
+                    unreachable!()
+                };
+                let chain = cnames.len();
+                let what = format!("{name} {rt}: {found:?} {m:?}");
+                match found {
+                    Found::Referral(cut) => {
+                        proptest::prop_assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{}", what);
+                        proptest::prop_assert_eq!(m.answers.len(), chain, "{}", what);
+                        proptest::prop_assert_eq!(m.metadata.authoritative, chain > 0, "{}", what);
+                        let owner = format!("{cut}.");
+                        proptest::prop_assert!(
+                            !m.authorities.is_empty()
+                                && m.authorities.iter().all(|r| r.record_type() == Rt::NS && r.name.to_string() == owner),
+                            "{}", what
+                        );
+                    }
+                    Found::NxDomain => {
+                        proptest::prop_assert_eq!(m.metadata.response_code, ResponseCode::NXDomain, "{}", what);
+                        proptest::prop_assert_eq!(m.answers.len(), chain, "{}", what);
+                    }
+                    Found::NoData => {
+                        proptest::prop_assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{}", what);
+                        proptest::prop_assert_eq!(m.answers.len(), chain, "{}", what);
+                        proptest::prop_assert!(m.metadata.authoritative, "{}", what);
+                    }
+                    Found::Records(_) | Found::Soa | Found::Ns => {
+                        proptest::prop_assert_eq!(m.metadata.response_code, ResponseCode::NoError, "{}", what);
+                        proptest::prop_assert!(m.answers.len() > chain, "{}", what);
+                        proptest::prop_assert!(m.metadata.authoritative, "{}", what);
+                    }
+                    Found::Elsewhere => {
+                        proptest::prop_assert_eq!(m.answers.len(), chain, "{}", what);
+                    }
+                }
+            }
+        }
+    }
 }
