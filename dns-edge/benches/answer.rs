@@ -100,6 +100,53 @@ fn snapshot(hosts: u64) -> Snapshot {
     s
 }
 
+/// `s` with `cuts` delegations (two name servers each, with glue) and an
+/// MX set at the apex whose targets are in the zone.
+fn with_delegations(mut s: Snapshot, cuts: u64) -> Snapshot {
+    let mut add = |owner: String, rtype, data: Vec<Rdata>| {
+        let id = RecordSetId(1_000_000 + s.catalog.records.len() as u64);
+        s.catalog.records.insert(
+            id,
+            RecordSet {
+                id,
+                zone: ZoneId(1),
+                name: name(&owner),
+                rtype,
+                ttl: 300,
+                data: RecordData::Static(data),
+            },
+        );
+    };
+    for c in 0..cuts {
+        let cut = format!("sub{c}.example.test");
+        let servers: Vec<String> = (1..=2).map(|i| format!("ns{i}.{cut}")).collect();
+        add(
+            cut.clone(),
+            RecordType::Ns,
+            servers.iter().map(|n| Rdata::Ns(name(n))).collect(),
+        );
+        for (i, n) in servers.iter().enumerate() {
+            let addr = format!("192.0.{}.{}", c / 100, (c % 100) * 2 + i as u64);
+            add(
+                n.clone(),
+                RecordType::A,
+                vec![Rdata::A(addr.parse().unwrap())],
+            );
+        }
+    }
+    add(
+        "example.test".into(),
+        RecordType::Mx,
+        (0..2)
+            .map(|i| Rdata::Mx {
+                preference: 10 * i,
+                exchange: name(&format!("host{i}.example.test")),
+            })
+            .collect(),
+    );
+    s
+}
+
 fn query(qname: &str, ecs: bool) -> Vec<u8> {
     let mut q = vec![0xab, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1];
     for label in qname.split('.') {
@@ -117,8 +164,15 @@ fn query(qname: &str, ecs: bool) -> Vec<u8> {
     q
 }
 
+fn query_type(qname: &str, qtype: u16, ecs: bool) -> Vec<u8> {
+    let mut q = query(qname, ecs);
+    let at = 12 + qname.len() + 2;
+    q[at..at + 2].copy_from_slice(&qtype.to_be_bytes());
+    q
+}
+
 fn bench(c: &mut Criterion) {
-    let table = Table::compile(&snapshot(500)).unwrap();
+    let table = Table::compile(&with_delegations(snapshot(500), 100)).unwrap();
     let geo = GeoTable::parse("10.1.0.0/16 eu\n").unwrap();
     let client: IpAddr = "127.0.0.1".parse().unwrap();
     let mut g = c.benchmark_group("respond");
@@ -129,6 +183,11 @@ fn bench(c: &mut Criterion) {
         ("cname_to_dynamic", query("alias.example.test", false)),
         ("nxdomain", query("nope.example.test", false)),
         ("static_ecs", query("host7.example.test", true)),
+        // A client subnet keeps these from the prebuilt store: the whole
+        // referral (NS in authority, glue) and MX with its additional
+        // addresses are encoded per query.
+        ("referral_ecs", query("www.sub7.example.test", true)),
+        ("mx_additional_ecs", query_type("example.test", 15, true)),
     ] {
         let mut r = Responder::new(1);
         let mut out = Vec::with_capacity(4096);
@@ -150,6 +209,10 @@ fn bench(c: &mut Criterion) {
     g.finish();
     c.bench_function("compile_500_names", |b| {
         let s = snapshot(500);
+        b.iter(|| Table::compile(black_box(&s)).unwrap())
+    });
+    c.bench_function("compile_500_names_100_cuts", |b| {
+        let s = with_delegations(snapshot(500), 100);
         b.iter(|| Table::compile(black_box(&s)).unwrap())
     });
 }
