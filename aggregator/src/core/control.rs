@@ -314,6 +314,17 @@ impl Control {
             ))
             .into());
         }
+        self.carry_out(plan, dry_run, now)
+    }
+
+    /// Apply a plan's operations all or nothing, or (`dry_run`) only check
+    /// them; an error names the plan line that failed.
+    fn carry_out(
+        &mut self,
+        plan: crate::core::declarative::Plan,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
         let done = if dry_run {
             self.check_all(plan.ops.clone()).map(drop)
         } else if !plan.ops.is_empty() {
@@ -336,15 +347,7 @@ impl Control {
     ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
         let plan = crate::core::declarative::plan_zone(&self.state, &file.zone, &file.records)
             .map_err(CatalogError::Invalid)?;
-        let done = if dry_run {
-            self.check_all(plan.ops.clone()).map(drop)
-        } else if !plan.ops.is_empty() {
-            self.write(plan.ops.clone(), now).map(drop)
-        } else {
-            Ok(())
-        };
-        done.map_err(|e| named(&plan, e))?;
-        Ok((plan, self.version()))
+        self.carry_out(plan, dry_run, now)
     }
 
     /// Hand one engine input over (results, heartbeats, location changes,
