@@ -344,6 +344,17 @@ fn pool_rules() {
 }
 
 #[test]
+fn a_zone_lists_each_name_server_once() {
+    let mut z = base_zone();
+    z.ns.push(z.ns[0].clone());
+    fails_on(
+        validate::zone(&z),
+        "ns[1]",
+        "ns1.example.com is listed twice",
+    );
+}
+
+#[test]
 fn zone_rules() {
     let mut z = base_zone();
     z.ns.clear();

@@ -31,6 +31,12 @@ pub fn zone(zone: &Zone) -> Result<(), ValidationError> {
             &format!("ns[{i}]"),
             "must not be a wildcard name",
         );
+        // A set holds each record once (RFC 2181 5).
+        f.require(
+            !zone.ns[..i].contains(ns),
+            &format!("ns[{i}]"),
+            format!("{ns} is listed twice"),
+        );
     }
     in_range(&mut f, "defaultTtl", zone.default_ttl, 0, MAX_TTL);
     in_range(&mut f, "soa.refresh", zone.soa.refresh, 1, MAX_TTL * 4);

@@ -100,7 +100,7 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
         file.set_origin(origin);
     }
     let mut soa: Option<(usize, DnsName, Soa, u32)> = None;
-    let mut ns: Vec<(usize, DnsName, DnsName)> = Vec::new();
+    let mut ns: Vec<DnsName> = Vec::new();
     let mut sets: Vec<(usize, DesiredRecord)> = Vec::new();
     let mut by_key: HashMap<(DnsName, RecordType), usize> = HashMap::new();
     let mut count = 0usize;
@@ -159,7 +159,11 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
                 continue;
             }
             ZoneRecordData::Ns(n) if soa.as_ref().is_some_and(|(_, apex, _, _)| *apex == owner) => {
-                ns.push((line, owner, model_name(&at, &n.nsdname().to_string())?));
+                let server = model_name(&at, &n.nsdname().to_string())?;
+                // Duplicates count once, as in any other set.
+                if !ns.contains(&server) {
+                    ns.push(server);
+                }
                 continue;
             }
             _ => {}
@@ -205,7 +209,7 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
     }
     let mut records = Vec::with_capacity(sets.len());
     // An NS set at the apex read before the SOA is the zone's too.
-    let mut apex_ns: Vec<DnsName> = ns.into_iter().map(|(_, _, n)| n).collect();
+    let mut apex_ns = ns;
     for (line, mut r) in sets {
         if !r.name.is_in_zone(&origin) {
             return Err(bad(
@@ -255,6 +259,7 @@ $TTL 600
         7200 900 1209600 300 )
     IN NS ns1
     IN NS ns2.example.net.
+@   IN NS ns1.example.test.
 ns1 IN A 192.0.2.53
 www 60 IN A 192.0.2.1
 www 30 IN A 192.0.2.2
