@@ -24,7 +24,7 @@ use decide::Decider;
 mod chain;
 
 pub use decide::Decision;
-use lookup::{Found, QueryType, Resolution, parent};
+use lookup::{Found, QueryType, Resolution};
 
 pub use gslb_shared::wire::{Data, WireName};
 
@@ -441,13 +441,13 @@ impl Builder<'_> {
                 }
             };
             // Every name between the owner and the apex exists.
-            let mut up = parent(&record.name);
+            let mut up = record.name.parent();
             while let Some(p) = up {
                 if !p.is_in_zone(apex) || &p == apex {
                     break;
                 }
                 self.entry_for(&p, zone);
-                up = parent(&p);
+                up = p.parent();
             }
             let Some(set) = set else {
                 self.entry_for(&record.name, zone);

@@ -25,12 +25,7 @@ impl Responder {
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan<'t>,
     ) -> Result<Option<u32>, PushError> {
-        // At a cut only the DS set is the parent's data: everything else
-        // is referred to the child.
-        if let Some(cut) = &entry.cut
-            && q.qtype != Rtype::DS
-        {
-            plan.referral = Some(cut);
+        if refer(entry, q, plan) {
             return Ok(None);
         }
         // A CNAME owner asked for its CNAME, or for ANY (which matches
@@ -80,10 +75,7 @@ impl Responder {
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan<'t>,
     ) -> Result<Option<u32>, PushError> {
-        if let Some(cut) = &entry.cut
-            && q.qtype != Rtype::DS
-        {
-            plan.referral = Some(cut);
+        if refer(entry, q, plan) {
             return Ok(None);
         }
         let zone = &table.zones[entry.zone as usize];
@@ -204,6 +196,18 @@ impl Responder {
                 Ok(None)
             }
         }
+    }
+}
+
+/// At a cut only the DS set is the parent's data: anything else is
+/// referred to the child. True when `plan` now holds that referral.
+fn refer<'t>(entry: &'t Entry, q: &Query<'_>, plan: &mut Plan<'t>) -> bool {
+    match &entry.cut {
+        Some(cut) if q.qtype != Rtype::DS => {
+            plan.referral = Some(cut);
+            true
+        }
+        _ => false,
     }
 }
 

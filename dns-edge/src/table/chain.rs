@@ -113,13 +113,13 @@ impl Builder<'_> {
         if let Some(&i) = self.table.names.get(wire_key(name).as_slice()) {
             return Some(i);
         }
-        let mut up = parent(name);
+        let mut up = name.parent();
         while let Some(p) = up {
             if self.table.names.contains_key(wire_key(&p).as_slice()) {
                 let star = DnsName::parse(&format!("*.{p}")).ok()?;
                 return self.table.names.get(wire_key(&star).as_slice()).copied();
             }
-            up = parent(&p);
+            up = p.parent();
         }
         None
     }

@@ -97,7 +97,7 @@ impl Builder<'_> {
                         Place::Occluded
                     };
                 }
-                n = parent(&name);
+                n = name.parent();
             }
         }
         let Some(cut) = cuts.and_then(|c| lookup::cut_above(c, &record.name, apex)) else {
@@ -217,7 +217,7 @@ impl Builder<'_> {
     /// The wildcard entry that answers for a missing `name` in `zone`: the
     /// `*` child of its closest encloser, never across a cut.
     fn wildcard_for(&self, zone: u32, name: &DnsName) -> Option<u32> {
-        let mut up = parent(name);
+        let mut up = name.parent();
         while let Some(p) = up {
             if let Some(&i) = self.table.names.get(wire_key(&p).as_slice()) {
                 let e = &self.table.entries[i as usize];
@@ -226,7 +226,7 @@ impl Builder<'_> {
                 }
                 return e.wildcard;
             }
-            up = parent(&p);
+            up = p.parent();
         }
         None
     }

@@ -107,11 +107,6 @@ pub(crate) fn cut_above<'c>(
     cuts.get(&cut)
 }
 
-/// The name one label up (`None` above a top-level label).
-pub(crate) fn parent(name: &DnsName) -> Option<DnsName> {
-    name.parent()
-}
-
 impl<'a> Index<'a> {
     /// Index every record set of every zone in a snapshot.
     pub fn new(snapshot: &'a Snapshot) -> Self {
@@ -153,13 +148,13 @@ impl<'a> Index<'a> {
                 .entry(r.name.clone())
                 .or_default()
                 .insert(r.rtype, records.len() - 1);
-            let mut up = parent(&r.name);
+            let mut up = r.name.parent();
             while let Some(p) = up {
                 if !p.is_in_zone(&zone.apex) || p == zone.apex {
                     break;
                 }
                 names.empty_non_terminals.insert(p.clone());
-                up = parent(&p);
+                up = p.parent();
             }
         }
         Self { zones, records }
@@ -172,7 +167,7 @@ impl<'a> Index<'a> {
             if let Some(z) = self.zones.get(&n) {
                 return Some(z);
             }
-            candidate = parent(&n);
+            candidate = n.parent();
         }
         None
     }
@@ -290,7 +285,7 @@ impl<'a> Index<'a> {
         name: &DnsName,
         apex: &DnsName,
     ) -> Option<&'n BTreeMap<RecordType, usize>> {
-        let mut encloser = parent(name);
+        let mut encloser = name.parent();
         while let Some(e) = encloser {
             if Self::exists(names, &e, apex) {
                 let star = DnsName::parse(&format!("*.{e}")).ok()?;
@@ -299,7 +294,7 @@ impl<'a> Index<'a> {
             if e == *apex {
                 return None;
             }
-            encloser = parent(&e);
+            encloser = e.parent();
         }
         None
     }

@@ -6,6 +6,7 @@
 use domain::base::Name;
 use domain::base::rdata::{ComposeRecordData, RecordData};
 use domain::rdata::ZoneRecordData;
+use domain::rdata::svcb::SvcbRdata;
 
 use super::{Data, WireError};
 use crate::model::{DnsName, Rdata, RecordType, ServiceBinding};
@@ -25,6 +26,15 @@ fn name_or_root(n: &Name<Vec<u8>>) -> Result<Option<DnsName>, WireError> {
 fn text(what: &str, bytes: &[u8]) -> Result<String, WireError> {
     String::from_utf8(bytes.to_vec())
         .map_err(|_| WireError(format!("{what} is not UTF-8 text, which we store it as")))
+}
+
+/// An SVCB or HTTPS record's data, parameters in presentation form.
+fn binding<V>(s: &SvcbRdata<V, Vec<u8>, Name<Vec<u8>>>) -> Result<ServiceBinding, WireError> {
+    Ok(ServiceBinding {
+        priority: s.priority(),
+        target: name_or_root(s.target())?,
+        params: s.params().to_string(),
+    })
 }
 
 /// The model form of one record's data. Types without a form of their own
@@ -82,16 +92,8 @@ pub fn rdata(data: &Data) -> Result<Rdata, WireError> {
             digest_type: d.digest_type().to_int(),
             digest: hex::encode(d.digest()),
         },
-        ZoneRecordData::Svcb(s) => Rdata::Svcb(ServiceBinding {
-            priority: s.priority(),
-            target: name_or_root(s.target())?,
-            params: s.params().to_string(),
-        }),
-        ZoneRecordData::Https(s) => Rdata::Https(ServiceBinding {
-            priority: s.priority(),
-            target: name_or_root(s.target())?,
-            params: s.params().to_string(),
-        }),
+        ZoneRecordData::Svcb(s) => Rdata::Svcb(binding(s)?),
+        ZoneRecordData::Https(s) => Rdata::Https(binding(s)?),
         other => {
             let code = other.rtype().to_int();
             if !RecordType::generic_allowed(code) {
