@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod rest;
 pub mod rest_auth;
 pub mod roles;
+pub mod secrets;
 pub mod server;
 pub mod service;
 pub mod tokens;

@@ -19,6 +19,7 @@ fn zone() -> Zone {
         },
         ns: vec![DnsName::parse("ns1.example.com").unwrap()],
         default_ttl: 300,
+        transfer: Default::default(),
     }
 }
 
@@ -663,4 +664,90 @@ fn delegations_refuse_hidden_data_on_every_write() {
     s.apply(Op::Delete(ObjectRef::Record(ds_id))).unwrap();
     s.apply(Op::Delete(ObjectRef::Record(cut))).unwrap();
     validate::catalog(&s.catalog).unwrap();
+}
+
+fn tsig(name: &str, secret: &[u8]) -> TsigKey {
+    TsigKey {
+        id: TsigKeyId(0),
+        name: DnsName::parse(name).unwrap(),
+        algorithm: TsigAlgorithm::HmacSha256,
+        secret: Secret(secret.to_vec()),
+    }
+}
+
+fn error_of(state: &mut CatalogState, op: Op) -> String {
+    state.apply(op).unwrap_err().to_string()
+}
+
+#[test]
+fn transfer_settings_name_existing_keys_and_a_key_in_use_stays() {
+    let mut s = CatalogState::default();
+    let ObjectRef::Zone(z) = created(&mut s, Object::Zone(zone())) else {
+        unreachable!()
+    };
+    let mut with = zone();
+    with.id = z;
+    with.transfer.allow.push(TransferPeer {
+        address: "192.0.2.7".parse().unwrap(),
+        key: DnsName::parse("xfr.example.com").unwrap(),
+    });
+    let err = error_of(&mut s, Op::Update(Object::Zone(with.clone())));
+    assert!(
+        err.contains("transfer.allow[0].key") && err.contains("does not exist"),
+        "{err}"
+    );
+
+    // Secrets: 16 to 64 bytes; none on create is for the server to fill.
+    let short = error_of(
+        &mut s,
+        Op::Create(Object::TsigKey(tsig("xfr.example.com", &[1; 8]))),
+    );
+    assert!(
+        short.contains("secret") && short.contains("16 to 64"),
+        "{short}"
+    );
+    let mut ops = vec![Op::Create(Object::TsigKey(tsig("xfr.example.com", &[])))];
+    fill_secrets(&mut ops, || vec![7; GENERATED_SECRET_BYTES]);
+    let ObjectRef::TsigKey(k) = s.apply(ops.remove(0)).unwrap().what.reference() else {
+        unreachable!()
+    };
+    assert_eq!(s.catalog.tsig_keys[&k].secret.0, vec![7; 32]);
+    let twice = error_of(
+        &mut s,
+        Op::Create(Object::TsigKey(tsig("xfr.example.com", &[2; 32]))),
+    );
+    assert!(twice.contains("already named"), "{twice}");
+
+    s.apply(Op::Update(Object::Zone(with))).unwrap();
+    let in_use = error_of(&mut s, Op::Delete(ObjectRef::TsigKey(k)));
+    assert!(in_use.contains("transfers with it"), "{in_use}");
+    let mut renamed = tsig("new.example.com", &[]);
+    renamed.id = k;
+    let rename = error_of(&mut s, Op::Update(Object::TsigKey(renamed)));
+    assert!(rename.contains("rename it there first"), "{rename}");
+
+    // An update without the secret keeps it; views never show it.
+    let mut same = tsig("xfr.example.com", &[]);
+    same.id = k;
+    let change = s.apply(Op::Update(Object::TsigKey(same))).unwrap();
+    assert_eq!(s.catalog.tsig_keys[&k].secret.0, vec![7; 32]);
+    let Written::Upserted(object) = change.what else {
+        unreachable!()
+    };
+    let shown = serde_json::to_string(&object.redacted()).unwrap();
+    assert!(!shown.contains("secret"), "{shown}");
+    assert!(!format!("{:?}", s.catalog.tsig_keys[&k]).contains("7, 7"));
+}
+
+trait Reference {
+    fn reference(&self) -> ObjectRef;
+}
+
+impl Reference for Written {
+    fn reference(&self) -> ObjectRef {
+        match self {
+            Written::Upserted(o) => o.reference(),
+            Written::Deleted(r) => *r,
+        }
+    }
 }

@@ -37,6 +37,7 @@ fn snapshot() -> Snapshot {
         },
         ns: vec![name("ns1.example.test"), name("ns2.example.test")],
         default_ttl: 300,
+        transfer: Default::default(),
     };
     s.catalog.zones.insert(zone.id, zone);
     let dynamic = |pools: Vec<u64>, geo: Vec<GeoBranch>, first_n| {

@@ -332,6 +332,38 @@ fn record() -> impl Strategy<Value = RecordSet> {
     )
 }
 
+fn transfer() -> impl Strategy<Value = Transfer> {
+    let peer = (any::<IpAddr>(), name()).prop_map(|(address, key)| TransferPeer { address, key });
+    // Text carries an IPv6 address's scope but not its flow label: an
+    // address as an operator writes it.
+    let target =
+        (any::<IpAddr>(), any::<u16>(), prop::option::of(name())).prop_map(|(ip, port, key)| {
+            NotifyTarget {
+                address: std::net::SocketAddr::new(ip, port),
+                key,
+            }
+        });
+    (
+        prop::collection::vec(peer, 0..3),
+        prop::collection::vec(target, 0..3),
+    )
+        .prop_map(|(allow, notify)| Transfer { allow, notify })
+}
+
+fn tsig_key() -> impl Strategy<Value = TsigKey> {
+    (
+        any::<u64>(),
+        name(),
+        prop::collection::vec(any::<u8>(), 0..70),
+    )
+        .prop_map(|(id, name, secret)| TsigKey {
+            id: TsigKeyId(id),
+            name,
+            algorithm: TsigAlgorithm::HmacSha256,
+            secret: Secret(secret),
+        })
+}
+
 fn zone() -> impl Strategy<Value = Zone> {
     (
         any::<u64>(),
@@ -340,8 +372,9 @@ fn zone() -> impl Strategy<Value = Zone> {
         name(),
         any::<[u32; 5]>(),
         prop::collection::vec(name(), 1..4),
+        transfer(),
     )
-        .prop_map(|(id, apex, mname, rname, t, ns)| Zone {
+        .prop_map(|(id, apex, mname, rname, t, ns, transfer)| Zone {
             id: ZoneId(id),
             apex,
             soa: Soa {
@@ -354,6 +387,7 @@ fn zone() -> impl Strategy<Value = Zone> {
             },
             ns,
             default_ttl: t[4],
+            transfer,
         })
 }
 
@@ -603,8 +637,10 @@ mod snapshots {
             zones in prop::collection::vec(zone(), 0..3), records in prop::collection::vec(record(), 0..3),
             pools in prop::collection::vec(pool(), 0..3), members in prop::collection::vec(member(), 0..3),
             facts in facts(), version in any::<u64>(), at in any::<u64>(),
+            keys in prop::collection::vec(tsig_key(), 0..3),
         ) {
             let mut s = Snapshot { version, published_at_ms: at, epoch: version / 3, ..Snapshot::default() };
+            for k in keys { s.catalog.tsig_keys.insert(k.id, k); }
             for z in zones { s.catalog.zones.insert(z.id, z); }
             for r in records { s.catalog.records.insert(r.id, r); }
             for p in pools { s.catalog.pools.insert(p.id, p); }
@@ -618,7 +654,7 @@ mod snapshots {
             zones in prop::collection::vec(zone(), 0..2), records in prop::collection::vec(record(), 0..2),
             pools in prop::collection::vec(pool(), 0..2), members in prop::collection::vec(member(), 0..2),
             removed in prop::collection::vec(any::<u64>(), 0..3), facts in facts(), base in any::<u64>(), at in any::<u64>(),
-            epoch in any::<u64>(),
+            epoch in any::<u64>(), tsig_keys in prop::collection::vec(tsig_key(), 0..2),
         ) {
             let d = Delta {
                 base_version: base, version: base.wrapping_add(1), published_at_ms: at, epoch,
@@ -628,6 +664,8 @@ mod snapshots {
                 removed_pools: removed.iter().copied().map(PoolId).collect(),
                 removed_members: removed.iter().copied().map(MemberId).collect(),
                 facts,
+                tsig_keys,
+                removed_tsig_keys: removed.iter().copied().map(TsigKeyId).collect(),
             };
             prop_assert_eq!(delta_from_pb(pb::SnapshotDelta::from(&d), at).unwrap(), d);
         }

@@ -14,6 +14,7 @@ mod pool;
 mod probe;
 mod record;
 mod snapshot;
+mod tsig;
 mod zone;
 
 pub use catalog::*;
@@ -26,4 +27,5 @@ pub use pool::*;
 pub use probe::*;
 pub use record::*;
 pub use snapshot::*;
+pub use tsig::*;
 pub use zone::*;

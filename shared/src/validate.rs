@@ -12,6 +12,7 @@ mod member;
 mod pool;
 mod record;
 mod text;
+mod tsig;
 mod zone;
 
 pub use address::{AddressError, plain_ip, unanswerable};
@@ -25,6 +26,9 @@ pub use pool::pool;
 pub use record::record;
 pub use text::invisible;
 pub use text::{location_id, region};
+pub use tsig::{
+    MAX_NOTIFY_TARGETS, MAX_TRANSFER_PEERS, MAX_TSIG_SECRET, MIN_TSIG_SECRET, tsig_key, tsig_secret,
+};
 pub use zone::zone;
 
 /// Largest TTL we accept, in seconds (one week).

@@ -18,6 +18,7 @@ use domain::rdata::{
 use crate::model::{DnsName, Rdata, RecordType, ServiceBinding};
 
 mod decode;
+pub mod zone_data;
 pub use decode::rdata;
 
 /// Record data as the encoder pushes it.

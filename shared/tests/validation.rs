@@ -44,6 +44,7 @@ fn base_zone() -> Zone {
         },
         ns: vec![DnsName::parse("ns1.example.com").unwrap()],
         default_ttl: 300,
+        transfer: Default::default(),
     }
 }
 
@@ -1150,4 +1151,63 @@ fn service_bindings_are_read_by_domain_and_refused_with_its_reason() {
             );
         }
     }
+}
+
+#[test]
+fn transfer_settings_name_the_entry_and_the_rule() {
+    let mut z = base_zone();
+    let key = DnsName::parse("xfr.example.com").unwrap();
+    z.transfer.allow = vec![
+        TransferPeer {
+            address: "224.0.0.1".parse().unwrap(),
+            key: key.clone(),
+        },
+        TransferPeer {
+            address: "192.0.2.1".parse().unwrap(),
+            key: key.clone(),
+        },
+        TransferPeer {
+            address: "192.0.2.1".parse().unwrap(),
+            key: key.clone(),
+        },
+    ];
+    z.transfer.notify = vec![NotifyTarget {
+        address: "192.0.2.1:0".parse().unwrap(),
+        key: None,
+    }];
+    let err = validate::zone(&z).unwrap_err();
+    assert!(err.names("transfer.allow[0].address"), "{err}");
+    assert!(err.names("transfer.allow[2].address"), "{err}");
+    assert!(!err.names("transfer.allow[1].address"), "{err}");
+    assert!(err.names("transfer.notify[0].address"), "{err}");
+    z.transfer.allow.truncate(2);
+    z.transfer.allow.remove(0);
+    z.transfer.notify[0].address = "192.0.2.1:53".parse().unwrap();
+    validate::zone(&z).unwrap();
+}
+
+#[test]
+fn a_tsig_key_needs_a_secret_of_16_to_64_bytes() {
+    let mut k = TsigKey {
+        id: TsigKeyId(1),
+        name: DnsName::parse("xfr.example.com").unwrap(),
+        algorithm: TsigAlgorithm::HmacSha256,
+        secret: Secret(vec![1; 15]),
+    };
+    assert!(validate::tsig_key(&k).unwrap_err().names("secret"));
+    k.secret = Secret(vec![1; 65]);
+    assert!(validate::tsig_key(&k).unwrap_err().names("secret"));
+    k.secret = Secret(vec![1; 32]);
+    validate::tsig_key(&k).unwrap();
+    assert_eq!(format!("{:?}", k.secret), "Secret(<32 bytes, redacted>)");
+    let json = serde_json::to_string(&k).unwrap();
+    let back: TsigKey = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, k);
+    let bad = json.replace(&k.secret.to_base64(), "not base64!");
+    assert!(
+        serde_json::from_str::<TsigKey>(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("base64")
+    );
 }

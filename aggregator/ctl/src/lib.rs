@@ -9,6 +9,7 @@ mod query;
 mod render;
 pub mod table;
 mod tokens;
+mod tsig;
 mod zonefile;
 
 use std::path::{Path, PathBuf};
@@ -164,6 +165,12 @@ pub enum Command {
         /// Action.
         #[command(subcommand)]
         action: zonefile::ZoneAction,
+    },
+    /// TSIG keys for zone transfers to secondaries.
+    Tsig {
+        /// Action.
+        #[command(subcommand)]
+        action: tsig::TsigAction,
     },
     /// Admin tokens in a tokens file (local; the aggregator reloads it).
     Tokens {
@@ -521,6 +528,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
     match cli.command {
         Command::Zones(args) => crud::run::<Zone>(&mut c, args.action, out).await,
         Command::Zone { action } => zonefile::run(&mut c, action, out).await,
+        Command::Tsig { action } => tsig::run(&mut c, action, out).await,
         Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
         Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,
         Command::Members(args) => crud::run::<Member>(&mut c, args.action, out).await,

@@ -7,6 +7,7 @@ mod error;
 mod members;
 mod objects;
 pub(crate) mod status;
+mod tsig;
 mod zonefile;
 
 use std::sync::Arc;
@@ -135,6 +136,11 @@ fn table() -> Table {
     .add(Method::GET, "/api/v1/checks/{id}", objects::get_check)
     .add(Method::PUT, "/api/v1/checks/{id}", objects::update_check)
     .add(Method::DELETE, "/api/v1/checks/{id}", objects::delete_check)
+    .add(Method::GET, "/api/v1/tsig-keys", tsig::list)
+    .add(Method::POST, "/api/v1/tsig-keys", tsig::create)
+    .add(Method::GET, "/api/v1/tsig-keys/{id}", tsig::get)
+    .add(Method::PUT, "/api/v1/tsig-keys/{id}", tsig::update)
+    .add(Method::DELETE, "/api/v1/tsig-keys/{id}", tsig::delete)
     .add(Method::GET, "/api/v1/explain", status::explain)
     .add(Method::POST, "/api/v1/apply", objects::apply)
     .add(Method::POST, "/api/v1/config", objects::apply_config)

@@ -199,8 +199,9 @@ impl Service {
     /// One write of one op; its change. Writes that arrive while the core
     /// is busy are committed together (one fsync, or one Raft entry), each
     /// acknowledged or refused on its own.
-    pub async fn write_one(&self, op: Op) -> Result<Change, ControlError> {
+    pub async fn write_one(&self, mut op: Op) -> Result<Change, ControlError> {
         crate::core::catalog::refuse_client_ids(std::slice::from_ref(&op))?;
+        crate::api::secrets::fill(std::slice::from_mut(&mut op));
         let (reply, outcome) = oneshot::channel();
         if self
             .core

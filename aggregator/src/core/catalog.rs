@@ -27,6 +27,8 @@ pub enum Object {
     Member(Member),
     /// A health check.
     Check(Check),
+    /// A TSIG key.
+    TsigKey(TsigKey),
 }
 
 /// The id of a configured object.
@@ -43,6 +45,8 @@ pub enum ObjectRef {
     Member(MemberId),
     /// A health check.
     Check(CheckId),
+    /// A TSIG key.
+    TsigKey(TsigKeyId),
 }
 
 impl std::fmt::Display for ObjectRef {
@@ -53,6 +57,7 @@ impl std::fmt::Display for ObjectRef {
             ObjectRef::Pool(id) => write!(f, "pool {id}"),
             ObjectRef::Member(id) => write!(f, "member {id}"),
             ObjectRef::Check(id) => write!(f, "check {id}"),
+            ObjectRef::TsigKey(id) => write!(f, "TSIG key {id}"),
         }
     }
 }
@@ -66,6 +71,7 @@ impl Object {
             Object::Pool(p) => ObjectRef::Pool(p.id),
             Object::Member(m) => ObjectRef::Member(m.id),
             Object::Check(c) => ObjectRef::Check(c.id),
+            Object::TsigKey(k) => ObjectRef::TsigKey(k.id),
         }
     }
 
@@ -76,9 +82,35 @@ impl Object {
             Object::Pool(p) => p.id = PoolId(id),
             Object::Member(m) => m.id = MemberId(id),
             Object::Check(c) => c.id = CheckId(id),
+            Object::TsigKey(k) => k.id = TsigKeyId(id),
+        }
+    }
+
+    /// The object as views show it: a TSIG key's secret left out (it is
+    /// shown once, to the client that created it).
+    pub fn redacted(&self) -> Self {
+        match self {
+            Object::TsigKey(k) => Object::TsigKey(k.redacted()),
+            other => other.clone(),
         }
     }
 }
+
+/// Give every TSIG key created without a secret one from `generate`
+/// (called where writes enter, before they are validated and replicated,
+/// so every replica stores the same secret).
+pub fn fill_secrets(ops: &mut [Op], mut generate: impl FnMut() -> Vec<u8>) {
+    for op in ops {
+        if let Op::Create(Object::TsigKey(k)) = op
+            && k.secret.is_empty()
+        {
+            k.secret = Secret(generate());
+        }
+    }
+}
+
+/// Bytes of a secret the server generates: HMAC-SHA256's output length.
+pub const GENERATED_SECRET_BYTES: usize = 32;
 
 /// One requested write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -288,9 +320,17 @@ impl CatalogState {
                 last_id = last_id.max(id);
                 Written::Upserted(Box::new(object))
             }
-            Op::Update(object) => {
+            Op::Update(mut object) => {
                 if !self.exists(object.reference()) {
                     return Err(CatalogError::NotFound(object.reference()));
+                }
+                // A key updated without its secret keeps the one it has
+                // (views never show it, so a client cannot send it back).
+                if let Object::TsigKey(k) = &mut object
+                    && k.secret.is_empty()
+                    && let Some(old) = self.catalog.tsig_keys.get(&k.id)
+                {
+                    k.secret = old.secret.clone();
                 }
                 self.check_object(&object)?;
                 Written::Upserted(Box::new(object))
@@ -349,6 +389,7 @@ impl CatalogState {
             ObjectRef::Pool(id) => c.pools.contains_key(&id),
             ObjectRef::Member(id) => c.members.contains_key(&id),
             ObjectRef::Check(id) => c.checks.contains_key(&id),
+            ObjectRef::TsigKey(id) => c.tsig_keys.contains_key(&id),
         }
     }
 
@@ -360,6 +401,7 @@ impl CatalogState {
             .chain(c.pools.values().cloned().map(Object::Pool))
             .chain(c.members.values().cloned().map(Object::Member))
             .chain(c.checks.values().cloned().map(Object::Check))
+            .chain(c.tsig_keys.values().cloned().map(Object::TsigKey))
     }
 
     /// Store an already-validated object (also used when loading from disk).
@@ -387,6 +429,7 @@ impl CatalogState {
                 c.members.insert(m.id, m);
             }
             Object::Check(k) => drop(c.checks.insert(k.id, k)),
+            Object::TsigKey(k) => drop(c.tsig_keys.insert(k.id, k)),
         }
     }
 
@@ -415,6 +458,7 @@ impl CatalogState {
                 }
             }
             ObjectRef::Check(id) => drop(c.checks.remove(&id)),
+            ObjectRef::TsigKey(id) => drop(c.tsig_keys.remove(&id)),
         }
     }
 
@@ -468,6 +512,7 @@ impl CatalogState {
         match object {
             Object::Zone(z) => {
                 validate::zone(z).map_err(CatalogError::Invalid)?;
+                self.check_transfer_keys(&z.transfer)?;
                 if let Some(old) = c.zones.get(&z.id)
                     && old.apex != z.apex
                 {
@@ -604,6 +649,28 @@ impl CatalogState {
                 }
                 Ok(())
             }
+            Object::TsigKey(k) => {
+                validate::tsig_key(k).map_err(CatalogError::Invalid)?;
+                if let Some(other) = c.tsig_key(&k.name).filter(|o| o.id != k.id) {
+                    return Err(invalid(
+                        "name",
+                        format!("TSIG key {} is already named {}", other.id, k.name),
+                    ));
+                }
+                if let Some(old) = c.tsig_keys.get(&k.id)
+                    && old.name != k.name
+                    && let Some(z) = self.zone_using_key(&old.name)
+                {
+                    return Err(invalid(
+                        "name",
+                        format!(
+                            "zone {} ({}) names the key {}: rename it there first",
+                            z.id, z.apex, old.name
+                        ),
+                    ));
+                }
+                Ok(())
+            }
             Object::Check(k) => {
                 validate::check(k).map_err(CatalogError::Invalid)?;
                 if let Some(other) = c.checks.values().find(|o| o.name == k.name && o.id != k.id) {
@@ -651,8 +718,42 @@ impl CatalogState {
                 )),
                 None => Ok(()),
             },
+            ObjectRef::TsigKey(id) => match c
+                .tsig_keys
+                .get(&id)
+                .and_then(|k| self.zone_using_key(&k.name))
+            {
+                Some(z) => in_use(format!("zone {} ({}) transfers with it", z.id, z.apex)),
+                None => Ok(()),
+            },
             ObjectRef::Member(_) => Ok(()),
         }
+    }
+
+    /// A zone whose transfer settings name the key `name`.
+    fn zone_using_key(&self, name: &DnsName) -> Option<&Zone> {
+        self.catalog.zones.values().find(|z| {
+            let t = &z.transfer;
+            t.allow.iter().any(|p| &p.key == name)
+                || t.notify.iter().any(|n| n.key.as_ref() == Some(name))
+        })
+    }
+
+    /// Every key a zone's transfer settings name must exist.
+    fn check_transfer_keys(&self, t: &Transfer) -> Result<(), CatalogError> {
+        let allow =
+            (t.allow.iter().enumerate()).map(|(i, p)| (format!("transfer.allow[{i}].key"), &p.key));
+        let notify = (t.notify.iter().enumerate())
+            .filter_map(|(i, n)| Some((format!("transfer.notify[{i}].key"), n.key.as_ref()?)));
+        for (field, key) in allow.chain(notify) {
+            if self.catalog.tsig_key(key).is_none() {
+                return Err(invalid(
+                    &field,
+                    format!("TSIG key {key} does not exist; create it with gslbctl tsig create"),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -671,5 +772,6 @@ fn object_id(object: &Object) -> u64 {
         Object::Pool(p) => p.id.0,
         Object::Member(m) => m.id.0,
         Object::Check(c) => c.id.0,
+        Object::TsigKey(k) => k.id.0,
     }
 }

@@ -446,7 +446,7 @@ impl Control {
                         self.engine.step(now, member_input(catalog, member), out)?;
                     }
                 }
-                Object::Zone(_) | Object::Record(_) => {}
+                Object::Zone(_) | Object::Record(_) | Object::TsigKey(_) => {}
             },
             Written::Deleted(ObjectRef::Check(id)) => {
                 self.engine.step(now, Input::RemoveCheck(*id), out)?

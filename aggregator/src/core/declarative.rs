@@ -47,6 +47,10 @@ pub struct DesiredZone {
     /// Default TTL.
     #[serde(default = "default_ttl")]
     pub default_ttl: u32,
+    /// Transfer settings; left out, the zone keeps the ones it has (a zone
+    /// file cannot say them; `transfer = {}` clears them).
+    #[serde(default)]
+    pub transfer: Option<gslb_shared::Transfer>,
 }
 
 fn default_ttl() -> u32 {

@@ -54,6 +54,7 @@ pub fn delta_of(
                 Object::Record(r) => d.records.push(r.clone()),
                 Object::Pool(p) => d.pools.push(p.clone()),
                 Object::Member(m) => d.members.push(m.clone()),
+                Object::TsigKey(k) => d.tsig_keys.push(k.clone()),
                 Object::Check(_) => {}
             },
             Written::Deleted(r) => match *r {
@@ -61,6 +62,7 @@ pub fn delta_of(
                 ObjectRef::Record(id) => d.removed_records.push(id),
                 ObjectRef::Pool(id) => d.removed_pools.push(id),
                 ObjectRef::Member(id) => d.removed_members.push(id),
+                ObjectRef::TsigKey(id) => d.removed_tsig_keys.push(id),
                 ObjectRef::Check(_) => {}
             },
         }

@@ -329,6 +329,7 @@ mod tests {
                 },
                 ns: vec![name("ns1.example.test")],
                 default_ttl: 300,
+                transfer: Default::default(),
             };
             s.catalog.zones.insert(z.id, z);
         }

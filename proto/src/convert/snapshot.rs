@@ -2,7 +2,7 @@
 
 use gslb_shared::validate::ValidationError;
 use gslb_shared::{
-    Delta, FeedUpdate, MemberFacts, MemberId, PoolId, RecordSetId, Snapshot, ZoneId,
+    Delta, FeedUpdate, MemberFacts, MemberId, PoolId, RecordSetId, Snapshot, TsigKeyId, ZoneId,
 };
 
 use crate::pb;
@@ -57,6 +57,7 @@ impl From<&Snapshot> for pb::Snapshot {
             pools: c.pools.values().map(pb::Pool::from).collect(),
             members: c.members.values().map(pb::Member::from).collect(),
             facts: facts_to_pb(s.facts.iter()),
+            tsig_keys: c.tsig_keys.values().map(pb::TsigKey::from).collect(),
         }
     }
 }
@@ -84,6 +85,9 @@ pub fn snapshot_from_pb(
     for m in all::<_, gslb_shared::Member>("members", s.members)? {
         out.catalog.members.insert(m.id, m);
     }
+    for k in all::<_, gslb_shared::TsigKey>("tsigKeys", s.tsig_keys)? {
+        out.catalog.tsig_keys.insert(k.id, k);
+    }
     out.facts = facts_from_pb(s.facts)?.into_iter().collect();
     Ok(out)
 }
@@ -103,6 +107,8 @@ impl From<&Delta> for pb::SnapshotDelta {
             upsert_members: d.members.iter().map(pb::Member::from).collect(),
             removed_members: d.removed_members.iter().map(|i| i.0).collect(),
             facts: facts_to_pb(d.facts.iter().map(|(id, f)| (id, f))),
+            upsert_tsig_keys: d.tsig_keys.iter().map(pb::TsigKey::from).collect(),
+            removed_tsig_keys: d.removed_tsig_keys.iter().map(|i| i.0).collect(),
         }
     }
 }
@@ -123,6 +129,8 @@ pub fn delta_from_pb(d: pb::SnapshotDelta, published_at_ms: u64) -> Result<Delta
         members: all("upsertMembers", d.upsert_members)?,
         removed_members: d.removed_members.into_iter().map(MemberId).collect(),
         facts: facts_from_pb(d.facts)?,
+        tsig_keys: all("upsertTsigKeys", d.upsert_tsig_keys)?,
+        removed_tsig_keys: d.removed_tsig_keys.into_iter().map(TsigKeyId).collect(),
     })
 }
 

@@ -3,14 +3,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Check, CheckId, Member, MemberId, Pool, PoolId, RecordSet, RecordSetId, Zone, ZoneId};
+use super::{
+    Check, CheckId, Member, MemberId, Pool, PoolId, RecordSet, RecordSetId, TsigKey, TsigKeyId,
+    Zone, ZoneId,
+};
 
 /// The map the catalog keeps its objects in: persistent (a clone shares
 /// every node, a change copies only its path), so a snapshot of the
 /// catalog costs nothing and a reader holds it without blocking writers.
 pub type Map<K, V> = imbl::OrdMap<K, V>;
 
-/// All configured zones, records, pools, members and checks.
+/// All configured zones, records, pools, members, checks and TSIG keys.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Catalog {
@@ -29,12 +32,20 @@ pub struct Catalog {
     /// Checks by id.
     #[serde(default)]
     pub checks: Map<CheckId, Check>,
+    /// TSIG keys by id.
+    #[serde(default)]
+    pub tsig_keys: Map<TsigKeyId, TsigKey>,
 }
 
 impl Catalog {
     /// Members of a pool, in id order.
     pub fn pool_members(&self, pool: PoolId) -> impl Iterator<Item = &Member> {
         self.members.values().filter(move |m| m.pool == pool)
+    }
+
+    /// The TSIG key named `name`.
+    pub fn tsig_key(&self, name: &super::DnsName) -> Option<&TsigKey> {
+        self.tsig_keys.values().find(|k| &k.name == name)
     }
 
     /// The check that governs a member, if its pool has one.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 macro_rules! numeric_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub u64);
 
@@ -39,6 +39,10 @@ numeric_id!(
 numeric_id!(
     /// Identifies a health check.
     CheckId
+);
+numeric_id!(
+    /// Identifies a TSIG key.
+    TsigKeyId
 );
 
 macro_rules! text_id {

@@ -2,7 +2,8 @@
 //! and how it moves from one version to the next.
 
 use super::{
-    Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, Zone, ZoneId,
+    Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, TsigKey,
+    TsigKeyId, Zone, ZoneId,
 };
 
 /// Zones, records, pools and members (no checks) with member facts.
@@ -48,6 +49,10 @@ pub struct Delta {
     pub members: Vec<Member>,
     /// Members removed (their facts go with them).
     pub removed_members: Vec<MemberId>,
+    /// TSIG keys created or replaced.
+    pub tsig_keys: Vec<TsigKey>,
+    /// TSIG keys removed.
+    pub removed_tsig_keys: Vec<TsigKeyId>,
     /// Facts set.
     pub facts: Vec<(MemberId, MemberFacts)>,
 }
@@ -85,6 +90,8 @@ impl Delta {
             && self.removed_pools.is_empty()
             && self.members.is_empty()
             && self.removed_members.is_empty()
+            && self.tsig_keys.is_empty()
+            && self.removed_tsig_keys.is_empty()
             && self.facts.is_empty()
     }
 }
@@ -117,6 +124,12 @@ impl Snapshot {
         }
         for id in &d.removed_members {
             c.members.remove(id);
+        }
+        for k in &d.tsig_keys {
+            c.tsig_keys.insert(k.id, k.clone());
+        }
+        for id in &d.removed_tsig_keys {
+            c.tsig_keys.remove(id);
         }
         self.advance_facts(d);
         Ok(())

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{DnsName, ZoneId};
+use super::{DnsName, Transfer, ZoneId};
 
 /// An authoritative zone. The SOA serial is not stored: it follows the
 /// snapshot version.
@@ -19,6 +19,9 @@ pub struct Zone {
     pub ns: Vec<DnsName>,
     /// TTL for static records that do not set their own.
     pub default_ttl: u32,
+    /// Outbound zone transfers: none unless configured.
+    #[serde(default, skip_serializing_if = "Transfer::is_empty")]
+    pub transfer: Transfer,
 }
 
 /// SOA fields other than the serial.

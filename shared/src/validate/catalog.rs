@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{FieldError, Findings, ValidationError};
-use super::{check, cuts, member, pool, record, zone};
+use super::{check, cuts, member, pool, record, tsig_key, zone};
 use crate::model::{Catalog, RecordType};
 
 fn nested(f: &mut Findings, prefix: String, result: Result<(), ValidationError>) {
@@ -38,6 +38,31 @@ pub fn catalog(catalog: &Catalog) -> Result<(), ValidationError> {
             &format!("zones[{id}].apex"),
             format!("zone {} is defined twice", z.apex),
         );
+    }
+    let mut key_names = HashSet::new();
+    for (id, k) in &catalog.tsig_keys {
+        nested(&mut f, format!("tsigKeys[{id}]"), tsig_key(k));
+        f.require(
+            id == &k.id,
+            &format!("tsigKeys[{id}].id"),
+            "must match its key",
+        );
+        f.require(
+            key_names.insert(&k.name),
+            &format!("tsigKeys[{id}].name"),
+            format!("key {} is defined twice", k.name),
+        );
+    }
+    for (id, z) in &catalog.zones {
+        let keys = (z.transfer.allow.iter().map(|p| Some(&p.key)))
+            .chain(z.transfer.notify.iter().map(|n| n.key.as_ref()));
+        for key in keys.flatten() {
+            f.require(
+                key_names.contains(key),
+                &format!("zones[{id}].transfer"),
+                format!("TSIG key {key} does not exist"),
+            );
+        }
     }
     for (id, c) in &catalog.checks {
         nested(&mut f, format!("checks[{id}]"), check(c));

@@ -53,5 +53,6 @@ pub fn zone(zone: &Zone) -> Result<(), ValidationError> {
         "soa.expire",
         "must not be less than soa.refresh",
     );
+    super::tsig::transfer(&zone.transfer, &mut f);
     f.finish()
 }

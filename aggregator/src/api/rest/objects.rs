@@ -55,6 +55,9 @@ pub async fn write(service: &Service, op: Op, created: bool) -> Reply {
             Object::Pool(x) => to_json(&x),
             Object::Member(x) => member_view(&x),
             Object::Check(x) => to_json(&x),
+            // The one time the secret is shown: to the client creating it.
+            Object::TsigKey(x) if created => to_json(&x),
+            Object::TsigKey(x) => to_json(&x.redacted()),
         },
         Written::Deleted(_) => Value::Null,
     };
@@ -226,8 +229,11 @@ pub struct ApplyBody {
 
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
-    let ApplyBody { ops, dry_run } = decode(&body)?;
+    let ApplyBody { mut ops, dry_run } = decode(&body)?;
+    crate::api::secrets::fill(&mut ops);
+    let creates = crate::api::secrets::creates(&ops);
     let (changes, version) = s.call(move |c| c.apply_ops(ops, dry_run, now())).await?;
+    let changes = crate::api::secrets::shown(changes, &creates);
     Ok((
         StatusCode::OK,
         Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),

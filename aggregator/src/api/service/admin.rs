@@ -72,6 +72,7 @@ impl Admin {
             ObjectRef::Pool(i) => i.0,
             ObjectRef::Member(i) => i.0,
             ObjectRef::Check(i) => i.0,
+            ObjectRef::TsigKey(i) => i.0,
         };
         Ok(Response::new(pb::DeleteResponse {
             id,
@@ -120,6 +121,27 @@ impl AdminService for Admin {
     }
     async fn get_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
         self.get::<Zone>(r)
+    }
+    async fn create_tsig_key(&self, r: Request<pb::TsigKey>) -> Reply<pb::TsigKey> {
+        self.create::<TsigKey>(r).await
+    }
+    async fn update_tsig_key(&self, r: Request<pb::TsigKey>) -> Reply<pb::TsigKey> {
+        let mut key = self.update::<TsigKey>(r).await?;
+        key.get_mut().secret.clear();
+        Ok(key)
+    }
+    async fn delete_tsig_key(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete_of::<TsigKey>(r).await
+    }
+    async fn list_tsig_keys(&self, _r: Request<pb::ListRequest>) -> Reply<pb::TsigKeyList> {
+        self.list(|c| pb::TsigKeyList {
+            keys: c
+                .tsig_keys
+                .values()
+                .map(|k| (&k.redacted()).into())
+                .collect(),
+        })
+        .await
     }
     async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
         self.list(|c| pb::ZoneList {
@@ -331,11 +353,14 @@ impl AdminService for Admin {
 
     async fn apply(&self, r: Request<pb::ApplyRequest>) -> Reply<pb::ApplyResponse> {
         let r = r.into_inner();
-        let ops = apply::ops_from_pb(r.ops)?;
+        let mut ops = apply::ops_from_pb(r.ops)?;
+        crate::api::secrets::fill(&mut ops);
+        let creates = crate::api::secrets::creates(&ops);
         let (changes, version) = self
             .0
             .call(move |c| c.apply_ops(ops, r.dry_run, now()))
             .await?;
+        let changes = crate::api::secrets::shown(changes, &creates);
         Ok(Response::new(pb::ApplyResponse {
             applied: apply::changes_to_pb(&changes),
             version,

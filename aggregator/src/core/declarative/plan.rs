@@ -128,6 +128,7 @@ fn object_id(r: &ObjectRef) -> u64 {
         ObjectRef::Pool(i) => i.0,
         ObjectRef::Member(i) => i.0,
         ObjectRef::Check(i) => i.0,
+        ObjectRef::TsigKey(i) => i.0,
     }
 }
 
@@ -183,6 +184,9 @@ impl<'a> Planner<'a> {
                         soa: z.soa.clone(),
                         ns: z.ns.clone(),
                         default_ttl: z.default_ttl,
+                        transfer: (z.transfer.clone())
+                            .or_else(|| existing.map(|x| x.transfer.clone()))
+                            .unwrap_or_default(),
                     }))
                 },
                 format!("zone {}", z.apex),

@@ -27,12 +27,13 @@ pub const LOG_PER_MEMBER: usize = 1_000;
 pub const FILE: &str = "gslb.redb";
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const KINDS: [TableDefinition<u64, &[u8]>; 5] = [
+const KINDS: [TableDefinition<u64, &[u8]>; 6] = [
     TableDefinition::new("zones"),
     TableDefinition::new("records"),
     TableDefinition::new("pools"),
     TableDefinition::new("members"),
     TableDefinition::new("checks"),
+    TableDefinition::new("tsig_keys"),
 ];
 const LATCHED: TableDefinition<u64, &[u8]> = TableDefinition::new("latched");
 const LOG: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("log");
@@ -72,6 +73,7 @@ fn kind_index(r: &ObjectRef) -> (usize, u64) {
         ObjectRef::Pool(id) => (2, id.0),
         ObjectRef::Member(id) => (3, id.0),
         ObjectRef::Check(id) => (4, id.0),
+        ObjectRef::TsigKey(id) => (5, id.0),
     }
 }
 
@@ -365,7 +367,7 @@ fn put_meta(w: &WriteTransaction, entries: MetaEntries<'_>) -> Result<(), StoreE
     Ok(())
 }
 
-/// The five object tables, open for writing, in [`KINDS`] order.
+/// The object tables, open for writing, in [`KINDS`] order.
 fn open_kinds(
     w: &WriteTransaction,
 ) -> Result<Vec<redb::Table<'_, u64, &'static [u8]>>, StoreError> {

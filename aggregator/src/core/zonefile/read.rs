@@ -242,6 +242,7 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
             soa,
             ns: apex_ns,
             default_ttl,
+            transfer: None,
         },
         records,
     })

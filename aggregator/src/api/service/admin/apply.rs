@@ -26,7 +26,7 @@ fn object(o: pb::Object) -> Result<Object, ValidationError> {
     let missing = || {
         ValidationError::single(
             "object",
-            "must hold a zone, recordSet, pool, member or check",
+            "must hold a zone, recordSet, pool, member, check or tsigKey",
         )
     };
     Ok(match o.kind.ok_or_else(missing)? {
@@ -35,6 +35,7 @@ fn object(o: pb::Object) -> Result<Object, ValidationError> {
         Kind::Pool(x) => Object::Pool(x.try_into()?),
         Kind::Member(x) => Object::Member(x.try_into()?),
         Kind::Check(x) => Object::Check(x.try_into()?),
+        Kind::TsigKey(x) => Object::TsigKey(x.try_into()?),
     })
 }
 
@@ -44,7 +45,7 @@ fn reference(r: pb::ObjectRef) -> Result<ObjectRef, ValidationError> {
         match r.kind.ok_or_else(|| {
             ValidationError::single(
                 "delete",
-                "must name a zone, recordSet, pool, member or check",
+                "must name a zone, recordSet, pool, member, check or tsigKey",
             )
         })? {
             Kind::Zone(id) => ObjectRef::Zone(ZoneId(id)),
@@ -52,6 +53,7 @@ fn reference(r: pb::ObjectRef) -> Result<ObjectRef, ValidationError> {
             Kind::Pool(id) => ObjectRef::Pool(PoolId(id)),
             Kind::Member(id) => ObjectRef::Member(MemberId(id)),
             Kind::Check(id) => ObjectRef::Check(CheckId(id)),
+            Kind::TsigKey(id) => ObjectRef::TsigKey(TsigKeyId(id)),
         },
     )
 }
@@ -84,6 +86,7 @@ fn object_to_pb(o: &Object) -> pb::Object {
         Object::Pool(x) => Kind::Pool(x.into()),
         Object::Member(x) => Kind::Member(x.into()),
         Object::Check(x) => Kind::Check(x.into()),
+        Object::TsigKey(x) => Kind::TsigKey(x.into()),
     };
     pb::Object { kind: Some(kind) }
 }
@@ -96,6 +99,7 @@ fn reference_to_pb(r: &ObjectRef) -> pb::ObjectRef {
         ObjectRef::Pool(id) => Kind::Pool(id.0),
         ObjectRef::Member(id) => Kind::Member(id.0),
         ObjectRef::Check(id) => Kind::Check(id.0),
+        ObjectRef::TsigKey(id) => Kind::TsigKey(id.0),
     };
     pb::ObjectRef { kind: Some(kind) }
 }

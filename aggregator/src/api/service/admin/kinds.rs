@@ -49,3 +49,4 @@ kind!(RecordSet, pb::RecordSet, Record, RecordSetId, records);
 kind!(Pool, pb::Pool, Pool, PoolId, pools);
 kind!(Member, pb::Member, Member, MemberId, members);
 kind!(Check, pb::Check, Check, CheckId, checks);
+kind!(TsigKey, pb::TsigKey, TsigKey, TsigKeyId, tsig_keys);

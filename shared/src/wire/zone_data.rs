@@ -1,0 +1,143 @@
+//! A zone's whole data at one snapshot, in wire form: the SOA (its serial
+//! the snapshot version's low 32 bits, as the edges answer it), the apex
+//! NS set, then every record set of the zone in name order. A pool-backed
+//! set is the whole answer it gives now to a client in no region: every
+//! address selection would hand out, in address order (neither steering
+//! nor `firstN` applied). A zone transfer sends this and a master file
+//! holds it; a server loading either serves it without steering.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use domain::base::Serial;
+use domain::rdata::{A, Aaaa, Ns, Soa, ZoneRecordData};
+use rand::SeedableRng;
+
+use super::{Data, WireError, WireName, data, wire_name};
+use crate::model::{DynamicRecord, RecordData, RecordSet, RecordType, Snapshot, Steering, Zone};
+use crate::selection::{CatalogIndex, Family, Query, Selector};
+
+/// One record set of a zone's data.
+#[derive(Debug, Clone)]
+pub struct DataSet<'a> {
+    /// The catalog's set; `None` for the SOA and the apex NS set, which
+    /// come from the zone.
+    pub set: Option<&'a RecordSet>,
+    /// Owner.
+    pub owner: WireName,
+    /// TTL of every record.
+    pub ttl: u32,
+    /// The records (empty for a pool-backed set that answers nothing now).
+    pub records: Vec<Data>,
+}
+
+/// The SOA record data of `zone` at snapshot `version`.
+pub fn soa(zone: &Zone, version: u64) -> Result<Data, WireError> {
+    let s = &zone.soa;
+    Ok(ZoneRecordData::Soa(Soa::new(
+        wire_name(&s.mname)?,
+        wire_name(&s.rname)?,
+        // RFC 1982 arithmetic wraps at 2^32: the low bits of the version.
+        Serial(version as u32),
+        domain::base::Ttl::from_secs(s.refresh),
+        domain::base::Ttl::from_secs(s.retry),
+        domain::base::Ttl::from_secs(s.expire),
+        domain::base::Ttl::from_secs(s.negative_ttl),
+    )))
+}
+
+/// The index every pool-backed set of `snapshot` is answered from.
+pub fn index(snapshot: &Snapshot) -> CatalogIndex {
+    let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
+    CatalogIndex::new(&snapshot.catalog, &facts)
+}
+
+/// Every address a pool-backed set hands out now, to a client in no
+/// region, in address order.
+pub fn current_addresses(
+    index: &CatalogIndex,
+    rtype: RecordType,
+    d: &DynamicRecord,
+) -> Vec<IpAddr> {
+    let whole = DynamicRecord {
+        steering: Steering::RoundRobin,
+        first_n: 0,
+        ..d.clone()
+    };
+    let family = if rtype == RecordType::Aaaa {
+        Family::V6
+    } else {
+        Family::V4
+    };
+    let query = Query {
+        family,
+        region: None,
+        rotation: 0,
+    };
+    // Round robin without firstN hands out every address: the seed only
+    // orders them, and they are sorted below.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let mut selector = Selector::new();
+    let (_, answers) = selector.select(index, &whole, query, &mut rng, None);
+    let mut addrs: Vec<IpAddr> = answers.iter().map(|a| a.address).collect();
+    addrs.sort();
+    addrs.dedup();
+    addrs
+}
+
+/// Sort key: labels from the top down, then the type code.
+fn order(r: &RecordSet) -> (Vec<&str>, u16) {
+    let mut labels: Vec<&str> = r.name.as_str().split('.').collect();
+    labels.reverse();
+    (labels, r.rtype.code())
+}
+
+/// The data of `zone` in `snapshot`: SOA first, then the apex NS set, then
+/// the zone's record sets in name order. `index` is [`index`] of the
+/// snapshot (built once for many zones).
+pub fn zone_data<'a>(
+    snapshot: &'a Snapshot,
+    index: &CatalogIndex,
+    zone: &'a Zone,
+) -> Result<Vec<DataSet<'a>>, WireError> {
+    let apex = wire_name(&zone.apex)?;
+    let mut out = vec![
+        DataSet {
+            set: None,
+            owner: apex.clone(),
+            ttl: zone.default_ttl,
+            records: vec![soa(zone, snapshot.version)?],
+        },
+        DataSet {
+            set: None,
+            owner: apex,
+            ttl: zone.default_ttl,
+            records: (zone.ns.iter())
+                .map(|n| Ok(ZoneRecordData::Ns(Ns::new(wire_name(n)?))))
+                .collect::<Result<_, WireError>>()?,
+        },
+    ];
+    let mut sets: Vec<&RecordSet> = (snapshot.catalog.records.values())
+        .filter(|r| r.zone == zone.id)
+        .collect();
+    sets.sort_by_cached_key(|r| order(r));
+    for r in sets {
+        let records = match &r.data {
+            RecordData::Static(rdata) => rdata.iter().map(data).collect::<Result<_, _>>()?,
+            RecordData::Dynamic(d) => current_addresses(index, r.rtype, d)
+                .into_iter()
+                .map(|addr| match addr {
+                    IpAddr::V4(a) => ZoneRecordData::A(A::new(a)),
+                    IpAddr::V6(a) => ZoneRecordData::Aaaa(Aaaa::new(a)),
+                })
+                .collect(),
+        };
+        out.push(DataSet {
+            set: Some(r),
+            owner: wire_name(&r.name)?,
+            ttl: r.ttl,
+            records,
+        });
+    }
+    Ok(out)
+}
