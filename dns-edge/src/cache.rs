@@ -101,7 +101,17 @@ pub fn store(dir: &Path, encoded: &[u8]) -> Result<(), CacheError> {
         move |error| CacheError::Io { path, error }
     };
     fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut f = File::create(&tmp).map_err(io(&tmp))?;
+    // Owner only: the snapshot holds the zones' TSIG secrets.
+    let _ = fs::remove_file(&tmp);
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io(&tmp))?
+    };
     f.write_all(encoded).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     drop(f);
@@ -129,6 +139,9 @@ mod tests {
     fn round_trip() {
         let dir = std::env::temp_dir().join(format!("gslb-cache-{}", std::process::id()));
         store(&dir, &encode(&snapshot())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(path(&dir)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the cache holds TSIG secrets");
         assert_eq!(load(&dir).unwrap(), Some(snapshot()));
         fs::remove_dir_all(&dir).unwrap();
     }

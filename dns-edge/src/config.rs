@@ -95,6 +95,10 @@ pub struct Settings {
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
+    /// Changes each zone's IXFR journal keeps; a secondary further behind
+    /// gets the whole zone [default: 64, at most 10000].
+    #[arg(long)]
+    pub xfr_journal_depth: Option<usize>,
 }
 
 /// Validated edge settings.
@@ -118,6 +122,8 @@ pub struct EdgeConfig {
     pub tcp: TcpConfig,
     /// Minimum drain window.
     pub min_drain: Duration,
+    /// Changes each zone's IXFR journal keeps.
+    pub xfr_journal_depth: usize,
     /// Longest wait for open TCP connections after the drain window.
     pub tcp_drain: Duration,
     /// Rate limiting.
@@ -163,6 +169,7 @@ impl Settings {
             tls_key: self.tls_key.or(file.tls_key),
             tls_ca: self.tls_ca.or(file.tls_ca),
             log_format: self.log_format.or(file.log_format),
+            xfr_journal_depth: self.xfr_journal_depth.or(file.xfr_journal_depth),
         })
     }
 
@@ -246,6 +253,15 @@ impl Settings {
             (None, None) => None,
             _ => return Err(invalid("tls-cert", "--tls-cert and --tls-key go together")),
         };
+        let xfr_journal_depth = self
+            .xfr_journal_depth
+            .unwrap_or(crate::xfr::DEFAULT_JOURNAL_DEPTH);
+        if xfr_journal_depth > crate::xfr::MAX_JOURNAL_DEPTH {
+            return Err(invalid(
+                "xfr-journal-depth",
+                format!("must be at most {}", crate::xfr::MAX_JOURNAL_DEPTH),
+            ));
+        }
         let edge_id = self
             .edge_id
             .unwrap_or_else(|| format!("edge-{:08x}", rand::random::<u32>()));
@@ -272,6 +288,7 @@ impl Settings {
                 max_connections,
             },
             min_drain: Duration::from_secs(min_drain_secs),
+            xfr_journal_depth,
             rrl,
             link_tls: LinkTls {
                 identity,

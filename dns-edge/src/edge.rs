@@ -47,6 +47,7 @@ fn load_cache(shared: &Shared, cfg: &EdgeConfig) -> Follower {
             let compile_ms = started.elapsed().as_millis() as u64;
             tracing::info!(version = snapshot.version, %source, compile_ms, "snapshot loaded from cache");
             shared.install(table, &source, false);
+            feed::take_in_transfers(shared, &snapshot);
             Follower::new(Some(snapshot))
         }
         Err(e) => {
@@ -70,6 +71,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     gslb_proto::link::link_config(&cfg.link_tls)?;
     let tls = cfg.link_tls.clone();
     let shared = Shared::new(geo);
+    shared.transfers.set_depth(cfg.xfr_journal_depth);
     let status = tokio::net::TcpListener::bind(cfg.listen_status)
         .await
         .with_context(|| format!("listen-status {}", cfg.listen_status))?;

@@ -180,6 +180,7 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
         compile_ms,
         "snapshot applied"
     );
+    take_in_transfers(shared, snapshot);
     if let Some(dir) = cfg.cache_dir.clone() {
         let bytes = crate::cache::encode(snapshot);
         let written = tokio::task::spawn_blocking(move || crate::cache::store(&dir, &bytes)).await;
@@ -190,6 +191,56 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
         }
     }
     true
+}
+
+/// Rebuild the zone transfer state from an applied snapshot (after its
+/// table is installed, so a secondary that asks for the SOA on NOTIFY
+/// sees the new serial), and NOTIFY the targets of every zone whose data
+/// changed. Zones that cannot be transferred are logged; they are still
+/// answered.
+pub fn take_in_transfers(shared: &Shared, snapshot: &Snapshot) {
+    let started = std::time::Instant::now();
+    let (changed, errors) = shared.transfers.update(snapshot);
+    for e in &errors {
+        tracing::warn!(error = %e, "zone not transferable at this version");
+    }
+    if !changed.is_empty() || !errors.is_empty() {
+        tracing::info!(
+            version = snapshot.version,
+            changed = changed.len(),
+            build_ms = started.elapsed().as_millis() as u64,
+            "zone transfer state updated"
+        );
+    }
+    let notifier = std::sync::Arc::clone(&shared.transfers.notifier);
+    let bound = shared.dns_bound();
+    let wanted: Vec<_> = changed
+        .into_iter()
+        .filter(|z| !z.notify.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let shared_bound = shared.dns_bound_cell();
+    tokio::spawn(async move {
+        // Before the first snapshot the DNS listener is not bound yet:
+        // a secondary told now could not ask back. Wait for it (bounded).
+        let mut source = bound;
+        for _ in 0..600 {
+            if source.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            source = shared_bound.get().copied();
+        }
+        let Some(source) = source else {
+            tracing::warn!("NOTIFY not sent: the DNS listener was not bound within 60 s");
+            return;
+        };
+        for zone in &wanted {
+            crate::xfr::notify::send_all(&notifier, zone, source.ip());
+        }
+    });
 }
 
 /// Follow the feed forever.
@@ -383,6 +434,7 @@ mod tests {
             },
             ns: vec![],
             default_ttl: 60,
+            transfer: Default::default(),
         };
         pb::SnapshotUpdate {
             published_at_ms: 7,

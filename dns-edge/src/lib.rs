@@ -15,3 +15,4 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod table;
+pub mod xfr;

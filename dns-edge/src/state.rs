@@ -117,12 +117,14 @@ pub struct Shared {
     pub geo: Arc<GeoTable>,
     /// Query counters.
     pub metrics: Metrics,
+    /// Zone transfer state (journals, allow lists, NOTIFY).
+    pub transfers: crate::xfr::Transfers,
     /// Feed status; written by the feed task only.
     status: Mutex<Status>,
     /// Set at SIGTERM/SIGINT: `/readyz` answers 503 from then on.
     draining: AtomicBool,
     /// The DNS address, once bound (after the first snapshot).
-    dns_bound: std::sync::OnceLock<std::net::SocketAddr>,
+    dns_bound: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
     /// The second (since the Unix epoch) of the last query logged while
     /// draining, and how many were not logged since: one sample a second.
     drain_sampled: AtomicU64Pair,
@@ -141,9 +143,10 @@ impl Shared {
             table: Arc::new(ArcSwapOption::empty()),
             geo: Arc::new(geo),
             metrics: Metrics::default(),
+            transfers: crate::xfr::Transfers::new(crate::xfr::DEFAULT_JOURNAL_DEPTH),
             status: Mutex::new(Status::default()),
             draining: AtomicBool::new(false),
-            dns_bound: std::sync::OnceLock::new(),
+            dns_bound: Arc::default(),
             drain_sampled: AtomicU64Pair::default(),
             tcp_open: AtomicUsize::new(0),
             tcp_write_timeouts: std::sync::atomic::AtomicU64::new(0),
@@ -242,6 +245,11 @@ impl Shared {
     /// The DNS address, once bound.
     pub fn dns_bound(&self) -> Option<std::net::SocketAddr> {
         self.dns_bound.get().copied()
+    }
+
+    /// The cell the DNS address is set in, for a task that waits for it.
+    pub fn dns_bound_cell(&self) -> Arc<std::sync::OnceLock<std::net::SocketAddr>> {
+        Arc::clone(&self.dns_bound)
     }
 
     /// True while draining.

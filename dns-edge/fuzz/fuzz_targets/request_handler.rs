@@ -13,6 +13,8 @@ use std::sync::OnceLock;
 use gslb_edge::answer::{Responder, Transport};
 use gslb_edge::geo::GeoTable;
 use gslb_edge::table::Table;
+use gslb_edge::xfr::Transfers;
+use gslb_edge::xfr::serve::{Reply, Verdict, respond, transfer_type};
 use gslb_shared::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -20,8 +22,8 @@ fn name(s: &str) -> DnsName {
     DnsName::parse(s).unwrap()
 }
 
-fn table() -> &'static (Table, GeoTable) {
-    static T: OnceLock<(Table, GeoTable)> = OnceLock::new();
+fn table() -> &'static (Table, GeoTable, Transfers) {
+    static T: OnceLock<(Table, GeoTable, Transfers)> = OnceLock::new();
     T.get_or_init(|| {
         let mut s = Snapshot {
             version: 3,
@@ -40,7 +42,24 @@ fn table() -> &'static (Table, GeoTable) {
             },
             ns: vec![name("ns.a.test")],
             default_ttl: 60,
+            // The fuzzed client may transfer the zone with key k.a.test.
+            transfer: Transfer {
+                allow: vec![TransferPeer {
+                    address: "10.1.2.3".parse().unwrap(),
+                    key: name("k.a.test"),
+                }],
+                notify: vec![],
+            },
         };
+        s.catalog.tsig_keys.insert(
+            TsigKeyId(1),
+            TsigKey {
+                id: TsigKeyId(1),
+                name: name("k.a.test"),
+                algorithm: TsigAlgorithm::HmacSha256,
+                secret: Secret(vec![7; 32]),
+            },
+        );
         s.catalog.zones.insert(zone.id, zone);
         let sets = [
             (
@@ -175,16 +194,43 @@ fn table() -> &'static (Table, GeoTable) {
             s.catalog.members.insert(m.id, m);
             s.facts.insert(MemberId(i), MemberFacts::UP);
         }
+        let transfers = Transfers::new(4);
+        let (_, errors) = transfers.update(&s);
+        assert!(errors.is_empty());
         (
             Table::compile(&s).unwrap(),
             GeoTable::parse("10.0.0.0/8 eu\n").unwrap(),
+            transfers,
         )
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    let (table, geo) = table();
+    let (table, geo, transfers) = table();
     let client: IpAddr = "10.1.2.3".parse().unwrap();
+    // A transfer request goes where TCP sends it: every reply decodes and
+    // echoes the id; nothing but a verified request gets zone data.
+    if transfer_type(data).is_some() {
+        let (reply, verdict) = respond(transfers, data.to_vec(), client);
+        let messages = match reply {
+            Reply::Single(m) => vec![m],
+            Reply::Stream(mut s) => {
+                assert!(matches!(verdict, Verdict::Transfer(_)));
+                let mut v = Vec::new();
+                while let Some(m) = s.next_message() {
+                    v.push(m.expect("a transfer message encodes"));
+                }
+                v
+            }
+        };
+        for m in messages.iter().filter(|m| !m.is_empty()) {
+            let reply = hickory_proto::op::Message::from_vec(m).expect("our reply decodes");
+            assert_eq!(&m[..2], &data[..2], "id echoed");
+            if !matches!(verdict, Verdict::Transfer(_)) {
+                assert!(reply.answers.is_empty(), "no data without a verified request");
+            }
+        }
+    }
     let mut responder = Responder::new(7);
     for transport in [Transport::Udp, Transport::Tcp] {
         let mut out = Vec::new();

@@ -112,6 +112,75 @@ pub async fn serve(
     }
 }
 
+/// Write one length-prefixed message, within `timeout`; false when the
+/// client did not take it.
+async fn send(
+    write: &mut tokio::net::tcp::OwnedWriteHalf,
+    message: &[u8],
+    timeout: Duration,
+) -> std::io::Result<bool> {
+    let mut framed = Vec::with_capacity(message.len() + 2);
+    framed.extend_from_slice(&(message.len() as u16).to_be_bytes());
+    framed.extend_from_slice(message);
+    match tokio::time::timeout(timeout, write.write_all(&framed)).await {
+        Ok(written) => written.map(|()| true),
+        Err(_) => Ok(false),
+    }
+}
+
+/// Answer a zone transfer request (AXFR or IXFR); false when the
+/// connection must close.
+async fn transfer(
+    write: &mut tokio::net::tcp::OwnedWriteHalf,
+    shared: &Shared,
+    peer: std::net::SocketAddr,
+    request: Vec<u8>,
+    timeout: Duration,
+) -> std::io::Result<bool> {
+    use crate::xfr::serve::{Reply, Verdict, respond, zone_name};
+    let started = Instant::now();
+    let (reply, verdict) = respond(&shared.transfers, request, peer.ip());
+    match (&verdict, reply) {
+        (_, Reply::Single(bytes)) if bytes.is_empty() => Ok(false),
+        (Verdict::Transfer(kind), Reply::Single(bytes)) => {
+            tracing::debug!(%peer, kind, "transfer answered with one message");
+            send(write, &bytes, timeout).await
+        }
+        (_, Reply::Single(bytes)) => {
+            shared.transfers.count_refused();
+            tracing::info!(%peer, verdict = ?verdict, "zone transfer refused");
+            send(write, &bytes, timeout).await
+        }
+        (_, Reply::Stream(mut stream)) => {
+            let kind = match verdict {
+                Verdict::Transfer(kind) => kind,
+                _ => "transfer",
+            };
+            let (zone, records) = (zone_name(&stream), stream.records());
+            let mut messages = 0u64;
+            while let Some(message) = stream.next_message() {
+                let message = message.map_err(std::io::Error::other)?;
+                if !send(write, &message, timeout).await? {
+                    tracing::warn!(%peer, zone, kind, "zone transfer abandoned: the client did not read");
+                    return Ok(false);
+                }
+                messages += 1;
+            }
+            shared.transfers.count_served(kind);
+            tracing::info!(
+                %peer,
+                zone,
+                kind,
+                records,
+                messages,
+                ms = started.elapsed().as_millis() as u64,
+                "zone transfer sent"
+            );
+            Ok(true)
+        }
+    }
+}
+
 async fn connection(
     stream: TcpStream,
     peer: std::net::SocketAddr,
@@ -144,6 +213,13 @@ async fn connection(
         match tokio::time::timeout(cfg.idle_timeout, read.read_exact(&mut query)).await {
             Ok(Ok(_)) => {}
             Ok(Err(_)) | Err(_) => return Ok(()),
+        }
+        if crate::xfr::serve::transfer_type(&query).is_some() {
+            let request = std::mem::take(&mut query);
+            if !transfer(&mut write, shared, peer, request, cfg.write_timeout).await? {
+                return Ok(());
+            }
+            continue;
         }
         let started = Instant::now();
         let _busy = counters.begin();

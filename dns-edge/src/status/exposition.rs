@@ -123,6 +123,37 @@ impl Collector for Collect {
             "Open DNS TCP connections",
             shared.tcp_open() as i64,
         )?;
+        let [axfr, ixfr, ixfr_whole, refused, notified, unnotified] = shared.transfers.counts();
+        for (name, help, v) in [
+            ("gslb_edge_xfr_axfr", "AXFR transfers sent", axfr),
+            (
+                "gslb_edge_xfr_ixfr",
+                "IXFR transfers sent as changes (or the SOA when current)",
+                ixfr,
+            ),
+            (
+                "gslb_edge_xfr_ixfr_whole",
+                "IXFR requests answered with the whole zone (journal too short)",
+                ixfr_whole,
+            ),
+            (
+                "gslb_edge_xfr_refused",
+                "Transfer requests refused (address, key or signature)",
+                refused,
+            ),
+            (
+                "gslb_edge_notify_answered",
+                "NOTIFY messages a secondary answered",
+                notified,
+            ),
+            (
+                "gslb_edge_notify_unanswered",
+                "NOTIFY messages given up on after every try",
+                unnotified,
+            ),
+        ] {
+            counter(&mut e, name, help, v)?;
+        }
         counter(
             &mut e,
             "gslb_edge_tcp_write_timeouts",

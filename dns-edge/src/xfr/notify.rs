@@ -1,0 +1,208 @@
+//! NOTIFY (RFC 1996): when a zone's data changes, each of its targets is
+//! told over UDP, from the DNS listener's address, signed with the
+//! target's key when it names one. Unanswered, it is sent again after
+//! 1, 2, 4 and 8 s ([`TRIES`] in all); a newer NOTIFY of the same zone to
+//! the same target ends the older one's retries.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use domain::base::iana::{Class, Opcode, Rcode, Rtype};
+use domain::base::message_builder::{MessageBuilder, StaticCompressor};
+use domain::base::{Message, Question, Record, Ttl};
+use domain::tsig::{ClientTransaction, Key};
+use gslb_shared::wire::WireName;
+
+use super::ZoneXfr;
+
+/// Sends of one NOTIFY before giving up.
+pub const TRIES: u32 = 5;
+/// Wait for an answer to the first send; doubled after each.
+pub const FIRST_WAIT: Duration = Duration::from_secs(1);
+
+/// Sends NOTIFY and keeps track of the newest per zone and target.
+#[derive(Debug, Default)]
+pub struct Notifier {
+    /// The newest version notified per (zone, target).
+    newest: Mutex<HashMap<(WireName, SocketAddr), u64>>,
+    /// NOTIFYs answered, and given up on.
+    pub answered: std::sync::atomic::AtomicU64,
+    /// NOTIFYs no target answered after every try.
+    pub unanswered: std::sync::atomic::AtomicU64,
+}
+
+impl Notifier {
+    fn claim(&self, apex: &WireName, target: SocketAddr, version: u64) -> bool {
+        let mut m = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+        let newest = m.entry((apex.clone(), target)).or_insert(0);
+        if *newest > version {
+            return false;
+        }
+        *newest = version;
+        true
+    }
+
+    fn superseded(&self, apex: &WireName, target: SocketAddr, version: u64) -> bool {
+        let m = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(&(apex.clone(), target)).is_some_and(|&v| v > version)
+    }
+}
+
+/// The transaction that checks a signed answer.
+pub type Transaction = ClientTransaction<Arc<Key>>;
+
+/// The NOTIFY message for `zone` at its current version, signed with
+/// `key` when given; and the transaction that checks a signed answer.
+pub fn message(
+    zone: &ZoneXfr,
+    id: u16,
+    key: Option<&Arc<Key>>,
+) -> Result<(Vec<u8>, Option<Transaction>), String> {
+    let mut builder = MessageBuilder::from_target(StaticCompressor::new(Vec::new()))
+        .map_err(|e| e.to_string())?;
+    let h = builder.header_mut();
+    h.set_id(id);
+    h.set_opcode(Opcode::NOTIFY);
+    h.set_aa(true);
+    let mut q = builder.question();
+    q.push(Question::new(&zone.apex, Rtype::SOA, Class::IN))
+        .map_err(|e| e.to_string())?;
+    // RFC 1996 3.7: the new SOA may ride along, a hint of the serial.
+    let mut answer = q.answer();
+    let soa = zone.soa(zone.history.version).map_err(|e| e.to_string())?;
+    answer
+        .push(Record::new(
+            &zone.apex,
+            Class::IN,
+            Ttl::from_secs(zone.zone.default_ttl),
+            soa,
+        ))
+        .map_err(|e| e.to_string())?;
+    let mut additional = answer.additional();
+    let tx = match key {
+        Some(key) => Some(
+            ClientTransaction::request(
+                Arc::clone(key),
+                &mut additional,
+                domain::rdata::tsig::Time48::now(),
+            )
+            .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
+    Ok((additional.finish().into_target(), tx))
+}
+
+/// Whether `reply` answers NOTIFY `id` (and, when signed, verifies).
+pub fn is_answer(reply: &[u8], id: u16, tx: Option<&Transaction>) -> Result<bool, String> {
+    let Ok(mut message) = Message::from_octets(reply.to_vec()) else {
+        return Ok(false);
+    };
+    let h = message.header();
+    if h.id() != id || !h.qr() || h.opcode() != Opcode::NOTIFY {
+        return Ok(false);
+    }
+    if h.rcode() != Rcode::NOERROR {
+        return Err(format!("answered {}", h.rcode()));
+    }
+    if let Some(tx) = tx {
+        tx.answer(&mut message, domain::rdata::tsig::Time48::now())
+            .map_err(|e| format!("answer's TSIG does not verify: {e}"))?;
+    }
+    Ok(true)
+}
+
+/// Notify every target of `zone`, from `source` (the DNS listener's
+/// address), each in its own task.
+pub fn send_all(notifier: &Arc<Notifier>, zone: &Arc<ZoneXfr>, source: IpAddr) {
+    for (target, key) in &zone.notify {
+        if !notifier.claim(&zone.apex, *target, zone.history.version) {
+            continue;
+        }
+        let notifier = Arc::clone(notifier);
+        let zone = Arc::clone(zone);
+        let target = *target;
+        let key = key.clone();
+        tokio::spawn(async move {
+            let outcome = notify_one(&notifier, &zone, target, key.as_ref(), source).await;
+            let apex = zone.zone.apex.as_str();
+            let serial = zone.history.version as u32;
+            match outcome {
+                Ok(Some(tries)) => {
+                    notifier
+                        .answered
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::info!(zone = apex, %target, serial, tries, "NOTIFY answered");
+                }
+                Ok(None) => {
+                    tracing::debug!(zone = apex, %target, serial, "NOTIFY superseded by a newer one");
+                }
+                Err(e) => {
+                    notifier
+                        .unanswered
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::warn!(zone = apex, %target, serial, error = %e, "NOTIFY not answered");
+                }
+            }
+        });
+    }
+}
+
+/// Send until answered: the tries it took, `None` when superseded.
+async fn notify_one(
+    notifier: &Notifier,
+    zone: &ZoneXfr,
+    target: SocketAddr,
+    key: Option<&Arc<Key>>,
+    source: IpAddr,
+) -> Result<Option<u32>, String> {
+    // Send from the listener's address (secondaries allow NOTIFY by the
+    // primary's address); from the unspecified one of the target's family
+    // when the listener's family differs.
+    let bind = match (source, target) {
+        (IpAddr::V4(_), SocketAddr::V4(_)) | (IpAddr::V6(_), SocketAddr::V6(_)) => source,
+        (_, SocketAddr::V4(_)) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (_, SocketAddr::V6(_)) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
+    let socket = tokio::net::UdpSocket::bind(SocketAddr::new(bind, 0))
+        .await
+        .map_err(|e| format!("bind {bind}: {e}"))?;
+    let version = zone.history.version;
+    let mut wait = FIRST_WAIT;
+    let mut last = String::from("no answer");
+    for attempt in 1..=TRIES {
+        if notifier.superseded(&zone.apex, target, version) {
+            return Ok(None);
+        }
+        let id = rand::random::<u16>();
+        let (bytes, tx) = message(zone, id, key)?;
+        socket
+            .send_to(&bytes, target)
+            .await
+            .map_err(|e| format!("send to {target}: {e}"))?;
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let got = tokio::time::timeout_at(deadline, socket.recv_from(&mut buf)).await;
+            let Ok(got) = got else { break };
+            let (n, from) = got.map_err(|e| format!("receive: {e}"))?;
+            if from != target {
+                continue;
+            }
+            match is_answer(&buf[..n], id, tx.as_ref()) {
+                Ok(true) => return Ok(Some(attempt)),
+                Ok(false) => continue,
+                Err(e) => {
+                    // Refused or unverifiable: try again after the wait.
+                    last = e;
+                    tokio::time::sleep_until(deadline).await;
+                    break;
+                }
+            }
+        }
+        wait *= 2;
+    }
+    Err(format!("{last} after {TRIES} tries"))
+}
