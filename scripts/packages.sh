@@ -3,6 +3,7 @@
 # protox, in Rust). Debian/Ubuntu package names.
 #
 #   dig, kdig, knotd     the DNS edge's answers and the differential test
+#   nsd                  a second secondary for zone transfers (with knotd)
 #   kzonecheck,          zone files we export, checked by Knot and BIND
 #   named-checkzone
 #   unbound              a real resolver in front of the edge
@@ -13,8 +14,8 @@
 #   chromium,            the web UI's tests and figures: headless Chromium
 #   chromium-driver,     driven over WebDriver (fonts-dejavu-core gives its
 #   fonts-dejavu-core    screenshots legible text)
-GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core)
-GSLB_TOOLS=(dig kdig knotd kzonecheck named-checkzone unbound python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver)
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core)
+GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
 gslb_missing_tools() {

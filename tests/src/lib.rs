@@ -14,6 +14,7 @@ pub mod mesh;
 pub mod netns;
 pub mod pki;
 pub mod process;
+pub mod secondary;
 pub mod wait;
 pub mod watcher;
 

@@ -405,6 +405,15 @@ impl Edge {
         serde_json::from_str(&body).unwrap_or(Value::Null)
     }
 
+    /// A counter or gauge of the edge's `/metrics` (0 when absent).
+    pub fn metric(&self, name: &str) -> u64 {
+        let text = crate::dns::http_get(self.status, "/metrics").1;
+        text.lines()
+            .filter(|l| l.split([' ', '{']).next() == Some(name))
+            .find_map(|l| l.rsplit(' ').next().and_then(|v| v.parse().ok()))
+            .unwrap_or(0)
+    }
+
     /// The applied snapshot version per `/status/config` (0 before one).
     pub fn version(&self) -> u64 {
         self.status_config()["version"].as_u64().unwrap_or(0)

@@ -12,6 +12,7 @@ mod partition;
 mod quorum;
 mod restart;
 mod security;
+mod transfer;
 mod ui;
 mod warmup;
 mod zonefile;
