@@ -20,11 +20,11 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use domain::base::ToName;
 use domain::tsig::{Algorithm, Key, KeyName};
-use gslb_shared::wire::zone_data::{self, zone_data};
+use gslb_shared::wire::zone_data;
 use gslb_shared::wire::{Data, WireError, WireName, wire_name};
 use gslb_shared::{DnsName, Snapshot, Zone};
 
-use journal::{History, Rr};
+use journal::{History, Rr, SetKey, ZoneSet};
 
 /// Default number of changes a zone's journal keeps.
 pub const DEFAULT_JOURNAL_DEPTH: usize = 64;
@@ -49,6 +49,8 @@ pub struct ZoneXfr {
     pub keys: KeyStore,
     /// Where NOTIFY goes, signed with the key when one is named.
     pub notify: Vec<(SocketAddr, Option<Arc<Key>>)>,
+    /// Positions in `history.sets` of the pool-backed sets.
+    dynamic: Arc<[usize]>,
 }
 
 impl ZoneXfr {
@@ -70,6 +72,11 @@ pub struct Transfers {
     served: [std::sync::atomic::AtomicU64; 3],
     /// Requests refused or failing TSIG.
     refused: std::sync::atomic::AtomicU64,
+    /// The record sets of the last snapshot taken in (a clone of a
+    /// persistent map: it shares the snapshot's nodes).
+    last_records: std::sync::Mutex<
+        Option<gslb_shared::Map<gslb_shared::RecordSetId, gslb_shared::RecordSet>>,
+    >,
 }
 
 /// Why a zone's transfer state could not be built (the zone is then not
@@ -111,6 +118,7 @@ impl Transfers {
             notifier: Arc::default(),
             served: Default::default(),
             refused: Default::default(),
+            last_records: Default::default(),
         }
     }
 
@@ -168,11 +176,22 @@ impl Transfers {
             .collect();
         if wanted.is_empty() {
             self.zones.store(Arc::new(zones));
+            *self.last_records.lock().unwrap_or_else(|e| e.into_inner()) = None;
             return (changed, errors);
         }
         let index = zone_data::index(snapshot);
+        // Health changes leave the catalog's record sets as they were (the
+        // same persistent map): only pool-backed sets are made again.
+        let records_unchanged = {
+            let mut last = self.last_records.lock().unwrap_or_else(|e| e.into_inner());
+            let same = last
+                .as_ref()
+                .is_some_and(|l| l.ptr_eq(&snapshot.catalog.records));
+            *last = Some(snapshot.catalog.records.clone());
+            same
+        };
         for zone in wanted {
-            match self.build(snapshot, &index, zone, &old) {
+            match self.build(snapshot, &index, zone, &old, records_unchanged) {
                 Ok((x, data_changed)) => {
                     let x = Arc::new(x);
                     if data_changed {
@@ -190,30 +209,93 @@ impl Transfers {
         (changed, errors)
     }
 
+    /// The sets of `zone` now: a full pass over its record sets, or, when
+    /// no record set of the catalog changed since `prev` was built (a
+    /// health change), `prev`'s sets with only the pool-backed ones made
+    /// again.
+    fn sets(
+        snapshot: &Snapshot,
+        index: &gslb_shared::selection::CatalogIndex,
+        zone: &Zone,
+        prev: Option<&ZoneXfr>,
+        records_unchanged: bool,
+    ) -> Result<(Vec<ZoneSet>, Arc<[usize]>), String> {
+        let err = |e: WireError| e.to_string();
+        let rr_of = |owner: &WireName, ttl: u32, data: Vec<Data>| -> Arc<[Rr]> {
+            (data.into_iter())
+                .map(|data| Rr {
+                    owner: owner.clone(),
+                    ttl,
+                    data,
+                })
+                .collect::<Vec<_>>()
+                .into()
+        };
+        if let Some(prev) = prev.filter(|p| records_unchanged && p.zone == *zone) {
+            let mut sets = prev.history.sets.to_vec();
+            for &i in prev.dynamic.iter() {
+                let SetKey::Set(id) = sets[i].key else {
+                    continue;
+                };
+                let Some(r) = snapshot.catalog.records.get(&id) else {
+                    continue;
+                };
+                let owner = wire_name(&r.name).map_err(err)?;
+                let data = zone_data::set_records(index, r).map_err(err)?;
+                let records = rr_of(&owner, r.ttl, data);
+                // Unchanged answers keep the old Arc: the diff skips them.
+                if *records != *sets[i].records {
+                    sets[i].records = records;
+                }
+            }
+            return Ok((sets, Arc::clone(&prev.dynamic)));
+        }
+        let apex = wire_name(&zone.apex).map_err(err)?;
+        let mut out = vec![ZoneSet {
+            key: SetKey::ApexNs,
+            records: rr_of(
+                &apex,
+                zone.default_ttl,
+                zone_data::apex_ns(zone).map_err(err)?,
+            ),
+        }];
+        let mut dynamic = Vec::new();
+        for r in zone_data::sorted_sets(snapshot, zone) {
+            if matches!(r.data, gslb_shared::RecordData::Dynamic(_)) {
+                dynamic.push(out.len());
+            }
+            let owner = wire_name(&r.name).map_err(err)?;
+            let data = zone_data::set_records(index, r).map_err(err)?;
+            out.push(ZoneSet {
+                key: SetKey::Set(r.id),
+                records: rr_of(&owner, r.ttl, data),
+            });
+        }
+        Ok((out, dynamic.into()))
+    }
+
     fn build(
         &self,
         snapshot: &Snapshot,
         index: &gslb_shared::selection::CatalogIndex,
         zone: &Zone,
         old: &HashMap<WireName, Arc<ZoneXfr>>,
+        records_unchanged: bool,
     ) -> Result<(ZoneXfr, bool), String> {
         let apex = wire_name(&zone.apex).map_err(|e| e.to_string())?;
-        let sets = zone_data(snapshot, index, zone).map_err(|e| e.to_string())?;
-        // The SOA (the first set) is made per serial, not journaled.
-        let records: Vec<Rr> = (sets.iter().skip(1))
-            .flat_map(|s| {
-                s.records.iter().map(|d| Rr {
-                    owner: s.owner.clone(),
-                    ttl: s.ttl,
-                    data: d.clone(),
-                })
-            })
-            .collect();
-        let (history, changed) = match old.get(&apex) {
+        let prev = old.get(&apex);
+        let (sets, dynamic) = Self::sets(
+            snapshot,
+            index,
+            zone,
+            prev.map(Arc::as_ref),
+            records_unchanged,
+        )?;
+        let (history, changed) = match prev {
             Some(prev) => {
                 let mut h = prev.history.clone();
                 let depth = self.depth.load(std::sync::atomic::Ordering::Relaxed);
-                let data_changed = h.advance(snapshot.version, records, depth);
+                let data_changed = h.advance(snapshot.version, sets, depth);
                 let soa_changed =
                     prev.zone.soa != zone.soa || prev.zone.default_ttl != zone.default_ttl;
                 (
@@ -221,7 +303,7 @@ impl Transfers {
                     data_changed || soa_changed || prev.zone.transfer != zone.transfer,
                 )
             }
-            None => (History::new(snapshot.version, records), true),
+            None => (History::new(snapshot.version, sets), true),
         };
         let mut keys = KeyStore::new();
         let mut allow = Vec::with_capacity(zone.transfer.allow.len());
@@ -246,6 +328,7 @@ impl Transfers {
                 allow,
                 keys,
                 notify,
+                dynamic,
             },
             changed,
         ))

@@ -344,3 +344,65 @@ fn a_large_zone_goes_in_many_messages_each_signed_in_sequence() {
     assert!(sizes.iter().all(|&n| n < 20_000), "{sizes:?}");
     assert_eq!(usize::from(records), 3_000 + 2 + 2 + 1 + 1);
 }
+
+#[test]
+fn a_health_flip_changes_only_the_pool_backed_set() {
+    let mut s = snapshot(5, &["192.0.2.1"]);
+    s.catalog
+        .pools
+        .insert(PoolId(1), Pool::new(PoolId(1), "web"));
+    for i in 1..=2u64 {
+        let m = Member::new(
+            MemberId(i),
+            PoolId(1),
+            format!("w{i}"),
+            format!("198.51.100.{i}").parse().unwrap(),
+            80,
+        );
+        s.catalog.members.insert(m.id, m);
+        s.facts.insert(MemberId(i), MemberFacts::UP);
+    }
+    let dynamic = RecordData::Dynamic(DynamicRecord {
+        steering: Steering::Weighted,
+        pools: vec![PoolId(1)],
+        geo: vec![],
+        first_n: 1,
+    });
+    let app = record(4, "app.example.test", RecordType::A, 30, dynamic);
+    s.catalog.records.insert(app.id, app);
+    let t = Transfers::new(8);
+    t.update(&s);
+    let (_, _, before) = serve(&t, Rtype::AXFR, None, good(), PEER);
+    let apps = |rs: &[String]| rs.iter().filter(|r| r.starts_with("app.")).count();
+    assert_eq!(
+        apps(&before),
+        2,
+        "the whole answer, firstN and weights aside: {before:?}"
+    );
+
+    // Facts only: the record sets are the same map (the fast path).
+    let mut flipped = s.clone();
+    flipped.version = 6;
+    flipped.facts.insert(MemberId(2), MemberFacts::DOWN);
+    let (changed, _) = t.update(&flipped);
+    assert_eq!(changed.len(), 1);
+    let (_, _, diff) = serve(&t, Rtype::IXFR, Some(5), good(), PEER);
+    let body: Vec<&String> = diff.iter().filter(|r| !r.contains("SOA")).collect();
+    assert_eq!(body.len(), 1, "{diff:?}");
+    assert!(body[0].starts_with("app.") && body[0].ends_with("198.51.100.2"));
+    let (_, _, after) = serve(&t, Rtype::AXFR, None, good(), PEER);
+    assert_eq!(apps(&after), 1);
+    assert_eq!(after.len(), before.len() - 1);
+
+    // Nothing changed: no NOTIFY, the serial moves.
+    let mut same = flipped.clone();
+    same.version = 7;
+    let (changed, _) = t.update(&same);
+    assert!(changed.is_empty());
+    let (_, _, soa_only) = serve(&t, Rtype::IXFR, Some(6), good(), PEER);
+    assert_eq!(
+        soa_only.len(),
+        4,
+        "new SOA, an empty change from 6 to 7, new SOA: {soa_only:?}"
+    );
+}

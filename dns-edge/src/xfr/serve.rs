@@ -218,7 +218,7 @@ fn refused(message: &Message<Vec<u8>>, why: &'static str) -> (Reply, Verdict) {
 enum Segment {
     /// The SOA at this version.
     Soa(u64),
-    /// The zone's records.
+    /// One set of the zone's records.
     Records(Arc<[Rr]>),
     /// A change's removed records.
     Removed(Arc<Change>),
@@ -240,11 +240,15 @@ impl Segment {
 /// AXFR: SOA, every record, SOA.
 fn axfr_segments(zone: &ZoneXfr) -> Vec<Segment> {
     let v = zone.history.version;
-    vec![
-        Segment::Soa(v),
-        Segment::Records(Arc::clone(&zone.history.records)),
-        Segment::Soa(v),
-    ]
+    let sets = zone
+        .history
+        .sets
+        .iter()
+        .map(|s| Segment::Records(Arc::clone(&s.records)));
+    std::iter::once(Segment::Soa(v))
+        .chain(sets)
+        .chain([Segment::Soa(v)])
+        .collect()
 }
 
 /// IXFR (RFC 1995 4): the new SOA, then per change the old SOA, what it

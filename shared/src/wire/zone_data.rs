@@ -92,6 +92,37 @@ fn order(r: &RecordSet) -> (Vec<&str>, u16) {
     (labels, r.rtype.code())
 }
 
+/// The record sets of `zone` in `snapshot`, in name order.
+pub fn sorted_sets<'a>(snapshot: &'a Snapshot, zone: &Zone) -> Vec<&'a RecordSet> {
+    let mut sets: Vec<&RecordSet> = (snapshot.catalog.records.values())
+        .filter(|r| r.zone == zone.id)
+        .collect();
+    sets.sort_by_cached_key(|r| order(r));
+    sets
+}
+
+/// The records of one set: its static data, or a pool-backed set's
+/// addresses now.
+pub fn set_records(index: &CatalogIndex, r: &RecordSet) -> Result<Vec<Data>, WireError> {
+    Ok(match &r.data {
+        RecordData::Static(rdata) => rdata.iter().map(data).collect::<Result<_, _>>()?,
+        RecordData::Dynamic(d) => current_addresses(index, r.rtype, d)
+            .into_iter()
+            .map(|addr| match addr {
+                IpAddr::V4(a) => ZoneRecordData::A(A::new(a)),
+                IpAddr::V6(a) => ZoneRecordData::Aaaa(Aaaa::new(a)),
+            })
+            .collect(),
+    })
+}
+
+/// The apex NS records of `zone`.
+pub fn apex_ns(zone: &Zone) -> Result<Vec<Data>, WireError> {
+    (zone.ns.iter())
+        .map(|n| Ok(ZoneRecordData::Ns(Ns::new(wire_name(n)?))))
+        .collect()
+}
+
 /// The data of `zone` in `snapshot`: SOA first, then the apex NS set, then
 /// the zone's record sets in name order. `index` is [`index`] of the
 /// snapshot (built once for many zones).
@@ -112,31 +143,15 @@ pub fn zone_data<'a>(
             set: None,
             owner: apex,
             ttl: zone.default_ttl,
-            records: (zone.ns.iter())
-                .map(|n| Ok(ZoneRecordData::Ns(Ns::new(wire_name(n)?))))
-                .collect::<Result<_, WireError>>()?,
+            records: apex_ns(zone)?,
         },
     ];
-    let mut sets: Vec<&RecordSet> = (snapshot.catalog.records.values())
-        .filter(|r| r.zone == zone.id)
-        .collect();
-    sets.sort_by_cached_key(|r| order(r));
-    for r in sets {
-        let records = match &r.data {
-            RecordData::Static(rdata) => rdata.iter().map(data).collect::<Result<_, _>>()?,
-            RecordData::Dynamic(d) => current_addresses(index, r.rtype, d)
-                .into_iter()
-                .map(|addr| match addr {
-                    IpAddr::V4(a) => ZoneRecordData::A(A::new(a)),
-                    IpAddr::V6(a) => ZoneRecordData::Aaaa(Aaaa::new(a)),
-                })
-                .collect(),
-        };
+    for r in sorted_sets(snapshot, zone) {
         out.push(DataSet {
             set: Some(r),
             owner: wire_name(&r.name)?,
             ttl: r.ttl,
-            records,
+            records: set_records(index, r)?,
         });
     }
     Ok(out)
