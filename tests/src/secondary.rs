@@ -1,6 +1,7 @@
 //! Knot and NSD as secondaries of a gslb edge on loopback: each transfers
-//! one zone from the edge with a TSIG key, takes NOTIFY from it, and
-//! answers on a port of its own. Killed on drop.
+//! one zone from the edge with a TSIG key, takes NOTIFY from it, answers
+//! on a port of its own, and gives the zone to anyone on 127.0.0.1 by
+//! AXFR (so a test can compare it whole). Killed on drop.
 
 use std::net::{SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -112,8 +113,8 @@ fn knot_conf(dir: &Path, port: u16, p: &Primary<'_>) -> String {
          log:\n  - target: stderr\n    any: info\n\
          key:\n  - id: {name}\n    algorithm: hmac-sha256\n    secret: {secret}\n\
          remote:\n  - id: primary\n    address: {ip}@{primary_port}\n    key: {name}\n\
-         acl:\n  - id: notify\n    address: {ip}\n    key: {name}\n    action: notify\n\
-         zone:\n  - domain: {apex}.\n    master: primary\n    acl: notify\n    file: \"{d}/{apex}.zone\"\n    zonefile-sync: -1\n    zonefile-load: none\n",
+         acl:\n  - id: notify\n    address: {ip}\n    key: {name}\n    action: notify\n  - id: out\n    address: 127.0.0.1\n    action: transfer\n\
+         zone:\n  - domain: {apex}.\n    master: primary\n    acl: [notify, out]\n    file: \"{d}/{apex}.zone\"\n    zonefile-sync: -1\n    zonefile-load: none\n",
         apex = p.apex,
     )
 }
@@ -128,7 +129,7 @@ fn nsd_conf(dir: &Path, port: u16, p: &Primary<'_>) -> String {
          \x20   logfile: \"{d}/nsd.log\"\n    verbosity: 2\n    server-count: 1\n\
          remote-control:\n    control-enable: no\n\
          key:\n    name: {name}\n    algorithm: hmac-sha256\n    secret: \"{secret}\"\n\
-         zone:\n    name: {apex}\n    zonefile: \"{d}/{apex}.zone\"\n    request-xfr: {ip}@{primary_port} {name}\n    allow-notify: {ip} {name}\n",
+         zone:\n    name: {apex}\n    zonefile: \"{d}/{apex}.zone\"\n    request-xfr: {ip}@{primary_port} {name}\n    allow-notify: {ip} {name}\n    provide-xfr: 127.0.0.1 NOKEY\n",
         apex = p.apex,
     )
 }

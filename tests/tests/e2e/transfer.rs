@@ -91,6 +91,20 @@ fn kdig_axfr(edge: SocketAddr, source: &str, key: Option<&str>) -> String {
     )
 }
 
+/// The zone as a sorted list of records from an AXFR of `server` (the
+/// closing SOA and the TSIG record left out).
+fn zone_of(server: SocketAddr, key: Option<&str>) -> Vec<String> {
+    let out = kdig_axfr(server, "127.0.0.1", key);
+    let mut records: Vec<String> = out
+        .lines()
+        .filter(|l| !l.starts_with(';') && !l.trim().is_empty() && !l.contains("\tTSIG\t"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    records.sort();
+    records.dedup();
+    records
+}
+
 #[test]
 fn knot_and_nsd_follow_the_edge_by_axfr_then_ixfr_and_strangers_are_refused() {
     let w1 = Backend::start(None, "127.0.2.61:0");
@@ -148,6 +162,18 @@ fn knot_and_nsd_follow_the_edge_by_axfr_then_ixfr_and_strangers_are_refused() {
     }
     let www = short(None, mesh.dns, &["www.example.test", "A"]);
     assert_eq!(www.len(), 2, "both members answered: {www:?}");
+    let key = format!("{KEY}:{secret}");
+    for s in [&knot, &nsd] {
+        // Compared whole: every record, the SOA's serial included.
+        wait_until(
+            10,
+            &format!("{:?} to hold the zone as we send it", s.kind),
+            || {
+                let ours = zone_of(mesh.dns, Some(&key));
+                ours.len() >= 7 && zone_of(s.addr, None) == ours
+            },
+        );
+    }
     assert!(
         mesh.edge.metric("gslb_edge_xfr_axfr_total") >= 2,
         "the first transfers were AXFR"
@@ -186,6 +212,13 @@ fn knot_and_nsd_follow_the_edge_by_axfr_then_ixfr_and_strangers_are_refused() {
         mesh.edge.metric("gslb_edge_xfr_ixfr_total") >= ixfr_before + 2,
         "the flip went by IXFR"
     );
+    for s in [&knot, &nsd] {
+        wait_until(
+            10,
+            &format!("{:?} to hold the zone after the flip", s.kind),
+            || zone_of(s.addr, None) == zone_of(mesh.dns, Some(&key)),
+        );
+    }
     assert!(knot.log_text().contains("IXFR"), "{}", knot.log_text());
 
     // Strangers: each refused, nothing sent.
