@@ -406,3 +406,101 @@ fn a_health_flip_changes_only_the_pool_backed_set() {
         "new SOA, an empty change from 6 to 7, new SOA: {soa_only:?}"
     );
 }
+
+/// A snapshot whose zone notifies `target`, signed with the key.
+fn notifying(version: u64, target: std::net::SocketAddr) -> Snapshot {
+    let mut s = snapshot(version, &["192.0.2.1"]);
+    let mut z = s.catalog.zones[&ZoneId(1)].clone();
+    z.transfer.notify.push(NotifyTarget {
+        address: target,
+        key: Some(name("xfr.example.test")),
+    });
+    s.catalog.zones.insert(z.id, z);
+    s
+}
+
+#[tokio::test(start_paused = true)]
+async fn notify_is_signed_and_sent_again_until_answered() {
+    let secondary = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let target = secondary.local_addr().unwrap();
+    let t = Transfers::new(8);
+    let (changed, _) = t.update(&notifying(5, target));
+    assert_eq!(changed.len(), 1);
+    gslb_edge::xfr::notify::send_all(&t.notifier, &changed[0], "127.0.0.1".parse().unwrap());
+
+    let store = key("xfr.example.test", SECRET);
+    let mut buf = vec![0u8; 4096];
+    let mut ids = Vec::new();
+    let mut last = None;
+    // The first is left unanswered: it comes again after the wait.
+    for _ in 0..2 {
+        let (n, from) = secondary.recv_from(&mut buf).await.unwrap();
+        let mut m = Message::from_octets(buf[..n].to_vec()).unwrap();
+        assert_eq!(m.header().opcode(), Opcode::NOTIFY);
+        assert!(m.header().aa());
+        let q = m.sole_question().unwrap();
+        assert_eq!(
+            (q.qtype(), q.qname().to_string()),
+            (Rtype::SOA, "example.test".into())
+        );
+        let tx = domain::tsig::ServerTransaction::request(
+            &store,
+            &mut m,
+            domain::rdata::tsig::Time48::now(),
+        )
+        .expect("a valid signature")
+        .expect("signed");
+        ids.push(m.header().id());
+        last = Some((m, tx, from));
+    }
+    let (m, tx, from) = last.unwrap();
+    let mut answer = MessageBuilder::new_vec()
+        .start_answer(&m, Rcode::NOERROR)
+        .unwrap()
+        .additional();
+    tx.answer(&mut answer, domain::rdata::tsig::Time48::now())
+        .unwrap();
+    secondary.send_to(&answer.finish(), from).await.unwrap();
+    for _ in 0..100 {
+        if t.counts()[4] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(t.counts()[4], 1, "answered once");
+    assert_ne!(ids[0], ids[1], "each send has its own id");
+    // Answered: nothing more comes.
+    let more = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        secondary.recv_from(&mut buf),
+    )
+    .await;
+    assert!(more.is_err(), "no NOTIFY after the answer");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_notify_is_given_up_after_five_tries() {
+    let secondary = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let t = Transfers::new(8);
+    let (changed, _) = t.update(&notifying(5, secondary.local_addr().unwrap()));
+    gslb_edge::xfr::notify::send_all(&t.notifier, &changed[0], "127.0.0.1".parse().unwrap());
+    let mut buf = vec![0u8; 4096];
+    for _ in 0..gslb_edge::xfr::notify::TRIES {
+        secondary.recv_from(&mut buf).await.unwrap();
+    }
+    for _ in 0..100 {
+        if t.counts()[5] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    assert_eq!(t.counts()[5], 1, "given up once");
+    assert!(
+        tokio::time::timeout(
+            std::time::Duration::from_secs(120),
+            secondary.recv_from(&mut buf)
+        )
+        .await
+        .is_err()
+    );
+}
