@@ -69,6 +69,12 @@ fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
                     "192.0.2.2".parse().unwrap(),
                     80,
                 ))),
+                Op::Create(Object::TsigKey(TsigKey {
+                    id: TsigKeyId(0),
+                    name: DnsName::parse("xfr.example.com").unwrap(),
+                    algorithm: TsigAlgorithm::HmacSha256,
+                    secret: Secret(vec![9; 32]),
+                })),
             ])
             .unwrap();
         let latched = Latched {
@@ -94,8 +100,17 @@ fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
     let loaded = store.load().unwrap();
     assert!(!loaded.first_start);
     assert_eq!(loaded.state, state);
-    assert_eq!(loaded.state.version, 5);
+    assert_eq!(loaded.state.version, 6);
     assert_eq!(loaded.latched[&MemberId(3)].health, Health::Up);
+    let key = loaded
+        .state
+        .catalog
+        .tsig_key(&DnsName::parse("xfr.example.com").unwrap());
+    assert_eq!(key.unwrap().secret.0, vec![9; 32], "the secret survives");
+    // The store holds TSIG secrets: its database is the owner's alone.
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(dir.0.join(FILE)).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o077, 0, "{meta:?}");
 }
 
 #[test]

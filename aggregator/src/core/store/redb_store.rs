@@ -117,7 +117,13 @@ pub(crate) fn open_locked(path: &Path) -> Result<Database, StoreError> {
         usize::try_from(CACHE_MIB.load(Ordering::Relaxed) * 1024 * 1024).unwrap_or(usize::MAX);
     loop {
         match Database::builder().set_cache_size(cache).create(path) {
-            Ok(db) => return Ok(db),
+            Ok(db) => {
+                // Owner only: the catalog holds TSIG secrets.
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| db_err(format!("{}: {e}", path.display())))?;
+                return Ok(db);
+            }
             Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
                 if std::time::Instant::now() >= deadline {
                     let dir = path.parent().unwrap_or(path);
