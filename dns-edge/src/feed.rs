@@ -195,30 +195,30 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
 
 /// Rebuild the zone transfer state from an applied snapshot (after its
 /// table is installed, so a secondary that asks for the SOA on NOTIFY
-/// sees the new serial), and NOTIFY the targets of every zone whose data
-/// changed. Zones that cannot be transferred are logged; they are still
-/// answered.
+/// sees the new serial), and NOTIFY the targets of every zone: at once
+/// when its data changed, coalesced when only its serial moved. Zones that
+/// cannot be transferred are logged; they are still answered.
 pub fn take_in_transfers(shared: &Shared, snapshot: &Snapshot) {
     let started = std::time::Instant::now();
-    let (changed, errors) = shared.transfers.update(snapshot);
-    for e in &errors {
+    let update = shared.transfers.update(snapshot);
+    for e in &update.errors {
         tracing::warn!(error = %e, "zone not transferable at this version");
     }
-    if !changed.is_empty() || !errors.is_empty() {
+    if !update.changed.is_empty() || !update.errors.is_empty() {
         tracing::info!(
             version = snapshot.version,
-            changed = changed.len(),
+            changed = update.changed.len(),
             build_ms = started.elapsed().as_millis() as u64,
             "zone transfer state updated"
         );
     }
     let notifier = std::sync::Arc::clone(&shared.transfers.notifier);
     let bound = shared.dns_bound();
-    let wanted: Vec<_> = changed
-        .into_iter()
-        .filter(|z| !z.notify.is_empty())
-        .collect();
-    if wanted.is_empty() {
+    let with_targets = |zones: Vec<std::sync::Arc<crate::xfr::ZoneXfr>>| -> Vec<_> {
+        zones.into_iter().filter(|z| !z.notify.is_empty()).collect()
+    };
+    let (changed, moved) = (with_targets(update.changed), with_targets(update.moved));
+    if changed.is_empty() && moved.is_empty() {
         return;
     }
     let shared_bound = shared.dns_bound_cell();
@@ -237,8 +237,11 @@ pub fn take_in_transfers(shared: &Shared, snapshot: &Snapshot) {
             tracing::warn!("NOTIFY not sent: the DNS listener was not bound within 60 s");
             return;
         };
-        for zone in &wanted {
+        for zone in &changed {
             crate::xfr::notify::send_all(&notifier, zone, source.ip());
+        }
+        for zone in &moved {
+            crate::xfr::notify::send_coalesced(&notifier, zone, source.ip());
         }
     });
 }

@@ -79,6 +79,19 @@ pub struct Transfers {
     >,
 }
 
+/// What taking in a snapshot did.
+#[derive(Debug, Default)]
+pub struct Update {
+    /// Zones whose data (or SOA fields, or transfer settings) changed:
+    /// NOTIFY now.
+    pub changed: Vec<Arc<ZoneXfr>>,
+    /// Zones whose serial moved with nothing else changed: NOTIFY, at
+    /// most once a [`notify::COALESCE`] per target.
+    pub moved: Vec<Arc<ZoneXfr>>,
+    /// Zones that could not be built.
+    pub errors: Vec<XfrError>,
+}
+
 /// Why a zone's transfer state could not be built (the zone is then not
 /// transferable until a snapshot fixes it; it is still answered).
 #[derive(Debug, thiserror::Error)]
@@ -164,20 +177,18 @@ impl Transfers {
     }
 
     /// Take in a new snapshot: rebuild every zone with transfer settings
-    /// and extend its journal. Returns the zones whose data changed (to
-    /// notify), and the zones that could not be built.
-    pub fn update(&self, snapshot: &Snapshot) -> (Vec<Arc<ZoneXfr>>, Vec<XfrError>) {
+    /// and extend its journal.
+    pub fn update(&self, snapshot: &Snapshot) -> Update {
         let old = self.zones.load_full();
         let mut zones = HashMap::new();
-        let mut changed = Vec::new();
-        let mut errors = Vec::new();
+        let mut out = Update::default();
         let wanted: Vec<&Zone> = (snapshot.catalog.zones.values())
             .filter(|z| !z.transfer.is_empty())
             .collect();
         if wanted.is_empty() {
             self.zones.store(Arc::new(zones));
             *self.last_records.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            return (changed, errors);
+            return out;
         }
         let index = zone_data::index(snapshot);
         // Health changes leave the catalog's record sets as they were (the
@@ -194,19 +205,24 @@ impl Transfers {
             match self.build(snapshot, &index, zone, &old, records_unchanged) {
                 Ok((x, data_changed)) => {
                     let x = Arc::new(x);
+                    let moved = old
+                        .get(&x.apex)
+                        .is_some_and(|p| p.history.version != x.history.version);
                     if data_changed {
-                        changed.push(Arc::clone(&x));
+                        out.changed.push(Arc::clone(&x));
+                    } else if moved {
+                        out.moved.push(Arc::clone(&x));
                     }
                     zones.insert(x.apex.clone(), x);
                 }
-                Err(why) => errors.push(XfrError {
+                Err(why) => out.errors.push(XfrError {
                     apex: zone.apex.clone(),
                     why,
                 }),
             }
         }
         self.zones.store(Arc::new(zones));
-        (changed, errors)
+        out
     }
 
     /// The sets of `zone` now: a full pass over its record sets, or, when

@@ -156,8 +156,8 @@ fn good() -> Option<Arc<Key>> {
 #[test]
 fn axfr_is_the_whole_zone_between_two_soas_every_message_signed() {
     let t = Transfers::new(8);
-    let (changed, errors) = t.update(&snapshot(5, &["192.0.2.1", "192.0.2.2"]));
-    assert!(errors.is_empty() && changed.len() == 1);
+    let u = t.update(&snapshot(5, &["192.0.2.1", "192.0.2.2"]));
+    assert!(u.errors.is_empty() && u.changed.len() == 1);
     let (verdict, rcode, records) = serve(&t, Rtype::AXFR, None, good(), PEER);
     assert_eq!(
         (verdict, rcode),
@@ -184,10 +184,14 @@ fn axfr_is_the_whole_zone_between_two_soas_every_message_signed() {
 fn ixfr_sends_the_changes_since_the_clients_serial() {
     let t = Transfers::new(8);
     t.update(&snapshot(5, &["192.0.2.1", "192.0.2.2"]));
-    let (changed, _) = t.update(&snapshot(6, &["192.0.2.1", "192.0.2.2"]));
-    assert!(changed.is_empty(), "only the serial moved: no NOTIFY");
-    let (changed, _) = t.update(&snapshot(7, &["192.0.2.1", "192.0.2.3"]));
-    assert_eq!(changed.len(), 1);
+    let u = t.update(&snapshot(6, &["192.0.2.1", "192.0.2.2"]));
+    assert!(
+        u.changed.is_empty(),
+        "only the serial moved: no change to notify at once"
+    );
+    assert_eq!(u.moved.len(), 1, "a NOTIFY in its slot");
+    let u = t.update(&snapshot(7, &["192.0.2.1", "192.0.2.3"]));
+    assert_eq!(u.changed.len(), 1);
 
     let (verdict, _, records) = serve(&t, Rtype::IXFR, Some(5), good(), PEER);
     assert_eq!(verdict, Verdict::Transfer("IXFR"));
@@ -257,8 +261,8 @@ fn a_zone_without_transfer_settings_is_not_transferable() {
     let mut z = s.catalog.zones[&ZoneId(1)].clone();
     z.transfer = Transfer::default();
     s.catalog.zones.insert(z.id, z);
-    let (changed, _) = t.update(&s);
-    assert!(changed.is_empty());
+    let u = t.update(&s);
+    assert!(u.changed.is_empty() && u.moved.is_empty());
     let (v, rcode, _) = serve(&t, Rtype::AXFR, None, good(), PEER);
     assert_eq!(
         (v, rcode),
@@ -384,8 +388,8 @@ fn a_health_flip_changes_only_the_pool_backed_set() {
     let mut flipped = s.clone();
     flipped.version = 6;
     flipped.facts.insert(MemberId(2), MemberFacts::DOWN);
-    let (changed, _) = t.update(&flipped);
-    assert_eq!(changed.len(), 1);
+    let u = t.update(&flipped);
+    assert_eq!(u.changed.len(), 1);
     let (_, _, diff) = serve(&t, Rtype::IXFR, Some(5), good(), PEER);
     let body: Vec<&String> = diff.iter().filter(|r| !r.contains("SOA")).collect();
     assert_eq!(body.len(), 1, "{diff:?}");
@@ -397,8 +401,8 @@ fn a_health_flip_changes_only_the_pool_backed_set() {
     // Nothing changed: no NOTIFY, the serial moves.
     let mut same = flipped.clone();
     same.version = 7;
-    let (changed, _) = t.update(&same);
-    assert!(changed.is_empty());
+    let u = t.update(&same);
+    assert!(u.changed.is_empty() && u.moved.len() == 1);
     let (_, _, soa_only) = serve(&t, Rtype::IXFR, Some(6), good(), PEER);
     assert_eq!(
         soa_only.len(),
@@ -424,7 +428,7 @@ async fn notify_is_signed_and_sent_again_until_answered() {
     let secondary = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let target = secondary.local_addr().unwrap();
     let t = Transfers::new(8);
-    let (changed, _) = t.update(&notifying(5, target));
+    let changed = t.update(&notifying(5, target)).changed;
     assert_eq!(changed.len(), 1);
     gslb_edge::xfr::notify::send_all(&t.notifier, &changed[0], "127.0.0.1".parse().unwrap());
 
@@ -482,7 +486,9 @@ async fn notify_is_signed_and_sent_again_until_answered() {
 async fn an_unanswered_notify_is_given_up_after_five_tries() {
     let secondary = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let t = Transfers::new(8);
-    let (changed, _) = t.update(&notifying(5, secondary.local_addr().unwrap()));
+    let changed = t
+        .update(&notifying(5, secondary.local_addr().unwrap()))
+        .changed;
     gslb_edge::xfr::notify::send_all(&t.notifier, &changed[0], "127.0.0.1".parse().unwrap());
     let mut buf = vec![0u8; 4096];
     for _ in 0..gslb_edge::xfr::notify::TRIES {
@@ -503,4 +509,70 @@ async fn an_unanswered_notify_is_given_up_after_five_tries() {
         .await
         .is_err()
     );
+}
+
+/// Take one NOTIFY at `secondary`, answer it (signed), return its serial.
+async fn answer_notify(secondary: &tokio::net::UdpSocket) -> u32 {
+    let store = key("xfr.example.test", SECRET);
+    let mut buf = vec![0u8; 4096];
+    let (n, from) = secondary.recv_from(&mut buf).await.unwrap();
+    let mut m = Message::from_octets(buf[..n].to_vec()).unwrap();
+    let tx = domain::tsig::ServerTransaction::request(
+        &store,
+        &mut m,
+        domain::rdata::tsig::Time48::now(),
+    )
+    .unwrap()
+    .unwrap();
+    let serial = m
+        .answer()
+        .unwrap()
+        .limit_to::<Soa<ParsedName<_>>>()
+        .next()
+        .unwrap()
+        .unwrap()
+        .data()
+        .serial()
+        .into_int();
+    let mut answer = MessageBuilder::new_vec()
+        .start_answer(&m, Rcode::NOERROR)
+        .unwrap()
+        .additional();
+    tx.answer(&mut answer, domain::rdata::tsig::Time48::now())
+        .unwrap();
+    secondary.send_to(&answer.finish(), from).await.unwrap();
+    serial
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_serial_that_only_moved_is_notified_once_a_second_with_the_newest() {
+    let secondary = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let target = secondary.local_addr().unwrap();
+    let t = Transfers::new(8);
+    let source: IpAddr = "127.0.0.1".parse().unwrap();
+    let u = t.update(&notifying(5, target));
+    gslb_edge::xfr::notify::send_all(&t.notifier, &u.changed[0], source);
+    assert_eq!(answer_notify(&secondary).await, 5);
+    let started = tokio::time::Instant::now();
+    // Two snapshots that change nothing in the zone, within the second.
+    for v in [6, 7] {
+        let u = t.update(&notifying(v, target));
+        assert!(u.changed.is_empty());
+        gslb_edge::xfr::notify::send_coalesced(&t.notifier, &u.moved[0], source);
+    }
+    assert_eq!(
+        answer_notify(&secondary).await,
+        7,
+        "one NOTIFY, the newest serial"
+    );
+    assert!(
+        started.elapsed() >= gslb_edge::xfr::notify::COALESCE - std::time::Duration::from_millis(1)
+    );
+    let mut buf = vec![0u8; 512];
+    let more = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        secondary.recv_from(&mut buf),
+    )
+    .await;
+    assert!(more.is_err(), "nothing more");
 }

@@ -195,8 +195,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
             s.facts.insert(MemberId(i), MemberFacts::UP);
         }
         let transfers = Transfers::new(4);
-        let (_, errors) = transfers.update(&s);
-        assert!(errors.is_empty());
+        assert!(transfers.update(&s).errors.is_empty());
         (
             Table::compile(&s).unwrap(),
             GeoTable::parse("10.0.0.0/8 eu\n").unwrap(),

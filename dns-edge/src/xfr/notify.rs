@@ -1,8 +1,14 @@
-//! NOTIFY (RFC 1996): when a zone's data changes, each of its targets is
-//! told over UDP, from the DNS listener's address, signed with the
+//! NOTIFY (RFC 1996): on each serial change of a zone, each of its targets
+//! is told over UDP, from the DNS listener's address, signed with the
 //! target's key when it names one. Unanswered, it is sent again after
 //! 1, 2, 4 and 8 s ([`TRIES`] in all); a newer NOTIFY of the same zone to
 //! the same target ends the older one's retries.
+//!
+//! The serial is the snapshot version, so it moves with every snapshot,
+//! also when a zone's data did not change. A change of data is notified
+//! at once; a serial that only moved is notified at most once per
+//! [`COALESCE`] per target (the newest serial when the slot comes), so a
+//! burst of snapshots costs a secondary one IXFR a second, not one each.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -21,12 +27,21 @@ use super::ZoneXfr;
 pub const TRIES: u32 = 5;
 /// Wait for an answer to the first send; doubled after each.
 pub const FIRST_WAIT: Duration = Duration::from_secs(1);
+/// Least time between NOTIFYs of a serial that only moved, per zone and
+/// target.
+pub const COALESCE: Duration = Duration::from_secs(1);
+
+type Slot = (WireName, SocketAddr);
 
 /// Sends NOTIFY and keeps track of the newest per zone and target.
 #[derive(Debug, Default)]
 pub struct Notifier {
     /// The newest version notified per (zone, target).
-    newest: Mutex<HashMap<(WireName, SocketAddr), u64>>,
+    newest: Mutex<HashMap<Slot, u64>>,
+    /// When each (zone, target) was last sent a NOTIFY.
+    last_sent: Mutex<HashMap<Slot, tokio::time::Instant>>,
+    /// Serial-only NOTIFYs waiting for their slot: the newest zone state.
+    waiting: Mutex<HashMap<Slot, Arc<ZoneXfr>>>,
     /// NOTIFYs answered, and given up on.
     pub answered: std::sync::atomic::AtomicU64,
     /// NOTIFYs no target answered after every try.
@@ -47,6 +62,46 @@ impl Notifier {
     fn superseded(&self, apex: &WireName, target: SocketAddr, version: u64) -> bool {
         let m = self.newest.lock().unwrap_or_else(|e| e.into_inner());
         m.get(&(apex.clone(), target)).is_some_and(|&v| v > version)
+    }
+
+    fn sent(&self, slot: Slot) {
+        let mut m = self.last_sent.lock().unwrap_or_else(|e| e.into_inner());
+        m.insert(slot, tokio::time::Instant::now());
+    }
+
+    fn next_slot(&self, slot: &Slot) -> tokio::time::Instant {
+        let m = self.last_sent.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(slot)
+            .map_or_else(tokio::time::Instant::now, |t| *t + COALESCE)
+    }
+}
+
+/// Notify the targets of `zone`, whose serial moved and nothing else: at
+/// once when a target was not sent one in the last [`COALESCE`], else
+/// when that time is up, with the newest serial by then.
+pub fn send_coalesced(notifier: &Arc<Notifier>, zone: &Arc<ZoneXfr>, source: IpAddr) {
+    for (target, key) in &zone.notify {
+        let slot: Slot = (zone.apex.clone(), *target);
+        {
+            let mut waiting = notifier.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            if waiting.insert(slot.clone(), Arc::clone(zone)).is_some() {
+                // Already waiting for its slot: it will send this state.
+                continue;
+            }
+        }
+        let notifier = Arc::clone(notifier);
+        let key = key.clone();
+        let target = *target;
+        tokio::spawn(async move {
+            tokio::time::sleep_until(notifier.next_slot(&slot)).await;
+            let zone = {
+                let mut waiting = notifier.waiting.lock().unwrap_or_else(|e| e.into_inner());
+                waiting.remove(&slot)
+            };
+            if let Some(zone) = zone {
+                notify_target(&notifier, &zone, target, key, source);
+            }
+        });
     }
 }
 
@@ -118,36 +173,46 @@ pub fn is_answer(reply: &[u8], id: u16, tx: Option<&Transaction>) -> Result<bool
 /// address), each in its own task.
 pub fn send_all(notifier: &Arc<Notifier>, zone: &Arc<ZoneXfr>, source: IpAddr) {
     for (target, key) in &zone.notify {
-        if !notifier.claim(&zone.apex, *target, zone.history.version) {
-            continue;
-        }
-        let notifier = Arc::clone(notifier);
-        let zone = Arc::clone(zone);
-        let target = *target;
-        let key = key.clone();
-        tokio::spawn(async move {
-            let outcome = notify_one(&notifier, &zone, target, key.as_ref(), source).await;
-            let apex = zone.zone.apex.as_str();
-            let serial = zone.history.version as u32;
-            match outcome {
-                Ok(Some(tries)) => {
-                    notifier
-                        .answered
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    tracing::info!(zone = apex, %target, serial, tries, "NOTIFY answered");
-                }
-                Ok(None) => {
-                    tracing::debug!(zone = apex, %target, serial, "NOTIFY superseded by a newer one");
-                }
-                Err(e) => {
-                    notifier
-                        .unanswered
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    tracing::warn!(zone = apex, %target, serial, error = %e, "NOTIFY not answered");
-                }
-            }
-        });
+        notify_target(notifier, zone, *target, key.clone(), source);
     }
+}
+
+/// Notify one target (with retries) unless a newer NOTIFY went to it.
+fn notify_target(
+    notifier: &Arc<Notifier>,
+    zone: &Arc<ZoneXfr>,
+    target: SocketAddr,
+    key: Option<Arc<Key>>,
+    source: IpAddr,
+) {
+    if !notifier.claim(&zone.apex, target, zone.history.version) {
+        return;
+    }
+    notifier.sent((zone.apex.clone(), target));
+    let notifier = Arc::clone(notifier);
+    let zone = Arc::clone(zone);
+    tokio::spawn(async move {
+        let outcome = notify_one(&notifier, &zone, target, key.as_ref(), source).await;
+        let apex = zone.zone.apex.as_str();
+        let serial = zone.history.version as u32;
+        match outcome {
+            Ok(Some(tries)) => {
+                notifier
+                    .answered
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::info!(zone = apex, %target, serial, tries, "NOTIFY answered");
+            }
+            Ok(None) => {
+                tracing::debug!(zone = apex, %target, serial, "NOTIFY superseded by a newer one");
+            }
+            Err(e) => {
+                notifier
+                    .unanswered
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::warn!(zone = apex, %target, serial, error = %e, "NOTIFY not answered");
+            }
+        }
+    });
 }
 
 /// Send until answered: the tries it took, `None` when superseded.
