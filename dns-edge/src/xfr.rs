@@ -186,6 +186,7 @@ impl Transfers {
             .filter(|z| !z.transfer.is_empty())
             .collect();
         if wanted.is_empty() {
+            self.notifier.forget(|_| false);
             self.zones.store(Arc::new(zones));
             *self.last_records.lock().unwrap_or_else(|e| e.into_inner()) = None;
             return out;
@@ -221,6 +222,7 @@ impl Transfers {
                 }),
             }
         }
+        self.notifier.forget(|apex| zones.contains_key(apex));
         self.zones.store(Arc::new(zones));
         out
     }

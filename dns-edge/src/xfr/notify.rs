@@ -42,7 +42,7 @@ pub struct Notifier {
     last_sent: Mutex<HashMap<Slot, tokio::time::Instant>>,
     /// Serial-only NOTIFYs waiting for their slot: the newest zone state.
     waiting: Mutex<HashMap<Slot, Arc<ZoneXfr>>>,
-    /// NOTIFYs answered, and given up on.
+    /// NOTIFYs a target answered.
     pub answered: std::sync::atomic::AtomicU64,
     /// NOTIFYs no target answered after every try.
     pub unanswered: std::sync::atomic::AtomicU64,
@@ -62,6 +62,14 @@ impl Notifier {
     fn superseded(&self, apex: &WireName, target: SocketAddr, version: u64) -> bool {
         let m = self.newest.lock().unwrap_or_else(|e| e.into_inner());
         m.get(&(apex.clone(), target)).is_some_and(|&v| v > version)
+    }
+
+    /// Forget the zones `keep` says no to (deleted, or without transfer
+    /// settings now), so the maps hold only zones that are served.
+    pub fn forget(&self, keep: impl Fn(&WireName) -> bool) {
+        (self.newest.lock().unwrap_or_else(|e| e.into_inner())).retain(|(apex, _), _| keep(apex));
+        (self.last_sent.lock().unwrap_or_else(|e| e.into_inner()))
+            .retain(|(apex, _), _| keep(apex));
     }
 
     fn sent(&self, slot: Slot) {
