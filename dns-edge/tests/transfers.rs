@@ -576,3 +576,37 @@ async fn a_serial_that_only_moved_is_notified_once_a_second_with_the_newest() {
     .await;
     assert!(more.is_err(), "nothing more");
 }
+
+#[test]
+fn large_records_never_make_a_message_past_65535_bytes() {
+    let mut s = snapshot(5, &["192.0.2.1"]);
+    // 15 KB (under the soft limit), then 55 KB: together past 65,535.
+    for (i, strings) in [60usize, 220, 1].into_iter().enumerate() {
+        let r = record(
+            200 + i as u64,
+            &format!("big{i}.example.test"),
+            RecordType::Txt,
+            60,
+            stat(vec![Rdata::Txt(vec!["y".repeat(250); strings])]),
+        );
+        s.catalog.records.insert(r.id, r);
+    }
+    let t = Transfers::new(8);
+    assert!(t.update(&s).errors.is_empty());
+    let (bytes, seq) = request(Rtype::AXFR, None, good());
+    let (reply, _) = respond(&t, bytes, PEER.parse().unwrap());
+    let Reply::Stream(mut stream) = reply else {
+        panic!("a transfer")
+    };
+    let mut seq = seq.unwrap();
+    let mut records = 0;
+    while let Some(m) = stream.next_message() {
+        let m = m.unwrap();
+        assert!(m.len() <= 65_535, "{}", m.len());
+        let mut m = Message::from_octets(m).unwrap();
+        seq.answer(&mut m, domain::rdata::tsig::Time48::now())
+            .unwrap();
+        records += usize::from(m.header_counts().ancount());
+    }
+    assert_eq!(records, 3 + 2 + 2 + 1 + 1);
+}

@@ -119,8 +119,10 @@ async fn send(
     message: &[u8],
     timeout: Duration,
 ) -> std::io::Result<bool> {
+    let len = u16::try_from(message.len())
+        .map_err(|_| std::io::Error::other("a DNS message over 65,535 bytes"))?;
     let mut framed = Vec::with_capacity(message.len() + 2);
-    framed.extend_from_slice(&(message.len() as u16).to_be_bytes());
+    framed.extend_from_slice(&len.to_be_bytes());
     framed.extend_from_slice(message);
     match tokio::time::timeout(timeout, write.write_all(&framed)).await {
         Ok(written) => written.map(|()| true),

@@ -23,6 +23,10 @@ use super::{Transfers, ZoneXfr};
 /// sooner and keep the largest record plus the TSIG record within bounds).
 pub const MESSAGE_SOFT_LIMIT: usize = 16 * 1024;
 
+/// Room kept in every message for its TSIG record (HMAC-SHA256: the key
+/// and algorithm names, a 32-byte MAC and fixed fields).
+const TSIG_ROOM: usize = 600;
+
 /// The transfer type asked for, when `query` is a transfer request
 /// (opcode QUERY, one question of type AXFR or IXFR).
 pub fn transfer_type(query: &[u8]) -> Option<Rtype> {
@@ -340,6 +344,9 @@ impl Stream {
             MESSAGE_SOFT_LIMIT + 1024,
         )))
         .map_err(|e| e.to_string())?;
+        // A message never passes 65,535 bytes (its TCP length prefix) with
+        // the TSIG record: a record that would go past starts the next one.
+        builder.set_push_limit(gslb_shared::wire::MAX_MESSAGE - TSIG_ROOM);
         let h = builder.header_mut();
         h.set_id(self.id);
         h.set_qr(true);
@@ -354,6 +361,7 @@ impl Stream {
             self.first = false;
         }
         let mut answer = question.answer();
+        let mut count = 0usize;
         while self.at.0 < self.segments.len() {
             let (s, i) = self.at;
             let segment = &self.segments[s];
@@ -365,12 +373,16 @@ impl Stream {
                 break;
             }
             let (owner, ttl, data) = self.record(segment, i)?;
-            answer
-                .push(Record::new(owner, Class::IN, Ttl::from_secs(ttl), data))
-                .map_err(|e| format!("a record does not fit a message: {e}"))?;
+            match answer.push(Record::new(owner, Class::IN, Ttl::from_secs(ttl), data)) {
+                Ok(()) => count += 1,
+                // Full: this record opens the next message.
+                Err(_) if count > 0 => break,
+                Err(e) => return Err(format!("a record does not fit a message: {e}")),
+            }
             self.at = (s, i + 1);
         }
         let mut additional = answer.additional();
+        additional.as_builder_mut().clear_push_limit();
         self.signer
             .answer(&mut additional, domain::rdata::tsig::Time48::now())
             .map_err(|e| format!("the TSIG record does not fit: {e}"))?;
