@@ -171,6 +171,9 @@ server:
     zonelistfile: "$WORK/nsd/zone.list"
     logfile: "$WORK/nsd/nsd.log"
     server-count: 1
+    # NSD reloads at most once a second after transfers by default; 0
+    # applies each at once (as Knot does).
+    xfrd-reload-timeout: 0
 remote-control:
     control-enable: no
 key:

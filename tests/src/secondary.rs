@@ -127,6 +127,7 @@ fn nsd_conf(dir: &Path, port: u16, p: &Primary<'_>) -> String {
         "server:\n    ip-address: 127.0.0.1@{port}\n    port: {port}\n    username: \"\"\n    chroot: \"\"\n    zonesdir: \"{d}\"\n    database: \"\"\n\
          \x20   pidfile: \"{d}/nsd.pid\"\n    xfrdfile: \"{d}/xfrd.state\"\n    xfrdir: \"{d}\"\n    zonelistfile: \"{d}/zone.list\"\n\
          \x20   logfile: \"{d}/nsd.log\"\n    verbosity: 2\n    server-count: 1\n\
+         \x20   xfrd-reload-timeout: 0\n\
          remote-control:\n    control-enable: no\n\
          key:\n    name: {name}\n    algorithm: hmac-sha256\n    secret: \"{secret}\"\n\
          zone:\n    name: {apex}\n    zonefile: \"{d}/{apex}.zone\"\n    request-xfr: {ip}@{primary_port} {name}\n    allow-notify: {ip} {name}\n    provide-xfr: 127.0.0.1 NOKEY\n",
