@@ -36,7 +36,7 @@ mod summary;
 use records::start;
 pub use replies::truncated;
 use replies::{badvers, error, opt_size, push_opt};
-pub use summary::{QTYPES, RCODES, Summary};
+pub use summary::{FORMERR_BUCKET, QTYPES, RCODES, REFUSED_BUCKET, Summary};
 use summary::{qtype_bucket, rcode_bucket};
 
 /// Our advertised EDNS UDP payload size (the DNS flag day 2020 value).

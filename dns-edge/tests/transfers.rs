@@ -610,3 +610,35 @@ fn large_records_never_make_a_message_past_65535_bytes() {
     }
     assert_eq!(records, 3 + 2 + 2 + 1 + 1);
 }
+
+#[test]
+fn ixfr_over_udp_gets_the_soa_alone_and_axfr_over_udp_is_not_ours_to_answer() {
+    use gslb_edge::xfr::serve::respond_udp;
+    let t = Transfers::new(8);
+    t.update(&snapshot(5, &["192.0.2.1"]));
+    t.update(&snapshot(6, &["192.0.2.2"]));
+    let peer: IpAddr = PEER.parse().unwrap();
+    let (bytes, seq) = request(Rtype::IXFR, Some(5), good());
+    let (reply, verdict) = respond_udp(&t, &bytes, peer).unwrap();
+    assert_eq!(verdict, Verdict::Transfer("IXFR-udp"));
+    let (rcode, records) = read(Reply::Single(reply), seq);
+    assert_eq!(rcode, Rcode::NOERROR);
+    assert_eq!(records.len(), 1, "the SOA alone: {records:?}");
+    assert!(records[0].contains("SOA") && records[0].contains(" 6 "));
+    // The same checks as over TCP.
+    let (bytes, _) = request(Rtype::IXFR, Some(5), None);
+    let (reply, verdict) = respond_udp(&t, &bytes, peer).unwrap();
+    assert_eq!(verdict, Verdict::Refused("request not signed"));
+    assert_eq!(
+        Message::from_octets(reply).unwrap().header().rcode(),
+        Rcode::REFUSED
+    );
+    let (bytes, _) = request(Rtype::IXFR, Some(5), good());
+    assert!(matches!(
+        respond_udp(&t, &bytes, "127.0.0.9".parse().unwrap()),
+        Some((_, Verdict::Refused(_)))
+    ));
+    // AXFR over UDP: left to the responder (REFUSED).
+    let (bytes, _) = request(Rtype::AXFR, None, good());
+    assert!(respond_udp(&t, &bytes, peer).is_none());
+}

@@ -14,7 +14,7 @@ use gslb_edge::answer::{Responder, Transport};
 use gslb_edge::geo::GeoTable;
 use gslb_edge::table::Table;
 use gslb_edge::xfr::Transfers;
-use gslb_edge::xfr::serve::{Reply, Verdict, respond, transfer_type};
+use gslb_edge::xfr::serve::{Reply, Verdict, respond, respond_udp, transfer_type};
 use gslb_shared::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -209,6 +209,10 @@ fuzz_target!(|data: &[u8]| {
     let client: IpAddr = "10.1.2.3".parse().unwrap();
     // A transfer request goes where TCP sends it: every reply decodes and
     // echoes the id; nothing but a verified request gets zone data.
+    if let Some((reply, _)) = respond_udp(transfers, data, client) {
+        hickory_proto::op::Message::from_vec(&reply).expect("our UDP transfer reply decodes");
+        assert_eq!(&reply[..2], &data[..2], "id echoed");
+    }
     if transfer_type(data).is_some() {
         let (reply, verdict) = respond(transfers, data.to_vec(), client);
         let messages = match reply {

@@ -22,6 +22,10 @@ pub const QTYPES: [&str; 11] = [
 pub const RCODES: [&str; 7] = [
     "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "BADVERS",
 ];
+/// The bucket of FORMERR in [`RCODES`].
+pub const FORMERR_BUCKET: usize = 1;
+/// The bucket of REFUSED in [`RCODES`].
+pub const REFUSED_BUCKET: usize = 5;
 
 pub(super) fn qtype_bucket(t: Rtype) -> usize {
     match t {
@@ -42,12 +46,12 @@ pub(super) fn qtype_bucket(t: Rtype) -> usize {
 pub(super) fn rcode_bucket(r: OptRcode) -> usize {
     match r {
         OptRcode::NOERROR => 0,
-        OptRcode::FORMERR => 1,
+        OptRcode::FORMERR => FORMERR_BUCKET,
         OptRcode::SERVFAIL => 2,
         OptRcode::NXDOMAIN => 3,
         OptRcode::NOTIMP => 4,
         OptRcode::BADVERS => 6,
-        _ => 5,
+        _ => REFUSED_BUCKET,
     }
 }
 

@@ -156,13 +156,32 @@ impl Worker<'_> {
         let _busy = self.counters.begin();
         let client: IpAddr = peer.ip();
         self.shared.log_drain_query(query, peer, "udp");
-        let Some(summary) =
+        let Some(mut summary) =
             self.responder
                 .respond(table, &self.shared.geo, query, client, Transport::Udp, out)
         else {
             self.counters.dropped();
             return false;
         };
+        // The responder refuses transfers (and an IXFR, with its SOA in
+        // the authority section, is FORMERR to it); an IXFR over UDP from
+        // a secondary gets the transfer checks and, if it passes, our SOA.
+        if matches!(
+            summary.rcode,
+            answer::FORMERR_BUCKET | answer::REFUSED_BUCKET
+        ) && let Some((reply, verdict)) =
+            crate::xfr::serve::respond_udp(&self.shared.transfers, query, client)
+        {
+            match verdict {
+                crate::xfr::serve::Verdict::Transfer(kind) => {
+                    self.shared.transfers.count_served(kind);
+                    summary.rcode = 0;
+                }
+                _ => self.shared.transfers.count_refused(),
+            }
+            out.clear();
+            out.extend_from_slice(&reply);
+        }
         if let Some(limiter) = self.rrl {
             let now = started.duration_since(self.epoch).as_nanos() as u64;
             match limiter.check(client, now) {

@@ -171,6 +171,28 @@ pub fn respond(transfers: &Transfers, query: Vec<u8>, peer: IpAddr) -> (Reply, V
     (Reply::Stream(Box::new(stream)), Verdict::Transfer(kind))
 }
 
+/// Answer an IXFR request that came over UDP (AXFR over UDP is not
+/// defined and stays REFUSED by the responder; `None` for anything but
+/// IXFR). The checks are TCP's; a request that passes gets the current
+/// SOA alone (RFC 1995 2: the client is current, or asks again over TCP).
+pub fn respond_udp(
+    transfers: &Transfers,
+    query: &[u8],
+    peer: IpAddr,
+) -> Option<(Vec<u8>, Verdict)> {
+    if transfer_type(query) != Some(Rtype::IXFR) {
+        return None;
+    }
+    match respond(transfers, query.to_vec(), peer) {
+        (Reply::Single(bytes), verdict) => (!bytes.is_empty()).then_some((bytes, verdict)),
+        (Reply::Stream(mut stream), _) => {
+            stream.segments = vec![Segment::Soa(stream.zone.history.version)];
+            let bytes = stream.next_message()?.ok()?;
+            Some((bytes, Verdict::Transfer("IXFR-udp")))
+        }
+    }
+}
+
 /// The unsigned NOTAUTH/BADSIG reply to `request`, whose last record is
 /// a TSIG record under one of `keys` (else `None`): the request's TSIG
 /// fields with an empty MAC (RFC 8945 5.3.2: such an error is not signed).

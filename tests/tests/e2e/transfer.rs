@@ -265,6 +265,31 @@ fn knot_and_nsd_follow_the_edge_by_axfr_then_ixfr_and_strangers_are_refused() {
     }
     assert!(mesh.edge.metric("gslb_edge_xfr_refused_total") >= 4);
 
+    // IXFR over UDP: the SOA alone (the secondary then asks over TCP).
+    let udp = Command::new("kdig")
+        .arg(format!("@{}", mesh.dns.ip()))
+        .args([
+            "-p",
+            &mesh.dns.port().to_string(),
+            "+notcp",
+            "+time=3",
+            "+retry=0",
+        ])
+        .args([
+            "-y",
+            &format!("hmac-sha256:{KEY}:{secret}"),
+            "IXFR=1",
+            "example.test.",
+        ])
+        .output()
+        .unwrap();
+    let udp = String::from_utf8_lossy(&udp.stdout);
+    assert!(
+        udp.contains("NOERROR") && udp.matches("\tSOA\t").count() == 1,
+        "{udp}"
+    );
+    assert!(!udp.contains("txt.example.test."), "{udp}");
+
     // The key cannot go while the zone names it.
     let (ok, _, err) = mesh.agg.try_ctl(&["tsig", "delete", KEY]);
     assert!(!ok && err.contains("transfers with it"), "{err}");
