@@ -642,3 +642,39 @@ fn ixfr_over_udp_gets_the_soa_alone_and_axfr_over_udp_is_not_ours_to_answer() {
     let (bytes, _) = request(Rtype::AXFR, None, good());
     assert!(respond_udp(&t, &bytes, peer).is_none());
 }
+
+#[test]
+fn a_verified_request_with_a_key_another_address_holds_is_refused_signed() {
+    // Two secondaries, each with its own key: 127.0.0.1's key from
+    // 127.0.0.2 verifies, is refused, and the refusal is signed.
+    let mut s = snapshot(5, &["192.0.2.1"]);
+    let mut z = s.catalog.zones[&ZoneId(1)].clone();
+    z.transfer.allow.push(TransferPeer {
+        address: "127.0.0.2".parse().unwrap(),
+        key: name("other.example.test"),
+    });
+    s.catalog.zones.insert(z.id, z);
+    let other = TsigKey {
+        id: TsigKeyId(10),
+        name: name("other.example.test"),
+        algorithm: TsigAlgorithm::HmacSha256,
+        secret: Secret(b"fedcba9876543210fedcba9876543210".to_vec()),
+    };
+    s.catalog.tsig_keys.insert(other.id, other);
+    let t = Transfers::new(8);
+    assert!(t.update(&s).errors.is_empty());
+    let (bytes, seq) = request(Rtype::AXFR, None, good());
+    let (reply, verdict) = respond(&t, bytes, "127.0.0.2".parse().unwrap());
+    assert_eq!(
+        verdict,
+        Verdict::Refused("key not allowed from this address")
+    );
+    let Reply::Single(reply) = reply else {
+        panic!("one message")
+    };
+    let mut m = Message::from_octets(reply).unwrap();
+    assert_eq!(m.header().rcode(), Rcode::REFUSED);
+    seq.unwrap()
+        .answer(&mut m, domain::rdata::tsig::Time48::now())
+        .expect("the refusal is signed with the request's key");
+}

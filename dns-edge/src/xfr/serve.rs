@@ -139,7 +139,21 @@ pub fn respond(transfers: &Transfers, query: Vec<u8>, peer: IpAddr) -> (Reply, V
     };
     let key = signer.key().name().clone();
     if !zone.allow.iter().any(|(ip, k)| *ip == peer && *k == key) {
-        return refused(&message, "key not allowed from this address");
+        // The request verified: the refusal is signed (RFC 8945 5.3).
+        let mut signer = signer;
+        let signed = MessageBuilder::from_target(StaticCompressor::new(Vec::new()))
+            .ok()
+            .and_then(|b| b.start_answer(&message, Rcode::REFUSED).ok())
+            .map(|answer| answer.additional())
+            .and_then(|mut additional| {
+                signer.answer(&mut additional, now).ok()?;
+                Some(additional.finish().into_target())
+            });
+        let bytes = signed.unwrap_or_else(|| refusal(&message, Rcode::REFUSED));
+        return (
+            Reply::Single(bytes),
+            Verdict::Refused("key not allowed from this address"),
+        );
     }
     let (segments, kind) = if qtype == Rtype::IXFR {
         let Some(serial) = client_serial(&message) else {
