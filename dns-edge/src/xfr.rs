@@ -1,7 +1,7 @@
 //! Outbound zone transfers: AXFR (RFC 5936) and IXFR (RFC 1995) over TCP
 //! to the secondaries each zone allows, every request and reply signed
 //! with TSIG (RFC 8945, HMAC-SHA256), and NOTIFY (RFC 1996) to the zone's
-//! targets whenever its data changes.
+//! targets on each serial change (coalesced when only the serial moved).
 //!
 //! [`Transfers`] holds, per zone with transfer settings, the data a
 //! secondary gets (the same as `gslbctl zone export`: pool-backed names

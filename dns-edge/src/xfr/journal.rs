@@ -116,6 +116,17 @@ impl History {
     /// Returns true when the data changed (the SOA aside). Sets whose
     /// records are the same `Arc` as before cost nothing.
     pub fn advance(&mut self, version: u64, sets: Vec<ZoneSet>, depth: usize) -> bool {
+        let same_data = || {
+            self.sets.len() == sets.len()
+                && self.sets.iter().zip(&sets).all(|(o, n)| {
+                    o.key == n.key
+                        && (Arc::ptr_eq(&o.records, &n.records) || o.records == n.records)
+                })
+        };
+        if version == self.version && same_data() {
+            // The same snapshot again (a resubscription): nothing moved.
+            return false;
+        }
         if version <= self.version {
             // A reset to a lower version (a new epoch): no history holds.
             let mut removed = Vec::new();
@@ -313,6 +324,14 @@ mod tests {
         assert_eq!(h.version_of(base as u32), Some(base));
         assert!(matches!(h.ixfr(base as u32), Ixfr::Changes(c) if c.len() == 1));
         assert_eq!(h.ixfr((base + 3) as u32), Ixfr::Current);
+    }
+
+    #[test]
+    fn the_same_snapshot_again_keeps_the_journal() {
+        let mut h = History::new(1, one(vec![rr(1)]));
+        h.advance(2, one(vec![rr(2)]), 4);
+        assert!(!h.advance(2, one(vec![rr(2)]), 4));
+        assert_eq!((h.oldest, h.changes.len()), (1, 1));
     }
 
     #[test]
