@@ -136,13 +136,28 @@ impl Uplink {
             .send(msg(pb::agent_message::Msg::Register(register)))
             .await;
         // Assignment sets of large locations exceed tonic's 4 MiB default.
-        let inbound = AgentServiceClient::new(channel)
-            .max_decoding_message_size(gslb_proto::MAX_MESSAGE)
-            .session(ReceiverStream::new(rx))
-            .await;
+        // Bounded: a peer that accepts connections and drops each one (a
+        // TLS listener asked in plain text) could otherwise keep the
+        // channel reconnecting under the pending call for ever.
+        let inbound = tokio::time::timeout(
+            self.cfg.connect_timeout,
+            AgentServiceClient::new(channel)
+                .max_decoding_message_size(gslb_proto::MAX_MESSAGE)
+                .session(ReceiverStream::new(rx)),
+        )
+        .await;
         let mut inbound = match inbound {
-            Ok(r) => r.into_inner(),
-            Err(e) => return failed(false)(&e),
+            Ok(Ok(r)) => r.into_inner(),
+            Ok(Err(e)) => return failed(false)(&e),
+            Err(_) => {
+                return Ended::Failed {
+                    established: false,
+                    error: format!(
+                        "the stream did not open within {:?}",
+                        self.cfg.connect_timeout
+                    ),
+                };
+            }
         };
         tracing::info!(%address, location = %self.cfg.location, "aggregator stream open");
         self.metrics.connected.set(1);

@@ -326,13 +326,19 @@ async fn follow(
             tokio::time::sleep(delay).await;
         }
         let held = follower.held_for_subscribe(*full);
-        let mut stream = client
-            .subscribe(pb::SubscribeRequest {
+        // Bounded, as the connect is: a peer that drops every connection
+        // could keep the call waiting on reconnects for ever.
+        let opened = tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            client.subscribe(pb::SubscribeRequest {
                 edge_id: cfg.edge_id.clone(),
                 held_version: held,
                 edge_version: env!("CARGO_PKG_VERSION").to_owned(),
-            })
-            .await
+            }),
+        )
+        .await
+        .map_err(|_| format!("subscribe: no answer within {CONNECT_TIMEOUT:?}"))?;
+        let mut stream = opened
             .map_err(|s| format!("subscribe: {}", s.message()))?
             .into_inner();
         tracing::info!(aggregator = %url, held, "subscribed to the snapshot feed");

@@ -76,9 +76,15 @@ fn refused(agg: &Aggregator, agent: &Proc, text: &str) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    wait_until(20, "the agent to log the failed stream", || {
-        agent.stderr.contains("aggregator stream failed")
-    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !agent.stderr.contains("aggregator stream failed") {
+        assert!(
+            Instant::now() < deadline,
+            "the agent did not log a failed stream within 20 s; it logged:\n{}",
+            agent.stderr.all().join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
