@@ -24,6 +24,9 @@ use crate::table::Table;
 
 /// Time allowed to open a connection to an aggregator.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time allowed for the aggregator to answer a subscribe (it asks the
+/// control core, which a large write can keep busy for seconds).
+const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Largest feed message accepted (a full snapshot of a large catalog).
 pub use gslb_proto::MAX_MESSAGE;
@@ -329,7 +332,7 @@ async fn follow(
         // Bounded, as the connect is: a peer that drops every connection
         // could keep the call waiting on reconnects for ever.
         let opened = tokio::time::timeout(
-            CONNECT_TIMEOUT,
+            SUBSCRIBE_TIMEOUT,
             client.subscribe(pb::SubscribeRequest {
                 edge_id: cfg.edge_id.clone(),
                 held_version: held,
@@ -337,7 +340,7 @@ async fn follow(
             }),
         )
         .await
-        .map_err(|_| format!("subscribe: no answer within {CONNECT_TIMEOUT:?}"))?;
+        .map_err(|_| format!("subscribe: no answer within {SUBSCRIBE_TIMEOUT:?}"))?;
         let mut stream = opened
             .map_err(|s| format!("subscribe: {}", s.message()))?
             .into_inner();
