@@ -169,6 +169,30 @@ impl Browser {
         }
     }
 
+    /// Send `keys` to the first element matching `css`, or to the focused
+    /// element when `css` is `None`; a stale element (the live page
+    /// redrew it) is found again, as [`Browser::click`] does.
+    pub async fn press(&self, css: Option<&str>, keys: &str) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let found = match css {
+                Some(css) => self.client.find(Locator::Css(css)).await,
+                None => self.client.active_element().await,
+            };
+            let result = match found {
+                Ok(el) => el.send_keys(keys).await,
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(()) => return,
+                Err(e) if Instant::now() < deadline && e.to_string().contains("stale element") => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("keys to {css:?}: {e}"),
+            }
+        }
+    }
+
     /// Replace the value of the input matching `css` with `value`, typed.
     pub async fn fill(&self, css: &str, value: &str) {
         let el = self

@@ -7,7 +7,6 @@
 
 use std::process::Command;
 
-use fantoccini::Locator;
 use fantoccini::key::Key;
 use gslb_e2e::browser::Browser;
 use gslb_e2e::{Backend, LocalMesh, wait_until};
@@ -312,9 +311,9 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         // Keyboard: Enter on a focused member node opens the slide-over,
         // Escape closes it and gives the focus back to the node.
         let node = format!("button.member[data-member=\"{us2}\"]");
-        b.client.find(Locator::Css(&node)).await.unwrap().send_keys(&Key::Enter).await.unwrap();
+        b.press(Some(&node), &Key::Enter).await;
         b.wait_js("the slide-over from the keyboard", "return !document.querySelector('#slideover').hidden;").await;
-        b.client.active_element().await.unwrap().send_keys(&Key::Escape).await.unwrap();
+        b.press(None, &Key::Escape).await;
         b.wait_js("the slide-over closed by Escape", "return document.querySelector('#slideover').hidden;").await;
         let focused = b.js("return document.activeElement.dataset.member;", vec![]).await;
         assert_eq!(focused, json!(us2.to_string()), "focus did not return to the node");
