@@ -6,7 +6,8 @@
 #   nsd                  a second secondary for zone transfers (with knotd)
 #   kzonecheck,          zone files we export, checked by Knot and BIND
 #   named-checkzone
-#   unbound              a real resolver in front of the edge
+#   unbound,             a real resolver in front of the edge, and the
+#   unbound-control      origin of hostname members (its local data changed live)
 #   nft, ip              network namespaces and cut links (quorum, partition)
 #   zonemaster-cli,      external zone checkers (scripts/check-dns-zone.sh;
 #   dnsviz, named        dnsviz runs BIND's named)
@@ -15,7 +16,7 @@
 #   chromium-driver,     driven over WebDriver (fonts-dejavu-core gives its
 #   fonts-dejavu-core    screenshots legible text)
 GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core)
-GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver)
+GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
 gslb_missing_tools() {

@@ -17,6 +17,10 @@ use crate::metrics::{self, Metrics};
 use crate::scheduler::{ProbeContext, Scheduler};
 use crate::uplink::{Uplink, UplinkConfig};
 
+/// How long the resolver waits for each answer (a probe's own timeout
+/// bounds the whole lookup too).
+const RESOLVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A configured agent, not yet running.
 #[derive(Debug)]
 pub struct Agent {
@@ -39,6 +43,10 @@ impl Agent {
             buffer,
             clock: Clock::system(),
             metrics,
+            resolver: gslb_proto::link::resolve::Resolver::configured(
+                config.resolver,
+                RESOLVE_TIMEOUT,
+            ),
         });
         let listener = match config.listen_metrics {
             Some(addr) => Some(metrics::bind(addr).await?),

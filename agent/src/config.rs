@@ -74,6 +74,10 @@ pub struct Settings {
     #[arg(long, value_delimiter = ',')]
     #[serde(default)]
     pub deny_destination: Vec<ipnet::IpNet>,
+    /// Name server (`IP:PORT`) that hostname members are resolved with
+    /// [default: the system's, from /etc/resolv.conf].
+    #[arg(long)]
+    pub resolver: Option<SocketAddr>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -108,6 +112,8 @@ pub struct AgentConfig {
     pub agent_id: String,
     /// Ranges probes never reach.
     pub deny_destinations: Vec<ipnet::IpNet>,
+    /// Name server for hostname members (`None`: the system's).
+    pub resolver: Option<SocketAddr>,
     /// Log format.
     pub log_format: LogFormat,
 }
@@ -144,6 +150,7 @@ impl Settings {
             } else {
                 self.deny_destination
             },
+            resolver: self.resolver.or(file.resolver),
             log_format: self.log_format.or(file.log_format),
         })
     }
@@ -218,6 +225,7 @@ impl Settings {
             } else {
                 self.deny_destination
             },
+            resolver: self.resolver,
             log_format: self.log_format.unwrap_or_default(),
         })
     }

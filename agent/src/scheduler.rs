@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use gslb_proto::link::resolve::Resolver;
 use gslb_shared::assignment::{Offered, TargetKey};
 use gslb_shared::cycle::{next_slot, phase_offset, slot_start};
 use gslb_shared::{FailReason, ProbeResult};
@@ -15,7 +16,7 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use crate::buffer::ResultBuffer;
-use crate::checker::{Failure, Registry};
+use crate::checker::{Checker, Failure, Registry};
 use crate::clock::Clock;
 use crate::metrics::{Metrics, ProbeLabels, ProtocolLabels};
 use crate::target::{InvalidTarget, Target};
@@ -33,6 +34,8 @@ pub struct ProbeContext {
     pub clock: Clock,
     /// Metrics.
     pub metrics: Arc<Metrics>,
+    /// Looks up hostname targets before they are probed.
+    pub resolver: Resolver,
 }
 
 /// An assignment the agent refused, to report to the aggregator.
@@ -219,11 +222,13 @@ pub async fn probe_once(
         );
     }
     // Every protocol, ICMP included, is refused a denied target before
-    // anything is sent; socket checkers check the connected peer again.
-    if let Err(denied) = ctx
-        .registry
-        .deny()
-        .check(std::net::SocketAddr::new(target.address, target.port))
+    // anything is sent; socket checkers check the connected peer again. A
+    // hostname target's addresses are checked once resolved.
+    if target.resolve.is_none()
+        && let Err(denied) = ctx
+            .registry
+            .deny()
+            .check(std::net::SocketAddr::new(target.address, target.port))
     {
         return (Err(denied), Duration::ZERO, protocol);
     }
@@ -246,7 +251,13 @@ pub async fn probe_once(
         );
     };
     let started = Instant::now();
-    let outcome = match tokio::time::timeout(target.check.timeout, checker.probe(target)).await {
+    let run = async {
+        match &target.resolve {
+            None => checker.probe(target).await,
+            Some(name) => probe_each_address(target, name, checker, ctx).await,
+        }
+    };
+    let outcome = match tokio::time::timeout(target.check.timeout, run).await {
         Ok(outcome) => outcome,
         Err(_) => Err(Failure::new(
             FailReason::Timeout,
@@ -254,6 +265,51 @@ pub async fn probe_once(
         )),
     };
     (outcome, started.elapsed(), protocol)
+}
+
+/// A hostname target: resolve it, then probe every address it has (at
+/// most [`MAX_ADDRESSES`]) at once. It passes when every address passes;
+/// every address goes through the runtime checks and the deny-list first,
+/// so a name can never lead a probe where an address could not.
+async fn probe_each_address(
+    target: &Target,
+    name: &gslb_shared::DnsName,
+    checker: &Arc<dyn Checker>,
+    ctx: &ProbeContext,
+) -> Result<(), Failure> {
+    let resolved = (ctx.resolver.lookup(name).await)
+        .map_err(|e| Failure::new(FailReason::Resolve, format!("resolve {e}")))?;
+    let mut probes = tokio::task::JoinSet::new();
+    let mut targets = Vec::with_capacity(resolved.addresses.len());
+    for &address in &resolved.addresses {
+        let at = target.at(address);
+        at.revalidate().map_err(|e| {
+            Failure::new(
+                FailReason::Resolve,
+                format!("{name} resolved to {address}: {e}"),
+            )
+        })?;
+        (ctx.registry.deny())
+            .check(std::net::SocketAddr::new(address, at.port))
+            .map_err(|f| {
+                Failure::new(
+                    f.reason,
+                    format!("{name} resolved to {address}: {}", f.detail),
+                )
+            })?;
+        targets.push(at);
+    }
+    for at in targets {
+        let checker = checker.clone();
+        probes.spawn(async move {
+            let outcome = checker.probe(&at).await;
+            outcome.map_err(|f| Failure::new(f.reason, format!("{}: {}", at.address, f.detail)))
+        });
+    }
+    while let Some(done) = probes.join_next().await {
+        done.map_err(|e| Failure::new(FailReason::Other, format!("probe task: {e}")))??;
+    }
+    Ok(())
 }
 
 fn record(

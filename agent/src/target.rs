@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 use gslb_shared::assignment::{Assignment, Offered, TargetKey};
 use gslb_shared::validate::{self, ValidationError};
-use gslb_shared::{Check, Probe};
+use gslb_shared::{Check, DnsName, MemberAddress, Probe};
 use regex::bytes::Regex;
 
 /// A target that passed validation.
@@ -17,8 +17,16 @@ use regex::bytes::Regex;
 pub struct Target {
     /// Its id.
     pub key: TargetKey,
-    /// The address probes connect to (the check's probe address, or the member's).
+    /// The address probes connect to: the check's probe address, or the
+    /// member's. Unspecified while `resolve` is set: each probe then runs on
+    /// a copy at each address the name resolved to ([`Target::at`]).
     pub address: IpAddr,
+    /// The hostname a probe resolves first (a hostname member without a
+    /// probe address).
+    pub resolve: Option<DnsName>,
+    /// The member's hostname: the HTTP Host and TLS server name unless the
+    /// check names others.
+    pub hostname: Option<DnsName>,
     /// The port probes use (the check's port, or the member's).
     pub port: u16,
     /// The check, validated.
@@ -52,7 +60,19 @@ impl From<ValidationError> for InvalidTarget {
     }
 }
 
+/// The address of a hostname target before it is resolved.
+const UNRESOLVED: IpAddr = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+
 impl Target {
+    /// This target probed at `address`, one its hostname resolved to.
+    pub fn at(&self, address: IpAddr) -> Target {
+        Target {
+            address,
+            resolve: None,
+            ..self.clone()
+        }
+    }
+
     /// The target of an offered assignment, or why it cannot be probed.
     pub fn from_offered(o: &Offered) -> Result<Target, InvalidTarget> {
         match &o.assignment {
@@ -68,7 +88,7 @@ impl Target {
         let key = a.key();
         let check = Check::clone(&a.check);
         validate::check(&check)?;
-        let (member_address, member_port) = (a.address, a.port);
+        let (member_address, member_port) = (a.address.clone(), a.port);
         let pattern_text = match &check.probe {
             Probe::Tcp(s) | Probe::Udp(s) => s.expect.clone(),
             Probe::Http(h) | Probe::Https(h) => h.body_regex.clone(),
@@ -81,9 +101,17 @@ impl Target {
                 field: "probe".into(),
                 rule: format!("regular expression: {e}"),
             })?;
+        let hostname = member_address.host().cloned();
+        let (address, resolve) = match (check.probe_address, &member_address) {
+            (Some(ip), _) => (ip, None),
+            (None, MemberAddress::Ip(ip)) => (*ip, None),
+            (None, MemberAddress::Host(name)) => (UNRESOLVED, Some(name.clone())),
+        };
         let target = Target {
             key,
-            address: check.probe_address.unwrap_or(member_address),
+            address,
+            resolve,
+            hostname,
             port: check.port.unwrap_or(member_port),
             check,
             pattern,
@@ -100,7 +128,8 @@ impl Target {
             field: field.into(),
             rule: format!("{field}: {rule}"),
         };
-        if self.address.is_unspecified() || self.address.is_multicast() {
+        if self.resolve.is_none() && (self.address.is_unspecified() || self.address.is_multicast())
+        {
             return Err(bad("address", "must be a unicast address".into()));
         }
         if self.port == 0 {
@@ -153,7 +182,8 @@ mod tests {
             "127.0.0.1:80",
             "user@127.0.0.1",
             "127.0.0.1/x",
-            "host.example",
+            "host.example:80",
+            "localhost",
         ] {
             let err = parse(&assignment(bad, Probe::Icmp)).unwrap_err();
             assert_eq!(err.field, "address", "{bad}: {err}");

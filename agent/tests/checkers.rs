@@ -342,6 +342,7 @@ async fn the_aggregator_listener_is_never_probed() {
         buffer: Arc::new(ResultBuffer::new(100, 10)),
         clock: Clock::system(),
         metrics: Metrics::new(),
+        resolver: no_resolver(),
     };
     let failure = probe(&ctx, &target(Probe::Tcp(StreamProbe::default()), port))
         .await

@@ -67,6 +67,7 @@ fn setup(work: Duration, limit: usize) -> (Arc<Recorder>, Arc<ProbeContext>) {
         buffer: Arc::new(ResultBuffer::new(100_000, 1_000)),
         clock,
         metrics: Metrics::new(),
+        resolver: no_resolver(),
     });
     (recorder, ctx)
 }

@@ -40,6 +40,7 @@ fn dynamic(pools: &[PoolId]) -> RecordData {
         pools: pools.to_vec(),
         geo: vec![],
         first_n: 0,
+        flatten: false,
     })
 }
 
@@ -750,4 +751,206 @@ impl Reference for Written {
             Written::Deleted(r) => *r,
         }
     }
+}
+
+fn pool_named(s: &mut CatalogState, name: &str) -> PoolId {
+    let ObjectRef::Pool(p) = created(s, Object::Pool(Pool::new(PoolId(0), name))) else {
+        unreachable!()
+    };
+    p
+}
+
+fn member_at(pool: PoolId, name: &str, address: &str) -> Object {
+    Object::Member(Member::new(
+        MemberId(0),
+        pool,
+        name,
+        address.parse().unwrap(),
+        443,
+    ))
+}
+
+fn pool_backed(pools: &[PoolId], flatten: bool, first_n: u32) -> RecordData {
+    RecordData::Dynamic(DynamicRecord {
+        steering: Steering::Weighted,
+        pools: pools.to_vec(),
+        geo: vec![],
+        first_n,
+        flatten,
+    })
+}
+
+#[test]
+fn hostname_members_back_cname_pools_and_flattened_records_only() {
+    let (mut s, z, _, ip_pool, _, _) = populated();
+    let lbs = pool_named(&mut s, "lbs");
+    created(&mut s, member_at(lbs, "eu", "eu-lb.cdn.example.net"));
+    // A CNAME pool of hostnames, a flattened A record of the same pool.
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "app.example.com",
+            RecordType::Cname,
+            pool_backed(&[lbs], false, 0),
+        )),
+    );
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "example.com",
+            RecordType::A,
+            pool_backed(&[lbs, ip_pool], true, 0),
+        )),
+    );
+    // A plain A record of hostnames, a CNAME pool of addresses: refused,
+    // naming the member.
+    let err = error_of(
+        &mut s,
+        Op::Create(Object::Record(record(
+            z,
+            "plain.example.com",
+            RecordType::A,
+            pool_backed(&[lbs], false, 0),
+        ))),
+    );
+    assert!(
+        err.contains("data.dynamic.pools")
+            && err.contains("eu-lb.cdn.example.net")
+            && err.contains("flatten: true"),
+        "{err}"
+    );
+    let err = error_of(
+        &mut s,
+        Op::Create(Object::Record(record(
+            z,
+            "ips.example.com",
+            RecordType::Cname,
+            pool_backed(&[ip_pool], false, 0),
+        ))),
+    );
+    assert!(
+        err.contains("192.0.2.1") && err.contains("must be hostnames"),
+        "{err}"
+    );
+    // A member joining a pool is held to every record the pool backs.
+    let err = error_of(&mut s, Op::Create(member_at(lbs, "raw", "198.51.100.7")));
+    assert!(
+        err.contains("address") && err.contains("app.example.com"),
+        "{err}"
+    );
+    let err = error_of(
+        &mut s,
+        Op::Create(member_at(ip_pool, "us", "us-lb.cdn.example.net")),
+    );
+    assert!(err.contains("www.example.com"), "{err}");
+}
+
+#[test]
+fn cname_pools_answer_one_name_and_not_at_the_apex() {
+    let (mut s, z, _, _, _, _) = populated();
+    let lbs = pool_named(&mut s, "lbs");
+    for (name, rtype, data, says) in [
+        (
+            "example.com",
+            RecordType::Cname,
+            pool_backed(&[lbs], false, 0),
+            "zone apex",
+        ),
+        (
+            "two.example.com",
+            RecordType::Cname,
+            pool_backed(&[lbs], false, 2),
+            "must be 0 or 1",
+        ),
+        (
+            "flat.example.com",
+            RecordType::Cname,
+            pool_backed(&[lbs], true, 0),
+            "only an A or AAAA record is flattened",
+        ),
+        (
+            "mx.example.com",
+            RecordType::Mx,
+            pool_backed(&[lbs], false, 0),
+            "must be A, AAAA or CNAME",
+        ),
+    ] {
+        let err = error_of(
+            &mut s,
+            Op::Create(Object::Record(record(z, name, rtype, data))),
+        );
+        assert!(err.contains(says), "{name}: {err}");
+    }
+}
+
+#[test]
+fn loops_through_our_own_names_are_refused_on_every_write() {
+    let (mut s, z, _, _, _, _) = populated();
+    let lbs = pool_named(&mut s, "lbs");
+    let cname =
+        |target: &str| RecordData::Static(vec![Rdata::Cname(DnsName::parse(target).unwrap())]);
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "app.example.com",
+            RecordType::Cname,
+            pool_backed(&[lbs], false, 0),
+        )),
+    );
+    // The pool names the record itself.
+    let err = error_of(
+        &mut s,
+        Op::Create(member_at(lbs, "self", "app.example.com")),
+    );
+    assert!(
+        err.contains("loop through our own names: app.example.com -> app.example.com"),
+        "{err}"
+    );
+    // Through a static CNAME: alias -> app, and the pool names alias.
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "alias.example.com",
+            RecordType::Cname,
+            cname("app.example.com"),
+        )),
+    );
+    let err = error_of(
+        &mut s,
+        Op::Create(member_at(lbs, "alias", "alias.example.com")),
+    );
+    assert!(
+        err.contains("app.example.com -> alias.example.com -> app.example.com"),
+        "{err}"
+    );
+    // The other way round: the member first, then the CNAME that closes it.
+    created(&mut s, member_at(lbs, "other", "other.example.com"));
+    let err = error_of(
+        &mut s,
+        Op::Create(Object::Record(record(
+            z,
+            "other.example.com",
+            RecordType::Cname,
+            cname("app.example.com"),
+        ))),
+    );
+    assert!(
+        err.contains("other.example.com -> app.example.com -> other.example.com"),
+        "{err}"
+    );
+    // A chain that ends outside is fine, and the whole catalog agrees.
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "other.example.com",
+            RecordType::Cname,
+            cname("cdn.example.net"),
+        )),
+    );
+    validate::catalog(&s.catalog).unwrap();
 }

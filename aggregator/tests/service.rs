@@ -103,6 +103,7 @@ async fn configure(c: &mut Admin) {
             pools: vec![PoolId(3)],
             geo: vec![],
             first_n: 0,
+            flatten: false,
         }),
     };
     c.create_record_set(pb::RecordSet::from(&record))
@@ -209,7 +210,7 @@ async fn admin_agent_status_log_edge_and_restart() {
         assert_eq!(err.code(), Code::InvalidArgument);
         assert_eq!(
             err.message(),
-            "address: must be a plain IP address without a port"
+            "address: must be an IP address or a hostname without a port"
         );
         let err = c.delete_pool(pb::IdRequest { id: 3 }).await.unwrap_err();
         assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());

@@ -68,6 +68,7 @@ fn snapshot(hosts: u64) -> Snapshot {
             pools: vec![PoolId(1)],
             geo: vec![],
             first_n: 0,
+            flatten: false,
         }),
     );
     add(

@@ -55,6 +55,7 @@ fn main() {
                     pools: vec![PoolId(i + 1)],
                     geo: vec![],
                     first_n: 0,
+                    flatten: false,
                 }),
             },
         );

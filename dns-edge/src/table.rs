@@ -129,7 +129,8 @@ pub struct Entry {
     pub zone: u32,
     /// The zone apex (answers SOA and NS).
     pub apex: bool,
-    /// Record sets other than CNAME, in type order.
+    /// Record sets other than a static CNAME, in type order (a CNAME pool
+    /// is the one set of its name).
     pub sets: Box<[Set]>,
     /// The chain when the name owns a CNAME.
     pub cname: Option<Box<Chain>>,
@@ -475,10 +476,12 @@ impl Builder<'_> {
                 continue;
             }
             let entry = self.entry_for(&record.name, zone);
-            if record.rtype == RecordType::Cname {
-                if let SetData::Static(rdata) = set.data
-                    && let Some(first) = rdata.first()
-                {
+            // A static CNAME is a chain link; a CNAME pool is a set like
+            // any other (the only one at its name), steered per query.
+            if record.rtype == RecordType::Cname
+                && let SetData::Static(rdata) = &set.data
+            {
+                if let Some(first) = rdata.first() {
                     entry.cname_set = Some(Box::new(Link {
                         owner: None,
                         ttl: set.ttl,
@@ -500,7 +503,7 @@ impl Builder<'_> {
             RecordData::Static(rdata) => SetData::Static(static_set(record, rdata)?),
             RecordData::Dynamic(d) => {
                 let slot = self.table.dynamic.len() as u32;
-                let decisions = self.decider.decide(d, family_of(record.rtype));
+                let decisions = self.decider.decide(d, Family::of(record.rtype));
                 self.table.dynamic.push(Dynamic {
                     record: d.clone(),
                     geo: !d.geo.is_empty(),
@@ -515,15 +518,6 @@ impl Builder<'_> {
             data,
             extra: Box::new([]),
         })
-    }
-}
-
-/// The family a dynamic set answers, from its type.
-pub fn family_of(rtype: RecordType) -> Option<Family> {
-    match rtype {
-        RecordType::A => Some(Family::V4),
-        RecordType::Aaaa => Some(Family::V6),
-        _ => None,
     }
 }
 

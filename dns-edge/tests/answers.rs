@@ -46,6 +46,7 @@ fn snapshot() -> Snapshot {
             pools: pools.into_iter().map(PoolId).collect(),
             geo,
             first_n,
+            flatten: false,
         })
     };
     let big_txt: Vec<Rdata> = (0..20)

@@ -371,6 +371,7 @@ fn a_health_flip_changes_only_the_pool_backed_set() {
         pools: vec![PoolId(1)],
         geo: vec![],
         first_n: 1,
+        flatten: false,
     });
     let app = record(4, "app.example.test", RecordType::A, 30, dynamic);
     s.catalog.records.insert(app.id, app);

@@ -41,6 +41,13 @@ pub(crate) fn ip(field: &str, text: &str) -> Result<std::net::IpAddr, Validation
     gslb_shared::validate::plain_ip(text).map_err(|e| bad(field, e.to_string()))
 }
 
+pub(crate) fn member_address(
+    field: &str,
+    text: &str,
+) -> Result<gslb_shared::MemberAddress, ValidationError> {
+    gslb_shared::MemberAddress::parse(text).map_err(|e| bad(field, e.to_string()))
+}
+
 pub(crate) fn u16_field(field: &str, value: u32) -> Result<u16, ValidationError> {
     u16::try_from(value).map_err(|_| bad(field, "must be between 0 and 65535"))
 }

@@ -21,6 +21,7 @@ use crate::pb::cluster_service_client::ClusterServiceClient;
 pub mod identity;
 pub mod pki;
 mod redial;
+pub mod resolve;
 pub mod tls;
 pub mod tokens;
 

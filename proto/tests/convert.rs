@@ -35,7 +35,11 @@ fn member() -> impl Strategy<Value = Member> {
             any::<u64>(),
             any::<u64>(),
             "[a-z0-9 -]{1,20}",
-            any::<IpAddr>(),
+            prop_oneof![
+                any::<IpAddr>().prop_map(MemberAddress::Ip),
+                "[a-z][a-z0-9-]{0,10}[a-z]\\.(example\\.)?[a-z]{2,6}"
+                    .prop_map(|h| MemberAddress::parse(&h).unwrap()),
+            ],
             any::<u16>(),
         ),
         (
@@ -294,9 +298,9 @@ fn record() -> impl Strategy<Value = RecordSet> {
             ),
             0..3,
         ),
-        any::<u32>(),
+        (any::<u32>(), any::<bool>()),
     )
-        .prop_map(|(steering, pools, geo, first_n)| {
+        .prop_map(|(steering, pools, geo, (first_n, flatten))| {
             RecordData::Dynamic(DynamicRecord {
                 steering,
                 pools: pools.into_iter().map(PoolId).collect(),
@@ -308,6 +312,7 @@ fn record() -> impl Strategy<Value = RecordSet> {
                     })
                     .collect(),
                 first_n,
+                flatten,
             })
         });
     let data = prop_oneof![
@@ -442,7 +447,7 @@ proptest! {
             .iter()
             .map(|m| gslb_shared::assignment::Assignment {
                 member: m.id,
-                address: m.address,
+                address: m.address.clone(),
                 port: m.port.max(1),
                 check: check.clone(),
             })
@@ -536,7 +541,7 @@ fn member_address_with_a_port_is_refused_naming_the_field() {
     let err = Member::try_from(m).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "address: must be a plain IP address without a port"
+        "address: must be an IP address or a hostname without a port"
     );
 }
 
@@ -701,6 +706,7 @@ fn failure() -> impl Strategy<Value = Option<FailReason>> {
         Just(FailReason::Refused),
         Just(FailReason::Tls),
         Just(FailReason::BodyMismatch),
+        Just(FailReason::Resolve),
         Just(FailReason::Other),
     ])
 }

@@ -49,6 +49,7 @@ fn world() -> (CatalogIndex, DynamicRecord) {
             })
             .collect(),
         first_n: 2,
+        flatten: false,
     };
     (CatalogIndex::new(&catalog, &facts), record)
 }

@@ -1,12 +1,11 @@
 //! What a probe location runs: one assignment per (member, check) target,
 //! as the aggregator computes them and an agent schedules them.
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::validate::ValidationError;
-use crate::{Check, CheckId, MemberId};
+use crate::{Check, CheckId, MemberAddress, MemberId};
 
 /// A (member, check) target id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,8 +21,9 @@ pub struct TargetKey {
 pub struct Assignment {
     /// Member probed.
     pub member: MemberId,
-    /// Its member address (the check may name another probe address).
-    pub address: IpAddr,
+    /// Its member address or hostname (the check may name another probe
+    /// address).
+    pub address: MemberAddress,
     /// The member's port (the check may override it).
     pub port: u16,
     /// The check to run (shared: one location may hold 100,000 targets of

@@ -21,7 +21,7 @@ pub fn base(kind: Kind) -> Value {
                 MemberId(0),
                 PoolId(0),
                 "",
-                std::net::Ipv4Addr::UNSPECIFIED.into(),
+                MemberAddress::Ip(std::net::Ipv4Addr::UNSPECIFIED.into()),
                 80,
             );
             without(to_json(&member), "address")

@@ -4,10 +4,12 @@
 //! These are plain values; [`crate::validate`] decides whether they are
 //! acceptable and the generated protobuf types never appear here.
 
+mod address;
 mod catalog;
 mod check;
 mod facts;
 mod ids;
+mod ip_text;
 mod member;
 mod name;
 mod pool;
@@ -17,10 +19,12 @@ mod snapshot;
 mod tsig;
 mod zone;
 
+pub use address::*;
 pub use catalog::*;
 pub use check::*;
 pub use facts::*;
 pub use ids::*;
+pub use ip_text::{AddressError, plain_ip};
 pub use member::*;
 pub use name::*;
 pub use pool::*;

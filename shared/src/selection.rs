@@ -21,24 +21,45 @@ pub use pool_state::{PoolState, pool_state};
 pub use steer::steer;
 pub use trace::{Step, Trace};
 
-use crate::model::{DynamicRecord, FailMode, MemberId, PoolId, Region};
+use crate::model::{DynamicRecord, FailMode, MemberAddress, MemberId, PoolId, RecordType, Region};
 
-/// The address family a query asks for.
+/// What a query asks a pool for: addresses of one family, or a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Family {
     /// A records.
     V4,
     /// AAAA records.
     V6,
+    /// A CNAME to a hostname member.
+    Name,
 }
 
 impl Family {
-    /// True when `addr` belongs to this family.
+    /// What a pool-backed set of type `rtype` asks for (A, AAAA, CNAME).
+    pub fn of(rtype: RecordType) -> Option<Family> {
+        match rtype {
+            RecordType::A => Some(Family::V4),
+            RecordType::Aaaa => Some(Family::V6),
+            RecordType::Cname => Some(Family::Name),
+            _ => None,
+        }
+    }
+
+    /// True when `addr` belongs to this family (never for `Name`).
     pub fn matches(self, addr: &IpAddr) -> bool {
         matches!(
             (self, addr),
             (Family::V4, IpAddr::V4(_)) | (Family::V6, IpAddr::V6(_))
         )
+    }
+
+    /// True when a member at `address` can answer this family: an IP
+    /// address of it, or a hostname for `Name`.
+    pub fn admits(self, address: &MemberAddress) -> bool {
+        match address {
+            MemberAddress::Ip(ip) => self.matches(ip),
+            MemberAddress::Host(_) => self == Family::Name,
+        }
     }
 }
 
@@ -48,8 +69,8 @@ impl Family {
 pub struct Answer {
     /// The member it came from (`None` for a static fallback address).
     pub member: Option<MemberId>,
-    /// The address.
-    pub address: IpAddr,
+    /// The address; `None` for a hostname member (its name is the answer).
+    pub address: Option<IpAddr>,
 }
 
 /// How the answer set was arrived at.
@@ -156,7 +177,7 @@ impl Selector {
                         .extend(
                             fallback(p, query.family, record.first_n).map(|address| Answer {
                                 member: None,
-                                address,
+                                address: Some(address),
                             }),
                         );
                 }
@@ -283,13 +304,14 @@ impl Selector {
 
 /// Keep the first candidate of each address: two members at one IP (on
 /// different ports, or written before the catalog refused a repeated
-/// endpoint) must never put one record twice in an answer.
+/// endpoint) must never put one record twice in an answer. Hostname
+/// members are distinct members; whoever expands them keeps records apart.
 fn distinct_addresses(chosen: &mut Vec<Candidate>) {
     if chosen.len() < 2 {
         return;
     }
     let mut seen = rustc_hash::FxHashSet::default();
-    chosen.retain(|c| seen.insert(c.address));
+    chosen.retain(|c| c.address.is_none_or(|a| seen.insert(a)));
 }
 
 /// Step 7's `static` answer: the pool's fixed addresses of `family`,

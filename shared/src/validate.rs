@@ -7,6 +7,7 @@ mod catalog;
 mod check;
 mod cuts;
 mod error;
+pub mod hostnames;
 mod http;
 mod member;
 mod pool;
@@ -15,7 +16,8 @@ mod text;
 mod tsig;
 mod zone;
 
-pub use address::{AddressError, plain_ip, unanswerable};
+pub use crate::model::{AddressError, plain_ip};
+pub use address::unanswerable;
 pub use catalog::catalog;
 pub use check::check;
 pub use cuts::{highest_cut, placement};

@@ -122,7 +122,7 @@ proptest! {
         let relaxed = matches!(outcome, Outcome::FailOpen { .. } | Outcome::Pool { protected: true, .. });
         let mut seen = std::collections::HashSet::new();
         for a in answers {
-            prop_assert!(seen.insert(a.address), "duplicate address {}", a.address);
+            prop_assert!(seen.insert(a.address), "duplicate address {:?}", a.address);
             let Some(id) = a.member else {
                 prop_assert!(matches!(outcome, Outcome::FailStatic { .. }), "fallback outside static mode");
                 continue;

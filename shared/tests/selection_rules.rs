@@ -294,7 +294,7 @@ fn all_failed_fail_static_answers_fallback_addresses() {
     assert_eq!(outcome, Outcome::FailStatic { pool: p });
     assert_eq!(answers.len(), 1, "only the queried family");
     assert_eq!(answers[0].member, None);
-    assert_eq!(answers[0].address.to_string(), "198.51.100.1");
+    assert_eq!(answers[0].address.unwrap().to_string(), "198.51.100.1");
 }
 
 #[test]

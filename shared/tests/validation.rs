@@ -60,6 +60,7 @@ fn dynamic(pools: Vec<PoolId>) -> RecordSet {
             pools,
             geo: vec![],
             first_n: 0,
+            flatten: false,
         }),
     }
 }
@@ -418,7 +419,7 @@ fn record_rules() {
     );
     let mut r = dynamic(vec![PoolId(1)]);
     r.rtype = RecordType::Txt;
-    fails_on(validate::record(&r, &zone), "type", "A or AAAA");
+    fails_on(validate::record(&r, &zone), "type", "A, AAAA or CNAME");
     let mut r = dynamic(vec![]);
     r.ttl = validate::MAX_TTL + 1;
     let err = validate::record(&r, &zone).unwrap_err();

@@ -15,6 +15,7 @@ pub mod netns;
 pub mod pki;
 pub mod process;
 pub mod secondary;
+pub mod unbound;
 pub mod wait;
 pub mod watcher;
 

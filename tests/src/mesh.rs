@@ -314,6 +314,17 @@ pub struct Agent {
 impl Agent {
     /// Start location `location` in `region`, reporting to `aggregator`.
     pub fn start(netns: Option<&str>, location: &str, region: &str, aggregator: &str) -> Agent {
+        Agent::start_with(netns, location, region, aggregator, &[])
+    }
+
+    /// [`Agent::start`] with `extra` flags (`--resolver IP:PORT`, ...).
+    pub fn start_with(
+        netns: Option<&str>,
+        location: &str,
+        region: &str,
+        aggregator: &str,
+        extra: &[&str],
+    ) -> Agent {
         let mut args: Vec<String> = [
             "--location",
             location,
@@ -332,6 +343,7 @@ impl Agent {
             // The certificate of an agent is named for its location.
             args.extend(crate::pki::cert("agent", location, &[]).tls_flags());
         }
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let proc = Proc::spawn(netns, &bin("gslb-agent"), &args);
         proc.stdout.listening("metrics", START_SECS);

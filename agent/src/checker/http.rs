@@ -47,7 +47,10 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn host_header(http: &HttpProbe, address: IpAddr, port: u16, https: bool) -> String {
+/// The Host header: the check's own, else its TLS server name, else the
+/// member's hostname, else the address (with the port when not default).
+fn host_header(http: &HttpProbe, target: &Target, https: bool) -> String {
+    let (address, port) = (target.address, target.port);
     if let Some(h) = http
         .headers
         .iter()
@@ -55,10 +58,11 @@ fn host_header(http: &HttpProbe, address: IpAddr, port: u16, https: bool) -> Str
     {
         return h.value.clone();
     }
-    let host = match (&http.tls_server_name, address) {
-        (Some(name), _) => name.clone(),
-        (None, IpAddr::V6(v6)) => format!("[{v6}]"),
-        (None, IpAddr::V4(v4)) => v4.to_string(),
+    let host = match (&http.tls_server_name, &target.hostname, address) {
+        (Some(name), _, _) => name.clone(),
+        (None, Some(name), _) => name.to_string(),
+        (None, None, IpAddr::V6(v6)) => format!("[{v6}]"),
+        (None, None, IpAddr::V4(v4)) => v4.to_string(),
     };
     let default_port = if https { 443 } else { 80 };
     if port == default_port {
@@ -91,11 +95,15 @@ impl Checker for HttpChecker {
                 .await?;
             let _ = tcp.set_nodelay(true);
             super::tcp::reset_on_close(&tcp);
-            let host = host_header(http, target.address, target.port, https);
+            let host = host_header(http, target, https);
             if !https {
                 return exchange(tcp, http, &host, target, &self.deny).await;
             }
-            let name = match &http.tls_server_name {
+            // The check's server name, else the member's hostname (a CDN
+            // or load balancer serves the certificate of its name).
+            let sni = (http.tls_server_name.clone())
+                .or_else(|| target.hostname.as_ref().map(ToString::to_string));
+            let name = match sni {
                 Some(sni) => ServerName::try_from(sni.clone()).map_err(|e| {
                     Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}"))
                 })?,
@@ -244,26 +252,43 @@ fn http_error(step: &str, err: &hyper::Error) -> Failure {
 mod tests {
     use super::*;
 
+    fn at(address: &str, port: u16, hostname: Option<&str>) -> Target {
+        let a = gslb_shared::assignment::Assignment {
+            member: gslb_shared::MemberId(1),
+            address: hostname.unwrap_or(address).parse().unwrap(),
+            port,
+            check: std::sync::Arc::new(gslb_shared::Check::new(
+                gslb_shared::CheckId(1),
+                "c",
+                Probe::Http(HttpProbe::default()),
+            )),
+        };
+        Target::from_assignment(&a)
+            .unwrap()
+            .at(address.parse().unwrap())
+    }
+
     #[test]
     fn host_header_defaults_to_name_or_address_with_non_default_port() {
         let mut h = HttpProbe::default();
         assert_eq!(
-            host_header(&h, "127.0.0.1".parse().unwrap(), 80, false),
+            host_header(&h, &at("127.0.0.1", 80, None), false),
             "127.0.0.1"
         );
+        assert_eq!(host_header(&h, &at("::1", 8443, None), true), "[::1]:8443");
         assert_eq!(
-            host_header(&h, "::1".parse().unwrap(), 8443, true),
-            "[::1]:8443"
+            host_header(&h, &at("::1", 8443, Some("lb.example.com")), true),
+            "lb.example.com:8443"
         );
         h.tls_server_name = Some("api.example.com".into());
         assert_eq!(
-            host_header(&h, "::1".parse().unwrap(), 443, true),
+            host_header(&h, &at("::1", 443, None), true),
             "api.example.com"
         );
         h.headers.push(gslb_shared::Header {
             name: "host".into(),
             value: "x.test".into(),
         });
-        assert_eq!(host_header(&h, "::1".parse().unwrap(), 443, true), "x.test");
+        assert_eq!(host_header(&h, &at("::1", 443, None), true), "x.test");
     }
 }

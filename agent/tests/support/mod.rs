@@ -68,7 +68,16 @@ pub fn context(tls: Option<ProbeTls>) -> Arc<ProbeContext> {
         buffer: Arc::new(ResultBuffer::new(10_000, 100)),
         clock: Clock::system(),
         metrics: Metrics::new(),
+        resolver: no_resolver(),
     })
+}
+
+/// A resolver at a closed loopback port: for tests with IP targets only.
+pub fn no_resolver() -> gslb_proto::link::resolve::Resolver {
+    gslb_proto::link::resolve::Resolver::server(
+        SocketAddr::from(([127, 0, 0, 1], 9)),
+        Duration::from_millis(200),
+    )
 }
 
 /// Probe once; the failure reason, or None on pass.

@@ -32,7 +32,7 @@ pub fn assignments_for(catalog: &Catalog, location: &LocationId) -> AssignmentSe
             (member.id, check.id),
             Assignment {
                 member: member.id,
-                address: member.address,
+                address: member.address.clone(),
                 port: member.port,
                 check: shared
                     .entry(check.id)

@@ -6,6 +6,7 @@
 //! Pure: no store, no clock. The service persists the [`Change`]s it returns.
 
 mod cuts;
+mod hostnames;
 mod index;
 
 use gslb_shared::validate::{self, ValidationError};
@@ -577,6 +578,7 @@ impl CatalogState {
                     }
                 }
                 self.check_cuts(r, zone)?;
+                self.check_hostnames(object)?;
                 for other in self
                     .indexes()
                     .records_at(&r.name)
@@ -635,7 +637,8 @@ impl CatalogState {
                     ));
                 }
                 // Two members at one endpoint would answer one address twice.
-                if let Some(&other) = self.indexes().by_endpoint.get(&(m.pool, m.address, m.port))
+                if let Some(&other) =
+                    (self.indexes().by_endpoint).get(&(m.pool, m.address.clone(), m.port))
                     && other != m.id
                 {
                     return Err(invalid(
@@ -647,6 +650,7 @@ impl CatalogState {
                         ),
                     ));
                 }
+                self.check_hostnames(object)?;
                 Ok(())
             }
             Object::TsigKey(k) => {

@@ -115,6 +115,9 @@ pub struct DesiredDynamic {
     /// firstN.
     #[serde(default)]
     pub first_n: u32,
+    /// Answer the addresses hostname members resolve to.
+    #[serde(default)]
+    pub flatten: bool,
 }
 
 /// A geo branch with pools named.

@@ -80,6 +80,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                         pools: vec![PoolId(1)],
                     }],
                     first_n: 2,
+                    flatten: false,
                 }),
             ),
             (

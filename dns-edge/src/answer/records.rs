@@ -31,12 +31,11 @@ impl Responder {
         // A CNAME owner asked for its CNAME, or for ANY (which matches
         // the CNAME, so the chain is not followed: RFC 1034 4.3.2, and one
         // record set per RFC 8482), answers the CNAME alone.
-        if q.qtype == Rtype::CNAME || (q.qtype == Rtype::ANY && entry.cname_set.is_some()) {
-            if let Some(link) = &entry.cname_set {
-                push_rr(answer, q, None, link.ttl, &link.data)?;
-                return Ok(None);
-            }
-            return Ok(Some(entry.zone));
+        if let Some(link) = &entry.cname_set
+            && matches!(q.qtype, Rtype::CNAME | Rtype::ANY)
+        {
+            push_rr(answer, q, None, link.ttl, &link.data)?;
+            return Ok(None);
         }
         let Some(chain) = &entry.cname else {
             return self.final_answer(table, geo, q, client, entry, None, answer, plan);
@@ -94,6 +93,14 @@ impl Responder {
             return Ok(None);
         }
         let set = match (q.qtype, record_type(q.qtype)) {
+            // A CNAME pool is its name's only set and answers every type.
+            _ if entry
+                .sets
+                .first()
+                .is_some_and(|s| s.rtype == RecordType::Cname) =>
+            {
+                &entry.sets[0]
+            }
             // RFC 8482: one record set answers ANY (the SOA at an empty apex).
             (Rtype::ANY, _) => match entry.sets.first() {
                 Some(set) => set,
@@ -131,14 +138,37 @@ impl Responder {
                 };
                 let before = answer.counts().ancount();
                 match decision.outcome {
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. }
+                        if set.rtype == RecordType::Cname =>
+                    {
+                        // One CNAME: the first member steering picks. Its
+                        // target is not followed here; resolvers do.
+                        self.templatable = false;
+                        let rotation = &mut self.rotation[*slot as usize];
+                        *rotation = rotation.wrapping_add(1);
+                        self.chosen.clear();
+                        self.chosen.extend_from_slice(&decision.chosen);
+                        let r = &dynamic.record;
+                        steer(&mut self.chosen, r.steering, 1, *rotation, &mut self.rng);
+                        let first = self.chosen.first().and_then(|c| {
+                            let i = decision.chosen.iter().position(|d| d.id == c.id)?;
+                            decision.names.get(i)
+                        });
+                        if let Some(cname) = first {
+                            push(answer, set.ttl, cname)?;
+                        }
+                    }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } if self.template_mode => {
                         // Every candidate, in decision order, each record
                         // the same length (owners are pointers).
                         let at = answer.as_slice().len();
                         let mut len = None;
                         for c in decision.chosen.iter() {
+                            let Some(address) = c.address else {
+                                return Ok(None);
+                            };
                             let start = answer.as_slice().len();
-                            push(answer, set.ttl, &address_data(c.address))?;
+                            push(answer, set.ttl, &address_data(address))?;
                             let bytes = &answer.as_slice()[start..];
                             // The owner must be a pointer into what precedes
                             // the member records, or reordering breaks it.
@@ -178,8 +208,8 @@ impl Responder {
                             *rotation,
                             &mut self.rng,
                         );
-                        for c in &self.chosen {
-                            push(answer, set.ttl, &address_data(c.address))?;
+                        for address in self.chosen.iter().filter_map(|c| c.address) {
+                            push(answer, set.ttl, &address_data(address))?;
                         }
                     }
                     Outcome::FailStatic { .. } => {

@@ -71,6 +71,10 @@ impl Builder<'_> {
                 target = Some(t.clone());
             }
         }
+        // A name whose CNAME is a pool has no chain: it answers itself.
+        if links.is_empty() {
+            return Ok(None);
+        }
         let end = match (found, target) {
             (Found::NxDomain, _) => ChainEnd::NxDomain {
                 zone: self.zone_slot.get(&zone.id).copied().unwrap_or(0),

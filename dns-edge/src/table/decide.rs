@@ -6,10 +6,13 @@
 
 use std::net::IpAddr;
 
+use domain::rdata::{Cname, ZoneRecordData};
 use gslb_shared::selection::{
     Candidate, Family, Outcome, PoolRef, SelectionInput, Selector, fallback,
 };
 use gslb_shared::{DynamicRecord, Member, MemberFacts, Pool, PoolId, Snapshot};
+
+use super::{Data, wire_name};
 use rustc_hash::FxHashMap;
 
 /// Selection steps 1–7 for one branch of a pool-backed set.
@@ -21,6 +24,9 @@ pub struct Decision {
     pub chosen: Box<[Candidate]>,
     /// The fixed addresses of `FailStatic`, already trimmed to `firstN`.
     pub fixed: Box<[IpAddr]>,
+    /// For a CNAME pool: the CNAME to each chosen member's hostname,
+    /// index for index with `chosen`.
+    pub names: Box<[Data]>,
 }
 
 /// The pools one record names, with copies of their members and facts.
@@ -40,6 +46,26 @@ impl SelectionInput for View<'_> {
                 facts,
             })
     }
+}
+
+/// The CNAME to each candidate's hostname. Should one have no wire form
+/// (the aggregator validated them, so never), the list is empty and the
+/// responder answers NODATA rather than another member's name.
+fn cnames(view: &View<'_>, chosen: &[Candidate]) -> Box<[Data]> {
+    let mut out = Vec::with_capacity(chosen.len());
+    for c in chosen {
+        let host = view
+            .pools
+            .iter()
+            .flat_map(|(_, members, _)| members.iter())
+            .find(|m| m.id == c.id)
+            .and_then(|m| m.address.host());
+        match host.map(wire_name) {
+            Some(Ok(name)) => out.push(ZoneRecordData::Cname(Cname::new(name))),
+            _ => return Box::new([]),
+        }
+    }
+    out.into_boxed_slice()
 }
 
 /// Decides pool-backed sets over one snapshot.
@@ -87,14 +113,19 @@ impl<'s> Decider<'s> {
                         .unwrap_or_default(),
                     _ => Box::new([]) as Box<[IpAddr]>,
                 };
-                let chosen = match outcome {
+                let chosen: Box<[Candidate]> = match outcome {
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => selector.chosen().into(),
-                    _ => Box::new([]) as Box<[Candidate]>,
+                    _ => Box::new([]),
+                };
+                let names = match family {
+                    Family::Name => cnames(view, &chosen),
+                    Family::V4 | Family::V6 => Box::new([]),
                 };
                 Decision {
                     outcome,
                     chosen,
                     fixed,
+                    names,
                 }
             })
             .collect()

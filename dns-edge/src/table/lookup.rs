@@ -232,8 +232,10 @@ impl<'a> Index<'a> {
                 && qtype != QueryType::Record(RecordType::Cname)
             {
                 let set = self.records[i];
+                // A CNAME pool is where the chain ends: its one CNAME is
+                // chosen per query, and its target left to the resolver.
                 let RecordData::Static(rdata) = &set.data else {
-                    return self.end(zone, cnames, Found::NoData, wildcard);
+                    return self.end(zone, cnames, Found::Records(set), wildcard);
                 };
                 let Some(gslb_shared::Rdata::Cname(target)) = rdata.first() else {
                     return self.end(zone, cnames, Found::NoData, wildcard);
@@ -343,6 +345,7 @@ mod tests {
                     pools: vec![PoolId(1)],
                     geo: vec![],
                     first_n: 0,
+                    flatten: false,
                 }),
             ),
             (

@@ -1,13 +1,13 @@
-//! A real resolver in front of the edge: unbound, with the test zone as a
-//! stub zone pointing at the edge (and the root pointing at a closed
-//! loopback port, so nothing is ever sent off the machine; `test.` is one
-//! of unbound's built-in blocked zones, so that default is lifted). Answers,
+//! A real resolver in front of the edge: unbound
+//! ([`gslb_e2e::unbound`]), with the test zone as a stub zone pointing at
+//! the edge. Answers,
 //! NXDOMAIN, a CNAME chain, and a UDP answer too big for unbound's 512-byte
 //! buffer, which it must fetch again over TCP. Floods of other classes
 //! (CH, NONE, ANY) never change what an IN query is answered.
 
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+
+use gslb_e2e::unbound::{Unbound, UnboundConf};
 
 use crate::support::*;
 
@@ -113,94 +113,16 @@ fn floods_of_other_classes_do_not_change_in_answers_through_unbound() {
     }
 }
 
-/// unbound on a free loopback port, forwarding the test zone to `dns`.
-fn start_unbound(dir: &std::path::Path, dns: SocketAddr) -> (Kill, SocketAddr) {
-    let log = dir.join("unbound.log");
-    // A port could be taken between choosing it and unbound binding it
-    // (other tests open listeners all the time): then unbound exits, and
-    // it is started again on another.
-    let mut started = None;
-    for _ in 0..3 {
-        let port = free_udp_and_tcp_port();
-        let mut unbound = Kill(spawn_unbound(dir, port, dns.port(), &log));
-        let resolver: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        if answers(resolver, &mut unbound) {
-            started = Some((unbound, resolver));
-            break;
-        }
-    }
-    started.unwrap_or_else(|| {
-        panic!(
-            "unbound never answered: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        )
-    })
-}
-
-/// Kills unbound on drop.
-struct Kill(std::process::Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A loopback port free for both UDP and TCP just now.
-fn free_udp_and_tcp_port() -> u16 {
-    loop {
-        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = tcp.local_addr().unwrap().port();
-        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
-
-/// Start unbound on `port` with the test zone stubbed to the edge.
-fn spawn_unbound(
-    dir: &std::path::Path,
-    port: u16,
-    edge: u16,
-    log: &std::path::Path,
-) -> std::process::Child {
-    let conf = dir.join("unbound.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "server:\n  interface: 127.0.0.1\n  port: {port}\n  do-ip6: no\n  do-not-query-localhost: no\n\
-             \x20 username: \"\"\n  chroot: \"\"\n  directory: \"{d}\"\n  pidfile: \"{d}/unbound.pid\"\n\
-             \x20 use-syslog: no\n  logfile: \"\"\n  verbosity: 1\n  access-control: 127.0.0.0/8 allow\n\
-             \x20 module-config: \"iterator\"\n  edns-buffer-size: 512\n  qname-minimisation: no\n\
-             \x20 local-zone: \"test.\" nodefault\n\
-             stub-zone:\n  name: \"example.test\"\n  stub-addr: 127.0.0.1@{edge}\n\
-             stub-zone:\n  name: \".\"\n  stub-addr: 127.0.0.1@9\n",
-            d = dir.display(),
-        ),
-    )
-    .unwrap();
-    Command::new("unbound")
-        .arg("-d")
-        .arg("-c")
-        .arg(&conf)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap_or_else(|e| panic!("unbound not runnable ({e}): apt-get install unbound"))
-}
-
-/// True once unbound answers (polled for up to 20 s); false when it
-/// exited (e.g. its port was taken) or never answered.
-fn answers(resolver: SocketAddr, unbound: &mut Kill) -> bool {
-    for _ in 0..100 {
-        if rcode(&dig(resolver, &["www.example.test"])) == "NOERROR" {
-            return true;
-        }
-        if matches!(unbound.0.try_wait(), Ok(Some(_))) {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-    false
+/// unbound on a free loopback port, with the test zone stubbed to `dns`.
+fn start_unbound(dir: &std::path::Path, dns: SocketAddr) -> (Unbound, SocketAddr) {
+    let unbound = Unbound::start(
+        dir,
+        &UnboundConf {
+            stubs: vec![("example.test".into(), dns)],
+            ready: "www.example.test".into(),
+            ..UnboundConf::default()
+        },
+    );
+    let addr = unbound.addr;
+    (unbound, addr)
 }

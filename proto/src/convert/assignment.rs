@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gslb_shared::assignment::{Assignment, Offered, TargetKey};
-use gslb_shared::validate::{self, ValidationError};
+use gslb_shared::validate::ValidationError;
 use gslb_shared::{Check, CheckId, MemberId};
 
 use super::bad;
@@ -133,7 +133,7 @@ fn assignment_from_pb(
     a: &pb::Assignment,
     check: Arc<Check>,
 ) -> Result<Assignment, ValidationError> {
-    let address = validate::plain_ip(&a.address).map_err(|e| bad("address", e.to_string()))?;
+    let address = super::member_address("address", &a.address)?;
     let port = u16::try_from(a.port)
         .ok()
         .filter(|p| *p != 0)

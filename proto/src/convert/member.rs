@@ -5,7 +5,7 @@ use std::time::Duration;
 use gslb_shared::validate::ValidationError;
 use gslb_shared::{EphemeralPolicy, Member, MemberId, MemberKind, PoolId};
 
-use super::{ip, millis, region, u16_field};
+use super::{member_address, millis, region, u16_field};
 use crate::pb;
 
 impl From<&Member> for pb::Member {
@@ -48,7 +48,7 @@ impl TryFrom<pb::Member> for Member {
             id: MemberId(m.id),
             pool: PoolId(m.pool_id),
             name: m.name,
-            address: ip("address", &m.address)?,
+            address: member_address("address", &m.address)?,
             port: u16_field("port", m.port)?,
             weight: m.weight,
             priority: m.priority,

@@ -20,6 +20,7 @@ pub fn fail_reason_to_pb(reason: Option<FailReason>) -> pb::FailReason {
         Some(FailReason::Protocol) => pb::FailReason::Protocol,
         Some(FailReason::InvalidTarget) => pb::FailReason::InvalidTarget,
         Some(FailReason::DeniedDestination) => pb::FailReason::DeniedDestination,
+        Some(FailReason::Resolve) => pb::FailReason::Resolve,
         Some(FailReason::Other) => pb::FailReason::Other,
     }
 }
@@ -41,6 +42,7 @@ pub fn fail_reason_from_pb(value: i32) -> Result<Option<FailReason>, ValidationE
             pb::FailReason::Protocol => Some(FailReason::Protocol),
             pb::FailReason::InvalidTarget => Some(FailReason::InvalidTarget),
             pb::FailReason::DeniedDestination => Some(FailReason::DeniedDestination),
+            pb::FailReason::Resolve => Some(FailReason::Resolve),
             pb::FailReason::Other => Some(FailReason::Other),
         },
     )

@@ -281,6 +281,7 @@ impl From<&RecordSet> for pb::RecordSet {
                     })
                     .collect(),
                 first_n: d.first_n,
+                flatten: d.flatten,
             }),
         };
         pb::RecordSet {
@@ -332,6 +333,7 @@ impl TryFrom<pb::RecordSet> for RecordSet {
                     })
                     .collect(),
                 first_n: d.first_n,
+                flatten: d.flatten,
             }),
         };
         Ok(RecordSet {

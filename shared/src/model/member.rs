@@ -1,11 +1,10 @@
-//! Pool members: one answered address each.
+//! Pool members: one answered address or hostname each.
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{MemberId, PoolId, Region};
+use super::{MemberAddress, MemberId, PoolId, Region};
 
 /// Default member weight.
 pub const DEFAULT_WEIGHT: u32 = 100;
@@ -24,8 +23,9 @@ pub struct Member {
     pub pool: PoolId,
     /// Human name.
     pub name: String,
-    /// The answered address.
-    pub address: IpAddr,
+    /// The answered address, or a hostname (probed at each address it
+    /// resolves to; answered as a CNAME or flattened).
+    pub address: MemberAddress,
     /// Service port (the default check port).
     pub port: u16,
     /// Relative weight; 0 is never answered.
@@ -125,7 +125,7 @@ impl Member {
         id: MemberId,
         pool: PoolId,
         name: impl Into<String>,
-        address: IpAddr,
+        address: MemberAddress,
         port: u16,
     ) -> Self {
         Self {

@@ -28,6 +28,8 @@ pub enum FailReason {
     InvalidTarget,
     /// The connected address is on the deny-list; nothing was sent.
     DeniedDestination,
+    /// A hostname target did not resolve (no address, or no answer).
+    Resolve,
     /// Anything else.
     Other,
 }
@@ -46,6 +48,7 @@ impl FailReason {
             FailReason::Protocol => "protocol",
             FailReason::InvalidTarget => "invalid-target",
             FailReason::DeniedDestination => "denied-destination",
+            FailReason::Resolve => "resolve",
             FailReason::Other => "other",
         }
     }

@@ -336,7 +336,8 @@ pub struct ServiceBinding {
     pub params: String,
 }
 
-/// A pool-backed record (type A or AAAA).
+/// A pool-backed record: A or AAAA (addresses), or CNAME (a hostname
+/// member's name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DynamicRecord {
@@ -350,6 +351,12 @@ pub struct DynamicRecord {
     /// At most this many addresses per answer; 0 answers all.
     #[serde(default)]
     pub first_n: u32,
+    /// An A or AAAA record answered with the addresses its hostname
+    /// members resolve to (Route 53's alias, Cloudflare's flattening),
+    /// allowed at the apex. Without it, hostname members back CNAME
+    /// records only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flatten: bool,
 }
 
 /// How the answer set is ordered before `firstN` trims it.

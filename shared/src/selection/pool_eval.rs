@@ -16,8 +16,8 @@ use crate::model::{Health, MemberId};
 pub struct Candidate {
     /// Member id.
     pub id: MemberId,
-    /// Answered address.
-    pub address: IpAddr,
+    /// Answered address; `None` for a hostname member.
+    pub address: Option<IpAddr>,
     /// Steering weight (> 0).
     pub weight: u32,
     /// Ordering tier; lower first.
@@ -45,7 +45,8 @@ pub enum Exclusion {
     ZeroWeight,
     /// Held by the warm-up gate.
     Warming,
-    /// Address of the other family than the query's.
+    /// Address of the other family than the query's (or an IP member
+    /// asked for a name, or a hostname asked for an address).
     OtherFamily,
 }
 
@@ -76,7 +77,7 @@ pub fn collect_candidates(
             Some(Exclusion::ZeroWeight)
         } else if facts.warming {
             Some(Exclusion::Warming)
-        } else if !family.matches(&m.address) {
+        } else if !family.admits(&m.address) {
             Some(Exclusion::OtherFamily)
         } else {
             None
@@ -89,7 +90,7 @@ pub fn collect_candidates(
             }
             None => out.push(Candidate {
                 id: m.id,
-                address: m.address,
+                address: m.address.ip(),
                 weight: m.weight,
                 priority: m.priority,
                 backup: m.backup,

@@ -1,6 +1,6 @@
 //! A pool's state as selection sees it, for status views (the aggregator's
 //! pool status, the edge's `/status/pools`): one evaluation per address
-//! family the pool has members of.
+//! family (or hostnames) the pool has members of.
 
 use serde::Serialize;
 
@@ -24,8 +24,8 @@ pub struct PoolState {
 pub fn pool_state(pool: PoolRef<'_>) -> PoolState {
     let (mut eligible, mut protected, mut using_backups) = (false, false, false);
     let (mut candidates, mut chosen) = (Vec::new(), Vec::new());
-    for family in [Family::V4, Family::V6] {
-        if !pool.members.iter().any(|m| family.matches(&m.address)) {
+    for family in [Family::V4, Family::V6, Family::Name] {
+        if !pool.members.iter().any(|m| family.admits(&m.address)) {
             continue;
         }
         if let PoolVerdict::Eligible { protected: p } =

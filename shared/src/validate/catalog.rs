@@ -136,6 +136,9 @@ pub fn catalog(catalog: &Catalog) -> Result<(), ValidationError> {
         );
         types.push(r.rtype);
     }
+    for (id, field, rule) in super::hostnames::catalog_findings(catalog) {
+        f.add(&format!("records[{id}].{field}"), rule);
+    }
     cuts::cuts(&mut f, catalog);
     f.finish()
 }

@@ -28,7 +28,9 @@ pub fn member(member: &Member) -> Result<(), ValidationError> {
     {
         f.add("region", rule);
     }
-    if let Some(rule) = super::address::unanswerable(&member.address) {
+    if let Some(ip) = member.address.ip()
+        && let Some(rule) = super::address::unanswerable(&ip)
+    {
         f.add("address", rule);
     }
     if let MemberKind::Ephemeral(policy) = member.kind {

@@ -31,9 +31,28 @@ pub fn record(record: &RecordSet, zone: &Zone) -> Result<(), ValidationError> {
         RecordData::Static(rdata) => static_data(&mut f, record, zone, rdata),
         RecordData::Dynamic(dynamic) => {
             f.require(
-                matches!(record.rtype, RecordType::A | RecordType::Aaaa),
+                matches!(
+                    record.rtype,
+                    RecordType::A | RecordType::Aaaa | RecordType::Cname
+                ),
                 "type",
-                "must be A or AAAA for a dynamic (pool-backed) record",
+                "must be A, AAAA or CNAME for a dynamic (pool-backed) record",
+            );
+            f.require(
+                !dynamic.flatten || matches!(record.rtype, RecordType::A | RecordType::Aaaa),
+                "data.dynamic.flatten",
+                "only an A or AAAA record is flattened (a CNAME pool answers the name itself)",
+            );
+            f.require(
+                record.rtype != RecordType::Cname || record.name != zone.apex,
+                "name",
+                "a CNAME pool cannot be at the zone apex (the apex has SOA and NS): \
+                 use an A or AAAA record with flatten: true",
+            );
+            f.require(
+                record.rtype != RecordType::Cname || dynamic.first_n <= 1,
+                "data.dynamic.firstN",
+                "must be 0 or 1 for a CNAME pool: a name has one CNAME",
             );
             in_range(
                 &mut f,

@@ -3,19 +3,19 @@
 //! NS set, then every record set of the zone in name order. A pool-backed
 //! set is the whole answer it gives now to a client in no region: every
 //! address selection would hand out, in address order (neither steering
-//! nor `firstN` applied). A zone transfer sends this and a master file
+//! nor `firstN` applied), or a CNAME pool's first member. A zone transfer sends this and a master file
 //! holds it; a server loading either serves it without steering.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 
 use domain::base::Serial;
-use domain::rdata::{A, Aaaa, Ns, Soa, ZoneRecordData};
+use domain::rdata::{A, Aaaa, Cname, Ns, Soa, ZoneRecordData};
 use rand::SeedableRng;
 
 use super::{Data, WireError, WireName, data, wire_name};
 use crate::model::{DynamicRecord, RecordData, RecordSet, RecordType, Snapshot, Steering, Zone};
-use crate::selection::{CatalogIndex, Family, Query, Selector};
+use crate::selection::{CatalogIndex, Family, Outcome, Query, SelectionInput, Selector};
 
 /// One record set of a zone's data.
 #[derive(Debug, Clone)]
@@ -52,22 +52,21 @@ pub fn index(snapshot: &Snapshot) -> CatalogIndex {
     CatalogIndex::new(&snapshot.catalog, &facts)
 }
 
-/// Every address a pool-backed set hands out now, to a client in no
-/// region, in address order.
-pub fn current_addresses(
+/// What a pool-backed set hands out now to a client in no region: every
+/// address, in address order; for a CNAME pool, the CNAME to its first
+/// member in steering order (round robin at its start).
+pub fn current_answer(
     index: &CatalogIndex,
     rtype: RecordType,
     d: &DynamicRecord,
-) -> Vec<IpAddr> {
+) -> Result<Vec<Data>, WireError> {
     let whole = DynamicRecord {
         steering: Steering::RoundRobin,
         first_n: 0,
         ..d.clone()
     };
-    let family = if rtype == RecordType::Aaaa {
-        Family::V6
-    } else {
-        Family::V4
+    let Some(family) = Family::of(rtype) else {
+        return Ok(Vec::new());
     };
     let query = Query {
         family,
@@ -78,11 +77,34 @@ pub fn current_addresses(
     // orders them, and they are sorted below.
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let mut selector = Selector::new();
-    let (_, answers) = selector.select(index, &whole, query, &mut rng, None);
-    let mut addrs: Vec<IpAddr> = answers.iter().map(|a| a.address).collect();
+    let (outcome, answers) = selector.select(index, &whole, query, &mut rng, None);
+    if family == Family::Name {
+        let pool = match outcome {
+            Outcome::Pool { pool, .. } | Outcome::FailOpen { pool } => pool,
+            Outcome::FailStatic { .. } | Outcome::NoData => return Ok(Vec::new()),
+        };
+        let host = answers.first().and_then(|a| {
+            let members = index.pool(pool)?.members;
+            members
+                .iter()
+                .find(|m| Some(m.id) == a.member)?
+                .address
+                .host()
+        });
+        return host
+            .map(|h| Ok(vec![ZoneRecordData::Cname(Cname::new(wire_name(h)?))]))
+            .unwrap_or(Ok(Vec::new()));
+    }
+    let mut addrs: Vec<IpAddr> = answers.iter().filter_map(|a| a.address).collect();
     addrs.sort();
     addrs.dedup();
-    addrs
+    Ok(addrs
+        .into_iter()
+        .map(|addr| match addr {
+            IpAddr::V4(a) => ZoneRecordData::A(A::new(a)),
+            IpAddr::V6(a) => ZoneRecordData::Aaaa(Aaaa::new(a)),
+        })
+        .collect())
 }
 
 /// Sort key: labels from the top down, then the type code.
@@ -106,13 +128,7 @@ pub fn sorted_sets<'a>(snapshot: &'a Snapshot, zone: &Zone) -> Vec<&'a RecordSet
 pub fn set_records(index: &CatalogIndex, r: &RecordSet) -> Result<Vec<Data>, WireError> {
     Ok(match &r.data {
         RecordData::Static(rdata) => rdata.iter().map(data).collect::<Result<_, _>>()?,
-        RecordData::Dynamic(d) => current_addresses(index, r.rtype, d)
-            .into_iter()
-            .map(|addr| match addr {
-                IpAddr::V4(a) => ZoneRecordData::A(A::new(a)),
-                IpAddr::V6(a) => ZoneRecordData::Aaaa(Aaaa::new(a)),
-            })
-            .collect(),
+        RecordData::Dynamic(d) => current_answer(index, r.rtype, d)?,
     })
 }
 

@@ -43,7 +43,7 @@ impl World {
         let id = MemberId(self.next);
         self.next += 1;
         let address: IpAddr = addr.parse().unwrap();
-        let mut member = Member::new(id, pool, format!("m{}", id.0), address, 80);
+        let mut member = Member::new(id, pool, format!("m{}", id.0), address.into(), 80);
         configure(&mut member);
         self.catalog.members.insert(id, member);
         self.facts.insert(id, MemberFacts::UP);
@@ -65,6 +65,7 @@ pub fn record(pools: &[PoolId]) -> DynamicRecord {
         pools: pools.to_vec(),
         geo: Vec::new(),
         first_n: 0,
+        flatten: false,
     }
 }
 

@@ -8,6 +8,7 @@ mod backup;
 mod cluster;
 mod ephemeral;
 mod hardening;
+mod hostnames;
 mod partition;
 mod quorum;
 mod restart;

@@ -51,11 +51,12 @@ pub async fn pool_status(
             view.catalog()
                 .members
                 .get(&MemberId(m.member_id))
-                .map(|x| (x.address, x.port))
+                .map(|x| (x.address.clone(), x.port))
         };
         // Seed 000 keys members by IP; two members may share an IP on
         // different ports, and those are keyed `ip:port` there instead.
-        let mut per_ip: std::collections::HashMap<std::net::IpAddr, usize> = Default::default();
+        let mut per_ip: std::collections::HashMap<gslb_shared::MemberAddress, usize> =
+            Default::default();
         for (ip, _) in status.members.iter().filter_map(endpoint) {
             *per_ip.entry(ip).or_default() += 1;
         }
@@ -64,10 +65,12 @@ pub async fn pool_status(
             .iter()
             .map(|m| match endpoint(m) {
                 Some((ip, port)) => {
-                    let key = if per_ip.get(&ip).copied().unwrap_or(0) > 1 {
-                        std::net::SocketAddr::new(ip, port).to_string()
-                    } else {
-                        ip.to_string()
+                    let key = match &ip {
+                        _ if per_ip.get(&ip).copied().unwrap_or(0) <= 1 => ip.to_string(),
+                        gslb_shared::MemberAddress::Ip(a) => {
+                            std::net::SocketAddr::new(*a, port).to_string()
+                        }
+                        gslb_shared::MemberAddress::Host(h) => format!("{h}:{port}"),
                     };
                     let entry = PoolEntry {
                         status: m,

@@ -26,9 +26,23 @@ pub(super) struct Indexes {
     /// Member ids by (pool, name).
     pub by_name: imbl::OrdMap<(PoolId, String), MemberId>,
     /// Member ids by (pool, address, port).
-    pub by_endpoint: imbl::OrdMap<(PoolId, std::net::IpAddr, u16), MemberId>,
+    pub by_endpoint: imbl::OrdMap<(PoolId, gslb_shared::MemberAddress, u16), MemberId>,
     /// Record set ids by (reversed name, type).
     pub records: imbl::OrdMap<(String, RecordType), RecordSetId>,
+    /// Dynamic record sets by the pools they name (any branch).
+    pub pool_users: imbl::OrdSet<(PoolId, RecordSetId)>,
+}
+
+/// Every pool a record set names (none for static data).
+fn pools_of(r: &RecordSet) -> Vec<PoolId> {
+    match &r.data {
+        gslb_shared::RecordData::Dynamic(d) => std::iter::once(&d.pools)
+            .chain(d.geo.iter().map(|b| &b.pools))
+            .flatten()
+            .copied()
+            .collect(),
+        gslb_shared::RecordData::Static(_) => Vec::new(),
+    }
 }
 
 /// A name's labels from the top down, joined by dots
@@ -44,20 +58,28 @@ impl Indexes {
     pub fn add(&mut self, m: &Member) {
         self.by_pool.insert((m.pool, m.id));
         self.by_name.insert((m.pool, m.name.clone()), m.id);
-        self.by_endpoint.insert((m.pool, m.address, m.port), m.id);
+        self.by_endpoint
+            .insert((m.pool, m.address.clone(), m.port), m.id);
     }
 
     pub fn drop_member(&mut self, m: &Member) {
         self.by_pool.remove(&(m.pool, m.id));
         self.by_name.remove(&(m.pool, m.name.clone()));
-        self.by_endpoint.remove(&(m.pool, m.address, m.port));
+        self.by_endpoint
+            .remove(&(m.pool, m.address.clone(), m.port));
     }
 
     pub fn add_record(&mut self, r: &RecordSet) {
         self.records.insert((reversed(&r.name), r.rtype), r.id);
+        for p in pools_of(r) {
+            self.pool_users.insert((p, r.id));
+        }
     }
 
     pub fn drop_record(&mut self, r: &RecordSet) {
+        for p in pools_of(r) {
+            self.pool_users.remove(&(p, r.id));
+        }
         // Only when it is this set's entry: a write that replaced it keeps
         // the newer one.
         let key = (reversed(&r.name), r.rtype);
@@ -74,6 +96,12 @@ impl Indexes {
             .range(from..)
             .take_while(move |((n, _), _)| *n == key)
             .map(|(_, id)| *id)
+    }
+
+    /// Ids of the dynamic record sets that name `pool`.
+    pub fn pool_users(&self, pool: PoolId) -> impl Iterator<Item = RecordSetId> + '_ {
+        let (first, last) = ((pool, RecordSetId(0)), (pool, RecordSetId(u64::MAX)));
+        self.pool_users.range(first..=last).map(|(_, id)| *id)
     }
 
     /// Ids of the record sets strictly below `name`.

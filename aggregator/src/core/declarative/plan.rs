@@ -457,5 +457,6 @@ fn dynamic(
             })
             .collect::<Result<_, ValidationError>>()?,
         first_n: d.first_n,
+        flatten: d.flatten,
     })
 }

@@ -227,11 +227,7 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
             outcome: "static record: answered as configured".into(),
         });
     };
-    let family = if rtype == RecordType::Aaaa {
-        Family::V6
-    } else {
-        Family::V4
-    };
+    let family = Family::of(rtype).unwrap_or(Family::V4);
     let region = (!r.client.is_empty() && r.client.parse::<std::net::IpAddr>().is_err())
         .then(|| Region::new(r.client.clone()));
     let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
@@ -261,7 +257,19 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
         .collect();
     Ok(pb::ExplainResponse {
         steps,
-        answers: answers.iter().map(|a| a.address.to_string()).collect(),
+        // A hostname member answers with its name (a CNAME pool).
+        answers: answers
+            .iter()
+            .map(|a| match (a.address, a.member) {
+                (Some(ip), _) => ip.to_string(),
+                (None, Some(id)) => snapshot
+                    .catalog
+                    .members
+                    .get(&id)
+                    .map_or_else(|| id.to_string(), |m| m.address.to_string()),
+                (None, None) => String::new(),
+            })
+            .collect(),
         outcome: serde_json::to_string(&outcome).unwrap_or_default(),
     })
 }
