@@ -88,6 +88,10 @@ pub struct Settings {
     /// memory besides the catalog the core holds anyway [default: 16].
     #[arg(long)]
     pub store_cache_mib: Option<u64>,
+    /// Name server (`IP:PORT`) that hostname members of flattened records
+    /// are resolved with [default: the system's, from /etc/resolv.conf].
+    #[arg(long)]
+    pub resolver: Option<SocketAddr>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -171,6 +175,8 @@ pub struct AggregatorConfig {
     pub agent_retention: Duration,
     /// The store's page cache, in MiB.
     pub store_cache_mib: u64,
+    /// Name server for flattened records' hostnames (`None`: the system's).
+    pub resolver: Option<SocketAddr>,
 }
 
 impl Settings {
@@ -206,6 +212,7 @@ impl Settings {
             http_header_timeout: self.http_header_timeout.or(file.http_header_timeout),
             agent_retention: self.agent_retention.or(file.agent_retention),
             store_cache_mib: self.store_cache_mib.or(file.store_cache_mib),
+            resolver: self.resolver.or(file.resolver),
             log_format: self.log_format.or(file.log_format),
             node_id: self.node_id.or(file.node_id),
             peers: if self.peers.is_empty() {
@@ -317,6 +324,7 @@ impl Settings {
             limits,
             agent_retention,
             store_cache_mib,
+            resolver: self.resolver,
             tokens_file: self
                 .tokens_file
                 .unwrap_or_else(|| data_dir.join("tokens.json")),

@@ -18,6 +18,9 @@ use gslb_aggregator::net::tls::ReloadingTls;
 use gslb_aggregator::replication::cluster::{Cluster, RaftStore, check_data_dir};
 use gslb_proto::link::Link;
 
+/// How long the flattening resolver waits for each answer.
+const RESOLVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Restore backup `file` into `data_dir` (no aggregator may run on it);
 /// what was restored, for the operator.
 fn restore(data_dir: &std::path::Path, file: &std::path::Path) -> anyhow::Result<String> {
@@ -114,6 +117,11 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     std::io::stdout().flush()?;
+    // Answered by the listeners below: the resolver only ever asks.
+    let flattening = tokio::spawn(gslb_aggregator::api::flatten::run(
+        service.clone(),
+        gslb_proto::link::resolve::Resolver::configured(config.resolver, RESOLVE_TIMEOUT),
+    ));
     let served = gslb_aggregator::api::server::run(
         service.clone(),
         grpc,
@@ -124,6 +132,7 @@ async fn main() -> anyhow::Result<()> {
         shutdown_signal(),
     )
     .await;
+    flattening.abort();
     if let Some(follower) = follower {
         follower.abort();
     }

@@ -305,3 +305,69 @@ fn a_decision_hold_is_durable_idempotent_and_goes_with_its_pool() {
         "the delete's hold change was stored too"
     );
 }
+
+#[test]
+fn resolutions_of_hostname_members_are_published_durable_and_go_with_their_member() {
+    let d = dir("resolved");
+    let now = t(1_000, 0);
+    let mut c = open(&d, now);
+    configure(&mut c, now);
+    let host = c
+        .write(
+            vec![Op::Create(Object::Member(Member::new(
+                MemberId(0),
+                PoolId(2),
+                "cdn",
+                "cdn.example.net".parse().unwrap(),
+                443,
+            )))],
+            now,
+        )
+        .unwrap();
+    let Written::Upserted(o) = &host[0].what else {
+        unreachable!()
+    };
+    let ObjectRef::Member(id) = o.reference() else {
+        unreachable!()
+    };
+    let found = Resolved {
+        addresses: vec!["192.0.2.10".parse().unwrap()],
+        ttl: 30,
+    };
+    // IP members and unknown ids are dropped; the rest is one version.
+    let before = c.version();
+    let version = c
+        .set_resolved(
+            vec![
+                (id, Some(found.clone())),
+                (MemberId(3), Some(found.clone())),
+                (MemberId(999), Some(found.clone())),
+            ],
+            now,
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(version, before + 1);
+    let Catchup::Deltas(deltas) = c.feed().since(before) else {
+        panic!("a delta")
+    };
+    assert_eq!(deltas[0].resolved, vec![(id, found.clone())]);
+    assert_eq!(c.feed().current().resolved.len(), 1);
+    // The same again changes nothing.
+    assert_eq!(
+        c.set_resolved(vec![(id, Some(found.clone()))], now)
+            .unwrap(),
+        None
+    );
+    // A restart keeps it.
+    drop(c);
+    let mut c = open(&d, now);
+    assert_eq!(c.feed().current().resolved.get(&id), Some(&found));
+    // Deleting the member forgets it, on disk too.
+    c.write(vec![Op::Delete(ObjectRef::Member(id))], now)
+        .unwrap();
+    assert!(c.feed().current().resolved.is_empty());
+    drop(c);
+    let c = open(&d, now);
+    assert!(c.feed().current().resolved.is_empty());
+}

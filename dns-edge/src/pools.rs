@@ -75,6 +75,7 @@ pub fn view(snapshot: &Snapshot) -> PoolsView {
                     pool,
                     members: &members,
                     facts: &facts,
+                    resolved: Some(&snapshot.resolved),
                 }),
                 fail_mode: pool.fail_mode,
             }

@@ -260,7 +260,7 @@ impl Transfers {
                 };
                 let owner = wire_name(&r.name).map_err(err)?;
                 let data = zone_data::set_records(index, r).map_err(err)?;
-                let records = rr_of(&owner, r.ttl, data);
+                let records = rr_of(&owner, zone_data::set_ttl(index, r), data);
                 // Unchanged answers keep the old Arc: the diff skips them.
                 if *records != *sets[i].records {
                     sets[i].records = records;
@@ -286,7 +286,7 @@ impl Transfers {
             let data = zone_data::set_records(index, r).map_err(err)?;
             out.push(ZoneSet {
                 key: SetKey::Set(r.id),
-                records: rr_of(&owner, r.ttl, data),
+                records: rr_of(&owner, zone_data::set_ttl(index, r), data),
             });
         }
         Ok((out, dynamic.into()))

@@ -636,13 +636,39 @@ mod snapshots {
         )
     }
 
+    /// Resolutions: unicast addresses (never IPv4-mapped), at most 8.
+    fn resolved() -> impl Strategy<Value = Vec<(MemberId, Resolved)>> {
+        let address = prop_oneof![
+            any::<[u8; 4]>().prop_map(|o| std::net::IpAddr::from([10, o[1], o[2], o[3].max(1)])),
+            any::<[u16; 8]>().prop_map(|s| std::net::IpAddr::from([
+                0x2001,
+                0xdb8,
+                s[2],
+                s[3],
+                s[4],
+                s[5],
+                s[6],
+                s[7].max(1)
+            ])),
+        ];
+        prop::collection::vec(
+            (
+                any::<u64>(),
+                prop::collection::vec(address, 0..=8),
+                any::<u32>(),
+            )
+                .prop_map(|(id, addresses, ttl)| (MemberId(id), Resolved { addresses, ttl })),
+            0..3,
+        )
+    }
+
     proptest! {
         #[test]
         fn snapshot_round_trips(
             zones in prop::collection::vec(zone(), 0..3), records in prop::collection::vec(record(), 0..3),
             pools in prop::collection::vec(pool(), 0..3), members in prop::collection::vec(member(), 0..3),
             facts in facts(), version in any::<u64>(), at in any::<u64>(),
-            keys in prop::collection::vec(tsig_key(), 0..3),
+            keys in prop::collection::vec(tsig_key(), 0..3), resolved in resolved(),
         ) {
             let mut s = Snapshot { version, published_at_ms: at, epoch: version / 3, ..Snapshot::default() };
             for k in keys { s.catalog.tsig_keys.insert(k.id, k); }
@@ -651,6 +677,7 @@ mod snapshots {
             for p in pools { s.catalog.pools.insert(p.id, p); }
             for m in members { s.catalog.members.insert(m.id, m); }
             s.facts = facts.into_iter().collect();
+            s.resolved = resolved.into_iter().collect();
             prop_assert_eq!(snapshot_from_pb(pb::Snapshot::from(&s), at).unwrap(), s);
         }
 
@@ -660,6 +687,7 @@ mod snapshots {
             pools in prop::collection::vec(pool(), 0..2), members in prop::collection::vec(member(), 0..2),
             removed in prop::collection::vec(any::<u64>(), 0..3), facts in facts(), base in any::<u64>(), at in any::<u64>(),
             epoch in any::<u64>(), tsig_keys in prop::collection::vec(tsig_key(), 0..2),
+            resolved in resolved(),
         ) {
             let d = Delta {
                 base_version: base, version: base.wrapping_add(1), published_at_ms: at, epoch,
@@ -671,8 +699,35 @@ mod snapshots {
                 facts,
                 tsig_keys,
                 removed_tsig_keys: removed.iter().copied().map(TsigKeyId).collect(),
+                resolved,
+                unresolved: removed.iter().copied().map(MemberId).collect(),
             };
             prop_assert_eq!(delta_from_pb(pb::SnapshotDelta::from(&d), at).unwrap(), d);
+        }
+    }
+
+    #[test]
+    fn resolutions_from_the_wire_are_bounded_and_unicast() {
+        let with = |addresses: Vec<String>| pb::Snapshot {
+            version: 3,
+            resolved: vec![pb::Resolution {
+                member_id: 1,
+                addresses,
+                ttl: 30,
+            }],
+            ..pb::Snapshot::default()
+        };
+        let nine: Vec<String> = (1..=9).map(|i| format!("10.0.0.{i}")).collect();
+        for (addresses, says) in [
+            (nine, "at most 8"),
+            (vec!["224.0.0.1".into()], "unicast"),
+            (vec!["lb.example.com".into()], "IPv4 or IPv6"),
+        ] {
+            let err = snapshot_from_pb(with(addresses), 0).unwrap_err();
+            assert!(
+                err.names("resolved[0].addresses") && err.to_string().contains(says),
+                "{err}"
+            );
         }
     }
 

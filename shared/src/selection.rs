@@ -21,7 +21,9 @@ pub use pool_state::{PoolState, pool_state};
 pub use steer::steer;
 pub use trace::{Step, Trace};
 
-use crate::model::{DynamicRecord, FailMode, MemberAddress, MemberId, PoolId, RecordType, Region};
+use crate::model::{
+    DynamicRecord, FailMode, MemberAddress, MemberId, PoolId, RecordType, Region, Resolved,
+};
 
 /// What a query asks a pool for: addresses of one family, or a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -54,11 +56,15 @@ impl Family {
     }
 
     /// True when a member at `address` can answer this family: an IP
-    /// address of it, or a hostname for `Name`.
-    pub fn admits(self, address: &MemberAddress) -> bool {
-        match address {
-            MemberAddress::Ip(ip) => self.matches(ip),
-            MemberAddress::Host(_) => self == Family::Name,
+    /// address of it; a hostname for `Name`, or for an address family when
+    /// it resolved (`resolved`, flattened records) to an address of it.
+    pub fn admits(self, address: &MemberAddress, resolved: Option<&Resolved>) -> bool {
+        match (address, self) {
+            (MemberAddress::Ip(ip), _) => self.matches(ip),
+            (MemberAddress::Host(_), Family::Name) => true,
+            (MemberAddress::Host(_), Family::V4 | Family::V6) => {
+                resolved.is_some_and(|r| r.of_family(self == Family::V6).next().is_some())
+            }
         }
     }
 }

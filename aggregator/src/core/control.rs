@@ -12,7 +12,7 @@ mod view;
 
 use std::collections::BTreeMap;
 
-use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Snapshot};
+use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Resolved, Snapshot};
 
 use crate::core::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
 use crate::core::feed::{Feed, delta_of};
@@ -52,6 +52,16 @@ pub enum ControlError {
     /// Storage failed; the write was not acknowledged.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Put a commit's resolutions into its delta.
+fn add_resolved(delta: &mut gslb_shared::Delta, resolved: &[(MemberId, Option<Resolved>)]) {
+    for (id, r) in resolved {
+        match r {
+            Some(r) => delta.resolved.push((*id, r.clone())),
+            None => delta.unresolved.push(*id),
+        }
+    }
 }
 
 /// A batch error named by the plan line of the operation that failed
@@ -141,6 +151,7 @@ impl Control {
         let Loaded {
             state,
             latched,
+            resolved,
             first_start,
         } = store.load()?;
         let mut control = Self {
@@ -191,12 +202,16 @@ impl Control {
             &mut control.outputs,
         )?;
         let facts = control.facts_from_outputs();
+        let resolved = (resolved.into_iter())
+            .filter(|(id, _)| catalog.members.contains_key(id))
+            .collect();
         let mut snapshot = Snapshot {
             version: control.state.version,
             epoch: control.state.epoch,
             published_at_ms: now.0,
             catalog,
             facts: facts.into_iter().collect(),
+            resolved,
         };
         snapshot.catalog.checks.clear();
         control.feed = Feed::new(snapshot, FEED_WINDOW);
@@ -649,6 +664,45 @@ impl Control {
             }
             Err(e) => tracing::warn!(error = %e, "version reservation not given back"),
         }
+    }
+
+    /// Set what hostname members resolved to (`None` forgets it), as one
+    /// durable, published version. Entries of unknown or IP members, and
+    /// ones that change nothing, are dropped; the new version, if any.
+    pub fn set_resolved(
+        &mut self,
+        updates: Vec<(MemberId, Option<Resolved>)>,
+        now: Timestamp,
+    ) -> Result<Option<u64>, ControlError> {
+        self.decides()?;
+        let held = &self.feed.snapshot().resolved;
+        let members = &self.state.catalog.members;
+        let updates: Vec<_> = (updates.into_iter())
+            .filter(|(id, r)| match r {
+                Some(r) => {
+                    members.get(id).is_some_and(|m| m.address.host().is_some())
+                        && held.get(id) != Some(r)
+                }
+                None => held.contains_key(id),
+            })
+            .collect();
+        if updates.is_empty() {
+            return Ok(None);
+        }
+        self.flush_deferred()?;
+        let commit = Commit {
+            version: self.state.version + 1,
+            last_id: self.state.last_id,
+            resolved: updates,
+            ..Commit::default()
+        };
+        let stored = self.store.commit(&commit)?;
+        self.state.version = stored;
+        let mut delta = delta_of(&[], &[], now.0);
+        add_resolved(&mut delta, &commit.resolved);
+        delta.epoch = self.state.epoch;
+        self.feed.publish_over(delta, stored, &self.state.catalog);
+        Ok(Some(stored))
     }
 
     /// Deliberately reset every edge: raise the epoch (durably, as its own

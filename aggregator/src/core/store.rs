@@ -10,7 +10,7 @@ mod redb_store;
 
 use std::collections::BTreeMap;
 
-use gslb_shared::{Health, MemberId};
+use gslb_shared::{Health, MemberId, Resolved};
 use serde::{Deserialize, Serialize};
 
 pub use marker::MARKER;
@@ -76,6 +76,8 @@ pub struct Loaded {
     pub state: CatalogState,
     /// Latched member state.
     pub latched: BTreeMap<MemberId, Latched>,
+    /// Hostname members' addresses as last resolved (for flattening).
+    pub resolved: BTreeMap<MemberId, Resolved>,
     /// True when the store was empty (a first start).
     pub first_start: bool,
 }
@@ -97,6 +99,9 @@ pub struct Commit {
     /// The operator's decision hold, set only when it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<crate::core::catalog::DecisionHold>,
+    /// Hostname members' addresses to set (`None` forgets them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolved: Vec<(MemberId, Option<Resolved>)>,
     /// Raise the version reservation to this: every version up to it may
     /// already have been published before it was durable, so a restart
     /// continues above it (a single node's deferred decisions).

@@ -169,6 +169,31 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                     digest: "ab".repeat(32),
                 }]),
             ),
+            // Hostname members: a CNAME pool, and the apex flattened.
+            (
+                13,
+                "lb.a.test",
+                RecordType::Cname,
+                RecordData::Dynamic(DynamicRecord {
+                    steering: Steering::Weighted,
+                    pools: vec![PoolId(2)],
+                    geo: vec![],
+                    first_n: 0,
+                    flatten: false,
+                }),
+            ),
+            (
+                14,
+                "a.test",
+                RecordType::A,
+                RecordData::Dynamic(DynamicRecord {
+                    steering: Steering::RoundRobin,
+                    pools: vec![PoolId(2), PoolId(1)],
+                    geo: vec![],
+                    first_n: 3,
+                    flatten: true,
+                }),
+            ),
         ];
         for (id, owner, rtype, data) in sets {
             s.catalog.records.insert(
@@ -195,6 +220,19 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
             s.catalog.members.insert(m.id, m);
             s.facts.insert(MemberId(i), MemberFacts::UP);
         }
+        s.catalog.pools.insert(PoolId(2), Pool::new(PoolId(2), "hosts"));
+        for (i, host) in [(4u64, "x.example.net"), (5, "y.example.net")] {
+            let m = Member::new(MemberId(i), PoolId(2), format!("m{i}"), host.parse().unwrap(), 443);
+            s.catalog.members.insert(m.id, m);
+            s.facts.insert(MemberId(i), MemberFacts::UP);
+        }
+        s.resolved.insert(
+            MemberId(4),
+            Resolved {
+                addresses: vec!["192.0.2.7".parse().unwrap(), "2001:db8::7".parse().unwrap()],
+                ttl: 5,
+            },
+        );
         let transfers = Transfers::new(4);
         assert!(transfers.update(&s).errors.is_empty());
         (

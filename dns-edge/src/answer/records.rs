@@ -139,23 +139,37 @@ impl Responder {
                 let before = answer.counts().ancount();
                 match decision.outcome {
                     Outcome::Pool { .. } | Outcome::FailOpen { .. }
-                        if set.rtype == RecordType::Cname =>
+                        if !decision.expanded.is_empty() =>
                     {
-                        // One CNAME: the first member steering picks. Its
-                        // target is not followed here; resolvers do.
+                        // A CNAME pool answers one CNAME: the first member
+                        // steering picks (its target is left to resolvers).
+                        // A flattened record answers each steered member's
+                        // addresses, once each, up to firstN, never kept
+                        // longer than what they were resolved from.
                         self.templatable = false;
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();
                         self.chosen.extend_from_slice(&decision.chosen);
                         let r = &dynamic.record;
-                        steer(&mut self.chosen, r.steering, 1, *rotation, &mut self.rng);
-                        let first = self.chosen.first().and_then(|c| {
-                            let i = decision.chosen.iter().position(|d| d.id == c.id)?;
-                            decision.names.get(i)
-                        });
-                        if let Some(cname) = first {
-                            push(answer, set.ttl, cname)?;
+                        let cname = set.rtype == RecordType::Cname;
+                        let keep = if cname { 1 } else { r.first_n };
+                        steer(&mut self.chosen, r.steering, keep, *rotation, &mut self.rng);
+                        let ttl = decision
+                            .ttl_cap
+                            .map_or(set.ttl, |cap| set.ttl.min(Ttl::from_secs(cap)));
+                        let keep = if keep == 0 { usize::MAX } else { keep as usize };
+                        let mut pushed: Vec<&Data> = Vec::new();
+                        for c in &self.chosen {
+                            let Some(i) = decision.chosen.iter().position(|d| d.id == c.id) else {
+                                continue;
+                            };
+                            for data in decision.expanded[i].iter() {
+                                if pushed.len() < keep && !pushed.contains(&data) {
+                                    push(answer, ttl, data)?;
+                                    pushed.push(data);
+                                }
+                            }
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } if self.template_mode => {

@@ -10,10 +10,15 @@ use domain::rdata::{Cname, ZoneRecordData};
 use gslb_shared::selection::{
     Candidate, Family, Outcome, PoolRef, SelectionInput, Selector, fallback,
 };
-use gslb_shared::{DynamicRecord, Member, MemberFacts, Pool, PoolId, Snapshot};
+use gslb_shared::{
+    DynamicRecord, Member, MemberAddress, MemberFacts, Pool, PoolId, Resolved, Snapshot,
+};
 
-use super::{Data, wire_name};
+use super::{Data, address_data, wire_name};
 use rustc_hash::FxHashMap;
+
+/// Each chosen member's records (see [`Decision::expanded`]).
+pub type Expanded = Box<[Box<[Data]>]>;
 
 /// Selection steps 1–7 for one branch of a pool-backed set.
 #[derive(Debug, Clone)]
@@ -24,15 +29,21 @@ pub struct Decision {
     pub chosen: Box<[Candidate]>,
     /// The fixed addresses of `FailStatic`, already trimmed to `firstN`.
     pub fixed: Box<[IpAddr]>,
-    /// For a CNAME pool: the CNAME to each chosen member's hostname,
-    /// index for index with `chosen`.
-    pub names: Box<[Data]>,
+    /// For a CNAME pool or a flattened record, index for index with
+    /// `chosen`: the records each member answers with (the CNAME to its
+    /// hostname; its address, or the addresses its hostname resolved to).
+    /// Empty for other sets, whose members answer their own address.
+    pub expanded: Expanded,
+    /// The shortest TTL of the resolutions in `expanded`: a flattened
+    /// answer is never kept longer.
+    pub ttl_cap: Option<u32>,
 }
 
 /// The pools one record names, with copies of their members and facts.
 #[derive(Debug, Default)]
 struct View<'s> {
     pools: Vec<(&'s Pool, Vec<Member>, Vec<MemberFacts>)>,
+    resolved: Option<&'s gslb_shared::Map<gslb_shared::MemberId, Resolved>>,
 }
 
 impl SelectionInput for View<'_> {
@@ -44,28 +55,54 @@ impl SelectionInput for View<'_> {
                 pool,
                 members,
                 facts,
+                resolved: self.resolved,
             })
     }
 }
 
-/// The CNAME to each candidate's hostname. Should one have no wire form
-/// (the aggregator validated them, so never), the list is empty and the
-/// responder answers NODATA rather than another member's name.
-fn cnames(view: &View<'_>, chosen: &[Candidate]) -> Box<[Data]> {
+/// What each candidate answers with: for `Name`, the CNAME to its
+/// hostname; for an address family (a flattened record), its address or
+/// its hostname's addresses of the family. Should a hostname have no wire
+/// form (the aggregator validated them, so never), the list is empty and
+/// the responder answers NODATA rather than another member's name. With
+/// the shortest TTL of the resolutions used.
+fn expand(
+    view: &View<'_>,
+    chosen: &[Candidate],
+    family: Family,
+) -> (Expanded, Option<u32>) {
     let mut out = Vec::with_capacity(chosen.len());
+    let mut ttl_cap: Option<u32> = None;
     for c in chosen {
-        let host = view
+        let member = view
             .pools
             .iter()
             .flat_map(|(_, members, _)| members.iter())
-            .find(|m| m.id == c.id)
-            .and_then(|m| m.address.host());
-        match host.map(wire_name) {
-            Some(Ok(name)) => out.push(ZoneRecordData::Cname(Cname::new(name))),
-            _ => return Box::new([]),
-        }
+            .find(|m| m.id == c.id);
+        let Some(member) = member else {
+            return (Box::new([]), None);
+        };
+        let records: Box<[Data]> = match (&member.address, family) {
+            (MemberAddress::Host(h), Family::Name) => match wire_name(h) {
+                Ok(name) => Box::new([ZoneRecordData::Cname(Cname::new(name))]),
+                Err(_) => return (Box::new([]), None),
+            },
+            (MemberAddress::Host(_), Family::V4 | Family::V6) => {
+                let resolved = view.resolved.and_then(|r| r.get(&member.id));
+                if let Some(r) = resolved {
+                    ttl_cap = Some(ttl_cap.map_or(r.ttl, |t| t.min(r.ttl)));
+                }
+                resolved
+                    .into_iter()
+                    .flat_map(|r| r.of_family(family == Family::V6))
+                    .map(address_data)
+                    .collect()
+            }
+            (MemberAddress::Ip(ip), _) => Box::new([address_data(*ip)]),
+        };
+        out.push(records);
     }
-    out.into_boxed_slice()
+    (out.into_boxed_slice(), ttl_cap)
 }
 
 /// Decides pool-backed sets over one snapshot.
@@ -117,15 +154,17 @@ impl<'s> Decider<'s> {
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => selector.chosen().into(),
                     _ => Box::new([]),
                 };
-                let names = match family {
-                    Family::Name => cnames(view, &chosen),
-                    Family::V4 | Family::V6 => Box::new([]),
+                let (expanded, ttl_cap) = if family == Family::Name || record.flatten {
+                    expand(view, &chosen, family)
+                } else {
+                    (Expanded::default(), None)
                 };
                 Decision {
                     outcome,
                     chosen,
                     fixed,
-                    names,
+                    expanded,
+                    ttl_cap,
                 }
             })
             .collect()
@@ -134,6 +173,7 @@ impl<'s> Decider<'s> {
     /// Put the pools `record` names into the view.
     fn load(&mut self, record: &DynamicRecord) {
         self.view.pools.clear();
+        self.view.resolved = Some(&self.snapshot.resolved);
         let catalog = &self.snapshot.catalog;
         let named = record
             .pools

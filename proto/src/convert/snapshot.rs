@@ -2,7 +2,8 @@
 
 use gslb_shared::validate::ValidationError;
 use gslb_shared::{
-    Delta, FeedUpdate, MemberFacts, MemberId, PoolId, RecordSetId, Snapshot, TsigKeyId, ZoneId,
+    Delta, FeedUpdate, MAX_RESOLVED_ADDRESSES, MemberFacts, MemberId, PoolId, RecordSetId,
+    Resolved, Snapshot, TsigKeyId, ZoneId,
 };
 
 use crate::pb;
@@ -21,6 +22,53 @@ fn facts_from_pb(
     facts
         .into_iter()
         .map(<(MemberId, MemberFacts)>::try_from)
+        .collect()
+}
+
+fn resolved_to_pb<'a>(
+    resolved: impl Iterator<Item = (&'a MemberId, &'a Resolved)>,
+) -> Vec<pb::Resolution> {
+    resolved
+        .map(|(id, r)| pb::Resolution {
+            member_id: id.0,
+            addresses: r.addresses.iter().map(ToString::to_string).collect(),
+            ttl: r.ttl,
+        })
+        .collect()
+}
+
+/// Resolutions from the wire: unicast addresses, at most
+/// [`MAX_RESOLVED_ADDRESSES`] each.
+fn resolved_from_pb(
+    resolved: Vec<pb::Resolution>,
+) -> Result<Vec<(MemberId, Resolved)>, ValidationError> {
+    resolved
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let field = format!("resolved[{i}].addresses");
+            if r.addresses.len() > MAX_RESOLVED_ADDRESSES {
+                return Err(super::bad(
+                    &field,
+                    format!("must list at most {MAX_RESOLVED_ADDRESSES} addresses"),
+                ));
+            }
+            let mut addresses = Vec::with_capacity(r.addresses.len());
+            for a in &r.addresses {
+                let ip = super::ip(&field, a)?;
+                if let Some(rule) = gslb_shared::validate::unanswerable(&ip) {
+                    return Err(super::bad(&field, rule));
+                }
+                addresses.push(ip);
+            }
+            Ok((
+                MemberId(r.member_id),
+                Resolved {
+                    addresses,
+                    ttl: r.ttl,
+                },
+            ))
+        })
         .collect()
 }
 
@@ -58,6 +106,7 @@ impl From<&Snapshot> for pb::Snapshot {
             members: c.members.values().map(pb::Member::from).collect(),
             facts: facts_to_pb(s.facts.iter()),
             tsig_keys: c.tsig_keys.values().map(pb::TsigKey::from).collect(),
+            resolved: resolved_to_pb(s.resolved.iter()),
         }
     }
 }
@@ -89,6 +138,7 @@ pub fn snapshot_from_pb(
         out.catalog.tsig_keys.insert(k.id, k);
     }
     out.facts = facts_from_pb(s.facts)?.into_iter().collect();
+    out.resolved = resolved_from_pb(s.resolved)?.into_iter().collect();
     Ok(out)
 }
 
@@ -109,6 +159,8 @@ impl From<&Delta> for pb::SnapshotDelta {
             facts: facts_to_pb(d.facts.iter().map(|(id, f)| (id, f))),
             upsert_tsig_keys: d.tsig_keys.iter().map(pb::TsigKey::from).collect(),
             removed_tsig_keys: d.removed_tsig_keys.iter().map(|i| i.0).collect(),
+            resolved: resolved_to_pb(d.resolved.iter().map(|(id, r)| (id, r))),
+            unresolved: d.unresolved.iter().map(|i| i.0).collect(),
         }
     }
 }
@@ -131,6 +183,8 @@ pub fn delta_from_pb(d: pb::SnapshotDelta, published_at_ms: u64) -> Result<Delta
         facts: facts_from_pb(d.facts)?,
         tsig_keys: all("upsertTsigKeys", d.upsert_tsig_keys)?,
         removed_tsig_keys: d.removed_tsig_keys.into_iter().map(TsigKeyId).collect(),
+        resolved: resolved_from_pb(d.resolved)?,
+        unresolved: d.unresolved.into_iter().map(MemberId).collect(),
     })
 }
 

@@ -14,19 +14,9 @@ use domain::resolv::StubResolver;
 use domain::resolv::stub::conf::{ResolvConf, ServerConf, Transport};
 use gslb_shared::DnsName;
 
-/// Most addresses kept per name: an AWS ELB answers up to 8.
-pub const MAX_ADDRESSES: usize = 8;
+pub use gslb_shared::{MAX_RESOLVED_ADDRESSES as MAX_ADDRESSES, Resolved};
 /// Most CNAME hops followed inside one answer.
 const MAX_HOPS: usize = 8;
-
-/// What a name resolved to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
-    /// The addresses, sorted, at most [`MAX_ADDRESSES`].
-    pub addresses: Vec<IpAddr>,
-    /// The smallest TTL of the records that led to them (seconds).
-    pub ttl: u32,
-}
 
 /// Why a name did not resolve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,8 +2,8 @@
 //! and how it moves from one version to the next.
 
 use super::{
-    Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, TsigKey,
-    TsigKeyId, Zone, ZoneId,
+    Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, Resolved,
+    TsigKey, TsigKeyId, Zone, ZoneId,
 };
 
 /// Zones, records, pools and members (no checks) with member facts.
@@ -20,6 +20,8 @@ pub struct Snapshot {
     pub catalog: Catalog,
     /// Facts per member.
     pub facts: Map<MemberId, MemberFacts>,
+    /// Addresses of hostname members that flattened records answer with.
+    pub resolved: Map<MemberId, Resolved>,
 }
 
 /// The changes from `base_version` to `version`.
@@ -55,6 +57,10 @@ pub struct Delta {
     pub removed_tsig_keys: Vec<TsigKeyId>,
     /// Facts set.
     pub facts: Vec<(MemberId, MemberFacts)>,
+    /// Hostname members' addresses set.
+    pub resolved: Vec<(MemberId, Resolved)>,
+    /// Hostname members whose addresses are no longer known.
+    pub unresolved: Vec<MemberId>,
 }
 
 /// One step of an edge's feed: a whole snapshot, or the changes to the
@@ -93,6 +99,8 @@ impl Delta {
             && self.tsig_keys.is_empty()
             && self.removed_tsig_keys.is_empty()
             && self.facts.is_empty()
+            && self.resolved.is_empty()
+            && self.unresolved.is_empty()
     }
 }
 
@@ -160,12 +168,20 @@ impl Snapshot {
     /// The facts, version, time and epoch of `d`, over the catalog as it
     /// is after `d`.
     fn advance_facts(&mut self, d: &Delta) {
+        for id in d.removed_members.iter().chain(&d.unresolved) {
+            self.resolved.remove(id);
+        }
         for id in &d.removed_members {
             self.facts.remove(id);
         }
         for (id, facts) in &d.facts {
             if self.catalog.members.contains_key(id) {
                 self.facts.insert(*id, *facts);
+            }
+        }
+        for (id, resolved) in &d.resolved {
+            if self.catalog.members.contains_key(id) {
+                self.resolved.insert(*id, resolved.clone());
             }
         }
         self.version = d.version;

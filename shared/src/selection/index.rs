@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{Catalog, Member, MemberFacts, MemberId, Pool, PoolId};
+use crate::model::{Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, Resolved};
 
 /// A pool together with its members and their facts.
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +16,8 @@ pub struct PoolRef<'a> {
     pub members: &'a [Member],
     /// `facts[i]` belongs to `members[i]`.
     pub facts: &'a [MemberFacts],
+    /// What hostname members resolved to (flattened records), if known.
+    pub resolved: Option<&'a Map<MemberId, Resolved>>,
 }
 
 /// Read access to pools; the edge implements it over its compiled tables,
@@ -37,6 +39,7 @@ struct IndexedPool {
 #[derive(Debug, Clone, Default)]
 pub struct CatalogIndex {
     pools: FxHashMap<PoolId, IndexedPool>,
+    resolved: Map<MemberId, Resolved>,
 }
 
 impl CatalogIndex {
@@ -71,7 +74,21 @@ impl CatalogIndex {
                     .push(facts.get(&member.id).copied().unwrap_or_default());
             }
         }
-        Self { pools }
+        Self {
+            pools,
+            resolved: Map::new(),
+        }
+    }
+
+    /// The same, with what hostname members resolved to (a snapshot's).
+    pub fn with_resolved(mut self, resolved: Map<MemberId, Resolved>) -> Self {
+        self.resolved = resolved;
+        self
+    }
+
+    /// What a hostname member resolved to, if known.
+    pub fn resolved(&self, member: MemberId) -> Option<&Resolved> {
+        self.resolved.get(&member)
     }
 
     /// Replace one member's facts (no-op for an unknown member).
@@ -91,6 +108,7 @@ impl SelectionInput for CatalogIndex {
             pool: &e.pool,
             members: &e.members,
             facts: &e.facts,
+            resolved: Some(&self.resolved),
         })
     }
 }

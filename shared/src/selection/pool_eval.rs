@@ -63,7 +63,8 @@ pub enum PoolVerdict {
     Ineligible,
 }
 
-/// Step 1: enabled, weight > 0, not warming, right family.
+/// Step 1: enabled, weight > 0, not warming, right family (a hostname
+/// member of a flattened record: resolved to an address of the family).
 pub fn collect_candidates(
     pool: PoolRef<'_>,
     family: Family,
@@ -71,13 +72,14 @@ pub fn collect_candidates(
     mut trace: Option<&mut Vec<(MemberId, Exclusion)>>,
 ) {
     for (m, facts) in pool.members.iter().zip(pool.facts) {
+        let resolved = pool.resolved.and_then(|r| r.get(&m.id));
         let excluded = if !m.enabled {
             Some(Exclusion::Disabled)
         } else if m.weight == 0 {
             Some(Exclusion::ZeroWeight)
         } else if facts.warming {
             Some(Exclusion::Warming)
-        } else if !family.admits(&m.address) {
+        } else if !family.admits(&m.address, resolved) {
             Some(Exclusion::OtherFamily)
         } else {
             None

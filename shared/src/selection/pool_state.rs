@@ -25,7 +25,8 @@ pub fn pool_state(pool: PoolRef<'_>) -> PoolState {
     let (mut eligible, mut protected, mut using_backups) = (false, false, false);
     let (mut candidates, mut chosen) = (Vec::new(), Vec::new());
     for family in [Family::V4, Family::V6, Family::Name] {
-        if !pool.members.iter().any(|m| family.admits(&m.address)) {
+        let resolved = |id| pool.resolved.and_then(|r| r.get(id));
+        if !(pool.members.iter()).any(|m| family.admits(&m.address, resolved(&m.id))) {
             continue;
         }
         if let PoolVerdict::Eligible { protected: p } =

@@ -49,12 +49,13 @@ pub fn soa(zone: &Zone, version: u64) -> Result<Data, WireError> {
 /// The index every pool-backed set of `snapshot` is answered from.
 pub fn index(snapshot: &Snapshot) -> CatalogIndex {
     let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
-    CatalogIndex::new(&snapshot.catalog, &facts)
+    CatalogIndex::new(&snapshot.catalog, &facts).with_resolved(snapshot.resolved.clone())
 }
 
 /// What a pool-backed set hands out now to a client in no region: every
-/// address, in address order; for a CNAME pool, the CNAME to its first
-/// member in steering order (round robin at its start).
+/// address (a flattened record's hostnames as resolved), in address
+/// order; for a CNAME pool, the CNAME to its first member in steering
+/// order (round robin at its start).
 pub fn current_answer(
     index: &CatalogIndex,
     rtype: RecordType,
@@ -95,7 +96,17 @@ pub fn current_answer(
             .map(|h| Ok(vec![ZoneRecordData::Cname(Cname::new(wire_name(h)?))]))
             .unwrap_or(Ok(Vec::new()));
     }
-    let mut addrs: Vec<IpAddr> = answers.iter().filter_map(|a| a.address).collect();
+    // A flattened record's hostname members answer what they resolved to.
+    let v6 = family == Family::V6;
+    let mut addrs: Vec<IpAddr> = (answers.iter())
+        .flat_map(|a| match (a.address, a.member) {
+            (Some(ip), _) => vec![ip],
+            (None, Some(m)) => (index.resolved(m).into_iter())
+                .flat_map(|r| r.of_family(v6))
+                .collect(),
+            (None, None) => Vec::new(),
+        })
+        .collect();
     addrs.sort();
     addrs.dedup();
     Ok(addrs
@@ -132,6 +143,24 @@ pub fn set_records(index: &CatalogIndex, r: &RecordSet) -> Result<Vec<Data>, Wir
     })
 }
 
+/// The TTL a set is sent with: its own, or for a flattened record at most
+/// the shortest TTL its hostname members resolved with.
+pub fn set_ttl(index: &CatalogIndex, r: &RecordSet) -> u32 {
+    let RecordData::Dynamic(d) = &r.data else {
+        return r.ttl;
+    };
+    if !d.flatten {
+        return r.ttl;
+    }
+    let pools = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
+    (pools.flatten())
+        .filter_map(|p| index.pool(*p))
+        .flat_map(|p| p.members.iter())
+        .filter_map(|m| index.resolved(m.id))
+        .map(|res| res.ttl)
+        .fold(r.ttl, u32::min)
+}
+
 /// The apex NS records of `zone`.
 pub fn apex_ns(zone: &Zone) -> Result<Vec<Data>, WireError> {
     (zone.ns.iter())
@@ -166,7 +195,7 @@ pub fn zone_data<'a>(
         out.push(DataSet {
             set: Some(r),
             owner: wire_name(&r.name)?,
-            ttl: r.ttl,
+            ttl: set_ttl(index, r),
             records: set_records(index, r)?,
         });
     }

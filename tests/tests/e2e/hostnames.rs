@@ -105,3 +105,84 @@ fn a_cname_pool_of_hostnames_fails_over_through_a_real_resolver() {
     let log = agg.ctl(&["logs", &id]);
     assert!(log.contains("resolve"), "{log}");
 }
+
+fn flattened(port: u16) -> String {
+    format!(
+        r#"{ZONE}{check}
+[[pool]]
+name = "apex"
+check = "http"
+[[pool.member]]
+name = "cdn"
+address = "cdn.origin.test"
+port = {port}
+
+[[record]]
+zone = "example.test"
+name = "example.test"
+type = "A"
+ttl = 30
+dynamic = {{ steering = "roundrobin", pools = ["apex"], flatten = true }}
+"#,
+        check = http_check("http", "1s", "500ms"),
+    )
+}
+
+#[test]
+fn a_flattened_apex_answers_what_its_hostname_resolves_to_and_follows_it() {
+    let dir = temp_dir("flatten");
+    // The load balancer's name has two addresses; both serve on one port.
+    let one = Backend::start(None, "127.0.4.1:0");
+    let port = one.addr.port();
+    let two = Backend::start(None, &format!("127.0.4.2:{port}"));
+    let three = Backend::start(None, &format!("127.0.4.3:{port}"));
+    let origin = |addresses: &[&str]| -> Vec<String> {
+        addresses
+            .iter()
+            .map(|a| format!("cdn.origin.test. 7 IN A {a}"))
+            .collect()
+    };
+    let unbound = Unbound::start(
+        &dir,
+        &UnboundConf {
+            zones: vec![("origin.test".into(), origin(&["127.0.4.1", "127.0.4.2"]))],
+            ready: "cdn.origin.test".into(),
+            ..UnboundConf::default()
+        },
+    );
+    let resolver = unbound.addr.to_string();
+    let agg = Aggregator::start_with(
+        None,
+        &dir.join("store"),
+        "127.0.0.1:0",
+        &["--startup-window", "1s", "--resolver", &resolver],
+    );
+    let version = agg.apply(&flattened(port), &dir);
+    let url = agg.url();
+    let edge = Edge::start(None, Some(&url), &dir.join("cache"), "127.0.0.1:0", &[]);
+    edge.wait_version(version);
+    let _agent = Agent::start_with(None, "fra1", "eu", &url, &["--resolver", &resolver]);
+
+    // Probed at both addresses and healthy: the apex answers both, with
+    // the TTL of the records they came from (7 s, not the record's 30).
+    wait_until(30, "the apex flattened", || {
+        short(None, edge.dns(), &["example.test", "A"]) == ["127.0.4.1", "127.0.4.2"]
+    });
+    let reply = dig(None, edge.dns(), &["example.test", "A"]);
+    assert!(
+        reply.contains("example.test.\t\t7\tIN\tA\t127.0.4.1"),
+        "{reply}"
+    );
+    assert!(reply.contains("flags: qr aa"), "{reply}");
+
+    // The name moves to other addresses: the aggregator resolves it again
+    // when its TTL has run out, and the edge follows.
+    unbound.set_zone("origin.test", &["cdn.origin.test. 7 IN A 127.0.4.3"]);
+    wait_until(30, "the apex on the new address", || {
+        short(None, edge.dns(), &["example.test", "A"]) == ["127.0.4.3"]
+    });
+    // A zone transfer or export carries the same current answer.
+    let export = agg.ctl(&["zone", "export", "example.test"]);
+    assert!(export.contains("127.0.4.3"), "{export}");
+    drop((two, three));
+}

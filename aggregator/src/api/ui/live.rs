@@ -190,6 +190,7 @@ pub fn frame(view: &View, briefs: &Briefs) -> Frame {
             pool,
             members: &members,
             facts: &member_facts,
+            resolved: Some(&view.snapshot().resolved),
         });
         let mut counts = [0u32; 5];
         for m in &members {

@@ -86,6 +86,7 @@ impl Control {
             self.catalog_generation += 1;
         }
         let mut delta = delta_of(&commit.changes, &facts, now.0);
+        super::add_resolved(&mut delta, &commit.resolved);
         delta.epoch = self.state.epoch;
         self.feed.publish(delta, version);
         Ok(())

@@ -89,6 +89,8 @@ pub fn restore(dir: &Path, backup: &Backup) -> Result<u64, StoreError> {
     let loaded = Loaded {
         state: backup.state.clone(),
         latched: backup.latched.iter().copied().collect(),
+        // Resolved again by the new leader within seconds.
+        resolved: Default::default(),
         first_start: false,
     };
     store.replace_all(&loaded, &[])?;

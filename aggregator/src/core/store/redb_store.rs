@@ -36,6 +36,7 @@ const KINDS: [TableDefinition<u64, &[u8]>; 6] = [
     TableDefinition::new("tsig_keys"),
 ];
 const LATCHED: TableDefinition<u64, &[u8]> = TableDefinition::new("latched");
+const RESOLVED: TableDefinition<u64, &[u8]> = TableDefinition::new("resolved");
 const LOG: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("log");
 
 /// redb-backed store.
@@ -218,6 +219,7 @@ impl RedbStore {
             w.open_table(kind).map_err(db_err)?;
         }
         w.open_table(LATCHED).map_err(db_err)?;
+        w.open_table(RESOLVED).map_err(db_err)?;
         w.open_table(LOG).map_err(db_err)?;
         w.commit().map_err(db_err)?;
         let r = db.begin_read().map_err(db_err)?;
@@ -273,6 +275,15 @@ impl RedbStore {
                 decode::<Latched>("latched", value.value())?,
             );
         }
+        let mut resolved = std::collections::BTreeMap::new();
+        let table = txn.open_table(RESOLVED).map_err(db_err)?;
+        for item in table.iter().map_err(db_err)? {
+            let (key, value) = item.map_err(db_err)?;
+            resolved.insert(
+                MemberId(key.value()),
+                decode::<gslb_shared::Resolved>("resolved", value.value())?,
+            );
+        }
         let meta = keys
             .iter()
             .map(|k| meta_in(&txn, k))
@@ -280,6 +291,7 @@ impl RedbStore {
         let loaded = Loaded {
             state,
             latched,
+            resolved,
             first_start: empty,
         };
         Ok((loaded, meta))
@@ -332,7 +344,7 @@ impl RedbStore {
     /// in one transaction. The health log is kept.
     pub fn replace_all(&self, loaded: &Loaded, meta: MetaEntries<'_>) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(db_err)?;
-        for table in KINDS.into_iter().chain([LATCHED]) {
+        for table in KINDS.into_iter().chain([LATCHED, RESOLVED]) {
             w.delete_table(table).map_err(db_err)?;
             w.open_table(table).map_err(db_err)?;
         }
@@ -348,6 +360,12 @@ impl RedbStore {
             for (member, l) in &loaded.latched {
                 latched
                     .insert(member.0, encode(l).as_slice())
+                    .map_err(db_err)?;
+            }
+            let mut resolved = w.open_table(RESOLVED).map_err(db_err)?;
+            for (member, r) in &loaded.resolved {
+                resolved
+                    .insert(member.0, encode(r).as_slice())
                     .map_err(db_err)?;
             }
         }
@@ -385,6 +403,7 @@ fn open_kinds(
 
 fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError> {
     let mut latched = w.open_table(LATCHED).map_err(db_err)?;
+    let mut resolved = w.open_table(RESOLVED).map_err(db_err)?;
     let mut kinds = open_kinds(w)?;
     for change in &commit.changes {
         match &change.what {
@@ -399,8 +418,19 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
                 kinds[kind].remove(id).map_err(db_err)?;
                 if let ObjectRef::Member(m) = r {
                     latched.remove(m.0).map_err(db_err)?;
+                    resolved.remove(m.0).map_err(db_err)?;
                 }
             }
+        }
+    }
+    for (member, r) in &commit.resolved {
+        match r {
+            Some(r) => drop(
+                resolved
+                    .insert(member.0, encode(r).as_slice())
+                    .map_err(db_err)?,
+            ),
+            None => drop(resolved.remove(member.0).map_err(db_err)?),
         }
     }
     for (member, l) in &commit.latched {

@@ -31,6 +31,8 @@ const SNAPSHOT: &str = "raft.snapshot";
 struct Body {
     state: CatalogState,
     latched: Vec<(MemberId, Latched)>,
+    #[serde(default)]
+    resolved: Vec<(MemberId, gslb_shared::Resolved)>,
 }
 
 /// The last snapshot built or installed, kept for followers that need it.
@@ -145,6 +147,7 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
         let body = Body {
             state: loaded.state,
             latched: loaded.latched.into_iter().collect(),
+            resolved: loaded.resolved.into_iter().collect(),
         };
         let data = encode(&body)?;
         let meta = SnapshotMeta {
@@ -243,6 +246,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let loaded = Loaded {
             state: body.state,
             latched: body.latched.into_iter().collect(),
+            resolved: body.resolved.into_iter().collect(),
             first_start: false,
         };
         let stored = Stored {

@@ -34,6 +34,7 @@ fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, boo
         pool: p,
         members: &members,
         facts: &facts,
+        resolved: Some(&snapshot.resolved),
     });
     (state.eligible, state.protected, state.fail_open)
 }
@@ -231,7 +232,8 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
     let region = (!r.client.is_empty() && r.client.parse::<std::net::IpAddr>().is_err())
         .then(|| Region::new(r.client.clone()));
     let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
-    let index = CatalogIndex::new(&snapshot.catalog, &facts);
+    let index =
+        CatalogIndex::new(&snapshot.catalog, &facts).with_resolved(snapshot.resolved.clone());
     let mut trace = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let query = Query {
@@ -257,17 +259,24 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
         .collect();
     Ok(pb::ExplainResponse {
         steps,
-        // A hostname member answers with its name (a CNAME pool).
+        // A hostname member answers with its name (a CNAME pool) or, in a
+        // flattened record, with the addresses it resolved to.
         answers: answers
             .iter()
-            .map(|a| match (a.address, a.member) {
-                (Some(ip), _) => ip.to_string(),
-                (None, Some(id)) => snapshot
-                    .catalog
-                    .members
-                    .get(&id)
-                    .map_or_else(|| id.to_string(), |m| m.address.to_string()),
-                (None, None) => String::new(),
+            .flat_map(|a| match (a.address, a.member) {
+                (Some(ip), _) => vec![ip.to_string()],
+                (None, Some(id)) if family == Family::Name => vec![
+                    snapshot
+                        .catalog
+                        .members
+                        .get(&id)
+                        .map_or_else(|| id.to_string(), |m| m.address.to_string()),
+                ],
+                (None, Some(id)) => (index.resolved(id).into_iter())
+                    .flat_map(|r| r.of_family(family == Family::V6))
+                    .map(|ip| ip.to_string())
+                    .collect(),
+                (None, None) => Vec::new(),
             })
             .collect(),
         outcome: serde_json::to_string(&outcome).unwrap_or_default(),

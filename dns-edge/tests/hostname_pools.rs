@@ -1,8 +1,10 @@
-//! CNAME pools: a CNAME record backed by a pool of hostname members
+//! Hostname members. CNAME pools: a CNAME record backed by a pool of hostname members
 //! answers one CNAME per query, to the member selection and steering pick
 //! (failover by priority, weighted), whatever type is asked; a static
 //! CNAME chain into it is followed; the target itself is left to the
-//! resolver. Decoded with hickory-proto, independently of `domain`.
+//! resolver. Flattened records: an A/AAAA record answers the addresses its
+//! hostname members resolved to, each once, up to firstN, with a TTL no
+//! longer than theirs. Decoded with hickory-proto, independently of `domain`.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod common;
@@ -155,4 +157,107 @@ fn a_weighted_cname_pool_follows_the_weights() {
     }
     // b weighs 3 of 4: 1,500 expected; five standard deviations is ±97.
     assert!((1_400..=1_600).contains(&b), "b answered {b} of {n}");
+}
+
+/// `example.test` (the apex) A/AAAA flattened over pool 3: `cdn` is a
+/// hostname resolved to two IPv4 and one IPv6 address (TTL 20), `edge2`
+/// resolved to one of the same addresses, `fixed` is 192.0.2.20.
+fn flattened(first_n: u32, resolved: bool) -> Snapshot {
+    let mut s = snapshot([UP, UP, UP, UP]);
+    let data = |_| {
+        RecordData::Dynamic(DynamicRecord {
+            steering: Steering::RoundRobin,
+            pools: vec![PoolId(3)],
+            geo: vec![],
+            first_n,
+            flatten: true,
+        })
+    };
+    for (id, rtype) in [(10, RecordType::A), (11, RecordType::Aaaa)] {
+        let r = record(id, "example.test", rtype, 60, data(()));
+        s.catalog.records.insert(r.id, r);
+    }
+    let p = Pool::new(PoolId(3), "apex");
+    s.catalog.pools.insert(p.id, p);
+    for (id, address) in [
+        (5, "cdn.example.net"),
+        (6, "edge2.example.net"),
+        (7, "192.0.2.20"),
+    ] {
+        let m = Member::new(
+            MemberId(id),
+            PoolId(3),
+            format!("m{id}"),
+            address.parse().unwrap(),
+            443,
+        );
+        s.catalog.members.insert(m.id, m);
+        s.facts.insert(
+            MemberId(id),
+            MemberFacts {
+                health: UP,
+                warming: false,
+            },
+        );
+    }
+    if resolved {
+        let ips = |list: &[&str]| list.iter().map(|a| a.parse().unwrap()).collect();
+        s.resolved.insert(
+            MemberId(5),
+            Resolved {
+                addresses: ips(&["192.0.2.10", "192.0.2.11", "2001:db8::10"]),
+                ttl: 20,
+            },
+        );
+        s.resolved.insert(
+            MemberId(6),
+            Resolved {
+                addresses: ips(&["192.0.2.11"]),
+                ttl: 40,
+            },
+        );
+    }
+    s
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[test]
+fn a_flattened_record_answers_the_resolved_addresses_once_each_at_most_their_ttl() {
+    let mut f = Fixture::of(&flattened(0, true));
+    assert_eq!(
+        sorted(answers(&f.ask("example.test.", Rt::A))),
+        [
+            "example.test. 20 IN A 192.0.2.10",
+            "example.test. 20 IN A 192.0.2.11",
+            "example.test. 20 IN A 192.0.2.20",
+        ]
+    );
+    assert_eq!(
+        answers(&f.ask("example.test.", Rt::AAAA)),
+        ["example.test. 20 IN AAAA 2001:db8::10"]
+    );
+    // The apex keeps its SOA and NS beside it.
+    assert_eq!(answers(&f.ask("example.test.", Rt::SOA)).len(), 1);
+    // firstN counts addresses.
+    let mut f = Fixture::of(&flattened(1, true));
+    for _ in 0..6 {
+        assert_eq!(answers(&f.ask("example.test.", Rt::A)).len(), 1);
+    }
+}
+
+#[test]
+fn hostnames_not_resolved_are_left_out_like_members_of_another_family() {
+    let mut f = Fixture::of(&flattened(0, false));
+    assert_eq!(
+        answers(&f.ask("example.test.", Rt::A)),
+        ["example.test. 60 IN A 192.0.2.20"]
+    );
+    // No member has an IPv6 address: NODATA (fail open has no candidate).
+    let m = f.ask("example.test.", Rt::AAAA);
+    assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+    assert!(m.answers.is_empty());
 }
