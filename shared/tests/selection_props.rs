@@ -249,3 +249,86 @@ fn weighted_without_replacement_second_position_matches_conditional_probability(
         "{observed} vs {expected}"
     );
 }
+
+/// A member's address for the hostname property: an IPv4 or IPv6 address,
+/// or a hostname that resolved to some of both families, or not at all.
+#[derive(Debug, Clone)]
+enum Kind {
+    V4,
+    V6,
+    Host { v4: bool, v6: bool, resolved: bool },
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        Just(Kind::V4),
+        Just(Kind::V6),
+        (any::<bool>(), any::<bool>(), prop::bool::weighted(0.8))
+            .prop_map(|(v4, v6, resolved)| Kind::Host { v4, v6, resolved }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn hostname_members_answer_only_what_they_can(
+        pools in prop::collection::vec(
+            (prop::collection::vec((kind(), member_spec()), 0..8), pool_spec()), 1..3),
+        family in prop_oneof![Just(Family::V4), Just(Family::V6), Just(Family::Name)],
+        rotation in any::<u64>(),
+        seed in any::<u64>(),
+    ) {
+        let mut w = World::new();
+        let mut ids = Vec::new();
+        for (pi, (members, spec)) in pools.iter().enumerate() {
+            let p = w.pool(|p| {
+                p.min_healthy = spec.min_healthy;
+                p.fail_mode = if spec.fail_mode == FailMode::Static { FailMode::Closed } else { spec.fail_mode };
+            });
+            for (mi, (kind, m)) in members.iter().enumerate() {
+                let address = match kind {
+                    Kind::V4 => format!("10.{pi}.{mi}.1"),
+                    Kind::V6 => format!("2001:db8:{pi}::{}", mi + 1),
+                    Kind::Host { .. } => format!("m{mi}.p{pi}.example.net"),
+                };
+                let id = w.member(p, &address, |member| {
+                    member.enabled = m.enabled;
+                    member.weight = m.weight;
+                    member.priority = m.priority;
+                });
+                w.set(id, m.health, m.warming);
+                if let Kind::Host { v4, v6, resolved: true } = kind {
+                    let mut addresses = Vec::new();
+                    if *v4 { addresses.push(format!("192.0.2.{}", mi + 1).parse().unwrap()); }
+                    if *v6 { addresses.push(format!("2001:db8:ff::{}", mi + 1).parse().unwrap()); }
+                    w.resolved.insert(id, Resolved { addresses, ttl: 30 });
+                }
+            }
+            ids.push(p);
+        }
+        let r = record(&ids);
+        let index = w.index();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut selector = Selector::new();
+        let (_, answers) =
+            selector.select(&index, &r, Query { family, region: None, rotation }, &mut rng, None);
+        for a in answers {
+            let Some(id) = a.member else { continue };
+            let m = &w.catalog.members[&id];
+            match (&m.address, family) {
+                (MemberAddress::Host(_), Family::Name) => prop_assert_eq!(a.address, None),
+                (MemberAddress::Ip(ip), Family::V4 | Family::V6) => {
+                    prop_assert!(family.matches(ip));
+                    prop_assert_eq!(a.address, Some(*ip));
+                }
+                (MemberAddress::Host(_), Family::V4 | Family::V6) => {
+                    let has = w.resolved.get(&id)
+                        .is_some_and(|r| r.of_family(family == Family::V6).next().is_some());
+                    prop_assert!(has, "member {} answered for {:?} without such an address", id, family);
+                }
+                (MemberAddress::Ip(_), Family::Name) => prop_assert!(false, "an IP member answered a name"),
+            }
+        }
+    }
+}

@@ -66,11 +66,7 @@ impl SelectionInput for View<'_> {
 /// form (the aggregator validated them, so never), the list is empty and
 /// the responder answers NODATA rather than another member's name. With
 /// the shortest TTL of the resolutions used.
-fn expand(
-    view: &View<'_>,
-    chosen: &[Candidate],
-    family: Family,
-) -> (Expanded, Option<u32>) {
+fn expand(view: &View<'_>, chosen: &[Candidate], family: Family) -> (Expanded, Option<u32>) {
     let mut out = Vec::with_capacity(chosen.len());
     let mut ttl_cap: Option<u32> = None;
     for c in chosen {

@@ -2,7 +2,6 @@
 #![allow(dead_code, missing_docs, clippy::unwrap_used)]
 
 use std::collections::HashMap;
-use std::net::IpAddr;
 
 use gslb_shared::selection::{Answer, CatalogIndex, Family, Outcome, Query, Selector, Trace};
 use gslb_shared::*;
@@ -12,6 +11,7 @@ use rand::rngs::StdRng;
 pub struct World {
     pub catalog: Catalog,
     pub facts: HashMap<MemberId, MemberFacts>,
+    pub resolved: Map<MemberId, Resolved>,
     next: u64,
 }
 
@@ -20,6 +20,7 @@ impl World {
         Self {
             catalog: Catalog::default(),
             facts: HashMap::new(),
+            resolved: Map::new(),
             next: 1,
         }
     }
@@ -42,8 +43,8 @@ impl World {
     ) -> MemberId {
         let id = MemberId(self.next);
         self.next += 1;
-        let address: IpAddr = addr.parse().unwrap();
-        let mut member = Member::new(id, pool, format!("m{}", id.0), address.into(), 80);
+        let address: MemberAddress = addr.parse().unwrap();
+        let mut member = Member::new(id, pool, format!("m{}", id.0), address, 80);
         configure(&mut member);
         self.catalog.members.insert(id, member);
         self.facts.insert(id, MemberFacts::UP);
@@ -55,7 +56,7 @@ impl World {
     }
 
     pub fn index(&self) -> CatalogIndex {
-        CatalogIndex::new(&self.catalog, &self.facts)
+        CatalogIndex::new(&self.catalog, &self.facts).with_resolved(self.resolved.clone())
     }
 }
 
