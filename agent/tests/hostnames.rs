@@ -33,13 +33,14 @@ fn origin(dir: &std::path::Path) -> Unbound {
     )
 }
 
-const ORIGIN: [&str; 6] = [
+const ORIGIN: [&str; 7] = [
     "both.origin.test. 30 IN A 127.0.0.1",
     "both.origin.test. 30 IN A 127.0.0.2",
     "one.origin.test. 30 IN A 127.0.0.2",
     "meta.origin.test. 30 IN A 127.0.0.1",
     "meta.origin.test. 30 IN A 169.254.169.254",
     "none.origin.test. 30 IN TXT \"no address\"",
+    "blocked.origin.test. 30 IN A 0.0.0.0",
 ];
 
 /// A context whose resolver is `unbound`.
@@ -133,6 +134,8 @@ async fn names_without_addresses_fail_as_resolve() {
     let ctx = context_with(&unbound);
     for (name, says) in [
         ("none.origin.test", "no address records"),
+        // What a blocking resolver answers is no address either.
+        ("blocked.origin.test", "none with a unicast address"),
         ("missing.origin.test", "no such name"),
     ] {
         let failure = probe(&ctx, &hostname_target(name, tcp(), 80))

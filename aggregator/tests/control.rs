@@ -359,6 +359,20 @@ fn resolutions_of_hostname_members_are_published_durable_and_go_with_their_membe
             .unwrap(),
         None
     );
+    // Addresses edges would refuse never get in: 0.0.0.0 and multicast
+    // alone forget the member's addresses.
+    let blocked = Resolved {
+        addresses: vec!["0.0.0.0".parse().unwrap(), "224.0.0.1".parse().unwrap()],
+        ttl: 30,
+    };
+    assert!(
+        c.set_resolved(vec![(id, Some(blocked))], now)
+            .unwrap()
+            .is_some()
+    );
+    assert!(c.feed().current().resolved.is_empty());
+    c.set_resolved(vec![(id, Some(found.clone()))], now)
+        .unwrap();
     // A restart keeps it.
     drop(c);
     let mut c = open(&d, now);

@@ -677,7 +677,18 @@ impl Control {
         self.decides()?;
         let held = &self.feed.snapshot().resolved;
         let members = &self.state.catalog.members;
-        let updates: Vec<_> = (updates.into_iter())
+        // What edges would refuse (and with it the whole snapshot) never
+        // gets in: unicast addresses only, at most 8; none left forgets.
+        let updates = (updates.into_iter()).map(|(id, r)| {
+            let r = r.map(|mut r| {
+                r.addresses
+                    .retain(|a| gslb_shared::validate::unanswerable(a).is_none());
+                r.addresses.truncate(gslb_shared::MAX_RESOLVED_ADDRESSES);
+                r
+            });
+            (id, r.filter(|r| !r.addresses.is_empty()))
+        });
+        let updates: Vec<_> = updates
             .filter(|(id, r)| match r {
                 Some(r) => {
                     members.get(id).is_some_and(|m| m.address.host().is_some())

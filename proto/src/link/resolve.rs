@@ -13,6 +13,7 @@ use domain::rdata::AllRecordData;
 use domain::resolv::StubResolver;
 use domain::resolv::stub::conf::{ResolvConf, ServerConf, Transport};
 use gslb_shared::DnsName;
+use gslb_shared::validate::unanswerable;
 
 pub use gslb_shared::{MAX_RESOLVED_ADDRESSES as MAX_ADDRESSES, Resolved};
 /// Most CNAME hops followed inside one answer.
@@ -24,8 +25,8 @@ pub enum ResolveError {
     /// NXDOMAIN.
     #[error("{0}: no such name")]
     NoSuchName(String),
-    /// The name exists but has no A or AAAA record.
-    #[error("{0}: no address records")]
+    /// The name exists but has no A or AAAA record with a unicast address.
+    #[error("{0}: no address records (none with a unicast address)")]
     NoAddress(String),
     /// The resolver failed, refused or did not answer.
     #[error("{name}: {why}")]
@@ -162,20 +163,23 @@ impl Found {
                 if !r.owner().name_eq(&owner) {
                     continue;
                 }
-                match r.data() {
-                    AllRecordData::A(a) => {
-                        self.addresses.push(IpAddr::V4(a.addr()));
+                let address = match r.data() {
+                    AllRecordData::A(a) => Some(IpAddr::V4(a.addr())),
+                    AllRecordData::Aaaa(a) => Some(IpAddr::V6(a.addr())),
+                    _ => None,
+                };
+                // 0.0.0.0 (what blocking resolvers answer), multicast and
+                // the like are never a host to probe or answer.
+                if let Some(ip) = address {
+                    if unanswerable(&ip).is_none() {
+                        self.addresses.push(ip);
                         ttls.push(r.ttl().as_secs());
                     }
-                    AllRecordData::Aaaa(a) => {
-                        self.addresses.push(IpAddr::V6(a.addr()));
-                        ttls.push(r.ttl().as_secs());
-                    }
-                    AllRecordData::Cname(c) => {
-                        next = Some(c.cname().to_vec());
-                        ttls.push(r.ttl().as_secs());
-                    }
-                    _ => {}
+                    continue;
+                }
+                if let AllRecordData::Cname(c) = r.data() {
+                    next = Some(c.cname().to_vec());
+                    ttls.push(r.ttl().as_secs());
                 }
             }
             match next {
