@@ -159,15 +159,29 @@ impl Responder {
                             .ttl_cap
                             .map_or(set.ttl, |cap| set.ttl.min(Ttl::from_secs(cap)));
                         let keep = if keep == 0 { usize::MAX } else { keep as usize };
-                        let mut pushed: Vec<&Data> = Vec::new();
+                        // Addresses seen, so one shared by two members is
+                        // answered once (a hash set: answers can be large).
+                        let mut seen = rustc_hash::FxHashSet::default();
+                        let mut pushed = 0;
                         for c in &self.chosen {
-                            let Some(i) = decision.chosen.iter().position(|d| d.id == c.id) else {
+                            let Some(records) = (decision.positions.get(&c.id))
+                                .and_then(|&i| decision.expanded.get(i as usize))
+                            else {
                                 continue;
                             };
-                            for data in decision.expanded[i].iter() {
-                                if pushed.len() < keep && !pushed.contains(&data) {
+                            for data in records.iter() {
+                                let address = match data {
+                                    domain::rdata::ZoneRecordData::A(a) => {
+                                        Some(IpAddr::V4(a.addr()))
+                                    }
+                                    domain::rdata::ZoneRecordData::Aaaa(a) => {
+                                        Some(IpAddr::V6(a.addr()))
+                                    }
+                                    _ => None,
+                                };
+                                if pushed < keep && address.is_none_or(|a| seen.insert(a)) {
                                     push(answer, ttl, data)?;
-                                    pushed.push(data);
+                                    pushed += 1;
                                 }
                             }
                         }

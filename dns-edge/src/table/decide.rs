@@ -37,6 +37,9 @@ pub struct Decision {
     /// The shortest TTL of the resolutions in `expanded`: a flattened
     /// answer is never kept longer.
     pub ttl_cap: Option<u32>,
+    /// Index into `chosen` (and `expanded`) by member, for `expanded`
+    /// decisions: a query finds each steered member's records in O(1).
+    pub positions: FxHashMap<gslb_shared::MemberId, u32>,
 }
 
 /// The pools one record names, with copies of their members and facts.
@@ -69,13 +72,13 @@ impl SelectionInput for View<'_> {
 fn expand(view: &View<'_>, chosen: &[Candidate], family: Family) -> (Expanded, Option<u32>) {
     let mut out = Vec::with_capacity(chosen.len());
     let mut ttl_cap: Option<u32> = None;
+    // By id once, so a large pool costs its size, not its size squared.
+    let by_id: FxHashMap<gslb_shared::MemberId, &Member> = (view.pools.iter())
+        .flat_map(|(_, members, _)| members.iter())
+        .map(|m| (m.id, m))
+        .collect();
     for c in chosen {
-        let member = view
-            .pools
-            .iter()
-            .flat_map(|(_, members, _)| members.iter())
-            .find(|m| m.id == c.id);
-        let Some(member) = member else {
+        let Some(member) = by_id.get(&c.id) else {
             return (Box::new([]), None);
         };
         let records: Box<[Data]> = match (&member.address, family) {
@@ -155,12 +158,20 @@ impl<'s> Decider<'s> {
                 } else {
                     (Expanded::default(), None)
                 };
+                let positions = if expanded.is_empty() {
+                    FxHashMap::default()
+                } else {
+                    (chosen.iter().enumerate())
+                        .map(|(i, c)| (c.id, i as u32))
+                        .collect()
+                };
                 Decision {
                     outcome,
                     chosen,
                     fixed,
                     expanded,
                     ttl_cap,
+                    positions,
                 }
             })
             .collect()
