@@ -1,6 +1,8 @@
 //! Parse + answer + encode per query, for the benchmark zone's query kinds:
 //! a static A set of four, a pool-backed A set of four (selection per
-//! query), a CNAME to it, NXDOMAIN, and a query with ECS.
+//! query), a CNAME to it, NXDOMAIN, a query with ECS, and hostname members:
+//! a weighted CNAME pool of four and a record flattened over them (two
+//! addresses each).
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::hint::black_box;
@@ -77,6 +79,23 @@ fn snapshot(hosts: u64) -> Snapshot {
         RecordType::Cname,
         RecordData::Static(vec![Rdata::Cname(name("dyn.example.test"))]),
     );
+    for (id, owner, rtype, flatten) in [
+        (4, "lb.example.test", RecordType::Cname, false),
+        (5, "flat.example.test", RecordType::A, true),
+    ] {
+        add(
+            id,
+            owner,
+            rtype,
+            RecordData::Dynamic(DynamicRecord {
+                steering: Steering::Weighted,
+                pools: vec![PoolId(2)],
+                geo: vec![],
+                first_n: 0,
+                flatten,
+            }),
+        );
+    }
     for h in 0..hosts {
         add(
             10 + h,
@@ -98,6 +117,26 @@ fn snapshot(hosts: u64) -> Snapshot {
         );
         s.catalog.members.insert(m.id, m);
         s.facts.insert(MemberId(i), MemberFacts::UP);
+    }
+    s.catalog
+        .pools
+        .insert(PoolId(2), Pool::new(PoolId(2), "lbs"));
+    for i in 5..=8u64 {
+        let host = format!("lb{i}.cdn.example.net");
+        let m = Member::new(
+            MemberId(i),
+            PoolId(2),
+            format!("m{i}"),
+            host.parse().unwrap(),
+            443,
+        );
+        s.catalog.members.insert(m.id, m);
+        s.facts.insert(MemberId(i), MemberFacts::UP);
+        let addresses = (1..=2)
+            .map(|k| format!("203.0.113.{}", i * 10 + k).parse().unwrap())
+            .collect();
+        s.resolved
+            .insert(MemberId(i), Resolved { addresses, ttl: 60 });
     }
     s
 }
@@ -183,6 +222,8 @@ fn bench(c: &mut Criterion) {
         ("static_a4", query("www.example.test", false)),
         ("dynamic_a4_weighted", query("dyn.example.test", false)),
         ("cname_to_dynamic", query("alias.example.test", false)),
+        ("cname_pool_weighted", query("lb.example.test", false)),
+        ("flattened_a8_weighted", query("flat.example.test", false)),
         ("nxdomain", query("nope.example.test", false)),
         ("static_ecs", query("host7.example.test", true)),
         // A client subnet keeps these from the prebuilt store: the whole
