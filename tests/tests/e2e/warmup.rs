@@ -16,7 +16,10 @@ fn config(one: &Backend, two: Option<(&Backend, &str)>) -> String {
     }
     format!(
         "{ZONE}{}{}{}",
-        http_check("http", "1s", "500ms"),
+        // Cycles of 3 s: each warm-up step lasts long enough to be seen by
+        // a status poll on a loaded machine (with 1 s cycles a CI run once
+        // polled past all three steps).
+        http_check("http", "3s", "1s"),
         pool("web", Some("http"), "", &members),
         a_record("www.example.test", &["web"])
     )
