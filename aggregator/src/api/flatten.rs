@@ -37,11 +37,7 @@ pub fn wanted(catalog: &Catalog) -> HashMap<MemberId, DnsName> {
         if let RecordData::Dynamic(d) = &r.data
             && d.flatten
         {
-            pools.extend(
-                std::iter::once(&d.pools)
-                    .chain(d.geo.iter().map(|b| &b.pools))
-                    .flatten(),
-            );
+            pools.extend(d.all_pools());
         }
     }
     if pools.is_empty() {

@@ -568,14 +568,13 @@ impl CatalogState {
                         ),
                     ));
                 }
-                if let RecordData::Dynamic(d) = &r.data {
-                    let branches = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-                    if let Some(missing) = branches.flatten().find(|p| !c.pools.contains_key(*p)) {
-                        return Err(invalid(
-                            "data.dynamic.pools",
-                            format!("pool {missing} does not exist"),
-                        ));
-                    }
+                if let RecordData::Dynamic(d) = &r.data
+                    && let Some(missing) = d.all_pools().find(|p| !c.pools.contains_key(*p))
+                {
+                    return Err(invalid(
+                        "data.dynamic.pools",
+                        format!("pool {missing} does not exist"),
+                    ));
                 }
                 self.check_cuts(r, zone)?;
                 self.check_hostnames(object)?;

@@ -182,10 +182,7 @@ impl<'s> Decider<'s> {
         self.view.pools.clear();
         self.view.resolved = Some(&self.snapshot.resolved);
         let catalog = &self.snapshot.catalog;
-        let named = record
-            .pools
-            .iter()
-            .chain(record.geo.iter().flat_map(|b| b.pools.iter()));
+        let named = record.all_pools();
         for id in named {
             if self.view.pools.iter().any(|(p, _, _)| p.id == *id) {
                 continue;

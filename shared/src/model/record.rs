@@ -380,6 +380,14 @@ pub struct GeoBranch {
 }
 
 impl DynamicRecord {
+    /// Every pool it names: the default branch's, then each geo branch's
+    /// (a pool named twice comes twice).
+    pub fn all_pools(&self) -> impl Iterator<Item = &PoolId> + '_ {
+        self.pools
+            .iter()
+            .chain(self.geo.iter().flat_map(|b| &b.pools))
+    }
+
     /// The pool list for a client region (the default branch when the region
     /// is unknown or has no branch of its own).
     pub fn branch_for(&self, region: Option<&Region>) -> (Option<usize>, &[PoolId]) {

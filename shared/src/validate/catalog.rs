@@ -112,8 +112,7 @@ pub fn catalog(catalog: &Catalog) -> Result<(), ValidationError> {
             ),
         }
         if let crate::model::RecordData::Dynamic(d) = &r.data {
-            let branches = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-            for pool_id in branches.flatten() {
+            for pool_id in d.all_pools() {
                 f.require(
                     catalog.pools.contains_key(pool_id),
                     &format!("{at}.data.dynamic.pools"),

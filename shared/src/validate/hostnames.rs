@@ -41,9 +41,7 @@ where
             })
             .collect(),
         RecordData::Dynamic(d) if set.rtype == RecordType::Cname || d.flatten => {
-            let pools = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-            let mut out: Vec<DnsName> = pools
-                .flatten()
+            let mut out: Vec<DnsName> = (d.all_pools())
                 .flat_map(|p| members(*p).filter_map(|m| m.address.host().cloned()))
                 .collect();
             out.sort();
@@ -107,8 +105,7 @@ pub fn catalog_findings(catalog: &Catalog) -> Vec<(String, &'static str, String)
             }
             continue;
         };
-        let pools = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-        for m in pools.flatten().flat_map(|p| members_of(*p)) {
+        for m in d.all_pools().flat_map(|p| members_of(*p)) {
             if let Some(rule) = member_fits(r.rtype, d.flatten, m) {
                 out.push((r.id.to_string(), "data.dynamic.pools", rule));
             }

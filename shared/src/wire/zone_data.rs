@@ -152,8 +152,7 @@ pub fn set_ttl(index: &CatalogIndex, r: &RecordSet) -> u32 {
     if !d.flatten {
         return r.ttl;
     }
-    let pools = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-    (pools.flatten())
+    (d.all_pools())
         .filter_map(|p| index.pool(*p))
         .flat_map(|p| p.members.iter())
         .filter_map(|m| index.resolved(m.id))

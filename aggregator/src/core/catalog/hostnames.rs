@@ -25,8 +25,7 @@ impl CatalogState {
         match object {
             Object::Record(r) => {
                 if let RecordData::Dynamic(d) = &r.data {
-                    let pools = std::iter::once(&d.pools).chain(d.geo.iter().map(|b| &b.pools));
-                    for m in pools.flatten().flat_map(|p| self.pool_members(*p)) {
+                    for m in d.all_pools().flat_map(|p| self.pool_members(*p)) {
                         if let Some(rule) = member_fits(r.rtype, d.flatten, m) {
                             return Err(invalid("data.dynamic.pools", rule));
                         }
@@ -98,11 +97,9 @@ impl CatalogState {
             sets.iter()
                 .flat_map(|s| {
                     let pools: Vec<(PoolId, Vec<Member>)> = match &s.data {
-                        RecordData::Dynamic(d) => std::iter::once(&d.pools)
-                            .chain(d.geo.iter().map(|b| &b.pools))
-                            .flatten()
-                            .map(|p| (*p, members(*p)))
-                            .collect(),
+                        RecordData::Dynamic(d) => {
+                            d.all_pools().map(|p| (*p, members(*p))).collect()
+                        }
                         RecordData::Static(_) => Vec::new(),
                     };
                     next_names(s, |p| {

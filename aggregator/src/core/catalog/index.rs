@@ -36,11 +36,7 @@ pub(super) struct Indexes {
 /// Every pool a record set names (none for static data).
 fn pools_of(r: &RecordSet) -> Vec<PoolId> {
     match &r.data {
-        gslb_shared::RecordData::Dynamic(d) => std::iter::once(&d.pools)
-            .chain(d.geo.iter().map(|b| &b.pools))
-            .flatten()
-            .copied()
-            .collect(),
+        gslb_shared::RecordData::Dynamic(d) => d.all_pools().copied().collect(),
         gslb_shared::RecordData::Static(_) => Vec::new(),
     }
 }
