@@ -20,6 +20,7 @@ fn zone() -> Zone {
         ns: vec![DnsName::parse("ns1.example.com").unwrap()],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     }
 }
 

@@ -65,6 +65,7 @@ async fn configure(c: &mut Admin) {
         ns: vec![DnsName::parse("ns1.example.test").unwrap()],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     };
     c.create_zone(pb::Zone::from(&zone)).await.unwrap();
     let mut check = Check::new(CheckId(0), "tcp", Probe::Tcp(StreamProbe::default()));

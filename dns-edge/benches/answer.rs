@@ -37,6 +37,7 @@ fn snapshot(hosts: u64) -> Snapshot {
         ns: vec![name("ns1.example.test")],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     };
     s.catalog.zones.insert(zone.id, zone);
     let mut add = |id: u64, owner: &str, rtype, data| {

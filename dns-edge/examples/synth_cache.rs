@@ -37,6 +37,7 @@ fn main() {
         ns: vec![name("ns1.dyn.test")],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     };
     s.catalog.zones.insert(zone.id, zone);
     let mut q = std::io::BufWriter::new(std::fs::File::create(&queries).unwrap());

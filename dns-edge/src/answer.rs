@@ -15,7 +15,7 @@ use domain::base::iana::{Class, Opcode, OptRcode, Rcode, Rtype};
 use domain::base::message_builder::{
     AdditionalBuilder, AnswerBuilder, MessageBuilder, PushError, StaticCompressor,
 };
-use domain::base::{Message, Question, Record, Ttl};
+use domain::base::{Message, Question, Ttl};
 use gslb_shared::RecordType;
 use gslb_shared::selection::{Candidate, Outcome, steer};
 use rand::SeedableRng;
@@ -31,11 +31,13 @@ use request::{Edns, KEY_ROOM, Parsed, Query};
 
 mod records;
 mod replies;
+mod signed;
 mod summary;
 
 use records::start;
 pub use replies::truncated;
 use replies::{badvers, error, opt_size, push_opt};
+use signed::Negative;
 pub use summary::{FORMERR_BUCKET, QTYPES, RCODES, REFUSED_BUCKET, Summary};
 use summary::{qtype_bucket, rcode_bucket};
 
@@ -116,6 +118,16 @@ pub struct Responder {
     /// Set on a TCP connection while the edge drains: answers carry
     /// edns-tcp-keepalive 0 and are never kept or reused.
     closing: bool,
+    /// The query set DO: answers from signed zones carry DNSSEC records.
+    dnssec_ok: bool,
+    /// Set while encoding when an RRSIG was pushed.
+    signed: bool,
+    /// Scratch for a record set's canonical form (the signature cache key).
+    sig_key: Vec<u8>,
+    /// Scratch for the records of a pool-backed set, to sign them.
+    rrset: Vec<Data>,
+    /// Seconds since the Unix epoch, for signatures made while answering.
+    clock: fn() -> u64,
 }
 
 impl Responder {
@@ -142,7 +154,18 @@ impl Responder {
             template_mode: false,
             records: None,
             closing: false,
+            dnssec_ok: false,
+            signed: false,
+            sig_key: Vec::new(),
+            rrset: Vec::new(),
+            clock: signed::system_now,
         }
+    }
+
+    /// Read time from `clock` (seconds since the Unix epoch) when signing
+    /// while answering: tests run signatures at a time they choose.
+    pub fn set_clock(&mut self, clock: fn() -> u64) {
+        self.clock = clock;
     }
 
     /// Answer `query` from `client` into `out`. `None`: send nothing.
@@ -222,6 +245,7 @@ impl Responder {
         };
         self.dynamic_used = false;
         self.templatable = false;
+        self.dnssec_ok = q.edns.is_some_and(|e| e.dnssec_ok);
         match self.encode(table, geo, q, client, limit, out, false) {
             Ok(rcode) => {
                 let s = summary(rcode, false);
@@ -384,7 +408,8 @@ impl Responder {
             referral: None,
             extra: &[],
         };
-        let mut negative_zone = None;
+        self.signed = false;
+        let mut negative: Option<Negative<'_>> = None;
         if q.qclass != Class::IN || matches!(q.qtype, Rtype::AXFR | Rtype::IXFR) {
             plan.rcode = Rcode::REFUSED;
             plan.aa = false;
@@ -396,11 +421,15 @@ impl Responder {
                 }
                 Hit::NxDomain(zone) => {
                     plan.rcode = Rcode::NXDOMAIN;
-                    negative_zone = Some(zone);
+                    negative = Some(Negative {
+                        zone,
+                        owner: None,
+                        entry: None,
+                    });
                 }
                 Hit::Referral(cut) => plan.referral = Some(cut),
                 Hit::Entry(entry) if !truncate => {
-                    negative_zone =
+                    negative =
                         self.entry_answer(table, geo, q, client, entry, &mut answer, &mut plan)?;
                 }
                 Hit::Entry(_) => {}
@@ -408,7 +437,7 @@ impl Responder {
         }
         if truncate {
             answer.header_mut().set_tc(true);
-            negative_zone = None;
+            negative = None;
             plan.referral = None;
             plan.extra = &[];
         }
@@ -417,19 +446,28 @@ impl Responder {
         if plan.referral.is_some() && answer.counts().ancount() == 0 {
             plan.aa = false;
         }
+        // Compact denial (RFC 9824 3.2): a signed "no such name" is NOERROR
+        // with an NSEC that says NXNAME.
+        if plan.rcode == Rcode::NXDOMAIN
+            && negative.is_some_and(|n| self.signer(table, n.zone).is_some())
+        {
+            plan.rcode = Rcode::NOERROR;
+        }
         let header = answer.header_mut();
         header.set_aa(plan.aa);
         header.set_rcode(plan.rcode);
         header.set_ra(false);
         let mut authority = answer.authority();
-        if let Some(zone) = negative_zone {
-            let z = &table.zones[zone as usize];
+        if let Some(n) = &negative {
+            let z = &table.zones[n.zone as usize];
             authority.push((&z.apex, Class::IN, z.negative_ttl, &z.soa))?;
+            self.push_denial(&mut authority, table, q, n)?;
         }
         if let Some(cut) = plan.referral {
             for ns in cut.ns.iter() {
                 authority.push((&cut.owner, Class::IN, cut.ttl, ns))?;
             }
+            self.push_referral_proof(&mut authority, table, q, cut)?;
         }
         let mut additional = authority.additional();
         // Glue must fit (else TC, and the resolver retries over TCP);
@@ -439,7 +477,9 @@ impl Responder {
                 additional.push((&g.owner, Class::IN, g.ttl, &g.data))?;
             }
         }
-        for e in plan.extra {
+        // Unsigned courtesy addresses would only fill a signed answer.
+        let extra = if self.signed { &[][..] } else { plan.extra };
+        for e in extra {
             if additional
                 .push((&e.owner, Class::IN, e.ttl, &e.data))
                 .is_err()

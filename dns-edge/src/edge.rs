@@ -86,6 +86,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     });
 
     let follower = load_cache(&shared, &cfg);
+    tokio::spawn(feed::resign(Arc::clone(&shared)));
     if !cfg.aggregators.is_empty() {
         let feed_cfg = FeedConfig {
             aggregators: cfg.aggregators.clone(),

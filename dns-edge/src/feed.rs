@@ -167,7 +167,9 @@ pub struct FeedConfig {
 /// cannot be compiled (the old table keeps serving).
 pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, source: &str) -> bool {
     let started = std::time::Instant::now();
-    let table = match Table::compile(snapshot) {
+    let now = gslb_shared::clock::now_ms() / 1000;
+    let previous = shared.table.load_full();
+    let table = match Table::compile_after(snapshot, previous.as_deref(), now) {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(version = snapshot.version, error = %e, "snapshot not applied");
@@ -194,6 +196,47 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
         }
     }
     true
+}
+
+/// Longest wait between two looks at whether signatures are due.
+const RESIGN_LOOK: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Compile the table anew from its own snapshot when its static
+/// signatures are due to be made again and no snapshot came to do it.
+/// A table the feed installed meanwhile is never replaced.
+pub async fn resign(shared: Arc<Shared>) {
+    loop {
+        let now = gslb_shared::clock::now_ms() / 1000;
+        let due = (shared.table.load().as_ref()).and_then(|t| t.signatures.refresh_at);
+        let wait = due.map_or(RESIGN_LOOK, |d| {
+            std::time::Duration::from_secs(d.saturating_sub(now).max(1)).min(RESIGN_LOOK)
+        });
+        tokio::time::sleep(wait).await;
+        let Some(current) = shared.table.load_full() else {
+            continue;
+        };
+        let now = gslb_shared::clock::now_ms() / 1000;
+        if current.signatures.refresh_at.is_none_or(|d| d > now) {
+            continue;
+        }
+        let previous = Arc::clone(&current);
+        let compiled = tokio::task::spawn_blocking(move || {
+            Table::compile_after(&previous.snapshot, Some(&previous), now)
+        })
+        .await;
+        match compiled {
+            Ok(Ok(table)) => {
+                let before = shared
+                    .table
+                    .compare_and_swap(&Some(Arc::clone(&current)), Some(Arc::new(table)));
+                if before.as_ref().is_some_and(|b| Arc::ptr_eq(b, &current)) {
+                    tracing::info!(version = current.version, "signatures made anew");
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "re-signing failed"),
+            Err(e) => tracing::warn!(error = %e, "re-signing task failed"),
+        }
+    }
 }
 
 /// Rebuild the zone transfer state from an applied snapshot (after its
@@ -447,6 +490,7 @@ mod tests {
             ns: vec![],
             default_ttl: 60,
             transfer: Default::default(),
+            dnssec: None,
         };
         pb::SnapshotUpdate {
             published_at_ms: 7,

@@ -10,6 +10,7 @@
 pub mod decide;
 mod extra;
 pub mod lookup;
+pub mod signing;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ mod chain;
 
 pub use decide::Decision;
 use lookup::{Found, QueryType, Resolution};
+use signing::{Signatures, Sigs, ZoneSigner};
 
 pub use gslb_shared::wire::{Data, WireName};
 
@@ -40,6 +42,9 @@ pub struct Set {
     /// The addresses of in-zone names it points to (MX, SRV), for the
     /// additional section.
     pub extra: Box<[Extra]>,
+    /// Its RRSIGs, made at compile time: static sets of signed zones at
+    /// their own (not wildcard) names.
+    pub sigs: Option<Sigs>,
 }
 
 /// An address record of the additional section: glue, or the address of
@@ -58,6 +63,8 @@ pub struct Extra {
 /// addresses of its in-zone targets (glue below the cut included).
 #[derive(Debug, Clone)]
 pub struct Delegation {
+    /// Index into [`Table::entries`] of the cut (its DS set, if any).
+    pub entry: u32,
     /// The delegated name.
     pub owner: WireName,
     /// TTL of the NS set.
@@ -86,6 +93,11 @@ pub struct Link {
     pub ttl: Ttl,
     /// The CNAME record.
     pub data: Data,
+    /// Index into [`Table::zones`] of the zone that holds it.
+    pub zone: u32,
+    /// Its RRSIGs when its zone is signed (none for a first hop owned by
+    /// a name a wildcard synthesised: signed per query).
+    pub sigs: Option<Sigs>,
 }
 
 /// Where a CNAME chain ends.
@@ -158,6 +170,12 @@ pub struct ZoneInfo {
     pub ns: Box<[Data]>,
     /// Addresses of in-zone name servers, for the additional section.
     pub ns_extra: Box<[Extra]>,
+    /// Set when the zone is signed.
+    pub signer: Option<Arc<ZoneSigner>>,
+    /// RRSIGs of the SOA and of the apex NS set.
+    pub soa_sigs: Option<Sigs>,
+    /// See `soa_sigs`.
+    pub ns_sigs: Option<Sigs>,
 }
 
 /// A pool-backed record set.
@@ -204,6 +222,8 @@ pub struct Table {
     /// The snapshot it was compiled from (persistent maps: shared with the
     /// feed's copy, not duplicated), for `/status/pools`.
     pub snapshot: Arc<Snapshot>,
+    /// DNSSEC signatures (empty when no zone is signed).
+    pub signatures: Signatures,
 }
 
 /// A snapshot that cannot be compiled (the aggregator validated it, so
@@ -299,6 +319,9 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
             .map(|n| Ok(ZoneRecordData::Ns(Ns::new(wire_name(n)?))))
             .collect::<Result<_, CompileError>>()?,
         ns_extra: Box::new([]),
+        signer: None,
+        soa_sigs: None,
+        ns_sigs: None,
     })
 }
 
@@ -324,8 +347,18 @@ struct Builder<'a> {
 }
 
 impl Table {
-    /// Compile a snapshot.
+    /// Compile a snapshot, signing what signed zones hold now.
     pub fn compile(snapshot: &Snapshot) -> Result<Table, CompileError> {
+        Self::compile_after(snapshot, None, gslb_shared::clock::now_ms() / 1000)
+    }
+
+    /// Compile a snapshot at `now` (seconds since the Unix epoch), taking
+    /// the fresh signatures of `previous` instead of making them again.
+    pub fn compile_after(
+        snapshot: &Snapshot,
+        previous: Option<&Table>,
+        now: u64,
+    ) -> Result<Table, CompileError> {
         // Owners and apexes; empty non-terminals come on top (rarely many).
         let names = snapshot.catalog.records.len() + snapshot.catalog.zones.len();
         let dynamic = snapshot
@@ -352,6 +385,7 @@ impl Table {
                 dynamic: Vec::with_capacity(dynamic),
                 skipped: Vec::new(),
                 snapshot: Arc::new(snapshot.clone()),
+                signatures: Signatures::new(previous.map(|p| &p.signatures), now),
             },
         };
         b.zones()?;
@@ -359,6 +393,7 @@ impl Table {
         b.chains()?;
         b.wildcards();
         b.extras()?;
+        b.sign(previous.map(|p| &p.signatures))?;
         Ok(b.table)
     }
 
@@ -464,9 +499,11 @@ impl Builder<'_> {
             }
             if at_cut && record.rtype == RecordType::Ns {
                 let owner = wire_name(&record.name)?;
-                let entry = self.entry_for(&record.name, zone);
                 if let SetData::Static(ns) = set.data {
+                    let at = self.index_of(&record.name, zone);
+                    let entry = &mut self.table.entries[at as usize];
                     entry.cut = Some(Box::new(Delegation {
+                        entry: at,
                         owner,
                         ttl: set.ttl,
                         ns,
@@ -486,6 +523,8 @@ impl Builder<'_> {
                         owner: None,
                         ttl: set.ttl,
                         data: first.clone(),
+                        zone,
+                        sigs: None,
                     }));
                 }
                 continue;
@@ -517,6 +556,7 @@ impl Builder<'_> {
             ttl: ttl(record.ttl),
             data,
             extra: Box::new([]),
+            sigs: None,
         })
     }
 }

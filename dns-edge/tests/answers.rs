@@ -38,6 +38,7 @@ fn snapshot() -> Snapshot {
         ns: vec![name("ns1.example.test"), name("ns2.example.test")],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     };
     s.catalog.zones.insert(zone.id, zone);
     let dynamic = |pools: Vec<u64>, geo: Vec<GeoBranch>, first_n| {

@@ -12,6 +12,7 @@ mod member;
 mod pool;
 mod probe;
 mod record;
+mod signing;
 mod snapshot;
 mod status;
 mod zone;

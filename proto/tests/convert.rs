@@ -378,8 +378,9 @@ fn zone() -> impl Strategy<Value = Zone> {
         any::<[u32; 5]>(),
         prop::collection::vec(name(), 1..4),
         transfer(),
+        prop::option::of(signing()),
     )
-        .prop_map(|(id, apex, mname, rname, t, ns, transfer)| Zone {
+        .prop_map(|(id, apex, mname, rname, t, ns, transfer, dnssec)| Zone {
             id: ZoneId(id),
             apex,
             soa: Soa {
@@ -393,7 +394,44 @@ fn zone() -> impl Strategy<Value = Zone> {
             ns,
             default_ttl: t[4],
             transfer,
+            dnssec,
         })
+}
+
+fn signing() -> impl Strategy<Value = ZoneSigning> {
+    let key = (
+        prop::sample::select(vec![KeyRole::Csk, KeyRole::Ksk, KeyRole::Zsk]),
+        prop::collection::vec(any::<u8>(), 0..80),
+        prop::collection::vec(any::<u8>(), 0..200),
+        any::<u64>(),
+    )
+        .prop_map(|(role, public, private, created)| SigningKey {
+            role,
+            public_key: Secret(public),
+            private_key: Secret(private),
+            created,
+        });
+    (
+        prop::sample::select(vec![
+            SigningAlgorithm::EcdsaP256Sha256,
+            SigningAlgorithm::Ed25519,
+        ]),
+        prop::sample::select(vec![KeyScheme::Csk, KeyScheme::KskZsk]),
+        any::<u32>(),
+        any::<u32>(),
+        any::<bool>(),
+        prop::collection::vec(key, 0..3),
+    )
+        .prop_map(
+            |(algorithm, scheme, signature_validity, inception_offset, unsign, keys)| ZoneSigning {
+                algorithm,
+                scheme,
+                signature_validity,
+                inception_offset,
+                unsign,
+                keys,
+            },
+        )
 }
 
 proptest! {

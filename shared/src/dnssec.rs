@@ -25,29 +25,23 @@ pub const ZONE_KEY: u16 = 256;
 /// Point).
 pub const SECURE_ENTRY_POINT: u16 = 257;
 
-/// The algorithms zones are signed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Algorithm {
-    /// ECDSA P-256 with SHA-256 (13): the default.
-    EcdsaP256Sha256,
-    /// Ed25519 (15).
-    Ed25519,
+/// The algorithms zones are signed with (the model's name for them).
+pub use crate::model::SigningAlgorithm as Algorithm;
+
+trait Security {
+    fn security(self) -> SecurityAlgorithm;
 }
 
-impl Algorithm {
-    fn params(self) -> GenerateParams {
-        match self {
-            Algorithm::EcdsaP256Sha256 => GenerateParams::EcdsaP256Sha256,
-            Algorithm::Ed25519 => GenerateParams::Ed25519,
-        }
+impl Security for Algorithm {
+    fn security(self) -> SecurityAlgorithm {
+        SecurityAlgorithm::from_int(self.number())
     }
+}
 
-    /// The IANA number.
-    pub fn security(self) -> SecurityAlgorithm {
-        match self {
-            Algorithm::EcdsaP256Sha256 => SecurityAlgorithm::ECDSAP256SHA256,
-            Algorithm::Ed25519 => SecurityAlgorithm::ED25519,
-        }
+fn params(algorithm: Algorithm) -> GenerateParams {
+    match algorithm {
+        Algorithm::EcdsaP256Sha256 => GenerateParams::EcdsaP256Sha256,
+        Algorithm::Ed25519 => GenerateParams::Ed25519,
     }
 }
 
@@ -76,13 +70,30 @@ impl ZoneKey {
     /// source (through `ring`).
     pub fn generate(algorithm: Algorithm, flags: u16) -> Result<ZoneKey, DnssecError> {
         let (secret, dnskey) =
-            domain::crypto::sign::generate(&algorithm.params(), flags).map_err(err)?;
+            domain::crypto::sign::generate(&params(algorithm), flags).map_err(err)?;
         let mut text = String::new();
         secret.format_as_bind(&mut text).map_err(err)?;
         Ok(ZoneKey {
             flags,
             dnskey,
             secret: Secret(text.into_bytes()),
+        })
+    }
+
+    /// A key from its stored halves: the DNSKEY public key and the
+    /// private key text.
+    pub fn from_parts(
+        algorithm: Algorithm,
+        flags: u16,
+        public_key: &Secret,
+        private_key: &Secret,
+    ) -> Result<ZoneKey, DnssecError> {
+        let dnskey =
+            Dnskey::new(flags, 3, algorithm.security(), public_key.0.clone()).map_err(err)?;
+        Ok(ZoneKey {
+            flags,
+            dnskey,
+            secret: private_key.clone(),
         })
     }
 

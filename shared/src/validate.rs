@@ -12,6 +12,7 @@ mod http;
 mod member;
 mod pool;
 mod record;
+mod signing;
 mod text;
 mod tsig;
 mod zone;

@@ -45,6 +45,7 @@ fn base_zone() -> Zone {
         ns: vec![DnsName::parse("ns1.example.com").unwrap()],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     }
 }
 

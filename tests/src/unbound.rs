@@ -24,6 +24,9 @@ pub struct UnboundConf {
     pub zones: Vec<(String, Vec<String>)>,
     /// A name that answers NOERROR once unbound is up.
     pub ready: String,
+    /// Trust anchors (DS or DNSKEY records in zone file form): when any is
+    /// given, unbound validates, and answers under them carry AD or fail.
+    pub trust_anchors: Vec<String>,
 }
 
 /// A running unbound (killed on drop).
@@ -129,6 +132,13 @@ fn write_conf(dir: &Path, port: u16, conf: &UnboundConf) -> PathBuf {
          \x20 module-config: \"iterator\"\n  edns-buffer-size: 512\n  qname-minimisation: no\n\
          \x20 local-zone: \"test.\" nodefault\n"
     );
+    if !conf.trust_anchors.is_empty() {
+        text = text.replace("\"iterator\"", "\"validator iterator\"");
+        text.push_str("  val-log-level: 2\n");
+        for anchor in &conf.trust_anchors {
+            text.push_str(&format!("  trust-anchor: \"{anchor}\"\n"));
+        }
+    }
     text.push_str(&format!(
         "remote-control:\n  control-enable: yes\n  control-interface: \"{d}/unbound.ctl\"\n"
     ));

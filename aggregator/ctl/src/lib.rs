@@ -5,6 +5,7 @@ mod backup;
 mod certs;
 mod cluster;
 mod crud;
+mod dnssec;
 mod query;
 mod render;
 pub mod table;
@@ -165,6 +166,12 @@ pub enum Command {
         /// Action.
         #[command(subcommand)]
         action: zonefile::ZoneAction,
+    },
+    /// DNSSEC: sign a zone, its keys and DS, turning signing off.
+    Dnssec {
+        /// Action.
+        #[command(subcommand)]
+        action: dnssec::DnssecAction,
     },
     /// TSIG keys for zone transfers to secondaries.
     Tsig {
@@ -529,6 +536,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         Command::Zones(args) => crud::run::<Zone>(&mut c, args.action, out).await,
         Command::Zone { action } => zonefile::run(&mut c, action, out).await,
         Command::Tsig { action } => tsig::run(&mut c, action, out).await,
+        Command::Dnssec { action } => dnssec::run(&mut c, action, out).await,
         Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
         Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,
         Command::Members(args) => crud::run::<Member>(&mut c, args.action, out).await,

@@ -1,11 +1,17 @@
 //! TSIG secrets at the API's edge: the server generates the secret of a
 //! key created without one (before the write is validated and replicated,
 //! so every replica stores the same bytes), and a reply shows a secret
-//! only to the client whose write created the key.
+//! only to the client whose write created the key. Zones that turn DNSSEC
+//! on get their signing keys here too, for the same reason.
 
 use ring::rand::{SecureRandom, SystemRandom};
 
-use crate::core::catalog::{Change, GENERATED_SECRET_BYTES, Object, Op, Written, fill_secrets};
+use gslb_shared::dnssec::ZoneKey;
+use gslb_shared::{KeyRole, Secret, SigningAlgorithm, SigningKey};
+
+use crate::core::catalog::{
+    Change, GENERATED_SECRET_BYTES, Object, Op, Written, fill_keys, fill_secrets,
+};
 
 /// Give every key created without a secret a random one.
 pub fn fill(ops: &mut [Op]) {
@@ -20,6 +26,22 @@ pub fn fill(ops: &mut [Op]) {
             Err(_) => Vec::new(),
         }
     });
+    fill_keys(ops, new_key);
+}
+
+/// A new signing key; `None` (and the write is refused as short of keys)
+/// if the system's random source fails.
+pub fn new_key(algorithm: SigningAlgorithm, role: KeyRole) -> Option<SigningKey> {
+    let key = ZoneKey::generate(algorithm, role.flags()).ok()?;
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Some(SigningKey {
+        role,
+        public_key: Secret(key.dnskey.public_key().clone()),
+        private_key: key.secret,
+        created,
+    })
 }
 
 /// Which ops create (their change may show the secret).

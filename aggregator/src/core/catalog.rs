@@ -8,11 +8,13 @@
 mod cuts;
 mod hostnames;
 mod index;
+mod signing;
 
 use gslb_shared::validate::{self, ValidationError};
 use gslb_shared::*;
 use index::{Indexes, ObjectIndex};
 use serde::{Deserialize, Serialize};
+pub use signing::{KeyMaker, fill_keys};
 
 /// A configured object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,14 +90,45 @@ impl Object {
     }
 
     /// The object as views show it: a TSIG key's secret left out (it is
-    /// shown once, to the client that created it).
+    /// shown once, to the client that created it), and a zone's private
+    /// keys (never shown).
     pub fn redacted(&self) -> Self {
         match self {
             Object::TsigKey(k) => Object::TsigKey(k.redacted()),
+            Object::Zone(z) => Object::Zone(z.redacted()),
             other => other.clone(),
         }
     }
 }
+
+/// What views of an object show: everything but secrets (TSIG secrets,
+/// zones' private keys).
+pub trait Shown: Clone {
+    /// The object as a view shows it.
+    fn shown(&self) -> std::borrow::Cow<'_, Self> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl Shown for Zone {
+    fn shown(&self) -> std::borrow::Cow<'_, Self> {
+        match self.dnssec {
+            Some(_) => std::borrow::Cow::Owned(self.redacted()),
+            None => std::borrow::Cow::Borrowed(self),
+        }
+    }
+}
+
+impl Shown for TsigKey {
+    fn shown(&self) -> std::borrow::Cow<'_, Self> {
+        std::borrow::Cow::Owned(self.redacted())
+    }
+}
+
+impl Shown for RecordSet {}
+impl Shown for Pool {}
+impl Shown for Member {}
+impl Shown for Check {}
 
 /// Give every TSIG key created without a secret one from `generate`
 /// (called where writes enter, before they are validated and replicated,
@@ -311,6 +344,9 @@ impl CatalogState {
                     id => return Err(client_id(id)),
                 };
                 object.set_id(id);
+                if let Object::Zone(z) = &object {
+                    signing::has_keys(z)?;
+                }
                 if self.exists(object.reference()) {
                     return Err(invalid(
                         "id",
@@ -332,6 +368,12 @@ impl CatalogState {
                     && let Some(old) = self.catalog.tsig_keys.get(&k.id)
                 {
                     k.secret = old.secret.clone();
+                }
+                if let Object::Zone(z) = &mut object
+                    && let Some(old) = self.catalog.zones.get(&z.id)
+                {
+                    signing::keep(old, z)?;
+                    signing::has_keys(z)?;
                 }
                 self.check_object(&object)?;
                 Written::Upserted(Box::new(object))

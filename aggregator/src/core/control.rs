@@ -306,9 +306,11 @@ impl Control {
         dry_run: bool,
         prune: bool,
         now: Timestamp,
+        keys: crate::core::catalog::KeyMaker,
     ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
-        let plan =
+        let mut plan =
             crate::core::declarative::plan(&self.state, desired).map_err(CatalogError::Invalid)?;
+        crate::core::catalog::fill_keys(&mut plan.ops, keys);
         let deletes: Vec<&str> = plan
             .lines
             .iter()

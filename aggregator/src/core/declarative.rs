@@ -51,6 +51,10 @@ pub struct DesiredZone {
     /// file cannot say them; `transfer = {}` clears them).
     #[serde(default)]
     pub transfer: Option<gslb_shared::Transfer>,
+    /// DNSSEC settings; left out, the zone keeps the ones it has (a zone
+    /// file cannot say them either). The keys are always the zone's own.
+    #[serde(default)]
+    pub dnssec: Option<ZoneSigning>,
 }
 
 fn default_ttl() -> u32 {

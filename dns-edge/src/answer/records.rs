@@ -2,6 +2,7 @@
 //! the final name's data (SOA and NS at the apex, minimal ANY, static sets,
 //! or a pool-backed set steered per query).
 
+use super::signed::Negative;
 use super::*;
 
 /// The record type a query asks for: a named one, or the generic form of
@@ -12,8 +13,8 @@ fn record_type(t: Rtype) -> Option<RecordType> {
 }
 
 impl Responder {
-    /// Answer from an existing name. Returns the zone whose SOA goes in
-    /// the authority section when the answer is negative.
+    /// Answer from an existing name. Returns what a negative answer must
+    /// prove (its zone's SOA goes in the authority section).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn entry_answer<'t>(
         &mut self,
@@ -24,7 +25,7 @@ impl Responder {
         entry: &'t Entry,
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan<'t>,
-    ) -> Result<Option<u32>, PushError> {
+    ) -> Result<Option<Negative<'t>>, PushError> {
         if refer(entry, q, plan) {
             return Ok(None);
         }
@@ -35,19 +36,55 @@ impl Responder {
             && matches!(q.qtype, Rtype::CNAME | Rtype::ANY)
         {
             push_rr(answer, q, None, link.ttl, &link.data)?;
+            let data = std::slice::from_ref(&link.data);
+            let sigs = link.sigs.as_ref();
+            self.push_sigs(
+                answer,
+                table,
+                link.zone,
+                q,
+                None,
+                Rtype::CNAME,
+                link.ttl,
+                data,
+                sigs,
+            )?;
             return Ok(None);
         }
         let Some(chain) = &entry.cname else {
             return self.final_answer(table, geo, q, client, entry, None, answer, plan);
         };
         for link in chain.links.iter() {
-            push_rr(answer, q, link.owner.as_ref(), link.ttl, &link.data)?;
+            let owner = link.owner.as_ref();
+            push_rr(answer, q, owner, link.ttl, &link.data)?;
+            let data = std::slice::from_ref(&link.data);
+            let sigs = link.sigs.as_ref();
+            self.push_sigs(
+                answer,
+                table,
+                link.zone,
+                q,
+                owner,
+                Rtype::CNAME,
+                link.ttl,
+                data,
+                sigs,
+            )?;
         }
         match &chain.end {
             ChainEnd::Elsewhere => Ok(None),
             ChainEnd::NxDomain { zone } => {
                 plan.rcode = Rcode::NXDOMAIN;
-                Ok(Some(*zone))
+                // The name that does not exist: the last hop's target.
+                let owner = chain.links.last().and_then(|l| match &l.data {
+                    domain::rdata::ZoneRecordData::Cname(c) => Some(c.cname()),
+                    _ => None,
+                });
+                Ok(Some(Negative {
+                    zone: *zone,
+                    owner,
+                    entry: None,
+                }))
             }
             ChainEnd::Referral { entry } => {
                 plan.referral = table.entries[*entry as usize].cut.as_deref();
@@ -70,10 +107,10 @@ impl Responder {
         q: &Query<'_>,
         client: IpAddr,
         entry: &'t Entry,
-        owner: Option<&WireName>,
+        owner: Option<&'t WireName>,
         answer: &mut AnswerBuilder<Target<'_>>,
         plan: &mut Plan<'t>,
-    ) -> Result<Option<u32>, PushError> {
+    ) -> Result<Option<Negative<'t>>, PushError> {
         if refer(entry, q, plan) {
             return Ok(None);
         }
@@ -81,14 +118,43 @@ impl Responder {
         let push = |answer: &mut AnswerBuilder<Target<'_>>, ttl: Ttl, data: &Data| {
             push_rr(answer, q, owner, ttl, data)
         };
+        let nodata = Some(Negative {
+            zone: entry.zone,
+            owner,
+            entry: Some(entry),
+        });
         if entry.apex && q.qtype == Rtype::SOA {
             push(answer, zone.soa_ttl, &zone.soa)?;
+            let (soa, sigs) = (std::slice::from_ref(&zone.soa), zone.soa_sigs.as_ref());
+            self.push_sigs(
+                answer,
+                table,
+                entry.zone,
+                q,
+                owner,
+                Rtype::SOA,
+                zone.soa_ttl,
+                soa,
+                sigs,
+            )?;
             return Ok(None);
         }
         if entry.apex && q.qtype == Rtype::NS {
             for ns in zone.ns.iter() {
                 push(answer, zone.soa_ttl, ns)?;
             }
+            let sigs = zone.ns_sigs.as_ref();
+            self.push_sigs(
+                answer,
+                table,
+                entry.zone,
+                q,
+                owner,
+                Rtype::NS,
+                zone.soa_ttl,
+                &zone.ns,
+                sigs,
+            )?;
             plan.extra = &zone.ns_extra;
             return Ok(None);
         }
@@ -106,21 +172,42 @@ impl Responder {
                 Some(set) => set,
                 None if entry.apex => {
                     push(answer, zone.soa_ttl, &zone.soa)?;
+                    let (soa, sigs) = (std::slice::from_ref(&zone.soa), zone.soa_sigs.as_ref());
+                    self.push_sigs(
+                        answer,
+                        table,
+                        entry.zone,
+                        q,
+                        owner,
+                        Rtype::SOA,
+                        zone.soa_ttl,
+                        soa,
+                        sigs,
+                    )?;
                     return Ok(None);
                 }
-                None => return Ok(Some(entry.zone)),
+                None => return Ok(nodata),
             },
-            (_, Some(t)) => match entry.sets.iter().find(|s| s.rtype == t) {
-                Some(set) => set,
-                None => return Ok(Some(entry.zone)),
-            },
-            (_, None) => return Ok(Some(entry.zone)),
+            // The generic form covers the key sets a signed apex holds
+            // (DNSKEY is not a type record sets may have).
+            (t, named) => {
+                let t = named.unwrap_or(RecordType::Generic(t.to_int()));
+                match entry.sets.iter().find(|s| s.rtype == t) {
+                    Some(set) => set,
+                    None => return Ok(nodata),
+                }
+            }
         };
+        let rtype = gslb_shared::wire::rtype(set.rtype);
         match &set.data {
             SetData::Static(records) => {
                 for data in records.iter() {
                     push(answer, set.ttl, data)?;
                 }
+                let sigs = set.sigs.as_ref();
+                self.push_sigs(
+                    answer, table, entry.zone, q, owner, rtype, set.ttl, records, sigs,
+                )?;
                 plan.extra = &set.extra;
                 Ok(None)
             }
@@ -134,9 +221,23 @@ impl Responder {
                 }
                 let index = dynamic.decision_index(found.map(|m| m.region));
                 let Some(decision) = dynamic.decisions.get(index) else {
-                    return Ok(Some(entry.zone));
+                    return Ok(nodata);
                 };
                 let before = answer.counts().ancount();
+                // A signed set is signed as answered, never spliced from a
+                // template (its RRSIG covers exactly the records sent).
+                let signing = self.signer(table, entry.zone).is_some();
+                self.rrset.clear();
+                let push = |answer: &mut AnswerBuilder<Target<'_>>,
+                            rrset: &mut Vec<Data>,
+                            ttl: Ttl,
+                            data: &Data| {
+                    if signing {
+                        rrset.push(data.clone());
+                    }
+                    push(answer, ttl, data)
+                };
+                let mut ttl_used = set.ttl;
                 match decision.outcome {
                     Outcome::Pool { .. } | Outcome::FailOpen { .. }
                         if !decision.expanded.is_empty() =>
@@ -159,6 +260,7 @@ impl Responder {
                             .ttl_cap
                             .map_or(set.ttl, |cap| set.ttl.min(Ttl::from_secs(cap)));
                         let keep = if keep == 0 { usize::MAX } else { keep as usize };
+                        ttl_used = ttl;
                         // Addresses seen, so one shared by two members is
                         // answered once (a hash set: answers can be large).
                         let mut seen = rustc_hash::FxHashSet::default();
@@ -180,13 +282,15 @@ impl Responder {
                                     _ => None,
                                 };
                                 if pushed < keep && address.is_none_or(|a| seen.insert(a)) {
-                                    push(answer, ttl, data)?;
+                                    push(answer, &mut self.rrset, ttl, data)?;
                                     pushed += 1;
                                 }
                             }
                         }
                     }
-                    Outcome::Pool { .. } | Outcome::FailOpen { .. } if self.template_mode => {
+                    Outcome::Pool { .. } | Outcome::FailOpen { .. }
+                        if self.template_mode && !signing =>
+                    {
                         // Every candidate, in decision order, each record
                         // the same length (owners are pointers).
                         let at = answer.as_slice().len();
@@ -196,7 +300,7 @@ impl Responder {
                                 return Ok(None);
                             };
                             let start = answer.as_slice().len();
-                            push(answer, set.ttl, &address_data(address))?;
+                            push(answer, &mut self.rrset, set.ttl, &address_data(address))?;
                             let bytes = &answer.as_slice()[start..];
                             // The owner must be a pointer into what precedes
                             // the member records, or reordering breaks it.
@@ -223,7 +327,7 @@ impl Responder {
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
-                        self.templatable = !dynamic.geo && !decision.chosen.is_empty();
+                        self.templatable = !dynamic.geo && !decision.chosen.is_empty() && !signing;
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();
@@ -237,19 +341,27 @@ impl Responder {
                             &mut self.rng,
                         );
                         for address in self.chosen.iter().filter_map(|c| c.address) {
-                            push(answer, set.ttl, &address_data(address))?;
+                            push(answer, &mut self.rrset, set.ttl, &address_data(address))?;
                         }
                     }
                     Outcome::FailStatic { .. } => {
                         for a in decision.fixed.iter() {
-                            push(answer, set.ttl, &address_data(*a))?;
+                            push(answer, &mut self.rrset, set.ttl, &address_data(*a))?;
                         }
                     }
                     Outcome::NoData => {}
                 }
                 if answer.counts().ancount() == before {
                     // Nothing to answer (fail closed, or no member of the family).
-                    return Ok(Some(entry.zone));
+                    return Ok(nodata);
+                }
+                if signing {
+                    let rrset = std::mem::take(&mut self.rrset);
+                    let signed = self.push_sigs(
+                        answer, table, entry.zone, q, owner, rtype, ttl_used, &rrset, None,
+                    );
+                    self.rrset = rrset;
+                    signed?;
                 }
                 Ok(None)
             }
@@ -286,7 +398,7 @@ pub(super) fn start<'b>(
     Ok(question.answer())
 }
 
-/// Push one record owned by `owner`, or by the query name (as sent).
+/// Push one answer record owned by `owner`, or by the query name.
 pub(super) fn push_rr(
     answer: &mut AnswerBuilder<Target<'_>>,
     q: &Query<'_>,
@@ -294,10 +406,5 @@ pub(super) fn push_rr(
     ttl: Ttl,
     data: &Data,
 ) -> Result<(), PushError> {
-    // A `Record` by value: the tuple form would hand the compressor a
-    // reference, which hides the flat name it recognises the query name by.
-    match owner {
-        Some(o) => answer.push(Record::new(o, Class::IN, ttl, data)),
-        None => answer.push(Record::new(q.flat_qname.clone(), Class::IN, ttl, data)),
-    }
+    super::signed::push_at(answer, q, owner, ttl, data)
 }

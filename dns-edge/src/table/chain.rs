@@ -65,6 +65,8 @@ impl Builder<'_> {
                 owner: owner.as_ref().map(wire_name).transpose()?,
                 ttl: ttl(set.ttl),
                 data: gslb_shared::wire::data(first).map_err(|e| error("record", &set.name, e))?,
+                zone: self.zone_slot.get(&set.zone).copied().unwrap_or(0),
+                sigs: None,
             });
             if let Rdata::Cname(t) = first {
                 owner = Some(t.clone());

@@ -332,6 +332,7 @@ mod tests {
                 ns: vec![name("ns1.example.test")],
                 default_ttl: 300,
                 transfer: Default::default(),
+                dnssec: None,
             };
             s.catalog.zones.insert(z.id, z);
         }

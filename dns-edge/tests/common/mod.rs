@@ -62,6 +62,7 @@ pub fn zone(id: u64, apex: &str) -> Zone {
         ns: vec![name(&format!("ns1.{apex}")), name("ns.elsewhere.test")],
         default_ttl: 300,
         transfer: Default::default(),
+        dnssec: None,
     }
 }
 

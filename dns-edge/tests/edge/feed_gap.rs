@@ -44,6 +44,7 @@ fn snapshot(version: u64) -> pb::SnapshotUpdate {
             ns: vec![apex],
             default_ttl: 60,
             transfer: Default::default(),
+            dnssec: None,
         },
     );
     pb::SnapshotUpdate {

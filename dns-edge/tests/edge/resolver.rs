@@ -120,6 +120,7 @@ fn start_unbound(dir: &std::path::Path, dns: SocketAddr) -> (Unbound, SocketAddr
         &UnboundConf {
             stubs: vec![("example.test".into(), dns)],
             ready: "www.example.test".into(),
+            trust_anchors: Vec::new(),
             ..UnboundConf::default()
         },
     );

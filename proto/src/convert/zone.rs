@@ -36,6 +36,7 @@ impl From<&Zone> for pb::Zone {
                     key: n.key.as_ref().map(ToString::to_string).unwrap_or_default(),
                 })
                 .collect(),
+            dnssec: z.dnssec.as_ref().map(Into::into),
         }
     }
 }
@@ -94,6 +95,7 @@ impl TryFrom<pb::Zone> for Zone {
                     })
                     .collect::<Result<_, ValidationError>>()?,
             },
+            dnssec: z.dnssec.map(TryInto::try_into).transpose()?,
         })
     }
 }

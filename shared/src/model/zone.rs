@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{DnsName, Transfer, ZoneId};
+use super::{DnsName, Transfer, ZoneId, ZoneSigning};
 
 /// An authoritative zone. The SOA serial is not stored: it follows the
 /// snapshot version.
@@ -22,6 +22,9 @@ pub struct Zone {
     /// Outbound zone transfers: none unless configured.
     #[serde(default, skip_serializing_if = "Transfer::is_empty")]
     pub transfer: Transfer,
+    /// DNSSEC: the zone is signed when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dnssec: Option<ZoneSigning>,
 }
 
 /// SOA fields other than the serial.
@@ -40,4 +43,14 @@ pub struct Soa {
     pub expire: u32,
     /// Negative-caching TTL (RFC 2308), seconds.
     pub negative_ttl: u32,
+}
+
+impl Zone {
+    /// The zone as views show it: private keys left out.
+    pub fn redacted(&self) -> Zone {
+        Zone {
+            dnssec: self.dnssec.as_ref().map(ZoneSigning::redacted),
+            ..self.clone()
+        }
+    }
 }

@@ -54,5 +54,8 @@ pub fn zone(zone: &Zone) -> Result<(), ValidationError> {
         "must not be less than soa.refresh",
     );
     super::tsig::transfer(&zone.transfer, &mut f);
+    if let Some(s) = &zone.dnssec {
+        super::signing::signing(s, &mut f);
+    }
     f.finish()
 }

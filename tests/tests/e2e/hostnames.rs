@@ -60,6 +60,7 @@ fn a_cname_pool_of_hostnames_fails_over_through_a_real_resolver() {
                 vec![LB1.into(), "lb2.origin.test. 1 IN A 127.0.3.2".into()],
             )],
             ready: "lb1.origin.test".into(),
+            trust_anchors: Vec::new(),
         },
     );
     let resolver = unbound.addr.to_string();
@@ -147,6 +148,7 @@ fn a_flattened_apex_answers_what_its_hostname_resolves_to_and_follows_it() {
         &UnboundConf {
             zones: vec![("origin.test".into(), origin(&["127.0.4.1", "127.0.4.2"]))],
             ready: "cdn.origin.test".into(),
+            trust_anchors: Vec::new(),
             ..UnboundConf::default()
         },
     );

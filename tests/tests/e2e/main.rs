@@ -6,6 +6,7 @@
 
 mod backup;
 mod cluster;
+mod dnssec;
 mod ephemeral;
 mod hardening;
 mod hostnames;

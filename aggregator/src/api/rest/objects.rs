@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ApiError, decode};
 use crate::api::service::{Service, now, off_worker};
-use crate::core::catalog::{Change, Object, ObjectRef, Op, Written};
+use crate::core::catalog::{Change, Object, ObjectRef, Op, Shown, Written};
 use gslb_shared::defaults::{Kind, base, to_json};
 
 type Reply = Result<(StatusCode, Json<Value>), ApiError>;
@@ -50,7 +50,7 @@ pub async fn write(service: &Service, op: Op, created: bool) -> Reply {
     let change: Change = service.write_one(op).await?;
     let value = match change.what {
         Written::Upserted(object) => match *object {
-            Object::Zone(x) => to_json(&x),
+            Object::Zone(x) => to_json(&x.redacted()),
             Object::Record(x) => to_json(&x),
             Object::Pool(x) => to_json(&x),
             Object::Member(x) => member_view(&x),
@@ -74,13 +74,13 @@ async fn deleted(service: &Service, r: ObjectRef) -> Result<StatusCode, ApiError
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn current<T: Serialize>(
+fn current<T: Serialize + Shown>(
     service: &Service,
     r: ObjectRef,
     get: impl FnOnce(&Catalog) -> Option<T>,
 ) -> Result<Value, ApiError> {
     get(service.view().catalog())
-        .map(|x| to_json(&x))
+        .map(|x| to_json(&*x.shown()))
         .ok_or_else(|| ApiError::not_found(format!("{r} does not exist")))
 }
 
@@ -91,7 +91,13 @@ macro_rules! object_routes {
             let view = s.view();
             Json(
                 off_worker(move || {
-                    Value::Array(view.catalog().$map.values().map(to_json).collect())
+                    Value::Array(
+                        view.catalog()
+                            .$map
+                            .values()
+                            .map(|x| to_json(&*x.shown()))
+                            .collect(),
+                    )
                 })
                 .await,
             )
@@ -261,7 +267,15 @@ pub async fn apply_config(
         .map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
     let desired = off_worker(move || crate::core::declarative::parse(&text)).await?;
     let (plan, version) = s
-        .call(move |c| c.apply_document(&desired, q.dry_run, q.prune, now()))
+        .call(move |c| {
+            c.apply_document(
+                &desired,
+                q.dry_run,
+                q.prune,
+                now(),
+                crate::api::secrets::new_key,
+            )
+        })
         .await?;
     Ok((
         StatusCode::OK,

@@ -46,9 +46,17 @@ impl Admin {
 
     fn upserted<K: Kind>(&self, change: Change) -> Reply<K::Pb> {
         match change.what {
-            Written::Upserted(object) => K::of(&object)
-                .map(|x| Response::new(x.into()))
-                .ok_or_else(|| Status::internal("unexpected object kind")),
+            // A TSIG key's secret is shown to the call that created it
+            // (update_tsig_key clears it); a zone's private keys never.
+            Written::Upserted(object) => {
+                let object = match *object {
+                    Object::Zone(z) => Object::Zone(z.redacted()),
+                    other => other,
+                };
+                K::of(&object)
+                    .map(|x| Response::new(x.into()))
+                    .ok_or_else(|| Status::internal("unexpected object kind"))
+            }
             Written::Deleted(_) => Err(Status::internal("a create or update deleted something")),
         }
     }
@@ -56,7 +64,9 @@ impl Admin {
     /// Read an object of kind `K` from the published view.
     fn get<K: Kind>(&self, r: Request<pb::IdRequest>) -> Reply<K::Pb> {
         let id = r.into_inner().id;
-        self.read(K::reference(id), |c| K::find(c, id).map(Into::into))
+        self.read(K::reference(id), |c| {
+            K::find(c, id).map(|x| (&*x.shown()).into())
+        })
     }
 
     /// Delete an object of kind `K`.
@@ -145,7 +155,7 @@ impl AdminService for Admin {
     }
     async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
         self.list(|c| pb::ZoneList {
-            zones: c.zones.values().map(Into::into).collect(),
+            zones: c.zones.values().map(|z| (&z.redacted()).into()).collect(),
         })
         .await
     }
@@ -379,7 +389,15 @@ impl AdminService for Admin {
             .map_err(invalid)?;
         let (plan, version) = self
             .0
-            .call(move |c| c.apply_document(&desired, r.dry_run, r.prune, now()))
+            .call(move |c| {
+                c.apply_document(
+                    &desired,
+                    r.dry_run,
+                    r.prune,
+                    now(),
+                    crate::api::secrets::new_key,
+                )
+            })
             .await?;
         Ok(Response::new(plan_reply(plan, version, r.dry_run)))
     }

@@ -187,6 +187,16 @@ impl<'a> Planner<'a> {
                         transfer: (z.transfer.clone())
                             .or_else(|| existing.map(|x| x.transfer.clone()))
                             .unwrap_or_default(),
+                        dnssec: match (z.dnssec.clone(), existing.and_then(|x| x.dnssec.as_ref())) {
+                            // The stored keys, so an unchanged document
+                            // plans no update.
+                            (Some(mut d), Some(old)) => {
+                                d.keys = old.keys.clone();
+                                Some(d)
+                            }
+                            (Some(d), None) => Some(d),
+                            (None, old) => old.cloned(),
+                        },
                     }))
                 },
                 format!("zone {}", z.apex),

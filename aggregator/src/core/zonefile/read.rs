@@ -243,6 +243,7 @@ pub fn read(text: &str, apex: Option<&DnsName>) -> Result<ZoneFile, ValidationEr
             ns: apex_ns,
             default_ttl,
             transfer: None,
+            dnssec: None,
         },
         records,
     })

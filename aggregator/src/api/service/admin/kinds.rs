@@ -5,10 +5,10 @@ use gslb_proto::pb;
 use gslb_shared::validate::ValidationError;
 use gslb_shared::*;
 
-use crate::core::catalog::{Object, ObjectRef};
+use crate::core::catalog::{Object, ObjectRef, Shown};
 
 /// One kind of catalog object as the admin API carries it.
-pub trait Kind: Sized + TryFrom<Self::Pb, Error = ValidationError> {
+pub trait Kind: Sized + Shown + TryFrom<Self::Pb, Error = ValidationError> {
     /// Its protobuf message.
     type Pb: Send + 'static + for<'a> From<&'a Self>;
     /// Wrap it as a catalog object.

@@ -67,7 +67,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
             p { "Members are edited on the " a href="/ui/" { "topology" } " (click a member, or a pool's Add member)." }
             section aria-labelledby="h-zones" {
                 h2 #h-zones { "Zones" }
-                ul.objects { @for z in catalog.zones.values() { (row("zones", z.id.0, z.apex.to_string(), to_json(z))) } }
+                ul.objects { @for z in catalog.zones.values() { (row("zones", z.id.0, z.apex.to_string(), to_json(&z.redacted()))) } }
             }
             section aria-labelledby="h-records" {
                 h2 #h-records { "Records" }

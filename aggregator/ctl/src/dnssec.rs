@@ -1,0 +1,248 @@
+//! `gslbctl dnssec`: sign a zone, see its keys, print the DS for the
+//! registrar, and turn signing off in its safe order. Private keys never
+//! leave the aggregators and edges; this reads the public halves only.
+
+use gslb_proto::pb;
+use gslb_shared::dnssec::ZoneKey;
+use gslb_shared::{KeyScheme, Secret, SigningAlgorithm, Zone, ZoneSigning};
+
+use crate::table;
+use crate::{Client, CtlError, Output};
+
+/// DNSSEC actions.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum DnssecAction {
+    /// Sign a zone: the aggregator makes its keys. Publish the DS that
+    /// `gslbctl dnssec ds` prints at the parent afterwards.
+    Enable {
+        /// The zone's apex.
+        zone: String,
+        /// ecdsap256sha256 (13, the default) or ed25519 (15).
+        #[arg(long, default_value = "ecdsap256sha256")]
+        algorithm: String,
+        /// csk (one combined key, the default) or ksk-zsk.
+        #[arg(long, default_value = "csk")]
+        scheme: String,
+    },
+    /// The zone's keys and signing settings.
+    Status {
+        /// The zone's apex.
+        zone: String,
+    },
+    /// The DS records (SHA-256) to publish at the parent.
+    Ds {
+        /// The zone's apex.
+        zone: String,
+    },
+    /// Turning signing off, step 1: the edges keep signing and publish
+    /// CDS/CDNSKEY delete records. Remove the DS at the parent now.
+    Unsign {
+        /// The zone's apex.
+        zone: String,
+    },
+    /// Turning signing off, step 2 (refused before step 1): stop signing.
+    /// Only once the parent's DS is gone and its TTL has passed.
+    Disable {
+        /// The zone's apex.
+        zone: String,
+        /// Say that the DS is gone from the parent.
+        #[arg(long)]
+        ds_removed: bool,
+    },
+}
+
+/// Run a DNSSEC action.
+pub async fn run(c: &mut Client, action: DnssecAction, out: Output) -> Result<String, CtlError> {
+    match action {
+        DnssecAction::Enable {
+            zone,
+            algorithm,
+            scheme,
+        } => {
+            let mut z = find(c, &zone).await?;
+            if z.dnssec.is_some() {
+                return Err(CtlError::Input(format!("zone {zone} is signed already")));
+            }
+            let algorithm = match algorithm.as_str() {
+                "ecdsap256sha256" | "13" => SigningAlgorithm::EcdsaP256Sha256,
+                "ed25519" | "15" => SigningAlgorithm::Ed25519,
+                other => {
+                    return Err(CtlError::Input(format!(
+                        "--algorithm must be ecdsap256sha256 or ed25519, not {other:?}"
+                    )));
+                }
+            };
+            let scheme = match scheme.as_str() {
+                "csk" => KeyScheme::Csk,
+                "ksk-zsk" => KeyScheme::KskZsk,
+                other => {
+                    return Err(CtlError::Input(format!(
+                        "--scheme must be csk or ksk-zsk, not {other:?}"
+                    )));
+                }
+            };
+            z.dnssec = Some(ZoneSigning {
+                algorithm,
+                scheme,
+                ..ZoneSigning::default()
+            });
+            let z = update(c, &z).await?;
+            Ok(format!(
+                "zone {} is signed; publish its DS at the parent:\n{}",
+                z.apex,
+                ds_lines(&z)?
+            ))
+        }
+        DnssecAction::Status { zone } => {
+            let z = find(c, &zone).await?;
+            status(&z, out)
+        }
+        DnssecAction::Ds { zone } => {
+            let z = find(c, &zone).await?;
+            ds_lines(&z)
+        }
+        DnssecAction::Unsign { zone } => {
+            let mut z = find(c, &zone).await?;
+            let s = signing(&mut z)?;
+            s.unsign = true;
+            update(c, &z).await?;
+            Ok(format!(
+                "zone {zone}: the edges publish CDS/CDNSKEY delete records and keep signing.\n\
+                 Remove the DS at the parent, wait out its TTL, then run\n  \
+                 gslbctl dnssec disable {zone} --ds-removed\n"
+            ))
+        }
+        DnssecAction::Disable { zone, ds_removed } => {
+            if !ds_removed {
+                return Err(CtlError::Input(
+                    "--ds-removed is required: stop signing only once the parent no longer \
+                     publishes the DS (else resolvers fail the zone)"
+                        .into(),
+                ));
+            }
+            let mut z = find(c, &zone).await?;
+            signing(&mut z)?;
+            z.dnssec = None;
+            update(c, &z).await?;
+            Ok(format!("zone {zone} is no longer signed\n"))
+        }
+    }
+}
+
+/// The zone with apex `apex`.
+async fn find(c: &mut Client, apex: &str) -> Result<Zone, CtlError> {
+    let wanted = apex.trim_end_matches('.').to_ascii_lowercase();
+    let zones = c
+        .list_zones(pb::ListRequest::default())
+        .await?
+        .into_inner()
+        .zones;
+    let z = zones
+        .into_iter()
+        .find(|z| z.apex == wanted)
+        .ok_or_else(|| CtlError::Input(format!("no zone has the apex {apex}")))?;
+    Zone::try_from(z).map_err(|e| CtlError::Input(e.to_string()))
+}
+
+async fn update(c: &mut Client, z: &Zone) -> Result<Zone, CtlError> {
+    let reply = c.update_zone(pb::Zone::from(z)).await?.into_inner();
+    Zone::try_from(reply).map_err(|e| CtlError::Input(e.to_string()))
+}
+
+fn signing(z: &mut Zone) -> Result<&mut ZoneSigning, CtlError> {
+    let apex = z.apex.to_string();
+    z.dnssec
+        .as_mut()
+        .ok_or_else(|| CtlError::Input(format!("zone {apex} is not signed")))
+}
+
+/// A zone's keys with their public halves.
+fn keys(z: &Zone) -> Result<Vec<(&gslb_shared::SigningKey, ZoneKey)>, CtlError> {
+    let Some(s) = &z.dnssec else {
+        return Err(CtlError::Input(format!("zone {} is not signed", z.apex)));
+    };
+    s.keys
+        .iter()
+        .map(|k| {
+            ZoneKey::from_parts(
+                s.algorithm,
+                k.role.flags(),
+                &k.public_key,
+                &Secret::default(),
+            )
+            .map(|key| (k, key))
+            .map_err(|e| CtlError::Input(e.to_string()))
+        })
+        .collect()
+}
+
+/// The DS records of the zone's key-signing keys, one per line.
+fn ds_lines(z: &Zone) -> Result<String, CtlError> {
+    let owner =
+        gslb_shared::wire::wire_name(&z.apex).map_err(|e| CtlError::Input(e.to_string()))?;
+    let mut text = String::new();
+    for (k, key) in keys(z)? {
+        if !k.role.signs_keys() {
+            continue;
+        }
+        let ds = key.ds(&owner).map_err(|e| CtlError::Input(e.to_string()))?;
+        text.push_str(&format!(
+            "{}. IN DS {} {} {} {}\n",
+            z.apex,
+            ds.key_tag(),
+            ds.algorithm().to_int(),
+            ds.digest_type().to_int(),
+            hex::encode_upper(ds.digest())
+        ));
+    }
+    Ok(text)
+}
+
+fn status(z: &Zone, out: Output) -> Result<String, CtlError> {
+    let keys = keys(z)?;
+    let Some(s) = &z.dnssec else {
+        return Err(CtlError::Input(format!("zone {} is not signed", z.apex)));
+    };
+    let state = if s.unsign { "unsigning" } else { "active" };
+    Ok(match out {
+        Output::Json => serde_json::json!({
+            "zone": z.apex.to_string(),
+            "algorithm": s.algorithm.to_string(),
+            "scheme": s.scheme,
+            "signatureValidity": s.signature_validity,
+            "inceptionOffset": s.inception_offset,
+            "unsign": s.unsign,
+            "nextRollover": null,
+            "keys": keys.iter().map(|(k, key)| serde_json::json!({
+                "role": k.role.to_string(),
+                "tag": key.key_tag(),
+                "flags": k.role.flags(),
+                "state": state,
+                "created": k.created,
+            })).collect::<Vec<_>>(),
+        })
+        .to_string(),
+        Output::Table => {
+            let rows: Vec<Vec<String>> = keys
+                .iter()
+                .map(|(k, key)| {
+                    vec![
+                        k.role.to_string(),
+                        key.key_tag().to_string(),
+                        s.algorithm.to_string(),
+                        state.to_owned(),
+                        k.created.to_string(),
+                    ]
+                })
+                .collect();
+            format!(
+                "zone {}: signed, signatures valid {} s from {} s before they are made\n\
+                 next rollover: none scheduled (automatic rollovers are not built yet)\n{}",
+                z.apex,
+                s.signature_validity,
+                s.inception_offset,
+                table::render(&["ROLE", "TAG", "ALGORITHM", "STATE", "CREATED"], &rows)
+            )
+        }
+    })
+}

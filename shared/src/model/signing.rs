@@ -1,0 +1,181 @@
+//! A zone's DNSSEC settings and keys (issue 20). The keys are the server's:
+//! the leader makes them when signing is turned on, a zone write never
+//! changes them, and views never show their private halves.
+
+use serde::{Deserialize, Serialize};
+
+use super::Secret;
+
+/// The algorithms zones are signed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum SigningAlgorithm {
+    /// ECDSA P-256 with SHA-256 (13): the default.
+    #[default]
+    #[serde(rename = "ecdsap256sha256")]
+    EcdsaP256Sha256,
+    /// Ed25519 (15).
+    #[serde(rename = "ed25519")]
+    Ed25519,
+}
+
+impl SigningAlgorithm {
+    /// The IANA number.
+    pub fn number(self) -> u8 {
+        match self {
+            SigningAlgorithm::EcdsaP256Sha256 => 13,
+            SigningAlgorithm::Ed25519 => 15,
+        }
+    }
+}
+
+impl std::fmt::Display for SigningAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SigningAlgorithm::EcdsaP256Sha256 => "ecdsap256sha256",
+            SigningAlgorithm::Ed25519 => "ed25519",
+        })
+    }
+}
+
+/// How a zone's keys are divided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyScheme {
+    /// One combined signing key (CSK) signs everything: the default.
+    #[default]
+    Csk,
+    /// A key-signing key signs the DNSKEY set, a zone-signing key the rest.
+    KskZsk,
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyRole {
+    /// Combined: signs every set (DNSKEY flags 257).
+    Csk,
+    /// Key-signing: signs the DNSKEY set (flags 257).
+    Ksk,
+    /// Zone-signing: signs every other set (flags 256).
+    Zsk,
+}
+
+impl KeyRole {
+    /// The DNSKEY flags of a key with this role.
+    pub fn flags(self) -> u16 {
+        match self {
+            KeyRole::Csk | KeyRole::Ksk => 257,
+            KeyRole::Zsk => 256,
+        }
+    }
+
+    /// Whether it signs the DNSKEY, CDS and CDNSKEY sets.
+    pub fn signs_keys(self) -> bool {
+        matches!(self, KeyRole::Csk | KeyRole::Ksk)
+    }
+
+    /// Whether it signs the other sets.
+    pub fn signs_zone(self) -> bool {
+        matches!(self, KeyRole::Csk | KeyRole::Zsk)
+    }
+}
+
+impl std::fmt::Display for KeyRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KeyRole::Csk => "csk",
+            KeyRole::Ksk => "ksk",
+            KeyRole::Zsk => "zsk",
+        })
+    }
+}
+
+/// One signing key of a zone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SigningKey {
+    /// What it signs.
+    pub role: KeyRole,
+    /// The public key, as in the DNSKEY record (base64 in views).
+    pub public_key: Secret,
+    /// The private key in BIND's private-key format; empty in every view.
+    #[serde(default, skip_serializing_if = "Secret::is_empty")]
+    pub private_key: Secret,
+    /// When the leader made it (seconds since the Unix epoch).
+    pub created: u64,
+}
+
+/// Default signature validity: 14 days.
+pub const DEFAULT_SIGNATURE_VALIDITY: u32 = 14 * 86_400;
+/// Default backdating of a signature's inception: one hour (clock skew).
+pub const DEFAULT_INCEPTION_OFFSET: u32 = 3_600;
+
+fn default_validity() -> u32 {
+    DEFAULT_SIGNATURE_VALIDITY
+}
+
+fn default_offset() -> u32 {
+    DEFAULT_INCEPTION_OFFSET
+}
+
+/// A zone's DNSSEC settings: present when the zone is signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ZoneSigning {
+    /// Signing algorithm.
+    #[serde(default)]
+    pub algorithm: SigningAlgorithm,
+    /// One combined key, or a KSK/ZSK split.
+    #[serde(default)]
+    pub scheme: KeyScheme,
+    /// How long a signature is valid from its inception, seconds.
+    #[serde(default = "default_validity")]
+    pub signature_validity: u32,
+    /// How far a signature's inception lies before its making, seconds.
+    #[serde(default = "default_offset")]
+    pub inception_offset: u32,
+    /// The first step of turning signing off: the edges keep signing and
+    /// publish CDS/CDNSKEY "delete" records (RFC 8078) so the parent can
+    /// drop the DS. Removing `dnssec` is refused until this was stored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsign: bool,
+    /// The keys, made by the server (left empty in a write).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<SigningKey>,
+}
+
+impl Default for ZoneSigning {
+    fn default() -> Self {
+        Self {
+            algorithm: SigningAlgorithm::default(),
+            scheme: KeyScheme::default(),
+            signature_validity: DEFAULT_SIGNATURE_VALIDITY,
+            inception_offset: DEFAULT_INCEPTION_OFFSET,
+            unsign: false,
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl ZoneSigning {
+    /// The settings as views show them: private keys left out.
+    pub fn redacted(&self) -> Self {
+        Self {
+            keys: (self.keys.iter())
+                .map(|k| SigningKey {
+                    private_key: Secret::default(),
+                    ..k.clone()
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
+
+    /// The roles a new key set of this scheme has.
+    pub fn roles(&self) -> &'static [KeyRole] {
+        match self.scheme {
+            KeyScheme::Csk => &[KeyRole::Csk],
+            KeyScheme::KskZsk => &[KeyRole::Ksk, KeyRole::Zsk],
+        }
+    }
+}
