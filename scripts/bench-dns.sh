@@ -12,9 +12,16 @@
 # nsd; knot; then each at a fixed 20k
 # qps with latency percentiles; then the edge with SCALE (default 100,000)
 # pool-backed names: its resident memory, and load over all those names.
+# DNSSEC (issue 20): edge-signed (the zone signed, one ECDSA CSK) against
+# knot-onlinesign (Knot's mod-onlinesign on the same zone, one ECDSA CSK),
+# both asked with DO set (dnsperf -D, through a wrapper first on PATH for
+# those runs only); edge-signed-dynamic (pool-backed A/AAAA, signatures
+# from the cache); then -nx runs of each asking 100,000 names that do not
+# exist (compact denial; Knot's NSEC white lies), with DO.
 # Environment: DUR (s, default 15), REPS (default 1), LAT (1 = latency runs),
 # WORKERS (server threads, default 1), SERVERS (default "edge-static
-# edge-dynamic edge-alltypes edge-alltypes-mix nsd knot"). Needs dnsperf, dig, nsd, knot (apt-get install
+# edge-dynamic edge-alltypes edge-alltypes-mix nsd knot edge-signed
+# edge-signed-dynamic knot-onlinesign edge-signed-nx knot-onlinesign-nx"). Needs dnsperf, dig, nsd, knot (apt-get install
 # dnsperf bind9-dnsutils nsd knot). Only loopback is used.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,7 +29,7 @@ BENCH="${BENCH_DIR:-$ROOT/../shared/bench}"
 HARNESS="$BENCH/peer-dns-bench.sh"
 ZONE="$BENCH/peer-dns/example.test.zone"
 DUR="${DUR:-15}" REPS="${REPS:-1}" LAT="${LAT:-1}" WORKERS="${WORKERS:-1}"
-SERVERS="${SERVERS:-edge-static edge-dynamic edge-alltypes edge-alltypes-mix nsd knot}"
+SERVERS="${SERVERS:-edge-static edge-dynamic edge-alltypes edge-alltypes-mix nsd knot edge-signed edge-signed-dynamic knot-onlinesign edge-signed-nx knot-onlinesign-nx}"
 SCALE="${SCALE:-100000}"
 for t in dnsperf dig nsd knotd; do
   command -v "$t" >/dev/null || { echo "bench-dns: $t missing (apt-get install dnsperf bind9-dnsutils nsd knot)" >&2; exit 2; }
@@ -76,6 +83,55 @@ python3 "$ROOT/scripts/zone2gslb.py" "$ZONE" >"$WORK/static.toml"
 python3 "$ROOT/scripts/zone2gslb.py" --dynamic "$ZONE" >"$WORK/dynamic.toml"
 prepare "$WORK/static" "$WORK/static.toml"
 prepare "$WORK/dynamic" "$WORK/dynamic.toml"
+
+# Signed: the same configs with a signed zone (one ECDSA P-256 CSK).
+for c in static dynamic; do
+  { cat "$WORK/$c.toml"; printf '\n[zone.dnssec]\nalgorithm = "ecdsap256sha256"\n'; } >"$WORK/$c-signed.toml"
+  prepare "$WORK/$c-signed" "$WORK/$c-signed.toml"
+done
+# Knot signing the same zone online, with one ECDSA P-256 key (a CSK).
+cat >"$WORK/knot-sign.conf.in" <<KNOT
+server:
+    rundir: "{DIR}"
+    listen: 127.0.0.1@{PORT}
+    udp-workers: $WORKERS
+    tcp-workers: 1
+    background-workers: 1
+database:
+    storage: "{DIR}"
+log:
+  - target: stderr
+    any: warning
+policy:
+  - id: csk
+    algorithm: ecdsap256sha256
+    single-type-signing: on
+mod-onlinesign:
+  - id: sign
+    policy: csk
+zone:
+  - domain: example.test.
+    file: "$ZONE"
+    zonefile-sync: -1
+    zonefile-load: whole
+    journal-content: none
+    module: mod-onlinesign/sign
+KNOT
+# Knot's run directory is made per run (the harness gives the port).
+cat >"$WORK/knot-sign.sh" <<'SH'
+#!/usr/bin/env bash
+set -euo pipefail
+dir=$(mktemp -d /tmp/gslb-bench-knot.XXXXXX)
+sed -e "s|{DIR}|$dir|g" -e "s|{PORT}|$1|g" "$2" >"$dir/knot.conf"
+exec knotd -c "$dir/knot.conf"
+SH
+chmod +x "$WORK/knot-sign.sh"
+# 100,000 names that do not exist, each asked for A.
+seq 1 100000 | sed 's/.*/nxd&.example.test A/' >"$WORK/nx-queries.txt"
+# dnsperf with DO set (-D), for the DNSSEC runs.
+mkdir -p "$WORK/do-bin"
+printf '#!/bin/sh\nexec %s -D "$@"\n' "$(command -v dnsperf)" >"$WORK/do-bin/dnsperf"
+chmod +x "$WORK/do-bin/dnsperf"
 
 # The same zone with every other type we serve and a delegation added,
 # imported as a master file (gslbctl zone import) over the static config:
@@ -134,20 +190,32 @@ server_args() {  # server name -> harness args
     edge-dynamic) echo "--cmd|$(edge_cmd "$WORK/dynamic")|--name|edge-dynamic";;
     edge-alltypes) echo "--cmd|$(edge_cmd "$WORK/alltypes")|--name|edge-alltypes";;
     edge-alltypes-mix) echo "--cmd|$(edge_cmd "$WORK/alltypes")|--name|edge-alltypes-mix|-d|$WORK/alltypes-queries.txt";;
+    edge-signed) echo "--cmd|$(edge_cmd "$WORK/static-signed")|--name|edge-signed";;
+    edge-signed-dynamic) echo "--cmd|$(edge_cmd "$WORK/dynamic-signed")|--name|edge-signed-dynamic";;
+    knot-onlinesign) echo "--cmd|$WORK/knot-sign.sh {PORT} $WORK/knot-sign.conf.in|--name|knot-onlinesign";;
+    edge-signed-nx) echo "--cmd|$(edge_cmd "$WORK/static-signed")|--name|edge-signed-nx|-d|$WORK/nx-queries.txt";;
+    knot-onlinesign-nx) echo "--cmd|$WORK/knot-sign.sh {PORT} $WORK/knot-sign.conf.in|--name|knot-onlinesign-nx|-d|$WORK/nx-queries.txt";;
     nsd|knot) echo "$1";;
+  esac
+}
+# The DNSSEC runs ask with DO set.
+path_for() {  # server name -> PATH
+  case "$1" in
+    *signed*|*onlinesign*) echo "$WORK/do-bin:$PATH";;
+    *) echo "$PATH";;
   esac
 }
 PIN=(--server-cpus 0 --client-cpus 1 -w "$WORKERS")
 for rep in $(seq 1 "$REPS"); do
   for s in $SERVERS; do
     IFS='|' read -r -a A <<<"$(server_args "$s")"
-    run "max/rep$rep" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 "${PIN[@]}"
+    PATH="$(path_for "$s")" run "max/rep$rep" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 "${PIN[@]}"
   done
 done
 if [ "$LAT" = 1 ]; then
   for s in $SERVERS; do
     IFS='|' read -r -a A <<<"$(server_args "$s")"
-    run "lat20k" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 -Q 20000 --latency "${PIN[@]}"
+    PATH="$(path_for "$s")" run "lat20k" "${A[@]}" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 -Q 20000 --latency "${PIN[@]}"
   done
 fi
 

@@ -955,3 +955,137 @@ fn loops_through_our_own_names_are_refused_on_every_write() {
     );
     validate::catalog(&s.catalog).unwrap();
 }
+
+fn new_key(algorithm: SigningAlgorithm, role: KeyRole) -> Option<SigningKey> {
+    let k = gslb_shared::dnssec::ZoneKey::generate(algorithm, role.flags()).ok()?;
+    Some(SigningKey {
+        role,
+        public_key: Secret(k.dnskey.public_key().clone()),
+        private_key: k.secret,
+        created: 1,
+    })
+}
+
+fn signed_zone(state: &mut CatalogState, scheme: KeyScheme) -> Zone {
+    let mut z = zone();
+    z.dnssec = Some(ZoneSigning {
+        scheme,
+        ..ZoneSigning::default()
+    });
+    let mut ops = [Op::Create(Object::Zone(z))];
+    fill_keys(&mut ops, new_key);
+    let [Op::Create(object)] = ops else {
+        unreachable!()
+    };
+    match state.apply(Op::Create(object)).unwrap().what {
+        Written::Upserted(o) => match *o {
+            Object::Zone(z) => z,
+            _ => unreachable!(),
+        },
+        Written::Deleted(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn a_signed_zone_gets_its_keys_once_and_no_write_replaces_them() {
+    let mut s = CatalogState::default();
+    let z = signed_zone(&mut s, KeyScheme::KskZsk);
+    let keys = z.dnssec.as_ref().unwrap().keys.clone();
+    let roles: Vec<KeyRole> = keys.iter().map(|k| k.role).collect();
+    assert_eq!(roles, [KeyRole::Ksk, KeyRole::Zsk]);
+    // A view's zone (no private keys) written back keeps the keys.
+    let Object::Zone(view) = Object::Zone(z.clone()).redacted() else {
+        unreachable!()
+    };
+    assert!(
+        view.dnssec
+            .as_ref()
+            .unwrap()
+            .keys
+            .iter()
+            .all(|k| k.private_key.is_empty())
+    );
+    let mut update = view.clone();
+    update.default_ttl = 600;
+    let mut ops = [Op::Update(Object::Zone(update))];
+    fill_keys(&mut ops, new_key);
+    let [op] = ops;
+    let Written::Upserted(o) = s.apply(op).unwrap().what else {
+        unreachable!()
+    };
+    let Object::Zone(after) = *o else {
+        unreachable!()
+    };
+    assert_eq!(after.default_ttl, 600);
+    assert_eq!(
+        after.dnssec.unwrap().keys,
+        keys,
+        "the stored keys, not new ones"
+    );
+    // Keys a client sends are not taken either.
+    let mut forged = z.clone();
+    forged.dnssec.as_mut().unwrap().keys = vec![
+        new_key(SigningAlgorithm::EcdsaP256Sha256, KeyRole::Ksk).unwrap(),
+        new_key(SigningAlgorithm::EcdsaP256Sha256, KeyRole::Zsk).unwrap(),
+    ];
+    let Written::Upserted(o) = s.apply(Op::Update(Object::Zone(forged))).unwrap().what else {
+        unreachable!()
+    };
+    let Object::Zone(after) = *o else {
+        unreachable!()
+    };
+    assert_eq!(after.dnssec.unwrap().keys, keys);
+}
+
+#[test]
+fn a_signed_zone_cannot_change_algorithm_nor_stop_signing_in_one_step() {
+    let mut s = CatalogState::default();
+    let z = signed_zone(&mut s, KeyScheme::Csk);
+    let mut other = z.clone();
+    other.dnssec.as_mut().unwrap().algorithm = SigningAlgorithm::Ed25519;
+    let err = s.apply(Op::Update(Object::Zone(other))).unwrap_err();
+    assert!(err.to_string().contains("dnssec.algorithm"), "{err}");
+    let mut scheme = z.clone();
+    scheme.dnssec.as_mut().unwrap().scheme = KeyScheme::KskZsk;
+    let err = s.apply(Op::Update(Object::Zone(scheme))).unwrap_err();
+    assert!(err.to_string().contains("dnssec.scheme"), "{err}");
+    let mut off = z.clone();
+    off.dnssec = None;
+    let err = s.apply(Op::Update(Object::Zone(off.clone()))).unwrap_err();
+    assert!(err.to_string().contains("first set dnssec.unsign"), "{err}");
+    let mut unsign = z.clone();
+    unsign.dnssec.as_mut().unwrap().unsign = true;
+    s.apply(Op::Update(Object::Zone(unsign))).unwrap();
+    s.apply(Op::Update(Object::Zone(off))).unwrap();
+}
+
+#[test]
+fn a_signed_zone_without_keys_or_with_bad_settings_is_refused() {
+    let mut s = CatalogState::default();
+    let mut z = zone();
+    z.dnssec = Some(ZoneSigning::default());
+    let err = s.apply(Op::Create(Object::Zone(z.clone()))).unwrap_err();
+    assert!(err.to_string().contains("dnssec.keys"), "{err}");
+    let settings = z.dnssec.as_mut().unwrap();
+    settings.signature_validity = 60;
+    settings.keys = vec![new_key(SigningAlgorithm::EcdsaP256Sha256, KeyRole::Zsk).unwrap()];
+    let err = s.apply(Op::Create(Object::Zone(z.clone()))).unwrap_err();
+    assert!(
+        err.to_string().contains("dnssec.signatureValidity"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("one key per role of its scheme (csk)"),
+        "{err}"
+    );
+    // A private key that is not the public key's.
+    let settings = z.dnssec.as_mut().unwrap();
+    settings.signature_validity = DEFAULT_SIGNATURE_VALIDITY;
+    let mut a = new_key(SigningAlgorithm::EcdsaP256Sha256, KeyRole::Csk).unwrap();
+    let b = new_key(SigningAlgorithm::EcdsaP256Sha256, KeyRole::Csk).unwrap();
+    a.private_key = b.private_key;
+    settings.keys = vec![a];
+    let err = s.apply(Op::Create(Object::Zone(z))).unwrap_err();
+    assert!(err.to_string().contains("dnssec.keys[0]"), "{err}");
+}

@@ -15,11 +15,11 @@ use gslb_e2e::mesh::{Agent, Aggregator, Backend, Edge};
 use gslb_e2e::unbound::{Unbound, UnboundConf};
 use gslb_e2e::wait::{temp_dir, wait_until};
 
-fn config(one: u16, two: u16) -> String {
+fn config(one: u16, two: u16, dnssec: &str) -> String {
     format!(
         r#"{ZONE}
 [zone.dnssec]
-algorithm = "ecdsap256sha256"
+{dnssec}
 {check}
 [[pool]]
 name = "web"
@@ -132,7 +132,14 @@ fn real_resolvers_validate_every_kind_of_signed_answer() {
     let mut one = Backend::start(None, "127.0.5.1:0");
     let two = Backend::start(None, "127.0.5.2:0");
     let agg = Aggregator::start(&dir.join("store"));
-    let version = agg.apply(&config(one.addr.port(), two.addr.port()), &dir);
+    let version = agg.apply(
+        &config(
+            one.addr.port(),
+            two.addr.port(),
+            "algorithm = \"ecdsap256sha256\"",
+        ),
+        &dir,
+    );
     let url = agg.url();
     let edge = Edge::start(None, Some(&url), &dir.join("cache"), "127.0.0.1:0", &[]);
     edge.wait_version(version);
@@ -250,4 +257,39 @@ fn real_resolvers_validate_every_kind_of_signed_answer() {
         let reply = dig(None, bad.addr, &[name, "A", "+dnssec"]);
         assert_eq!(rcode(&reply), "SERVFAIL", "{name}\n{reply}");
     }
+}
+
+#[test]
+fn a_zone_signed_with_ed25519_and_a_ksk_zsk_split_validates_too() {
+    let dir = temp_dir("dnssec-ed25519");
+    let agg = Aggregator::start(&dir.join("store"));
+    let version = agg.apply(
+        &config(1, 2, "algorithm = \"ed25519\"\nscheme = \"ksk-zsk\""),
+        &dir,
+    );
+    let url = agg.url();
+    let edge = Edge::start(None, Some(&url), &dir.join("cache"), "127.0.0.1:0", &[]);
+    edge.wait_version(version);
+    let ds = agg.ctl(&["dnssec", "ds", "example.test"]).trim().to_owned();
+    assert_eq!(ds.lines().count(), 1, "the KSK's DS alone: {ds}");
+    assert!(ds.contains(" DS ") && ds.contains(" 15 2 "), "{ds}");
+    let status = agg.ctl(&["dnssec", "status", "example.test"]);
+    assert!(status.contains("ksk") && status.contains("zsk"), "{status}");
+    let unbound = Unbound::start(
+        &dir,
+        &UnboundConf {
+            stubs: vec![("example.test".into(), edge.dns())],
+            ready: "www.example.test".into(),
+            trust_anchors: vec![ds.clone()],
+            ..Default::default()
+        },
+    );
+    let u = unbound.addr;
+    validated(u, &["www.example.test", "A"], &["NOERROR"]);
+    validated(u, &["www.example.test", "MX"], &["NOERROR"]);
+    validated(u, &["nothere.example.test", "A"], &["NXDOMAIN", "NOERROR"]);
+    validated(u, &["x.wild.example.test", "A"], &["NOERROR"]);
+    validated(u, &["alias.example.test", "A"], &["NOERROR"]);
+    let out = delv(&dir, edge.dns(), &ds, "www.example.test", "A");
+    assert!(out.contains("; fully validated"), "{out}");
 }
