@@ -223,12 +223,20 @@ if [ "$SCALE" -gt 0 ]; then
   # Built with the workspace's features (as the binaries above), then run.
   cargo build --release -q --workspace --example synth_cache
   target/release/examples/synth_cache "$WORK/scale" "$SCALE" "$WORK/scale-queries.txt" >/dev/null
-  "$BIN/gslb-edge" --cache-dir "$WORK/scale" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 \
-    --udp-workers "$WORKERS" --min-drain-secs 0 >"$WORK/scale.out" 2>"$WORK/scale.err" & SPID=$!; PIDS+=("$SPID")
-  listening "$WORK/scale.out" dns >/dev/null
-  rss=$(awk '/^VmRSS/{print $2}' "/proc/$SPID/status"); hwm=$(awk '/^VmHWM/{print $2}' "/proc/$SPID/status")
-  echo "scale edge names=$SCALE rss_mib=$((rss / 1024)) peak_rss_mib=$((hwm / 1024))"
-  kill "$SPID"; wait "$SPID" 2>/dev/null || true
+  target/release/examples/synth_cache "$WORK/scale-signed" "$SCALE" "$WORK/scale-queries.txt" signed >/dev/null
+  # Resident memory idle, then after every name was asked (with DO for the
+  # signed zone: each pool-backed answer's signature is then in the cache).
+  for kind in scale scale-signed; do
+    "$BIN/gslb-edge" --cache-dir "$WORK/$kind" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 \
+      --udp-workers "$WORKERS" --min-drain-secs 0 >"$WORK/$kind.out" 2>"$WORK/$kind.err" & SPID=$!; PIDS+=("$SPID")
+    addr=$(listening "$WORK/$kind.out" dns)
+    rss=$(awk '/^VmRSS/{print $2}' "/proc/$SPID/status")
+    flags=(); [ "$kind" = scale-signed ] && flags=(-D)
+    dnsperf -s "${addr%:*}" -p "${addr##*:}" -d "$WORK/scale-queries.txt" -n 1 -c 8 -q 100 "${flags[@]}" >/dev/null 2>&1 || true
+    after=$(awk '/^VmRSS/{print $2}' "/proc/$SPID/status"); hwm=$(awk '/^VmHWM/{print $2}' "/proc/$SPID/status")
+    echo "$kind edge names=$SCALE rss_mib=$((rss / 1024)) rss_after_all_names_mib=$((after / 1024)) peak_rss_mib=$((hwm / 1024))"
+    kill "$SPID"; wait "$SPID" 2>/dev/null || true
+  done
   run "max/scale" --cmd "$(edge_cmd "$WORK/scale")" --name "edge-dynamic-$SCALE" --probe "dyn.test SOA" \
     -d "$WORK/scale-queries.txt" -l "$DUR" -c 8 -q 100 -T 1 --quiet-wait 10 "${PIN[@]}"
 fi

@@ -1,7 +1,8 @@
 //! Write a snapshot cache holding one zone with N pool-backed names (each a
 //! pool of two healthy members, weighted steering), for the memory and
 //! load benchmarks: `cargo run --release -p gslb-edge --example synth_cache
-//! -- DIR N QUERIES` also writes a dnsperf query file for those names.
+//! -- DIR N QUERIES [signed]` also writes a dnsperf query file for those
+//! names; `signed` signs the zone (one ECDSA P-256 CSK).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::io::Write;
@@ -14,9 +15,12 @@ fn name(s: &str) -> DnsName {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (dir, n, queries) = match args.as_slice() {
-        [_, dir, n, q] => (dir.clone(), n.parse::<u64>().unwrap(), q.clone()),
-        _ => panic!("usage: synth_cache DIR N QUERIES_FILE"),
+    let (dir, n, queries, signed) = match args.as_slice() {
+        [_, dir, n, q] => (dir.clone(), n.parse::<u64>().unwrap(), q.clone(), false),
+        [_, dir, n, q, s] if s == "signed" => {
+            (dir.clone(), n.parse::<u64>().unwrap(), q.clone(), true)
+        }
+        _ => panic!("usage: synth_cache DIR N QUERIES_FILE [signed]"),
     };
     let mut s = Snapshot {
         version: 1,
@@ -37,7 +41,19 @@ fn main() {
         ns: vec![name("ns1.dyn.test")],
         default_ttl: 300,
         transfer: Default::default(),
-        dnssec: None,
+        dnssec: signed.then(|| {
+            let key = gslb_shared::dnssec::ZoneKey::generate(SigningAlgorithm::EcdsaP256Sha256, 257)
+                .unwrap();
+            ZoneSigning {
+                keys: vec![SigningKey {
+                    role: KeyRole::Csk,
+                    public_key: Secret(key.dnskey.public_key().clone()),
+                    private_key: key.secret,
+                    created: 0,
+                }],
+                ..ZoneSigning::default()
+            }
+        }),
     };
     s.catalog.zones.insert(zone.id, zone);
     let mut q = std::io::BufWriter::new(std::fs::File::create(&queries).unwrap());

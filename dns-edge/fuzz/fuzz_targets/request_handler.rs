@@ -4,7 +4,8 @@
 //! carries at most one question, and a reply to a query we could not
 //! answer from the zone is never longer than the query plus an OPT record
 //! (no amplification from garbage). Round trip on the decoder: a reply that
-//! `domain` parses has the same section counts in hickory.
+//! `domain` parses has the same section counts in hickory. The zone is
+//! signed, so queries with DO reach online signing and compact denial.
 #![no_main]
 
 use std::net::IpAddr;
@@ -20,6 +21,20 @@ use libfuzzer_sys::fuzz_target;
 
 fn name(s: &str) -> DnsName {
     DnsName::parse(s).unwrap()
+}
+
+/// One ECDSA P-256 CSK.
+fn signing() -> ZoneSigning {
+    let key = gslb_shared::dnssec::ZoneKey::generate(SigningAlgorithm::EcdsaP256Sha256, 257).unwrap();
+    ZoneSigning {
+        keys: vec![SigningKey {
+            role: KeyRole::Csk,
+            public_key: Secret(key.dnskey.public_key().clone()),
+            private_key: key.secret,
+            created: 0,
+        }],
+        ..ZoneSigning::default()
+    }
 }
 
 fn table() -> &'static (Table, GeoTable, Transfers) {
@@ -50,6 +65,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                 }],
                 notify: vec![],
             },
+            dnssec: Some(signing()),
         };
         s.catalog.tsig_keys.insert(
             TsigKeyId(1),
