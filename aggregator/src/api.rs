@@ -6,6 +6,7 @@
 //! `replication` and `net`.
 
 pub mod flatten;
+pub mod rollover;
 pub mod gated;
 pub mod guard;
 pub mod leader;

@@ -122,6 +122,7 @@ async fn main() -> anyhow::Result<()> {
         service.clone(),
         gslb_proto::link::resolve::Resolver::configured(config.resolver, RESOLVE_TIMEOUT),
     ));
+    let rolling = tokio::spawn(gslb_aggregator::api::rollover::run(service.clone()));
     let served = gslb_aggregator::api::server::run(
         service.clone(),
         grpc,
@@ -133,6 +134,7 @@ async fn main() -> anyhow::Result<()> {
     )
     .await;
     flattening.abort();
+    rolling.abort();
     if let Some(follower) = follower {
         follower.abort();
     }

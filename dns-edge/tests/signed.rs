@@ -24,12 +24,7 @@ type Parsed<'a> = Record<ParsedName<&'a [u8]>, AllRecordData<&'a [u8], ParsedNam
 
 fn key(algorithm: SigningAlgorithm, role: KeyRole) -> SigningKey {
     let k = ZoneKey::generate(algorithm, role.flags()).unwrap();
-    SigningKey {
-        role,
-        public_key: Secret(k.dnskey.public_key().clone()),
-        private_key: k.secret,
-        created: NOW,
-    }
+    SigningKey::new(role, Secret(k.dnskey.public_key().clone()), k.secret, NOW)
 }
 
 fn signing(algorithm: SigningAlgorithm, scheme: KeyScheme) -> ZoneSigning {

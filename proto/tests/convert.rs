@@ -404,12 +404,23 @@ fn signing() -> impl Strategy<Value = ZoneSigning> {
         prop::collection::vec(any::<u8>(), 0..80),
         prop::collection::vec(any::<u8>(), 0..200),
         any::<u64>(),
+        prop::sample::select(vec![
+            KeyState::Pending,
+            KeyState::Published,
+            KeyState::Active,
+            KeyState::Retired,
+        ]),
+        any::<u64>(),
+        prop::option::of(1..u64::MAX),
     )
-        .prop_map(|(role, public, private, created)| SigningKey {
+        .prop_map(|(role, public, private, created, state, since, ds_seen)| SigningKey {
             role,
             public_key: Secret(public),
             private_key: Secret(private),
             created,
+            state,
+            since,
+            ds_seen,
         });
     (
         prop::sample::select(vec![
@@ -421,13 +432,17 @@ fn signing() -> impl Strategy<Value = ZoneSigning> {
         any::<u32>(),
         any::<bool>(),
         prop::collection::vec(key, 0..3),
+        any::<[u32; 3]>(),
     )
         .prop_map(
-            |(algorithm, scheme, signature_validity, inception_offset, unsign, keys)| ZoneSigning {
+            |(algorithm, scheme, signature_validity, inception_offset, unsign, keys, t)| ZoneSigning {
                 algorithm,
                 scheme,
                 signature_validity,
                 inception_offset,
+                propagation_delay: t[0],
+                parent_ds_ttl: t[1],
+                zsk_lifetime: t[2],
                 unsign,
                 keys,
             },

@@ -10,6 +10,7 @@ pub mod defaults;
 pub mod dnssec;
 pub mod duration;
 pub mod model;
+pub mod rollover;
 pub mod selection;
 pub mod status;
 pub mod telemetry;

@@ -4,7 +4,8 @@
 
 use gslb_proto::pb;
 use gslb_shared::dnssec::ZoneKey;
-use gslb_shared::{KeyScheme, Secret, SigningAlgorithm, Zone, ZoneSigning};
+use gslb_shared::rollover::{Next, Timings};
+use gslb_shared::{KeyScheme, KeyState, Secret, SigningAlgorithm, Zone, ZoneSigning};
 
 use crate::table;
 use crate::{Client, CtlError, Output};
@@ -26,6 +27,22 @@ pub enum DnssecAction {
     },
     /// The zone's keys and signing settings.
     Status {
+        /// The zone's apex.
+        zone: String,
+    },
+    /// Start a key rollover: zsk (pre-publication, automatic from there),
+    /// ksk or csk (double DS: publish the new DS that `ds` prints, then
+    /// run `ds-seen`).
+    Rollover {
+        /// The zone's apex.
+        zone: String,
+        /// zsk, ksk or csk.
+        #[arg(long)]
+        role: String,
+    },
+    /// The new key's DS is at the parent: the rollover goes on once the
+    /// parent's DS TTL has passed.
+    DsSeen {
         /// The zone's apex.
         zone: String,
     },
@@ -95,7 +112,46 @@ pub async fn run(c: &mut Client, action: DnssecAction, out: Output) -> Result<St
         }
         DnssecAction::Status { zone } => {
             let z = find(c, &zone).await?;
-            status(&z, out)
+            let records = c
+                .list_record_sets(pb::ListRequest {
+                    zone_id: z.id.0,
+                    ..Default::default()
+                })
+                .await?
+                .into_inner()
+                .records;
+            let largest = records.iter().map(|r| r.ttl).max().unwrap_or(0);
+            let t = Timings {
+                dnskey_ttl: z.default_ttl,
+                max_ttl: largest.max(z.default_ttl).max(z.soa.negative_ttl),
+            };
+            status(&z, t, out)
+        }
+        DnssecAction::Rollover { zone, role } => {
+            let z = find(c, &zone).await?;
+            let reply = c
+                .start_rollover(pb::RolloverRequest {
+                    zone_id: z.id.0,
+                    role: role.clone(),
+                })
+                .await?
+                .into_inner();
+            let z = Zone::try_from(reply).map_err(|e| CtlError::Input(e.to_string()))?;
+            Ok(if role == "zsk" {
+                format!("zone {zone}: the new ZSK is published; it signs once the DNSKEY TTL and the propagation delay have passed\n")
+            } else {
+                format!(
+                    "zone {zone}: a new {role} is pending. Publish its DS at the parent (keep the old one):\n{}then run\n  gslbctl dnssec ds-seen {zone}\n",
+                    ds_lines(&z)?
+                )
+            })
+        }
+        DnssecAction::DsSeen { zone } => {
+            let z = find(c, &zone).await?;
+            c.confirm_ds_seen(pb::IdRequest { id: z.id.0 }).await?;
+            Ok(format!(
+                "zone {zone}: the new key takes over once the parent's DS TTL and the propagation delay have passed; remove the old DS after that (`gslbctl dnssec status {zone}`)\n"
+            ))
         }
         DnssecAction::Ds { zone } => {
             let z = find(c, &zone).await?;
@@ -182,7 +238,7 @@ fn ds_lines(z: &Zone) -> Result<String, CtlError> {
         gslb_shared::wire::wire_name(&z.apex).map_err(|e| CtlError::Input(e.to_string()))?;
     let mut text = String::new();
     for (k, key) in keys(z)? {
-        if !k.role.signs_keys() {
+        if !k.role.signs_keys() || k.state == KeyState::Retired {
             continue;
         }
         let ds = key.ds(&owner).map_err(|e| CtlError::Input(e.to_string()))?;
@@ -198,12 +254,22 @@ fn ds_lines(z: &Zone) -> Result<String, CtlError> {
     Ok(text)
 }
 
-fn status(z: &Zone, out: Output) -> Result<String, CtlError> {
+fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {
     let keys = keys(z)?;
     let Some(s) = &z.dnssec else {
         return Err(CtlError::Input(format!("zone {} is not signed", z.apex)));
     };
-    let state = if s.unsign { "unsigning" } else { "active" };
+    let next = match gslb_shared::rollover::next(s, t) {
+        Next::Idle if s.zsk_lifetime > 0 => format!(
+            "no rollover running; the ZSK rolls over {} s after it started signing",
+            s.zsk_lifetime
+        ),
+        Next::Idle => "no rollover running (start one with gslbctl dnssec rollover)".to_owned(),
+        Next::DsSeen { .. } => {
+            "waiting for the new DS at the parent: publish it, then gslbctl dnssec ds-seen".to_owned()
+        }
+        Next::At { at, step } => format!("{step} at {at} (in {} s)", at.saturating_sub(now())),
+    };
     Ok(match out {
         Output::Json => serde_json::json!({
             "zone": z.apex.to_string(),
@@ -211,13 +277,18 @@ fn status(z: &Zone, out: Output) -> Result<String, CtlError> {
             "scheme": s.scheme,
             "signatureValidity": s.signature_validity,
             "inceptionOffset": s.inception_offset,
+            "propagationDelay": s.propagation_delay,
+            "parentDsTtl": s.parent_ds_ttl,
+            "zskLifetime": s.zsk_lifetime,
             "unsign": s.unsign,
-            "nextRollover": null,
+            "next": next,
             "keys": keys.iter().map(|(k, key)| serde_json::json!({
                 "role": k.role.to_string(),
                 "tag": key.key_tag(),
                 "flags": k.role.flags(),
-                "state": state,
+                "state": k.state.to_string(),
+                "since": k.since.max(k.created),
+                "dsSeen": k.ds_seen,
                 "created": k.created,
             })).collect::<Vec<_>>(),
         })
@@ -230,19 +301,24 @@ fn status(z: &Zone, out: Output) -> Result<String, CtlError> {
                         k.role.to_string(),
                         key.key_tag().to_string(),
                         s.algorithm.to_string(),
-                        state.to_owned(),
-                        k.created.to_string(),
+                        k.state.to_string(),
+                        k.since.max(k.created).to_string(),
+                        k.ds_seen.map_or_else(|| "-".to_owned(), |t| t.to_string()),
                     ]
                 })
                 .collect();
             format!(
-                "zone {}: signed, signatures valid {} s from {} s before they are made\n\
-                 next rollover: none scheduled (automatic rollovers are not built yet)\n{}",
+                "zone {}: signed{}, signatures valid {} s from {} s before they are made\nnext: {next}\n{}",
                 z.apex,
+                if s.unsign { " (unsigning: CDS/CDNSKEY delete published)" } else { "" },
                 s.signature_validity,
                 s.inception_offset,
-                table::render(&["ROLE", "TAG", "ALGORITHM", "STATE", "CREATED"], &rows)
+                table::render(&["ROLE", "TAG", "ALGORITHM", "STATE", "SINCE", "DS SEEN"], &rows)
             )
         }
     })
+}
+
+fn now() -> u64 {
+    gslb_shared::clock::now_ms() / 1000
 }

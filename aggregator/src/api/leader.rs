@@ -35,6 +35,8 @@ pub(crate) fn writes(method: &str) -> bool {
         "Remove",
         "Backup",
         "Reset",
+        "Start",
+        "Confirm",
     ]
     .iter()
     .any(|verb| method.starts_with(verb))

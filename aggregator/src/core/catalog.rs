@@ -156,6 +156,18 @@ pub enum Op {
     Update(Object),
     /// Delete an existing object.
     Delete(ObjectRef),
+    /// Replace a signed zone's keys with `keys` if they are still `from`
+    /// (a rollover step). Made by the server only: never read from a
+    /// client's request.
+    #[serde(skip_deserializing)]
+    Rekey {
+        /// The zone.
+        zone: ZoneId,
+        /// The keys the step was computed from.
+        from: Vec<SigningKey>,
+        /// The keys after it.
+        keys: Vec<SigningKey>,
+    },
 }
 
 /// One applied write, as stored and published.
@@ -375,6 +387,12 @@ impl CatalogState {
                     signing::keep(old, z)?;
                     signing::has_keys(z)?;
                 }
+                self.check_object(&object)?;
+                Written::Upserted(Box::new(object))
+            }
+            Op::Rekey { zone, from, keys } => {
+                let z = signing::rekeyed(self.catalog.zones.get(&zone), zone, &from, keys)?;
+                let object = Object::Zone(z);
                 self.check_object(&object)?;
                 Written::Upserted(Box::new(object))
             }

@@ -27,12 +27,7 @@ fn name(s: &str) -> DnsName {
 fn signing() -> ZoneSigning {
     let key = gslb_shared::dnssec::ZoneKey::generate(SigningAlgorithm::EcdsaP256Sha256, 257).unwrap();
     ZoneSigning {
-        keys: vec![SigningKey {
-            role: KeyRole::Csk,
-            public_key: Secret(key.dnskey.public_key().clone()),
-            private_key: key.secret,
-            created: 0,
-        }],
+        keys: vec![SigningKey::new(KeyRole::Csk, Secret(key.dnskey.public_key().clone()), key.secret, 0)],
         ..ZoneSigning::default()
     }
 }

@@ -13,7 +13,7 @@ use domain::base::{Name, Ttl};
 use domain::rdata::dnssec::Timestamp;
 use domain::rdata::{Cdnskey, Cds, ZoneRecordData};
 use gslb_shared::dnssec::{Signer, ZoneKey};
-use gslb_shared::{KeyRole, ZoneSigning};
+use gslb_shared::{KeyState, ZoneSigning};
 use lru::LruCache;
 use rustc_hash::FxHashMap;
 
@@ -74,9 +74,13 @@ impl ZoneSigner {
             )
             .map_err(|e| key_error(apex, e))?;
             let signer = Arc::new(key.signer(apex.clone()).map_err(|e| key_error(apex, e))?);
-            id = (id ^ u64::from(key.key_tag())).wrapping_mul(0x100_0000_01b3);
-            dnskey.push(ZoneRecordData::Dnskey(key.dnskey.clone()));
-            if k.role.signs_keys() {
+            if k.state.in_dnskey() {
+                dnskey.push(ZoneRecordData::Dnskey(key.dnskey.clone()));
+            }
+            // A new key-signing key's DS goes up while it is pending (the
+            // parent holds both during a double-DS rollover); a retired
+            // one's is gone.
+            if k.role.signs_keys() && k.state != KeyState::Retired {
                 let ds = key.ds(apex).map_err(|e| key_error(apex, e))?;
                 let d = Cds::new(
                     ds.key_tag(),
@@ -95,13 +99,15 @@ impl ZoneSigner {
                 .map_err(|e| key_error(apex, e))?;
                 cdnskey.push(ZoneRecordData::Cdnskey(d));
             }
-            match k.role {
-                KeyRole::Csk => {
-                    key_keys.push(signer.clone());
-                    zone_keys.push(signer);
-                }
-                KeyRole::Ksk => key_keys.push(signer),
-                KeyRole::Zsk => zone_keys.push(signer),
+            // Data is signed by the active zone-signing key; the key sets by
+            // every published or active key-signing key.
+            if k.role.signs_zone() && k.state == KeyState::Active {
+                id = (id ^ u64::from(key.key_tag())).wrapping_mul(0x100_0000_01b3);
+                zone_keys.push(signer.clone());
+            }
+            if k.role.signs_keys() && matches!(k.state, KeyState::Published | KeyState::Active) {
+                id = (id ^ (u64::from(key.key_tag()) << 16)).wrapping_mul(0x100_0000_01b3);
+                key_keys.push(signer);
             }
         }
         if zone_keys.is_empty() || key_keys.is_empty() {

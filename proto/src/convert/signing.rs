@@ -1,7 +1,7 @@
 //! A zone's DNSSEC settings and keys.
 
 use gslb_shared::validate::ValidationError;
-use gslb_shared::{KeyRole, KeyScheme, Secret, SigningAlgorithm, SigningKey, ZoneSigning};
+use gslb_shared::{KeyRole, KeyScheme, KeyState, Secret, SigningAlgorithm, SigningKey, ZoneSigning};
 
 use super::bad;
 use crate::pb;
@@ -18,12 +18,18 @@ impl From<&ZoneSigning> for pb::ZoneSigning {
             signature_validity: s.signature_validity,
             inception_offset: s.inception_offset,
             unsign: s.unsign,
+            propagation_delay: s.propagation_delay,
+            parent_ds_ttl: s.parent_ds_ttl,
+            zsk_lifetime: s.zsk_lifetime,
             keys: (s.keys.iter())
                 .map(|k| pb::SigningKey {
                     role: k.role.to_string(),
                     public_key: k.public_key.0.clone(),
                     private_key: k.private_key.0.clone(),
                     created: k.created,
+                    state: k.state.to_string(),
+                    since: k.since,
+                    ds_seen: k.ds_seen.unwrap_or(0),
                 })
                 .collect(),
         }
@@ -67,11 +73,26 @@ impl TryFrom<pb::ZoneSigning> for ZoneSigning {
                         ));
                     }
                 };
+                let state = match k.state.as_str() {
+                    "pending" => KeyState::Pending,
+                    "published" => KeyState::Published,
+                    "" | "active" => KeyState::Active,
+                    "retired" => KeyState::Retired,
+                    other => {
+                        return Err(bad(
+                            &format!("dnssec.keys[{i}].state"),
+                            format!("must be pending, published, active or retired, not {other:?}"),
+                        ));
+                    }
+                };
                 Ok(SigningKey {
                     role,
                     public_key: Secret(k.public_key),
                     private_key: Secret(k.private_key),
                     created: k.created,
+                    state,
+                    since: k.since,
+                    ds_seen: (k.ds_seen != 0).then_some(k.ds_seen),
                 })
             })
             .collect::<Result<_, ValidationError>>()?;
@@ -81,6 +102,9 @@ impl TryFrom<pb::ZoneSigning> for ZoneSigning {
             signature_validity: s.signature_validity,
             inception_offset: s.inception_offset,
             unsign: s.unsign,
+            propagation_delay: s.propagation_delay,
+            parent_ds_ttl: s.parent_ds_ttl,
+            zsk_lifetime: s.zsk_lifetime,
             keys,
         })
     }

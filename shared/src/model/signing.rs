@@ -90,6 +90,41 @@ impl std::fmt::Display for KeyRole {
     }
 }
 
+/// Where a key is in its life (see `crate::rollover`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyState {
+    /// Made for a rollover of a key-signing key: only its DS is shown, for
+    /// the parent; not in the zone yet.
+    Pending,
+    /// In the DNSKEY set; signs nothing but (a key-signing key) the key sets.
+    Published,
+    /// In the DNSKEY set and signing.
+    #[default]
+    Active,
+    /// Replaced: still in the DNSKEY set while signatures made with it may
+    /// be cached, signing nothing.
+    Retired,
+}
+
+impl std::fmt::Display for KeyState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KeyState::Pending => "pending",
+            KeyState::Published => "published",
+            KeyState::Active => "active",
+            KeyState::Retired => "retired",
+        })
+    }
+}
+
+impl KeyState {
+    /// Whether the key is in the zone's DNSKEY set.
+    pub fn in_dnskey(self) -> bool {
+        !matches!(self, KeyState::Pending)
+    }
+}
+
 /// One signing key of a zone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -103,12 +138,52 @@ pub struct SigningKey {
     pub private_key: Secret,
     /// When the leader made it (seconds since the Unix epoch).
     pub created: u64,
+    /// Where it is in its life.
+    #[serde(default)]
+    pub state: KeyState,
+    /// When it entered that state (0: when it was made).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub since: u64,
+    /// When the operator said its DS is at the parent (a pending key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ds_seen: Option<u64>,
+}
+
+impl SigningKey {
+    /// A new active key (made at `created`).
+    pub fn new(role: KeyRole, public_key: Secret, private_key: Secret, created: u64) -> Self {
+        Self {
+            role,
+            public_key,
+            private_key,
+            created,
+            state: KeyState::Active,
+            since: 0,
+            ds_seen: None,
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Default signature validity: 14 days.
 pub const DEFAULT_SIGNATURE_VALIDITY: u32 = 14 * 86_400;
 /// Default backdating of a signature's inception: one hour (clock skew).
 pub const DEFAULT_INCEPTION_OFFSET: u32 = 3_600;
+/// Default time for a change to reach every edge and secondary: 5 minutes.
+pub const DEFAULT_PROPAGATION_DELAY: u32 = 300;
+/// Default TTL of the DS set at the parent: one day.
+pub const DEFAULT_PARENT_DS_TTL: u32 = 86_400;
+
+fn default_delay() -> u32 {
+    DEFAULT_PROPAGATION_DELAY
+}
+
+fn default_ds_ttl() -> u32 {
+    DEFAULT_PARENT_DS_TTL
+}
 
 fn default_validity() -> u32 {
     DEFAULT_SIGNATURE_VALIDITY
@@ -134,6 +209,17 @@ pub struct ZoneSigning {
     /// How far a signature's inception lies before its making, seconds.
     #[serde(default = "default_offset")]
     pub inception_offset: u32,
+    /// What a rollover step waits on top of the TTLs it waits out: the
+    /// time a change takes to reach every server, seconds.
+    #[serde(default = "default_delay")]
+    pub propagation_delay: u32,
+    /// The TTL of the zone's DS set at the parent, seconds.
+    #[serde(default = "default_ds_ttl")]
+    pub parent_ds_ttl: u32,
+    /// Roll the ZSK over automatically this many seconds after it started
+    /// signing; 0: only on demand (`gslbctl dnssec rollover`).
+    #[serde(default)]
+    pub zsk_lifetime: u32,
     /// The first step of turning signing off: the edges keep signing and
     /// publish CDS/CDNSKEY "delete" records (RFC 8078) so the parent can
     /// drop the DS. Removing `dnssec` is refused until this was stored.
@@ -151,6 +237,9 @@ impl Default for ZoneSigning {
             scheme: KeyScheme::default(),
             signature_validity: DEFAULT_SIGNATURE_VALIDITY,
             inception_offset: DEFAULT_INCEPTION_OFFSET,
+            propagation_delay: DEFAULT_PROPAGATION_DELAY,
+            parent_ds_ttl: DEFAULT_PARENT_DS_TTL,
+            zsk_lifetime: 0,
             unsign: false,
             keys: Vec::new(),
         }

@@ -2,7 +2,7 @@
 
 use super::error::{Findings, in_range};
 use crate::dnssec::ZoneKey;
-use crate::model::ZoneSigning;
+use crate::model::{KeyScheme, KeyState, ZoneSigning};
 
 /// Shortest signature validity, seconds (accelerated tests use minutes).
 pub const MIN_SIGNATURE_VALIDITY: u32 = 300;
@@ -10,6 +10,19 @@ pub const MIN_SIGNATURE_VALIDITY: u32 = 300;
 pub const MAX_SIGNATURE_VALIDITY: u32 = 90 * 86_400;
 /// Largest backdating of an inception, seconds: one day.
 pub const MAX_INCEPTION_OFFSET: u32 = 86_400;
+
+/// Most a rollover step waits for propagation, or the parent's DS TTL: a
+/// week.
+pub const MAX_ROLLOVER_WAIT: u32 = 7 * 86_400;
+/// Shortest automatic ZSK lifetime: an hour (longer than any step waits).
+pub const MIN_ZSK_LIFETIME: u32 = 3_600;
+
+fn scheme_name(s: &ZoneSigning) -> &'static str {
+    match s.scheme {
+        KeyScheme::Csk => "csk",
+        KeyScheme::KskZsk => "ksk-zsk",
+    }
+}
 
 /// Check a zone's DNSSEC settings and (when present) its keys.
 pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
@@ -27,25 +40,46 @@ pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
         0,
         MAX_INCEPTION_OFFSET,
     );
+    in_range(f, "dnssec.propagationDelay", s.propagation_delay, 0, MAX_ROLLOVER_WAIT);
+    in_range(f, "dnssec.parentDsTtl", s.parent_ds_ttl, 0, MAX_ROLLOVER_WAIT);
+    f.require(
+        s.zsk_lifetime == 0 || s.zsk_lifetime >= MIN_ZSK_LIFETIME,
+        "dnssec.zskLifetime",
+        format!("must be 0 (on demand only) or at least {MIN_ZSK_LIFETIME} seconds"),
+    );
+    f.require(
+        s.zsk_lifetime == 0 || s.scheme == KeyScheme::KskZsk,
+        "dnssec.zskLifetime",
+        "needs scheme ksk-zsk (a CSK rolls over on demand, with the parent)",
+    );
     // A write leaves them out: the server makes them (the catalog refuses
     // a signed zone stored without them).
     if s.keys.is_empty() {
         return;
     }
-    let mut roles: Vec<_> = s.keys.iter().map(|k| k.role).collect();
-    roles.sort_by_key(|r| r.flags());
-    let mut want = s.roles().to_vec();
-    want.sort_by_key(|r| r.flags());
+    // One active key per role of the scheme, at most one other (the
+    // rollover under way), and no role from another scheme.
+    for role in s.roles() {
+        let active = (s.keys.iter())
+            .filter(|k| k.role == *role && k.state == KeyState::Active)
+            .count();
+        f.require(
+            active == 1,
+            "dnssec.keys",
+            format!("must hold one active {role} key (scheme {})", scheme_name(s)),
+        );
+    }
+    for (i, k) in s.keys.iter().enumerate() {
+        f.require(
+            s.roles().contains(&k.role),
+            &format!("dnssec.keys[{i}].role"),
+            format!("scheme {} has no {} keys", scheme_name(s), k.role),
+        );
+    }
     f.require(
-        roles == want,
+        s.keys.iter().filter(|k| k.state != KeyState::Active).count() <= 1,
         "dnssec.keys",
-        format!(
-            "must hold one key per role of its scheme ({})",
-            want.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        "at most one key may be in a rollover (not active)",
     );
     for (i, k) in s.keys.iter().enumerate() {
         if k.private_key.is_empty() {

@@ -13,6 +13,7 @@ mod hostnames;
 mod partition;
 mod quorum;
 mod restart;
+mod rollover;
 mod security;
 mod transfer;
 mod ui;

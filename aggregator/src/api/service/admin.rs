@@ -61,6 +61,13 @@ impl Admin {
         }
     }
 
+    /// The zone a rollover command wrote, as views show it.
+    fn rekeyed(&self, change: Option<Change>) -> Reply<pb::Zone> {
+        let change =
+            change.ok_or_else(|| Status::internal("a rollover command wrote nothing"))?;
+        self.upserted::<Zone>(change)
+    }
+
     /// Read an object of kind `K` from the published view.
     fn get<K: Kind>(&self, r: Request<pb::IdRequest>) -> Reply<K::Pb> {
         let id = r.into_inner().id;
@@ -131,6 +138,26 @@ impl AdminService for Admin {
     }
     async fn get_zone(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
         self.get::<Zone>(r)
+    }
+    async fn start_rollover(&self, r: Request<pb::RolloverRequest>) -> Reply<pb::Zone> {
+        let r = r.into_inner();
+        let role = match r.role.as_str() {
+            "zsk" => KeyRole::Zsk,
+            "ksk" => KeyRole::Ksk,
+            "csk" => KeyRole::Csk,
+            other => {
+                return Err(Status::invalid_argument(format!(
+                    "role: must be zsk, ksk or csk, not {other:?}"
+                )));
+            }
+        };
+        let change = crate::api::rollover::start(&self.0, ZoneId(r.zone_id), role).await?;
+        self.rekeyed(change)
+    }
+    async fn confirm_ds_seen(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
+        let id = ZoneId(r.into_inner().id);
+        let change = crate::api::rollover::ds_seen(&self.0, id).await?;
+        self.rekeyed(change)
     }
     async fn create_tsig_key(&self, r: Request<pb::TsigKey>) -> Reply<pb::TsigKey> {
         self.create::<TsigKey>(r).await

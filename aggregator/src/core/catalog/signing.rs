@@ -2,7 +2,7 @@
 //! (so every replica stores the same keys), and a zone write never changes
 //! the keys a zone has, nor turns signing off in one step.
 
-use gslb_shared::{KeyRole, SigningAlgorithm, SigningKey, Zone};
+use gslb_shared::{KeyRole, SigningAlgorithm, SigningKey, Zone, ZoneId};
 
 use super::{CatalogError, Object, Op, invalid};
 
@@ -76,4 +76,28 @@ pub(super) fn has_keys(z: &Zone) -> Result<(), CatalogError> {
         )),
         _ => Ok(()),
     }
+}
+
+/// `stored` with its keys replaced by `keys`, if they are still `from`.
+pub(super) fn rekeyed(
+    stored: Option<&Zone>,
+    id: ZoneId,
+    from: &[SigningKey],
+    keys: Vec<SigningKey>,
+) -> Result<Zone, CatalogError> {
+    let Some(stored) = stored else {
+        return Err(CatalogError::NotFound(super::ObjectRef::Zone(id)));
+    };
+    let mut z = stored.clone();
+    let Some(s) = &mut z.dnssec else {
+        return Err(invalid("dnssec", format!("zone {} is not signed", z.apex)));
+    };
+    if s.keys != from {
+        return Err(invalid(
+            "dnssec.keys",
+            "the keys changed since this step was computed; try again",
+        ));
+    }
+    s.keys = keys;
+    Ok(z)
 }
