@@ -10,6 +10,9 @@
 # reports an ERROR or CRITICAL finding that is not in the documented list
 # of findings that loopback addressing and an undelegated test zone cause
 # by themselves (see docs/benchmarks.md, "External checkers").
+# SIGNED=1 signs the zone (one ECDSA P-256 CSK) and gives both checkers
+# its DS, so zonemaster's DNSSEC module and dnsviz check the signatures,
+# the key sets and the denial (compact denial of existence) too.
 # Needs root, zonemaster-cli and dnsviz, and BIND's named and
 # named-checkconf, which dnsviz runs itself to serve the delegation it is
 # given (apt-get install zonemaster-cli dnsviz bind9 bind9-utils).
@@ -82,6 +85,10 @@ type = "A"
 dynamic = { steering = "weighted", pools = ["web"] }
 TOML
 
+if [ "${SIGNED:-0}" = 1 ]; then
+  printf '\n[zone.dnssec]\nalgorithm = "ecdsap256sha256"\n' >>"$WORK/zone.toml"
+fi
+
 # Every type we serve, a delegation with glue and DS, a wildcard: imported
 # as a master file (gslbctl zone import) over the document above, whose
 # pool-backed www the import keeps.
@@ -125,6 +132,14 @@ GRPC="http://$(sed -n 's/^grpc listening on //p' "$WORK/agg.out")"
 "$BIN/gslbctl" --server "$GRPC" apply -f "$WORK/zone.toml" >/dev/null
 VERSION=$("$BIN/gslbctl" --server "$GRPC" zone import "$WORK/example.test.zone" | sed -n 's/^applied: .*version \([0-9]*\).*/\1/p')
 [ -n "$VERSION" ] || { echo "check-dns-zone: the zone file did not import" >&2; exit 1; }
+ZM_DS=() DV_DS=()
+if [ "${SIGNED:-0}" = 1 ]; then
+  # "example.test. IN DS TAG ALG TYPE DIGEST"
+  read -r _ _ _ TAG ALG DTYPE DIGEST < <("$BIN/gslbctl" --server "$GRPC" dnssec ds example.test)
+  ZM_DS=(--ds "$TAG,$ALG,$DTYPE,$DIGEST")
+  DV_DS=(-D "example.test:$TAG $ALG $DTYPE $DIGEST")
+  echo "signed: DS $TAG $ALG $DTYPE $DIGEST"
+fi
 "$BIN/gslb-edge" --aggregator "$GRPC" --cache-dir "$WORK/cache" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 --min-drain-secs 0 >"$WORK/seed.out" 2>"$WORK/seed.err" &
 SEED=$!; PIDS+=("$SEED")
 for _ in $(seq 1 100); do
@@ -156,9 +171,9 @@ for ip in 192.0.2.53 192.0.2.54; do
   for _ in \$(seq 1 100); do dig +time=1 +tries=1 @\$ip example.test SOA | grep -q 'status: NOERROR' && break; sleep 0.1; done
 done
 zonemaster-cli --json --no-ipv6 --level INFO --hints "$WORK/hints.zone" \
-  --ns ns1.example.test/192.0.2.53 --ns ns2.example.test/192.0.2.54 example.test >"$WORK/zonemaster.json" || true
+  --ns ns1.example.test/192.0.2.53 --ns ns2.example.test/192.0.2.54 ${ZM_DS[*]@Q} example.test >"$WORK/zonemaster.json" || true
 SERVERS=ns1.example.test=192.0.2.53,ns2.example.test=192.0.2.54
-dnsviz probe -A -a example.test -N example.test:\$SERVERS -x example.test:\$SERVERS \
+dnsviz probe -A -a example.test -N example.test:\$SERVERS -x example.test:\$SERVERS ${DV_DS[*]@Q} \
   example.test www.example.test mail.example.test nonexistent.example.test \
   svc.example.test _sip._tcp.example.test sip.example.test alias.example.test x.wild.example.test >"$WORK/probe.json"
 dnsviz grok -l info <"$WORK/probe.json" >"$WORK/grok.json"

@@ -6,7 +6,6 @@
 //! `replication` and `net`.
 
 pub mod flatten;
-pub mod rollover;
 pub mod gated;
 pub mod guard;
 pub mod leader;
@@ -15,6 +14,7 @@ pub mod metrics;
 pub mod rest;
 pub mod rest_auth;
 pub mod roles;
+pub mod rollover;
 pub mod secrets;
 pub mod server;
 pub mod service;

@@ -958,7 +958,12 @@ fn loops_through_our_own_names_are_refused_on_every_write() {
 
 fn new_key(algorithm: SigningAlgorithm, role: KeyRole) -> Option<SigningKey> {
     let k = gslb_shared::dnssec::ZoneKey::generate(algorithm, role.flags()).ok()?;
-    Some(SigningKey::new(role, Secret(k.dnskey.public_key().clone()), k.secret, 1))
+    Some(SigningKey::new(
+        role,
+        Secret(k.dnskey.public_key().clone()),
+        k.secret,
+        1,
+    ))
 }
 
 fn signed_zone(state: &mut CatalogState, scheme: KeyScheme) -> Zone {

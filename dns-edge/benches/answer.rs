@@ -224,7 +224,12 @@ fn signed(mut s: Snapshot) -> Snapshot {
         gslb_shared::dnssec::ZoneKey::generate(SigningAlgorithm::EcdsaP256Sha256, 257).unwrap();
     let zone = s.catalog.zones.get_mut(&ZoneId(1)).unwrap();
     zone.dnssec = Some(ZoneSigning {
-        keys: vec![SigningKey::new(KeyRole::Csk, Secret(key.dnskey.public_key().clone()), key.secret, 0)],
+        keys: vec![SigningKey::new(
+            KeyRole::Csk,
+            Secret(key.dnskey.public_key().clone()),
+            key.secret,
+            0,
+        )],
         ..ZoneSigning::default()
     });
     s

@@ -42,10 +42,16 @@ fn main() {
         default_ttl: 300,
         transfer: Default::default(),
         dnssec: signed.then(|| {
-            let key = gslb_shared::dnssec::ZoneKey::generate(SigningAlgorithm::EcdsaP256Sha256, 257)
-                .unwrap();
+            let key =
+                gslb_shared::dnssec::ZoneKey::generate(SigningAlgorithm::EcdsaP256Sha256, 257)
+                    .unwrap();
             ZoneSigning {
-                keys: vec![SigningKey::new(KeyRole::Csk, Secret(key.dnskey.public_key().clone()), key.secret, 0)],
+                keys: vec![SigningKey::new(
+                    KeyRole::Csk,
+                    Secret(key.dnskey.public_key().clone()),
+                    key.secret,
+                    0,
+                )],
                 ..ZoneSigning::default()
             }
         }),

@@ -413,15 +413,17 @@ fn signing() -> impl Strategy<Value = ZoneSigning> {
         any::<u64>(),
         prop::option::of(1..u64::MAX),
     )
-        .prop_map(|(role, public, private, created, state, since, ds_seen)| SigningKey {
-            role,
-            public_key: Secret(public),
-            private_key: Secret(private),
-            created,
-            state,
-            since,
-            ds_seen,
-        });
+        .prop_map(
+            |(role, public, private, created, state, since, ds_seen)| SigningKey {
+                role,
+                public_key: Secret(public),
+                private_key: Secret(private),
+                created,
+                state,
+                since,
+                ds_seen,
+            },
+        );
     (
         prop::sample::select(vec![
             SigningAlgorithm::EcdsaP256Sha256,
@@ -435,16 +437,18 @@ fn signing() -> impl Strategy<Value = ZoneSigning> {
         any::<[u32; 3]>(),
     )
         .prop_map(
-            |(algorithm, scheme, signature_validity, inception_offset, unsign, keys, t)| ZoneSigning {
-                algorithm,
-                scheme,
-                signature_validity,
-                inception_offset,
-                propagation_delay: t[0],
-                parent_ds_ttl: t[1],
-                zsk_lifetime: t[2],
-                unsign,
-                keys,
+            |(algorithm, scheme, signature_validity, inception_offset, unsign, keys, t)| {
+                ZoneSigning {
+                    algorithm,
+                    scheme,
+                    signature_validity,
+                    inception_offset,
+                    propagation_delay: t[0],
+                    parent_ds_ttl: t[1],
+                    zsk_lifetime: t[2],
+                    unsign,
+                    keys,
+                }
             },
         )
 }

@@ -110,18 +110,26 @@ pub fn ds_seen(s: &ZoneSigning, now: u64) -> Result<Vec<SigningKey>, String> {
 fn due(s: &ZoneSigning, t: Timings, k: &SigningKey) -> Option<(u64, &'static str)> {
     let delay = u64::from(s.propagation_delay);
     match (k.role, k.state) {
-        (KeyRole::Zsk, KeyState::Published) => {
-            Some((k.since + u64::from(t.dnskey_ttl) + delay, "the new ZSK signs"))
-        }
+        (KeyRole::Zsk, KeyState::Published) => Some((
+            k.since + u64::from(t.dnskey_ttl) + delay,
+            "the new ZSK signs",
+        )),
         (KeyRole::Ksk, KeyState::Pending) => k.ds_seen.map(|seen| {
-            (seen + u64::from(s.parent_ds_ttl) + delay, "the new KSK replaces the old one")
+            (
+                seen + u64::from(s.parent_ds_ttl) + delay,
+                "the new KSK replaces the old one",
+            )
         }),
         (KeyRole::Csk, KeyState::Pending) => k.ds_seen.map(|seen| {
-            (seen + u64::from(s.parent_ds_ttl) + delay, "the new CSK is published")
+            (
+                seen + u64::from(s.parent_ds_ttl) + delay,
+                "the new CSK is published",
+            )
         }),
-        (KeyRole::Csk, KeyState::Published) => {
-            Some((k.since + u64::from(t.dnskey_ttl) + delay, "the new CSK signs"))
-        }
+        (KeyRole::Csk, KeyState::Published) => Some((
+            k.since + u64::from(t.dnskey_ttl) + delay,
+            "the new CSK signs",
+        )),
         (_, KeyState::Retired) => Some((
             k.since + u64::from(t.max_ttl.max(t.dnskey_ttl)) + delay,
             "the old key is removed",

@@ -71,7 +71,10 @@ fn a_ksk_waits_for_its_ds_then_replaces_the_old_one() {
     let mut s = settings(KeyScheme::KskZsk);
     s.keys = rollover::start(&s, KeyRole::Ksk, key(KeyRole::Ksk, 10), 10_000).unwrap();
     assert!(matches!(rollover::next(&s, T), Next::DsSeen { .. }));
-    assert!(run(&mut s, 10_000, 50_000).is_empty(), "nothing before ds-seen");
+    assert!(
+        run(&mut s, 10_000, 50_000).is_empty(),
+        "nothing before ds-seen"
+    );
     s.keys = rollover::ds_seen(&s, 50_000).unwrap();
     assert!(rollover::ds_seen(&s, 50_001).is_err(), "seen once");
     assert_eq!(run(&mut s, 50_000, 60_000), [53_660]);

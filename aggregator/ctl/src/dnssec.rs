@@ -138,7 +138,9 @@ pub async fn run(c: &mut Client, action: DnssecAction, out: Output) -> Result<St
                 .into_inner();
             let z = Zone::try_from(reply).map_err(|e| CtlError::Input(e.to_string()))?;
             Ok(if role == "zsk" {
-                format!("zone {zone}: the new ZSK is published; it signs once the DNSKEY TTL and the propagation delay have passed\n")
+                format!(
+                    "zone {zone}: the new ZSK is published; it signs once the DNSKEY TTL and the propagation delay have passed\n"
+                )
             } else {
                 format!(
                     "zone {zone}: a new {role} is pending. Publish its DS at the parent (keep the old one):\n{}then run\n  gslbctl dnssec ds-seen {zone}\n",
@@ -266,7 +268,8 @@ fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {
         ),
         Next::Idle => "no rollover running (start one with gslbctl dnssec rollover)".to_owned(),
         Next::DsSeen { .. } => {
-            "waiting for the new DS at the parent: publish it, then gslbctl dnssec ds-seen".to_owned()
+            "waiting for the new DS at the parent: publish it, then gslbctl dnssec ds-seen"
+                .to_owned()
         }
         Next::At { at, step } => format!("{step} at {at} (in {} s)", at.saturating_sub(now())),
     };
@@ -310,10 +313,17 @@ fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {
             format!(
                 "zone {}: signed{}, signatures valid {} s from {} s before they are made\nnext: {next}\n{}",
                 z.apex,
-                if s.unsign { " (unsigning: CDS/CDNSKEY delete published)" } else { "" },
+                if s.unsign {
+                    " (unsigning: CDS/CDNSKEY delete published)"
+                } else {
+                    ""
+                },
                 s.signature_validity,
                 s.inception_offset,
-                table::render(&["ROLE", "TAG", "ALGORITHM", "STATE", "SINCE", "DS SEEN"], &rows)
+                table::render(
+                    &["ROLE", "TAG", "ALGORITHM", "STATE", "SINCE", "DS SEEN"],
+                    &rows
+                )
             )
         }
     })

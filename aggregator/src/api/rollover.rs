@@ -75,7 +75,11 @@ async fn rekey(
 }
 
 /// Start a rollover of zone `id`'s `role` key on demand.
-pub async fn start(service: &Service, id: ZoneId, role: KeyRole) -> Result<Option<Change>, ControlError> {
+pub async fn start(
+    service: &Service,
+    id: ZoneId,
+    role: KeyRole,
+) -> Result<Option<Change>, ControlError> {
     rekey(service, id, |s| {
         let new = crate::api::secrets::new_key(s.algorithm, role)
             .ok_or_else(|| "the server could not make a key; try again".to_owned())?;

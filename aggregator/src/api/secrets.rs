@@ -36,7 +36,12 @@ pub fn new_key(algorithm: SigningAlgorithm, role: KeyRole) -> Option<SigningKey>
     let created = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    Some(SigningKey::new(role, Secret(key.dnskey.public_key().clone()), key.secret, created))
+    Some(SigningKey::new(
+        role,
+        Secret(key.dnskey.public_key().clone()),
+        key.secret,
+        created,
+    ))
 }
 
 /// Which ops create (their change may show the secret).

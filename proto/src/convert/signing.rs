@@ -1,7 +1,9 @@
 //! A zone's DNSSEC settings and keys.
 
 use gslb_shared::validate::ValidationError;
-use gslb_shared::{KeyRole, KeyScheme, KeyState, Secret, SigningAlgorithm, SigningKey, ZoneSigning};
+use gslb_shared::{
+    KeyRole, KeyScheme, KeyState, Secret, SigningAlgorithm, SigningKey, ZoneSigning,
+};
 
 use super::bad;
 use crate::pb;

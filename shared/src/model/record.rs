@@ -68,10 +68,10 @@ const NAMED: [(RecordType, u16, &str); 15] = [
 
 /// Type codes a record set may not have in generic form: the zone's SOA,
 /// OPT, the query and meta types (RFC 6895: 128–255, and 0), and the
-/// DNSSEC records the edges will make themselves (RRSIG, NSEC, NSEC3,
-/// DNSKEY and their parameters).
+/// DNSSEC records the edges make themselves (RRSIG, NSEC, NSEC3, DNSKEY,
+/// their parameters, and a signed zone's CDS and CDNSKEY).
 fn reserved(code: u16) -> bool {
-    matches!(code, 0 | 6 | 41 | 46 | 47 | 48 | 50 | 51) || (128..=255).contains(&code)
+    matches!(code, 0 | 6 | 41 | 46 | 47 | 48 | 50 | 51 | 59 | 60) || (128..=255).contains(&code)
 }
 
 impl RecordType {

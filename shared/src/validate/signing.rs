@@ -40,8 +40,20 @@ pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
         0,
         MAX_INCEPTION_OFFSET,
     );
-    in_range(f, "dnssec.propagationDelay", s.propagation_delay, 0, MAX_ROLLOVER_WAIT);
-    in_range(f, "dnssec.parentDsTtl", s.parent_ds_ttl, 0, MAX_ROLLOVER_WAIT);
+    in_range(
+        f,
+        "dnssec.propagationDelay",
+        s.propagation_delay,
+        0,
+        MAX_ROLLOVER_WAIT,
+    );
+    in_range(
+        f,
+        "dnssec.parentDsTtl",
+        s.parent_ds_ttl,
+        0,
+        MAX_ROLLOVER_WAIT,
+    );
     f.require(
         s.zsk_lifetime == 0 || s.zsk_lifetime >= MIN_ZSK_LIFETIME,
         "dnssec.zskLifetime",
@@ -66,7 +78,10 @@ pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
         f.require(
             active == 1,
             "dnssec.keys",
-            format!("must hold one active {role} key (scheme {})", scheme_name(s)),
+            format!(
+                "must hold one active {role} key (scheme {})",
+                scheme_name(s)
+            ),
         );
     }
     for (i, k) in s.keys.iter().enumerate() {
@@ -77,7 +92,11 @@ pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
         );
     }
     f.require(
-        s.keys.iter().filter(|k| k.state != KeyState::Active).count() <= 1,
+        s.keys
+            .iter()
+            .filter(|k| k.state != KeyState::Active)
+            .count()
+            <= 1,
         "dnssec.keys",
         "at most one key may be in a rollover (not active)",
     );

@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use gslb_e2e::cluster::Cluster;
 use gslb_e2e::dns::{dig, rcode};
 use gslb_e2e::mesh::{Aggregator, Edge};
 use gslb_e2e::unbound::{Unbound, UnboundConf};
@@ -64,7 +65,10 @@ fn validating(u: SocketAddr, secs: u64, what: &str, mut done: impl FnMut() -> bo
     loop {
         for name in ["www.example.test", "nothere.example.test"] {
             let reply = dig(None, u, &[name, "A", "+dnssec"]);
-            let flags = reply.lines().find(|l| l.contains(";; flags:")).unwrap_or_default();
+            let flags = reply
+                .lines()
+                .find(|l| l.contains(";; flags:"))
+                .unwrap_or_default();
             assert!(
                 flags.contains(" ad") && ["NOERROR", "NXDOMAIN"].contains(&rcode(&reply)),
                 "{what}: answer {asked} to {name} failed validation:\n{reply}"
@@ -129,7 +133,10 @@ fn zsk_and_ksk_rollovers_never_break_validation() {
     let both: Vec<String> = both.lines().map(str::to_owned).collect();
     assert_eq!(both.len(), 2, "{both:?}");
     let status_now = status(&agg);
-    assert!(status_now["next"].as_str().unwrap().contains("ds-seen"), "{status_now}");
+    assert!(
+        status_now["next"].as_str().unwrap().contains("ds-seen"),
+        "{status_now}"
+    );
     drop(u);
     let second = dir.join("second");
     std::fs::create_dir_all(&second).unwrap();
@@ -149,4 +156,52 @@ fn zsk_and_ksk_rollovers_never_break_validation() {
     let u = unbound(&third, edge.dns(), std::slice::from_ref(&new_ds));
     asked += validating(u.addr, 10, "new DS alone", || true);
     assert!(asked > 40, "{asked} answers checked");
+}
+
+#[test]
+fn a_rollover_goes_on_after_the_leader_is_killed_and_validation_holds() {
+    let dir = temp_dir("rollover-leader");
+    let mut cluster = Cluster::start(&dir, 13, 3, &[]);
+    let leader = cluster.leader(30);
+    let version = cluster.node(leader).apply(CONFIG, &dir);
+    let edge = Edge::start(
+        None,
+        Some(&cluster.urls()),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+        &[],
+    );
+    edge.wait_version(version);
+    let ds = cluster
+        .node(leader)
+        .ctl(&["dnssec", "ds", "example.test"])
+        .trim()
+        .to_owned();
+    let u = unbound(&dir, edge.dns(), std::slice::from_ref(&ds));
+    validating(u.addr, 10, "before", || true);
+    let (zsk, _) = active(cluster.node(leader), "zsk");
+    cluster
+        .node(leader)
+        .ctl(&["dnssec", "rollover", "example.test", "--role", "zsk"]);
+    // kill -9 the leader while the new key is only published.
+    cluster.kill(leader);
+    let asked = validating(u.addr, 90, "zsk rollover across a leader change", || {
+        let Some(node) = cluster.running().into_iter().next() else {
+            return false;
+        };
+        let (ok, out, _) =
+            cluster
+                .node(node)
+                .try_ctl(&["-o", "json", "dnssec", "status", "example.test"]);
+        let Ok(s) = serde_json::from_str::<Value>(&out) else {
+            return false;
+        };
+        let keys = s["keys"].as_array().cloned().unwrap_or_default();
+        ok && keys.len() == 2
+            && keys.iter().all(|k| k["state"] == "active")
+            && keys
+                .iter()
+                .any(|k| k["role"] == "zsk" && k["tag"].as_u64() != Some(zsk))
+    });
+    assert!(asked > 4, "{asked}");
 }

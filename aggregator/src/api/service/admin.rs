@@ -63,8 +63,7 @@ impl Admin {
 
     /// The zone a rollover command wrote, as views show it.
     fn rekeyed(&self, change: Option<Change>) -> Reply<pb::Zone> {
-        let change =
-            change.ok_or_else(|| Status::internal("a rollover command wrote nothing"))?;
+        let change = change.ok_or_else(|| Status::internal("a rollover command wrote nothing"))?;
         self.upserted::<Zone>(change)
     }
 
