@@ -1075,8 +1075,7 @@ fn a_signed_zone_without_keys_or_with_bad_settings_is_refused() {
         "{err}"
     );
     assert!(
-        err.to_string()
-            .contains("one key per role of its scheme (csk)"),
+        err.to_string().contains("must hold one active csk key"),
         "{err}"
     );
     // A private key that is not the public key's.

@@ -157,6 +157,31 @@ fn real_resolvers_validate_every_kind_of_signed_answer() {
     let (_, zones) = agg.rest("GET", "/api/v1/zones", "");
     assert!(!zones.to_string().contains("privateKey"), "{zones}");
     assert!(zones.to_string().contains("publicKey"), "{zones}");
+    // Bad settings are refused naming the field; nothing is stored.
+    let zone = |dnssec: &str| {
+        format!(
+            r#"{{"apex": "other.test", "ns": ["ns1.other.test"], "defaultTtl": 60,
+                "soa": {{"mname": "ns1.other.test", "rname": "h.other.test", "refresh": 3600,
+                "retry": 600, "expire": 604800, "negativeTtl": 5}}, "dnssec": {dnssec}}}"#
+        )
+    };
+    for (dnssec, field) in [
+        (r#"{"algorithm": "rsasha1"}"#, "dnssec.algorithm"),
+        (r#"{"signatureValidity": 10}"#, "dnssec.signatureValidity"),
+        (r#"{"zskLifetime": 86400}"#, "dnssec.zskLifetime"),
+    ] {
+        let (code, body) = agg.rest("POST", "/api/v1/zones", &zone(dnssec));
+        assert_eq!(code, 400, "{dnssec}: {body}");
+        assert!(body.to_string().contains(field), "{dnssec}: {body}");
+    }
+    let (code, created) = agg.rest(
+        "POST",
+        "/api/v1/zones",
+        &zone(r#"{"algorithm": "ed25519"}"#),
+    );
+    assert_eq!(code, 201, "{created}");
+    assert!(!created.to_string().contains("privateKey"), "{created}");
+    assert_eq!(created["dnssec"]["keys"][0]["role"], "csk", "{created}");
 
     // The edge answers DNSKEY at the apex with or without DO; RRSIGs only with.
     let plain = dig(None, edge.dns(), &["example.test", "DNSKEY"]);
