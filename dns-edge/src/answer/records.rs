@@ -124,19 +124,7 @@ impl Responder {
             entry: Some(entry),
         });
         if entry.apex && q.qtype == Rtype::SOA {
-            push(answer, zone.soa_ttl, &zone.soa)?;
-            let (soa, sigs) = (std::slice::from_ref(&zone.soa), zone.soa_sigs.as_ref());
-            self.push_sigs(
-                answer,
-                table,
-                entry.zone,
-                q,
-                owner,
-                Rtype::SOA,
-                zone.soa_ttl,
-                soa,
-                sigs,
-            )?;
+            self.push_soa(answer, table, q, owner, entry.zone)?;
             return Ok(None);
         }
         if entry.apex && q.qtype == Rtype::NS {
@@ -171,19 +159,7 @@ impl Responder {
             (Rtype::ANY, _) => match entry.sets.first() {
                 Some(set) => set,
                 None if entry.apex => {
-                    push(answer, zone.soa_ttl, &zone.soa)?;
-                    let (soa, sigs) = (std::slice::from_ref(&zone.soa), zone.soa_sigs.as_ref());
-                    self.push_sigs(
-                        answer,
-                        table,
-                        entry.zone,
-                        q,
-                        owner,
-                        Rtype::SOA,
-                        zone.soa_ttl,
-                        soa,
-                        sigs,
-                    )?;
+                    self.push_soa(answer, table, q, owner, entry.zone)?;
                     return Ok(None);
                 }
                 None => return Ok(nodata),
@@ -366,6 +342,34 @@ impl Responder {
                 Ok(None)
             }
         }
+    }
+}
+
+impl Responder {
+    /// The zone's SOA as an answer, with its RRSIGs when signing.
+    fn push_soa(
+        &mut self,
+        answer: &mut AnswerBuilder<Target<'_>>,
+        table: &Table,
+        q: &Query<'_>,
+        owner: Option<&WireName>,
+        zone: u32,
+    ) -> Result<(), PushError> {
+        let z = &table.zones[zone as usize];
+        push_rr(answer, q, owner, z.soa_ttl, &z.soa)?;
+        let soa = std::slice::from_ref(&z.soa);
+        let sigs = z.soa_sigs.as_ref();
+        self.push_sigs(
+            answer,
+            table,
+            zone,
+            q,
+            owner,
+            Rtype::SOA,
+            z.soa_ttl,
+            soa,
+            sigs,
+        )
     }
 }
 
