@@ -3,26 +3,21 @@
 //! (`gslb_shared::rollover`), or a scheduled ZSK rollover to start, and
 //! writes it as a zone change (`Op::Rekey`), replicated like any write. A
 //! leader change mid-rollover continues it: the state is in the keys.
-//! Operators start rollovers and confirm a new DS through [`start`] and
-//! [`ds_seen`].
+//! Operators start rollovers and confirm a new DS through
+//! `Service::start_rollover` and
+//! `Service::ds_seen` (`api/service/keys.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use gslb_shared::rollover::{self, Timings};
-use gslb_shared::{Catalog, KeyRole, SigningKey, Zone, ZoneId, ZoneSigning};
+use gslb_shared::{Catalog, Zone, ZoneId};
 
 use crate::api::service::Service;
-use crate::core::catalog::{Change, Op};
-use crate::core::control::{ControlError, Role};
+use crate::core::control::Role;
 
 /// How often due steps are looked for.
 const SCAN: Duration = Duration::from_secs(1);
-
-/// Seconds since the Unix epoch.
-fn now_secs() -> u64 {
-    gslb_shared::clock::now_ms() / 1000
-}
 
 /// The TTLs zone `z`'s steps wait out: its DNSKEY set's (the default TTL)
 /// and the largest of its record sets, SOA and negative answers.
@@ -38,61 +33,6 @@ pub fn timings(catalog: &Catalog, z: &Zone) -> Timings {
     }
 }
 
-fn refused(rule: String) -> ControlError {
-    crate::core::catalog::CatalogError::Invalid(gslb_shared::validate::ValidationError::single(
-        "dnssec", rule,
-    ))
-    .into()
-}
-
-/// Write the keys `step` makes of zone `id`'s current ones (nothing when
-/// it makes none).
-async fn rekey(
-    service: &Service,
-    id: ZoneId,
-    step: impl FnOnce(&ZoneSigning) -> Result<Option<Vec<SigningKey>>, String>,
-) -> Result<Option<Change>, ControlError> {
-    let view = service.view();
-    let Some(z) = view.catalog().zones.get(&id) else {
-        return Err(crate::core::catalog::CatalogError::NotFound(
-            crate::core::catalog::ObjectRef::Zone(id),
-        )
-        .into());
-    };
-    let Some(s) = &z.dnssec else {
-        return Err(refused(format!("zone {} is not signed", z.apex)));
-    };
-    let Some(keys) = step(s).map_err(refused)? else {
-        return Ok(None);
-    };
-    let op = Op::Rekey {
-        zone: id,
-        from: s.keys.clone(),
-        keys,
-    };
-    drop(view);
-    service.write_one(op).await.map(Some)
-}
-
-/// Start a rollover of zone `id`'s `role` key on demand.
-pub async fn start(
-    service: &Service,
-    id: ZoneId,
-    role: KeyRole,
-) -> Result<Option<Change>, ControlError> {
-    rekey(service, id, |s| {
-        let new = crate::api::secrets::new_key(s.algorithm, role)
-            .ok_or_else(|| "the server could not make a key; try again".to_owned())?;
-        rollover::start(s, role, new, now_secs()).map(Some)
-    })
-    .await
-}
-
-/// The operator saw zone `id`'s new DS at the parent.
-pub async fn ds_seen(service: &Service, id: ZoneId) -> Result<Option<Change>, ControlError> {
-    rekey(service, id, |s| rollover::ds_seen(s, now_secs()).map(Some)).await
-}
-
 /// Run due steps until the process ends.
 pub async fn run(service: Arc<Service>) {
     let mut interval = tokio::time::interval(SCAN);
@@ -103,7 +43,7 @@ pub async fn run(service: Arc<Service>) {
         if view.role() == Role::Follower {
             continue;
         }
-        let now = now_secs();
+        let now = crate::api::service::keys::now_secs();
         let catalog = view.catalog();
         let signed: Vec<(ZoneId, Timings)> = (catalog.zones.values())
             .filter(|z| z.dnssec.is_some())
@@ -111,18 +51,19 @@ pub async fn run(service: Arc<Service>) {
             .collect();
         drop(view);
         for (id, t) in signed {
-            let outcome = rekey(&service, id, |s| {
-                if let Some(keys) = rollover::step(s, t, now) {
-                    return Ok(Some(keys));
-                }
-                let Some(role) = rollover::scheduled(s, now) else {
-                    return Ok(None);
-                };
-                let new = crate::api::secrets::new_key(s.algorithm, role)
-                    .ok_or_else(|| "the server could not make a key".to_owned())?;
-                rollover::start(s, role, new, now).map(Some)
-            })
-            .await;
+            let outcome = service
+                .rekey(id, |s| {
+                    if let Some(keys) = rollover::step(s, t, now) {
+                        return Ok(Some(keys));
+                    }
+                    let Some(role) = rollover::scheduled(s, now) else {
+                        return Ok(None);
+                    };
+                    let new = crate::api::secrets::new_key(s.algorithm, role)
+                        .ok_or_else(|| "the server could not make a key".to_owned())?;
+                    rollover::start(s, role, new, now).map(Some)
+                })
+                .await;
             match outcome {
                 Ok(Some(change)) => {
                     tracing::info!(zone = %id, version = change.version, "rollover step written")

@@ -7,6 +7,7 @@
 pub mod admin;
 pub mod agents;
 pub mod edges;
+pub mod keys;
 mod owner;
 pub mod registry;
 pub mod status;

@@ -150,12 +150,12 @@ impl AdminService for Admin {
                 )));
             }
         };
-        let change = crate::api::rollover::start(&self.0, ZoneId(r.zone_id), role).await?;
+        let change = self.0.start_rollover(ZoneId(r.zone_id), role).await?;
         self.rekeyed(change)
     }
     async fn confirm_ds_seen(&self, r: Request<pb::IdRequest>) -> Reply<pb::Zone> {
         let id = ZoneId(r.into_inner().id);
-        let change = crate::api::rollover::ds_seen(&self.0, id).await?;
+        let change = self.0.ds_seen(id).await?;
         self.rekeyed(change)
     }
     async fn create_tsig_key(&self, r: Request<pb::TsigKey>) -> Reply<pb::TsigKey> {
