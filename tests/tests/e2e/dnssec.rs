@@ -318,3 +318,51 @@ fn a_zone_signed_with_ed25519_and_a_ksk_zsk_split_validates_too() {
     let out = delv(&dir, edge.dns(), &ds, "www.example.test", "A");
     assert!(out.contains("; fully validated"), "{out}");
 }
+
+#[test]
+fn a_key_swapped_in_an_edges_cache_makes_resolvers_fail_the_zone() {
+    let dir = temp_dir("dnssec-tamper");
+    let agg = Aggregator::start(&dir.join("store"));
+    let version = agg.apply(&config(1, 2, "algorithm = \"ecdsap256sha256\""), &dir);
+    let cache = dir.join("cache");
+    let mut edge = Edge::start(None, Some(&agg.url()), &cache, "127.0.0.1:0", &[]);
+    edge.wait_version(version);
+    edge.stop();
+    let ds = agg.ctl(&["dnssec", "ds", "example.test"]).trim().to_owned();
+    // Another key pair, whole and well formed, in place of the zone's:
+    // what an attacker who can write the cache (or forge the feed) does.
+    let mut snapshot = gslb_edge::cache::load(&cache).unwrap().unwrap();
+    let id = *snapshot.catalog.zones.keys().next().unwrap();
+    let mut zone = snapshot.catalog.zones[&id].clone();
+    let key =
+        gslb_shared::dnssec::ZoneKey::generate(gslb_shared::SigningAlgorithm::EcdsaP256Sha256, 257)
+            .unwrap();
+    let settings = zone.dnssec.as_mut().unwrap();
+    settings.keys = vec![gslb_shared::SigningKey::new(
+        gslb_shared::KeyRole::Csk,
+        gslb_shared::Secret(key.dnskey.public_key().clone()),
+        key.secret,
+        1,
+    )];
+    snapshot.catalog.zones.insert(id, zone);
+    gslb_edge::cache::store(&cache, &gslb_edge::cache::encode(&snapshot)).unwrap();
+    let forged = Edge::start(None, None, &cache, "127.0.0.1:0", &[]);
+    let answer = dig(None, forged.dns(), &["www.example.test", "A", "+dnssec"]);
+    assert!(answer.contains("RRSIG"), "the forged edge signs: {answer}");
+    let unbound = Unbound::start(
+        &dir,
+        &UnboundConf {
+            stubs: vec![("example.test".into(), forged.dns())],
+            ready: "ready.origin.test".into(),
+            zones: vec![(
+                "origin.test".into(),
+                vec!["ready.origin.test. 1 IN A 127.0.0.1".into()],
+            )],
+            trust_anchors: vec![ds],
+        },
+    );
+    for name in ["www.example.test", "nothere.example.test"] {
+        let reply = dig(None, unbound.addr, &[name, "A", "+dnssec"]);
+        assert_eq!(rcode(&reply), "SERVFAIL", "{name}\n{reply}");
+    }
+}
