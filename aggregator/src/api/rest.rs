@@ -3,6 +3,7 @@
 //! the gRPC service, and encode; errors map to HTTP in one place.
 
 mod decisions;
+mod dnssec;
 mod error;
 mod members;
 mod objects;
@@ -87,6 +88,16 @@ fn table() -> Table {
     .add(Method::GET, "/api/v1/zones/{id}", objects::get_zone)
     .add(Method::PUT, "/api/v1/zones/{id}", objects::update_zone)
     .add(Method::DELETE, "/api/v1/zones/{id}", objects::delete_zone)
+    .add(
+        Method::POST,
+        "/api/v1/zones/{id}/dnssec/rollover",
+        dnssec::rollover,
+    )
+    .add(
+        Method::POST,
+        "/api/v1/zones/{id}/dnssec/ds-seen",
+        dnssec::ds_seen,
+    )
     .add(Method::GET, "/api/v1/records", objects::list_records)
     .add(Method::POST, "/api/v1/records", objects::create_record)
     .add(Method::GET, "/api/v1/records/{id}", objects::get_record)

@@ -142,7 +142,17 @@ fn zsk_and_ksk_rollovers_never_break_validation() {
     std::fs::create_dir_all(&second).unwrap();
     let u = unbound(&second, edge.dns(), &both);
     asked += validating(u.addr, 10, "both DS", || true);
-    agg.ctl(&["dnssec", "ds-seen", "example.test"]);
+    // Confirmed over REST this time (gslbctl dnssec ds-seen does the same).
+    let (_, zones) = agg.rest("GET", "/api/v1/zones", "");
+    let id = zones[0]["id"].as_u64().unwrap();
+    let path = format!("/api/v1/zones/{id}/dnssec/rollover");
+    let (code, body) = agg.rest("POST", &path, r#"{"role": "rsa"}"#);
+    assert!(code == 400 && body.to_string().contains("role"), "{code} {body}");
+    let (code, body) = agg.rest("POST", &path, r#"{"role": "zsk"}"#);
+    assert!(code == 400 && body.to_string().contains("a rollover is running"), "{code} {body}");
+    let (code, body) = agg.rest("POST", &format!("/api/v1/zones/{id}/dnssec/ds-seen"), "");
+    assert_eq!(code, 200, "{body}");
+    assert!(!body.to_string().contains("privateKey"), "{body}");
     asked += validating(u.addr, 60, "ksk rollover", || {
         let (now, running) = active(&agg, "ksk");
         now != ksk && !running
