@@ -435,6 +435,14 @@ impl Responder {
                 Hit::Entry(_) => {}
             }
         }
+        // Compact denial (RFC 9824 3.2): a signed "no such name" is NOERROR
+        // with an NSEC that says NXNAME (a truncated reply too, as its TCP
+        // retry will).
+        if plan.rcode == Rcode::NXDOMAIN
+            && negative.is_some_and(|n| self.signer(table, n.zone).is_some())
+        {
+            plan.rcode = Rcode::NOERROR;
+        }
         if truncate {
             answer.header_mut().set_tc(true);
             negative = None;
@@ -445,13 +453,6 @@ impl Responder {
         // our own data (a CNAME chain that led below a cut).
         if plan.referral.is_some() && answer.counts().ancount() == 0 {
             plan.aa = false;
-        }
-        // Compact denial (RFC 9824 3.2): a signed "no such name" is NOERROR
-        // with an NSEC that says NXNAME.
-        if plan.rcode == Rcode::NXDOMAIN
-            && negative.is_some_and(|n| self.signer(table, n.zone).is_some())
-        {
-            plan.rcode = Rcode::NOERROR;
         }
         let header = answer.header_mut();
         header.set_aa(plan.aa);

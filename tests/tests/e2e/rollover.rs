@@ -147,9 +147,15 @@ fn zsk_and_ksk_rollovers_never_break_validation() {
     let id = zones[0]["id"].as_u64().unwrap();
     let path = format!("/api/v1/zones/{id}/dnssec/rollover");
     let (code, body) = agg.rest("POST", &path, r#"{"role": "rsa"}"#);
-    assert!(code == 400 && body.to_string().contains("role"), "{code} {body}");
+    assert!(
+        code == 400 && body.to_string().contains("role"),
+        "{code} {body}"
+    );
     let (code, body) = agg.rest("POST", &path, r#"{"role": "zsk"}"#);
-    assert!(code == 400 && body.to_string().contains("a rollover is running"), "{code} {body}");
+    assert!(
+        code == 400 && body.to_string().contains("a rollover is running"),
+        "{code} {body}"
+    );
     let (code, body) = agg.rest("POST", &format!("/api/v1/zones/{id}/dnssec/ds-seen"), "");
     assert_eq!(code, 200, "{body}");
     assert!(!body.to_string().contains("privateKey"), "{body}");
