@@ -35,41 +35,14 @@ impl Responder {
         if let Some(link) = &entry.cname_set
             && matches!(q.qtype, Rtype::CNAME | Rtype::ANY)
         {
-            push_rr(answer, q, None, link.ttl, &link.data)?;
-            let data = std::slice::from_ref(&link.data);
-            let sigs = link.sigs.as_ref();
-            self.push_sigs(
-                answer,
-                table,
-                link.zone,
-                q,
-                None,
-                Rtype::CNAME,
-                link.ttl,
-                data,
-                sigs,
-            )?;
+            self.push_link(answer, table, q, None, link)?;
             return Ok(None);
         }
         let Some(chain) = &entry.cname else {
             return self.final_answer(table, geo, q, client, entry, None, answer, plan);
         };
         for link in chain.links.iter() {
-            let owner = link.owner.as_ref();
-            push_rr(answer, q, owner, link.ttl, &link.data)?;
-            let data = std::slice::from_ref(&link.data);
-            let sigs = link.sigs.as_ref();
-            self.push_sigs(
-                answer,
-                table,
-                link.zone,
-                q,
-                owner,
-                Rtype::CNAME,
-                link.ttl,
-                data,
-                sigs,
-            )?;
+            self.push_link(answer, table, q, link.owner.as_ref(), link)?;
         }
         match &chain.end {
             ChainEnd::Elsewhere => Ok(None),
@@ -346,6 +319,32 @@ impl Responder {
 }
 
 impl Responder {
+    /// One CNAME hop at `owner` (or the query name), with its RRSIGs when
+    /// signing.
+    fn push_link(
+        &mut self,
+        answer: &mut AnswerBuilder<Target<'_>>,
+        table: &Table,
+        q: &Query<'_>,
+        owner: Option<&WireName>,
+        link: &crate::table::Link,
+    ) -> Result<(), PushError> {
+        push_rr(answer, q, owner, link.ttl, &link.data)?;
+        let data = std::slice::from_ref(&link.data);
+        let sigs = link.sigs.as_ref();
+        self.push_sigs(
+            answer,
+            table,
+            link.zone,
+            q,
+            owner,
+            Rtype::CNAME,
+            link.ttl,
+            data,
+            sigs,
+        )
+    }
+
     /// The zone's SOA as an answer, with its RRSIGs when signing.
     fn push_soa(
         &mut self,
