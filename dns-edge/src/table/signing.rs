@@ -59,7 +59,7 @@ fn key_error(apex: &WireName, e: impl std::fmt::Display) -> CompileError {
 }
 
 impl ZoneSigner {
-    /// The signing state of `zone` (signed when `zone.dnssec` is set).
+    /// The signing state of a zone with `settings`, whose apex is `apex`.
     pub fn new(settings: &ZoneSigning, apex: &WireName) -> Result<Self, CompileError> {
         let mut zone_keys = Vec::new();
         let mut key_keys = Vec::new();
@@ -203,37 +203,43 @@ pub fn rrset_key(
 }
 
 /// Signatures made while answering, bounded and evicted least recently
-/// used; shared by the workers and carried from table to table.
+/// used; shared by the workers and carried from table to table. Its map is
+/// made at the first signature (an edge without signed zones holds none).
 #[derive(Debug)]
 pub struct SignatureCache {
-    map: Mutex<LruCache<Box<[u8]>, Sigs>>,
+    entries: NonZeroUsize,
+    map: Mutex<Option<LruCache<Box<[u8]>, Sigs>>>,
 }
 
 impl SignatureCache {
     /// A cache of at most `entries` signature sets.
     pub fn new(entries: usize) -> Self {
         Self {
-            map: Mutex::new(LruCache::new(
-                NonZeroUsize::new(entries).unwrap_or(NonZeroUsize::MIN),
-            )),
+            entries: NonZeroUsize::new(entries).unwrap_or(NonZeroUsize::MIN),
+            map: Mutex::new(None),
         }
     }
 
     /// The signatures under `key`, if fresh at `now`.
     pub fn get(&self, key: &[u8], now: u64) -> Option<Sigs> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(key).filter(|s| s.refresh_at > now).cloned()
+        map.as_mut()?
+            .get(key)
+            .filter(|s| s.refresh_at > now)
+            .cloned()
     }
 
     /// Keep `sigs` under `key`.
     pub fn put(&self, key: &[u8], sigs: Sigs) {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.put(key.into(), sigs);
+        map.get_or_insert_with(|| LruCache::new(self.entries))
+            .put(key.into(), sigs);
     }
 
     /// How many signature sets it holds.
     pub fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.as_ref().map_or(0, LruCache::len)
     }
 
     /// Whether it holds none.
