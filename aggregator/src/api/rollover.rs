@@ -4,9 +4,9 @@
 //! writes it as a zone change (`Op::Rekey`), replicated like any write. A
 //! leader change mid-rollover continues it: the state is in the keys.
 //! Operators start rollovers and confirm a new DS through
-//! `Service::start_rollover` and
-//! `Service::ds_seen` (`api/service/keys.rs`).
+//! `Service::start_rollover` and `Service::ds_seen` (`api/service/keys.rs`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,18 +19,25 @@ use crate::core::control::Role;
 /// How often due steps are looked for.
 const SCAN: Duration = Duration::from_secs(1);
 
-/// The TTLs zone `z`'s steps wait out: its DNSKEY set's (the default TTL)
-/// and the largest of its record sets, SOA and negative answers.
-pub fn timings(catalog: &Catalog, z: &Zone) -> Timings {
-    let largest = (catalog.records.values())
-        .filter(|r| r.zone == z.id)
-        .map(|r| r.ttl)
-        .max()
-        .unwrap_or(0);
-    Timings {
-        dnskey_ttl: z.default_ttl,
-        max_ttl: largest.max(z.default_ttl).max(z.soa.negative_ttl),
+/// The TTLs the steps of each zone in `zones` wait out: its DNSKEY set's
+/// (the default TTL) and the largest of its record sets, SOA and negative
+/// answers. One pass over the records.
+pub fn timings(catalog: &Catalog, zones: &[&Zone]) -> Vec<(ZoneId, Timings)> {
+    let mut largest: HashMap<ZoneId, u32> = zones.iter().map(|z| (z.id, 0)).collect();
+    for r in catalog.records.values() {
+        if let Some(t) = largest.get_mut(&r.zone) {
+            *t = (*t).max(r.ttl);
+        }
     }
+    (zones.iter())
+        .map(|z| {
+            let t = Timings {
+                dnskey_ttl: z.default_ttl,
+                max_ttl: largest[&z.id].max(z.default_ttl).max(z.soa.negative_ttl),
+            };
+            (z.id, t)
+        })
+        .collect()
 }
 
 /// Run due steps until the process ends.
@@ -45,10 +52,18 @@ pub async fn run(service: Arc<Service>) {
         }
         let now = crate::api::service::keys::now_secs();
         let catalog = view.catalog();
-        let signed: Vec<(ZoneId, Timings)> = (catalog.zones.values())
-            .filter(|z| z.dnssec.is_some())
-            .map(|z| (z.id, timings(catalog, z)))
+        // Zones with a rollover running, or one that may come due.
+        let busy: Vec<&Zone> = (catalog.zones.values())
+            .filter(|z| {
+                (z.dnssec.as_ref())
+                    .is_some_and(|s| rollover::running(s).is_some() || s.zsk_lifetime > 0)
+            })
             .collect();
+        if busy.is_empty() {
+            continue;
+        }
+        let signed = timings(catalog, &busy);
+        drop(busy);
         drop(view);
         for (id, t) in signed {
             let outcome = service
