@@ -158,7 +158,7 @@ impl Responder {
             signed: false,
             sig_key: Vec::new(),
             rrset: Vec::new(),
-            clock: signed::system_now,
+            clock: gslb_shared::clock::now_secs,
         }
     }
 

@@ -167,7 +167,7 @@ pub struct FeedConfig {
 /// cannot be compiled (the old table keeps serving).
 pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, source: &str) -> bool {
     let started = std::time::Instant::now();
-    let now = gslb_shared::clock::now_ms() / 1000;
+    let now = gslb_shared::clock::now_secs();
     let previous = shared.table.load_full();
     let table = match Table::compile_after(snapshot, previous.as_deref(), now) {
         Ok(t) => t,
@@ -206,7 +206,7 @@ const RESIGN_LOOK: std::time::Duration = std::time::Duration::from_secs(60);
 /// A table the feed installed meanwhile is never replaced.
 pub async fn resign(shared: Arc<Shared>) {
     loop {
-        let now = gslb_shared::clock::now_ms() / 1000;
+        let now = gslb_shared::clock::now_secs();
         let due = (shared.table.load().as_ref()).and_then(|t| t.signatures.refresh_at);
         let wait = due.map_or(RESIGN_LOOK, |d| {
             std::time::Duration::from_secs(d.saturating_sub(now).max(1)).min(RESIGN_LOOK)
@@ -215,7 +215,7 @@ pub async fn resign(shared: Arc<Shared>) {
         let Some(current) = shared.table.load_full() else {
             continue;
         };
-        let now = gslb_shared::clock::now_ms() / 1000;
+        let now = gslb_shared::clock::now_secs();
         if current.signatures.refresh_at.is_none_or(|d| d > now) {
             continue;
         }

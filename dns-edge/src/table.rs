@@ -349,7 +349,7 @@ struct Builder<'a> {
 impl Table {
     /// Compile a snapshot, signing what signed zones hold now.
     pub fn compile(snapshot: &Snapshot) -> Result<Table, CompileError> {
-        Self::compile_after(snapshot, None, gslb_shared::clock::now_ms() / 1000)
+        Self::compile_after(snapshot, None, gslb_shared::clock::now_secs())
     }
 
     /// Compile a snapshot at `now` (seconds since the Unix epoch), taking

@@ -8,6 +8,11 @@ pub fn now_ms() -> u64 {
     ms_of(SystemTime::now())
 }
 
+/// Seconds since the Unix epoch now (signature times, key ages).
+pub fn now_secs() -> u64 {
+    now_ms() / 1000
+}
+
 /// Milliseconds since the Unix epoch of `time` (0 before 1970).
 pub fn ms_of(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)

@@ -21,7 +21,7 @@
 //!   the ZSK's pre-publication: pending → (DS seen, DS TTL) → published →
 //!   (DNSKEY TTL) → active, the old key retired → (largest TTL) removed.
 
-use crate::model::{KeyRole, KeyState, SigningKey, ZoneSigning};
+use crate::model::{KeyRole, KeyState, SigningKey, Zone, ZoneSigning};
 
 /// The TTLs a zone's steps wait for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,16 @@ pub struct Timings {
     pub dnskey_ttl: u32,
     /// The largest TTL of any set the zone signs (its negative TTL too).
     pub max_ttl: u32,
+}
+
+impl Timings {
+    /// The timings of `zone` whose record sets' largest TTL is `largest`.
+    pub fn of(zone: &Zone, largest: u32) -> Timings {
+        Timings {
+            dnskey_ttl: zone.default_ttl,
+            max_ttl: largest.max(zone.default_ttl).max(zone.soa.negative_ttl),
+        }
+    }
 }
 
 /// What the rollover under way waits for next.

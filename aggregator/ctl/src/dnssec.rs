@@ -80,24 +80,15 @@ pub async fn run(c: &mut Client, action: DnssecAction, out: Output) -> Result<St
             if z.dnssec.is_some() {
                 return Err(CtlError::Input(format!("zone {zone} is signed already")));
             }
-            let algorithm = match algorithm.as_str() {
-                "ecdsap256sha256" | "13" => SigningAlgorithm::EcdsaP256Sha256,
-                "ed25519" | "15" => SigningAlgorithm::Ed25519,
-                other => {
-                    return Err(CtlError::Input(format!(
-                        "--algorithm must be ecdsap256sha256 or ed25519, not {other:?}"
-                    )));
-                }
+            let algorithm: SigningAlgorithm = match algorithm.as_str() {
+                "13" => SigningAlgorithm::EcdsaP256Sha256,
+                "15" => SigningAlgorithm::Ed25519,
+                text => text
+                    .parse()
+                    .map_err(|e| CtlError::Input(format!("--algorithm {e}")))?,
             };
-            let scheme = match scheme.as_str() {
-                "csk" => KeyScheme::Csk,
-                "ksk-zsk" => KeyScheme::KskZsk,
-                other => {
-                    return Err(CtlError::Input(format!(
-                        "--scheme must be csk or ksk-zsk, not {other:?}"
-                    )));
-                }
-            };
+            let scheme: KeyScheme =
+                (scheme.parse()).map_err(|e| CtlError::Input(format!("--scheme {e}")))?;
             z.dnssec = Some(ZoneSigning {
                 algorithm,
                 scheme,
@@ -121,11 +112,7 @@ pub async fn run(c: &mut Client, action: DnssecAction, out: Output) -> Result<St
                 .into_inner()
                 .records;
             let largest = records.iter().map(|r| r.ttl).max().unwrap_or(0);
-            let t = Timings {
-                dnskey_ttl: z.default_ttl,
-                max_ttl: largest.max(z.default_ttl).max(z.soa.negative_ttl),
-            };
-            status(&z, t, out)
+            status(&z, Timings::of(&z, largest), out)
         }
         DnssecAction::Rollover { zone, role } => {
             let z = find(c, &zone).await?;
@@ -271,7 +258,10 @@ fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {
             "waiting for the new DS at the parent: publish it, then gslbctl dnssec ds-seen"
                 .to_owned()
         }
-        Next::At { at, step } => format!("{step} at {at} (in {} s)", at.saturating_sub(now())),
+        Next::At { at, step } => format!(
+            "{step} at {at} (in {} s)",
+            at.saturating_sub(gslb_shared::clock::now_secs())
+        ),
     };
     Ok(match out {
         Output::Json => serde_json::json!({
@@ -327,8 +317,4 @@ fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {
             )
         }
     })
-}
-
-fn now() -> u64 {
-    gslb_shared::clock::now_ms() / 1000
 }

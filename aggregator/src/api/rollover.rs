@@ -30,13 +30,7 @@ pub fn timings(catalog: &Catalog, zones: &[&Zone]) -> Vec<(ZoneId, Timings)> {
         }
     }
     (zones.iter())
-        .map(|z| {
-            let t = Timings {
-                dnskey_ttl: z.default_ttl,
-                max_ttl: largest[&z.id].max(z.default_ttl).max(z.soa.negative_ttl),
-            };
-            (z.id, t)
-        })
+        .map(|z| (z.id, Timings::of(z, largest[&z.id])))
         .collect()
 }
 
@@ -50,7 +44,7 @@ pub async fn run(service: Arc<Service>) {
         if view.role() == Role::Follower {
             continue;
         }
-        let now = crate::api::service::keys::now_secs();
+        let now = gslb_shared::clock::now_secs();
         let catalog = view.catalog();
         // Zones with a rollover running, or one that may come due.
         let busy: Vec<&Zone> = (catalog.zones.values())

@@ -33,9 +33,7 @@ pub fn fill(ops: &mut [Op]) {
 /// if the system's random source fails.
 pub fn new_key(algorithm: SigningAlgorithm, role: KeyRole) -> Option<SigningKey> {
     let key = ZoneKey::generate(algorithm, role.flags()).ok()?;
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let created = gslb_shared::clock::now_secs();
     Some(SigningKey::new(
         role,
         Secret(key.dnskey.public_key().clone()),

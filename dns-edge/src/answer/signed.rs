@@ -46,11 +46,6 @@ pub(super) fn push_at<'b>(
     }
 }
 
-/// The wall clock, seconds since the Unix epoch.
-pub(super) fn system_now() -> u64 {
-    gslb_shared::clock::now_ms() / 1000
-}
-
 impl Responder {
     /// The signer of zone `zone` when this answer carries DNSSEC records.
     pub(super) fn signer<'t>(&self, table: &'t Table, zone: u32) -> Option<&'t ZoneSigner> {

@@ -1,9 +1,7 @@
 //! A zone's DNSSEC settings and keys.
 
 use gslb_shared::validate::ValidationError;
-use gslb_shared::{
-    KeyRole, KeyScheme, KeyState, Secret, SigningAlgorithm, SigningKey, ZoneSigning,
-};
+use gslb_shared::{KeyScheme, KeyState, Secret, SigningAlgorithm, SigningKey, ZoneSigning};
 
 use super::bad;
 use crate::pb;
@@ -12,11 +10,7 @@ impl From<&ZoneSigning> for pb::ZoneSigning {
     fn from(s: &ZoneSigning) -> Self {
         pb::ZoneSigning {
             algorithm: s.algorithm.to_string(),
-            scheme: match s.scheme {
-                KeyScheme::Csk => "csk",
-                KeyScheme::KskZsk => "ksk-zsk",
-            }
-            .to_owned(),
+            scheme: s.scheme.to_string(),
             signature_validity: s.signature_validity,
             inception_offset: s.inception_offset,
             unsign: s.unsign,
@@ -38,69 +32,46 @@ impl From<&ZoneSigning> for pb::ZoneSigning {
     }
 }
 
+/// `text` in its text form; empty: `default`.
+fn parsed<T: std::str::FromStr<Err = String>>(
+    field: &str,
+    text: &str,
+    default: Option<T>,
+) -> Result<T, ValidationError> {
+    match (text, default) {
+        ("", Some(d)) => Ok(d),
+        _ => text.parse().map_err(|e: String| bad(field, e)),
+    }
+}
+
 impl TryFrom<pb::ZoneSigning> for ZoneSigning {
     type Error = ValidationError;
 
     fn try_from(s: pb::ZoneSigning) -> Result<Self, Self::Error> {
-        let algorithm = match s.algorithm.as_str() {
-            "" | "ecdsap256sha256" => SigningAlgorithm::EcdsaP256Sha256,
-            "ed25519" => SigningAlgorithm::Ed25519,
-            other => {
-                return Err(bad(
-                    "dnssec.algorithm",
-                    format!("must be ecdsap256sha256 or ed25519, not {other:?}"),
-                ));
-            }
-        };
-        let scheme = match s.scheme.as_str() {
-            "" | "csk" => KeyScheme::Csk,
-            "ksk-zsk" => KeyScheme::KskZsk,
-            other => {
-                return Err(bad(
-                    "dnssec.scheme",
-                    format!("must be csk or ksk-zsk, not {other:?}"),
-                ));
-            }
-        };
         let keys = (s.keys.into_iter().enumerate())
             .map(|(i, k)| {
-                let role = match k.role.as_str() {
-                    "csk" => KeyRole::Csk,
-                    "ksk" => KeyRole::Ksk,
-                    "zsk" => KeyRole::Zsk,
-                    other => {
-                        return Err(bad(
-                            &format!("dnssec.keys[{i}].role"),
-                            format!("must be csk, ksk or zsk, not {other:?}"),
-                        ));
-                    }
-                };
-                let state = match k.state.as_str() {
-                    "pending" => KeyState::Pending,
-                    "published" => KeyState::Published,
-                    "" | "active" => KeyState::Active,
-                    "retired" => KeyState::Retired,
-                    other => {
-                        return Err(bad(
-                            &format!("dnssec.keys[{i}].state"),
-                            format!("must be pending, published, active or retired, not {other:?}"),
-                        ));
-                    }
-                };
                 Ok(SigningKey {
-                    role,
+                    role: parsed(&format!("dnssec.keys[{i}].role"), &k.role, None)?,
                     public_key: Secret(k.public_key),
                     private_key: Secret(k.private_key),
                     created: k.created,
-                    state,
+                    state: parsed(
+                        &format!("dnssec.keys[{i}].state"),
+                        &k.state,
+                        Some(KeyState::Active),
+                    )?,
                     since: k.since,
                     ds_seen: (k.ds_seen != 0).then_some(k.ds_seen),
                 })
             })
             .collect::<Result<_, ValidationError>>()?;
         Ok(ZoneSigning {
-            algorithm,
-            scheme,
+            algorithm: parsed(
+                "dnssec.algorithm",
+                &s.algorithm,
+                Some(SigningAlgorithm::default()),
+            )?,
+            scheme: parsed("dnssec.scheme", &s.scheme, Some(KeyScheme::default()))?,
             signature_validity: s.signature_validity,
             inception_offset: s.inception_offset,
             unsign: s.unsign,

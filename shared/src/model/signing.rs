@@ -6,6 +6,47 @@ use serde::{Deserialize, Serialize};
 
 use super::Secret;
 
+/// `Display` and `FromStr` for an enum by its text forms (the ones serde,
+/// the wire and gslbctl use); a bad text lists the good ones.
+macro_rules! text_forms {
+    ($ty:ty { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(match self {
+                    $(Self::$variant => $text),+
+                })
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = String;
+
+            fn from_str(text: &str) -> Result<Self, String> {
+                match text {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(format!(
+                        "must be {}, not {other:?}",
+                        [$($text),+].join(" or ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+text_forms!(SigningAlgorithm {
+    EcdsaP256Sha256 => "ecdsap256sha256",
+    Ed25519 => "ed25519",
+});
+text_forms!(KeyScheme { Csk => "csk", KskZsk => "ksk-zsk" });
+text_forms!(KeyRole { Csk => "csk", Ksk => "ksk", Zsk => "zsk" });
+text_forms!(KeyState {
+    Pending => "pending",
+    Published => "published",
+    Active => "active",
+    Retired => "retired",
+});
+
 /// The algorithms zones are signed with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum SigningAlgorithm {
@@ -25,15 +66,6 @@ impl SigningAlgorithm {
             SigningAlgorithm::EcdsaP256Sha256 => 13,
             SigningAlgorithm::Ed25519 => 15,
         }
-    }
-}
-
-impl std::fmt::Display for SigningAlgorithm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SigningAlgorithm::EcdsaP256Sha256 => "ecdsap256sha256",
-            SigningAlgorithm::Ed25519 => "ed25519",
-        })
     }
 }
 
@@ -80,16 +112,6 @@ impl KeyRole {
     }
 }
 
-impl std::fmt::Display for KeyRole {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            KeyRole::Csk => "csk",
-            KeyRole::Ksk => "ksk",
-            KeyRole::Zsk => "zsk",
-        })
-    }
-}
-
 /// Where a key is in its life (see `crate::rollover`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -105,17 +127,6 @@ pub enum KeyState {
     /// Replaced: still in the DNSKEY set while signatures made with it may
     /// be cached, signing nothing.
     Retired,
-}
-
-impl std::fmt::Display for KeyState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            KeyState::Pending => "pending",
-            KeyState::Published => "published",
-            KeyState::Active => "active",
-            KeyState::Retired => "retired",
-        })
-    }
 }
 
 impl KeyState {

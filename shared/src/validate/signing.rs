@@ -17,13 +17,6 @@ pub const MAX_ROLLOVER_WAIT: u32 = 7 * 86_400;
 /// Shortest automatic ZSK lifetime: an hour (longer than any step waits).
 pub const MIN_ZSK_LIFETIME: u32 = 3_600;
 
-fn scheme_name(s: &ZoneSigning) -> &'static str {
-    match s.scheme {
-        KeyScheme::Csk => "csk",
-        KeyScheme::KskZsk => "ksk-zsk",
-    }
-}
-
 /// Check a zone's DNSSEC settings and (when present) its keys.
 pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
     in_range(
@@ -78,17 +71,14 @@ pub(crate) fn signing(s: &ZoneSigning, f: &mut Findings) {
         f.require(
             active == 1,
             "dnssec.keys",
-            format!(
-                "must hold one active {role} key (scheme {})",
-                scheme_name(s)
-            ),
+            format!("must hold one active {role} key (scheme {})", s.scheme),
         );
     }
     for (i, k) in s.keys.iter().enumerate() {
         f.require(
             s.roles().contains(&k.role),
             &format!("dnssec.keys[{i}].role"),
-            format!("scheme {} has no {} keys", scheme_name(s), k.role),
+            format!("scheme {} has no {} keys", s.scheme, k.role),
         );
     }
     f.require(

@@ -40,17 +40,10 @@ pub async fn rollover(
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     let r: Rollover = decode(&body)?;
-    let role = match r.role.as_str() {
-        "zsk" => KeyRole::Zsk,
-        "ksk" => KeyRole::Ksk,
-        "csk" => KeyRole::Csk,
-        other => {
-            return Err(ApiError::invalid(
-                "role",
-                format!("must be zsk, ksk or csk, not {other:?}"),
-            ));
-        }
-    };
+    let role: KeyRole = r
+        .role
+        .parse()
+        .map_err(|e: String| ApiError::invalid("role", e))?;
     zone_of(s.start_rollover(ZoneId(id), role).await?)
 }
 

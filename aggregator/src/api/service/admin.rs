@@ -140,16 +140,8 @@ impl AdminService for Admin {
     }
     async fn start_rollover(&self, r: Request<pb::RolloverRequest>) -> Reply<pb::Zone> {
         let r = r.into_inner();
-        let role = match r.role.as_str() {
-            "zsk" => KeyRole::Zsk,
-            "ksk" => KeyRole::Ksk,
-            "csk" => KeyRole::Csk,
-            other => {
-                return Err(Status::invalid_argument(format!(
-                    "role: must be zsk, ksk or csk, not {other:?}"
-                )));
-            }
-        };
+        let role: KeyRole =
+            (r.role.parse()).map_err(|e: String| Status::invalid_argument(format!("role: {e}")))?;
         let change = self.0.start_rollover(ZoneId(r.zone_id), role).await?;
         self.rekeyed(change)
     }

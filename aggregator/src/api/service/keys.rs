@@ -4,17 +4,13 @@
 //! DS here; the rollover driver (`api::rollover`) writes its due steps
 //! through [`Service::rekey`].
 
+use gslb_shared::clock::now_secs;
 use gslb_shared::rollover;
 use gslb_shared::{KeyRole, SigningKey, ZoneId, ZoneSigning};
 
 use super::Service;
 use crate::core::catalog::{Change, Op};
 use crate::core::control::ControlError;
-
-/// Seconds since the Unix epoch.
-pub(crate) fn now_secs() -> u64 {
-    gslb_shared::clock::now_ms() / 1000
-}
 
 fn refused(rule: String) -> ControlError {
     crate::core::catalog::CatalogError::Invalid(gslb_shared::validate::ValidationError::single(
