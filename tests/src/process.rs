@@ -4,13 +4,14 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::wait::wait_until;
 
 /// Lines a child printed, collected by a reader thread.
 #[derive(Clone, Default)]
-pub struct Lines(Arc<Mutex<Vec<String>>>);
+pub struct Lines(Arc<Mutex<Vec<String>>>, Arc<AtomicBool>);
 
 impl Lines {
     fn follow(self, stream: impl Read + Send + 'static) -> Self {
@@ -20,8 +21,14 @@ impl Lines {
                 let Ok(line) = line else { break };
                 lines.0.lock().expect("lines lock").push(line);
             }
+            lines.1.store(true, Ordering::SeqCst);
         });
         self
+    }
+
+    /// True once the stream is closed and every line of it is read.
+    pub fn ended(&self) -> bool {
+        self.1.load(Ordering::SeqCst)
     }
 
     /// Lines so far.
@@ -115,6 +122,18 @@ impl Proc {
     /// True once the process has exited.
     pub fn exited(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Wait for the process to exit and its output to be read to the end
+    /// (the reader threads can lag behind the exit); stderr then stdout.
+    pub fn output_at_exit(&mut self, secs: u64) -> (std::process::ExitStatus, String) {
+        wait_until(secs, "the process to exit", || self.exited());
+        wait_until(secs, "its output to be read", || {
+            self.stdout.ended() && self.stderr.ended()
+        });
+        let status = self.child.wait().expect("exit status");
+        let text = self.stderr.all().join("\n") + &self.stdout.all().join("\n");
+        (status, text)
     }
 }
 

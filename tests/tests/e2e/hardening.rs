@@ -136,9 +136,7 @@ fn refused_start(data: &std::path::Path) -> String {
             "--insecure",
         ],
     );
-    wait_until(30, "the refused aggregator to exit", || proc.exited());
-    let status = proc.child.wait().unwrap();
-    let text = proc.stderr.all().join("\n") + &proc.stdout.all().join("\n");
+    let (status, text) = proc.output_at_exit(30);
     assert!(!status.success(), "{text}");
     assert!(!text.contains("listening"), "{text}");
     text
