@@ -335,5 +335,66 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// One zone of `n` pool-backed names, each a pool of two healthy members
+/// (the shape of `examples/synth_cache.rs`, the edge's load benchmark).
+fn pooled(n: u64) -> Snapshot {
+    let mut s = snapshot(0);
+    for i in 0..n {
+        let record = RecordSet {
+            id: RecordSetId(1_000_000 + i),
+            zone: ZoneId(1),
+            name: name(&format!("h{i}.example.test")),
+            rtype: RecordType::A,
+            ttl: 30,
+            data: RecordData::Dynamic(DynamicRecord {
+                steering: Steering::Weighted,
+                pools: vec![PoolId(i + 1)],
+                geo: vec![],
+                first_n: 0,
+                flatten: false,
+            }),
+        };
+        s.catalog.records.insert(record.id, record);
+        let pool = Pool::new(PoolId(i + 1), format!("p{i}"));
+        s.catalog.pools.insert(pool.id, pool);
+        for k in 0..2u64 {
+            let id = MemberId(2 * i + k + 1);
+            let addr = std::net::Ipv4Addr::from(0x0a00_0000 + (2 * i + k) as u32);
+            let m = Member::new(id, PoolId(i + 1), format!("m{k}"), addr.into(), 80);
+            s.catalog.members.insert(id, m);
+            s.facts.insert(id, MemberFacts::UP);
+        }
+    }
+    s
+}
+
+/// Applying a delta that flips 10 members of 100,000 pool-backed names:
+/// the refresh the edge makes of it, against the full compile it replaced.
+fn apply(c: &mut Criterion) {
+    let base = pooled(100_000);
+    let table = Table::compile(&base).unwrap();
+    let delta = Delta {
+        base_version: base.version,
+        version: base.version + 1,
+        facts: (0..10u64)
+            .map(|i| (MemberId(i * 9_973 + 1), MemberFacts::DOWN))
+            .collect(),
+        ..Delta::default()
+    };
+    let touched = delta.health_only().unwrap();
+    let mut next = base.clone();
+    next.apply(&delta).unwrap();
+    let now = gslb_shared::clock::now_secs();
+    let mut g = c.benchmark_group("apply_100k_pooled_names");
+    g.sample_size(10);
+    g.bench_function("refresh_10_members_flipped", |b| {
+        b.iter(|| table.refresh(black_box(&next), &touched, now).unwrap())
+    });
+    g.bench_function("full_compile", |b| {
+        b.iter(|| Table::compile_after(black_box(&next), Some(&table), now).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, apply);
 criterion_main!(benches);

@@ -94,9 +94,12 @@ pub struct Responder {
     rng: SmallRng,
     /// Round-robin position per dynamic set of the current table.
     rotation: Vec<u64>,
-    /// The table (its [`Table::serial`]) `rotation` and `prebuilt` belong
-    /// to: not its version, which a deliberate reset can repeat.
+    /// The table (its [`Table::serial`]) last answered from: not its
+    /// version, which a deliberate reset can repeat.
     serial: u64,
+    /// Its [`Table::lineage`]: `rotation` and `prebuilt` carry over to a
+    /// table of the same lineage (a health-only refresh).
+    lineage: u64,
     /// The canonical query name, then (for `prebuilt`) type and flags.
     key: [u8; KEY_ROOM],
     /// Length of the name in `key`, and its label count.
@@ -108,6 +111,9 @@ pub struct Responder {
     prebuilt: Prebuilt,
     /// Set while encoding when a pool-backed set was answered.
     dynamic_used: bool,
+    /// Set while encoding when the zone's SOA was pushed: the answer
+    /// holds the table's version.
+    versioned: bool,
     /// Set while encoding when that set can be templated (no geo branch,
     /// members to steer).
     templatable: bool,
@@ -144,12 +150,14 @@ impl Responder {
             rng: SmallRng::seed_from_u64(seed),
             rotation: Vec::new(),
             serial: u64::MAX,
+            lineage: u64::MAX,
             key: [0; KEY_ROOM],
             key_len: 0,
             labels: 0,
             offsets: [0; 128],
             prebuilt: Prebuilt::default(),
             dynamic_used: false,
+            versioned: false,
             templatable: false,
             template_mode: false,
             records: None,
@@ -206,9 +214,14 @@ impl Responder {
             return badvers(q, out, qtype);
         }
         if self.serial != table.serial {
-            self.rotation.clear();
-            self.rotation.resize(table.dynamic.len(), 0);
-            self.prebuilt.clear();
+            // A refresh keeps the names and static data: what was built
+            // for them stays, and `replay` finds what went stale.
+            if self.lineage != table.lineage || self.rotation.len() != table.dynamic.len() {
+                self.rotation.clear();
+                self.rotation.resize(table.dynamic.len(), 0);
+                self.prebuilt.clear();
+                self.lineage = table.lineage;
+            }
             self.serial = table.serial;
         }
         match request::canonical_key(&q.qname, &mut self.key, &mut self.offsets) {
@@ -242,8 +255,10 @@ impl Responder {
             qtype,
             rcode: rcode_bucket(rcode),
             truncated,
+            prebuilt: false,
         };
         self.dynamic_used = false;
+        self.versioned = false;
         self.templatable = false;
         self.dnssec_ok = q.edns.is_some_and(|e| e.dnssec_ok);
         match self.encode(table, geo, q, client, limit, out, false) {
@@ -276,6 +291,16 @@ impl Responder {
         out: &mut Vec<u8>,
     ) -> Option<Summary> {
         let t = self.prebuilt.get(&self.key[..k])?;
+        // Made before a refresh changed what it holds: the caller encodes
+        // anew (and keeps that).
+        let stale = t.version.is_some_and(|v| v != table.version)
+            || t.records.as_ref().is_some_and(|r| {
+                (table.dynamic.get(r.slot as usize)).is_none_or(|d| d.decided_in != r.decided_in)
+            });
+        if stale {
+            self.prebuilt.remove(&self.key[..k]);
+            return None;
+        }
         let (id, rd) = (q.message.header().id(), q.message.header().rd());
         let question = q.question_bytes()?;
         let Some(r) = &t.records else {
@@ -283,7 +308,10 @@ impl Responder {
                 return None;
             }
             prebuilt::reuse(&t.bytes, id, rd, question, out);
-            return Some(t.summary);
+            return Some(Summary {
+                prebuilt: true,
+                ..t.summary
+            });
         };
         let dynamic = table.dynamic.get(r.slot as usize)?;
         let decision = dynamic.decisions.get(r.decision)?;
@@ -313,7 +341,10 @@ impl Responder {
             question,
             out,
         )
-        .then_some(t.summary)
+        .then_some(Summary {
+            prebuilt: true,
+            ..t.summary
+        })
     }
 
     /// Keep what was just answered in `out` for the next query of the key:
@@ -330,10 +361,12 @@ impl Responder {
         summary: Summary,
         out: &[u8],
     ) {
+        let version = self.versioned.then_some(table.version);
         if !self.dynamic_used {
             let t = Template {
                 bytes: out.to_vec(),
                 summary,
+                version,
                 records: None,
             };
             self.prebuilt.insert(&self.key[..k], t);
@@ -351,6 +384,7 @@ impl Responder {
             let t = Template {
                 bytes,
                 summary,
+                version,
                 records: Some(records),
             };
             self.prebuilt.insert(&self.key[..k], t);
@@ -461,6 +495,7 @@ impl Responder {
         let mut authority = answer.authority();
         if let Some(n) = &negative {
             let z = &table.zones[n.zone as usize];
+            self.versioned = true;
             authority.push((&z.apex, Class::IN, z.negative_ttl, &z.soa))?;
             self.push_denial(&mut authority, table, q, n)?;
         }

@@ -123,6 +123,67 @@ pub fn store(dir: &Path, encoded: &[u8]) -> Result<(), CacheError> {
     Ok(())
 }
 
+/// Writes applied snapshots to the cache off the apply path: the feed
+/// hands each one over and goes on; one task encodes and stores the latest
+/// handed over, so a burst of updates costs one write, and an apply never
+/// waits on the disk.
+#[derive(Debug, Clone)]
+pub struct Writer {
+    /// How many were handed over, and the latest.
+    latest: std::sync::Arc<tokio::sync::watch::Sender<(u64, Option<Snapshot>)>>,
+    /// How many of those the last write covered.
+    done: tokio::sync::watch::Receiver<u64>,
+}
+
+impl Writer {
+    /// Start the writing task for `dir` (on the current tokio runtime).
+    pub fn spawn(dir: PathBuf) -> Self {
+        let (latest, mut rx) = tokio::sync::watch::channel((0u64, None::<Snapshot>));
+        let (done_tx, done) = tokio::sync::watch::channel(0u64);
+        tokio::spawn(async move {
+            while rx.changed().await.is_ok() {
+                // A persistent snapshot: the clone shares its maps.
+                let (handed, Some(snapshot)) = rx.borrow_and_update().clone() else {
+                    continue;
+                };
+                let dir = dir.clone();
+                let version = snapshot.version;
+                let written =
+                    tokio::task::spawn_blocking(move || store(&dir, &encode(&snapshot))).await;
+                match written {
+                    Ok(Ok(())) => tracing::debug!(version, "snapshot cache written"),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "snapshot cache not written"),
+                    Err(e) => tracing::warn!(error = %e, "snapshot cache writer failed"),
+                }
+                done_tx.send_replace(handed);
+            }
+        });
+        Self {
+            latest: std::sync::Arc::new(latest),
+            done,
+        }
+    }
+
+    /// Hand `snapshot` over to be written (replacing one not yet written).
+    pub fn write(&self, snapshot: &Snapshot) {
+        self.latest.send_modify(|(handed, latest)| {
+            *handed += 1;
+            *latest = Some(snapshot.clone());
+        });
+    }
+
+    /// Wait (at most `limit`) until what was handed over is written: at
+    /// shutdown, so a restart finds the version last served.
+    pub async fn flush(&self, limit: std::time::Duration) -> bool {
+        let want = self.latest.borrow().0;
+        let mut done = self.done.clone();
+        matches!(
+            tokio::time::timeout(limit, done.wait_for(|&d| d >= want)).await,
+            Ok(Ok(_))
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

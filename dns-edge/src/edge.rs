@@ -17,6 +17,9 @@ use crate::server;
 use crate::state::Shared;
 use crate::table::Table;
 
+/// Longest wait at exit for the cache writer to store the last snapshot.
+const CACHE_FLUSH: Duration = Duration::from_secs(5);
+
 /// How often the wait for a first snapshot and the drain log their state.
 const REPORT_EVERY: Duration = Duration::from_secs(10);
 
@@ -87,11 +90,12 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
 
     let follower = load_cache(&shared, &cfg);
     tokio::spawn(feed::resign(Arc::clone(&shared)));
+    let cache = cfg.cache_dir.clone().map(crate::cache::Writer::spawn);
     if !cfg.aggregators.is_empty() {
         let feed_cfg = FeedConfig {
             aggregators: cfg.aggregators.clone(),
             edge_id: cfg.edge_id.clone(),
-            cache_dir: cfg.cache_dir.clone(),
+            cache: cache.clone(),
             tls,
             backoff: gslb_shared::backoff::Backoff::default(),
         };
@@ -126,6 +130,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
 
     let bound = server::bind(cfg.listen_dns, cfg.udp_workers)
         .with_context(|| format!("listen-dns {}", cfg.listen_dns))?;
+    shared.metrics.set_ready();
     let dns_addr = bound.addr;
     let stop_udp = Arc::new(AtomicBool::new(false));
     let rrl = Limiter::new(cfg.rrl).map(Arc::new);
@@ -147,6 +152,14 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     let _ = tcp.await;
     for w in workers {
         let _ = tokio::task::spawn_blocking(move || w.join()).await;
+    }
+    if let Some(cache) = &cache
+        && !cache.flush(CACHE_FLUSH).await
+    {
+        tracing::warn!(
+            limit_ms = CACHE_FLUSH.as_millis() as u64,
+            "snapshot cache not written before exit: a restart starts from an older cache"
+        );
     }
     tracing::info!("drained; exiting");
     Ok(())

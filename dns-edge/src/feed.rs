@@ -7,7 +7,6 @@
 //! [`Follower`] is the pure part (updates in, snapshots out); [`run`] is
 //! the IO around it.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,11 +30,27 @@ const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest feed message accepted (a full snapshot of a large catalog).
 pub use gslb_proto::MAX_MESSAGE;
 
+/// What a new snapshot changed, as far as compiling it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Anything: compile in full.
+    Full,
+    /// Only the facts or resolved addresses of these members, over the
+    /// snapshot of version `base`: a table of that version can be
+    /// refreshed ([`Table::refresh`]).
+    Health {
+        /// The version the delta applied to.
+        base: u64,
+        /// The members it touched.
+        touched: Vec<gslb_shared::MemberId>,
+    },
+}
+
 /// What applying one update did.
 #[derive(Debug)]
 pub enum Applied {
     /// A new snapshot to serve: [`Follower::held`].
-    Snapshot,
+    Snapshot(Change),
     /// The delta does not follow the held version: resync in full.
     Gap(String),
     /// The update does not decode: resync in full.
@@ -76,7 +91,7 @@ impl Follower {
                     return Applied::Refused(why);
                 }
                 self.held = Some(s);
-                Applied::Snapshot
+                Applied::Snapshot(Change::Full)
             }
             FeedUpdate::Delta(delta) => {
                 let Some(held) = self.held.as_mut() else {
@@ -86,8 +101,15 @@ impl Follower {
                     ));
                 };
                 // `apply` checks the base before it changes anything.
+                let change = match delta.health_only() {
+                    Some(touched) => Change::Health {
+                        base: held.version,
+                        touched,
+                    },
+                    None => Change::Full,
+                };
                 match held.apply(&delta) {
-                    Ok(()) => Applied::Snapshot,
+                    Ok(()) => Applied::Snapshot(change),
                     Err(gap) => Applied::Gap(gap.to_string()),
                 }
             }
@@ -155,21 +177,39 @@ pub struct FeedConfig {
     pub aggregators: Vec<String>,
     /// This edge's id.
     pub edge_id: String,
-    /// Where applied snapshots are cached.
-    pub cache_dir: Option<PathBuf>,
+    /// Writes applied snapshots to the cache, off the apply path.
+    pub cache: Option<crate::cache::Writer>,
     /// TLS files for the aggregator link, read at each connection.
     pub tls: LinkTls,
     /// Reconnect policy.
     pub backoff: Backoff,
 }
 
-/// Compile and install `snapshot`, then cache it. Returns false when it
+/// Compile `snapshot` (or refresh the served table, when `change` allows),
+/// install it, and hand it to the cache writer. Returns false when it
 /// cannot be compiled (the old table keeps serving).
-pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, source: &str) -> bool {
+pub fn install(
+    shared: &Shared,
+    cfg: &FeedConfig,
+    snapshot: &Snapshot,
+    change: &Change,
+    source: &str,
+) -> bool {
     let started = std::time::Instant::now();
     let now = gslb_shared::clock::now_secs();
     let previous = shared.table.load_full();
-    let table = match Table::compile_after(snapshot, previous.as_deref(), now) {
+    let refreshed = match (change, previous.as_deref()) {
+        (Change::Health { base, touched }, Some(p)) if p.version == *base => {
+            p.refresh(snapshot, touched, now)
+        }
+        _ => Ok(None),
+    };
+    let compiled = match refreshed {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => Table::compile_after(snapshot, previous.as_deref(), now),
+        Err(e) => Err(e),
+    };
+    let table = match compiled {
         Ok(t) => t,
         Err(e) => {
             tracing::warn!(version = snapshot.version, error = %e, "snapshot not applied");
@@ -177,23 +217,21 @@ pub async fn install(shared: &Shared, cfg: &FeedConfig, snapshot: &Snapshot, sou
             return false;
         }
     };
-    let compile_ms = started.elapsed().as_millis() as u64;
+    let (refresh, decided) = (table.lineage != table.serial, table.decided_here());
+    let apply_us = started.elapsed().as_micros() as u64;
     shared.install(table, source, true);
+    shared.metrics.applied(refresh, apply_us);
     tracing::info!(
         version = snapshot.version,
         source,
-        compile_ms,
+        apply_us,
+        refresh,
+        decided,
         "snapshot applied"
     );
     take_in_transfers(shared, snapshot);
-    if let Some(dir) = cfg.cache_dir.clone() {
-        let bytes = crate::cache::encode(snapshot);
-        let written = tokio::task::spawn_blocking(move || crate::cache::store(&dir, &bytes)).await;
-        match written {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(error = %e, "snapshot cache not written"),
-            Err(e) => tracing::warn!(error = %e, "snapshot cache writer failed"),
-        }
+    if let Some(cache) = &cfg.cache {
+        cache.write(snapshot);
     }
     true
 }
@@ -395,12 +433,12 @@ async fn follow(
             let update = update.map_err(|s| format!("stream: {}", s.message()))?;
             shared.contact();
             match follower.apply_pb(update) {
-                Applied::Snapshot => {
+                Applied::Snapshot(change) => {
                     let Some(s) = follower.held() else {
                         continue;
                     };
                     let version = s.version;
-                    if !install(shared, cfg, s, url).await {
+                    if !install(shared, cfg, s, &change, url) {
                         resync = true;
                         break;
                     }
@@ -467,9 +505,9 @@ mod tests {
     #[test]
     fn full_then_chained_deltas_apply() {
         let mut f = Follower::default();
-        assert!(matches!(f.apply_pb(full(3)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(full(3)), Applied::Snapshot(_)));
         assert_eq!(f.version(), 3);
-        assert!(matches!(f.apply_pb(delta(3, 5)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(delta(3, 5)), Applied::Snapshot(_)));
         assert_eq!(f.version(), 5);
     }
 
@@ -506,7 +544,7 @@ mod tests {
     #[test]
     fn a_lower_version_or_an_empty_catalog_is_refused_unless_the_epoch_is_higher() {
         let mut f = Follower::default();
-        assert!(matches!(f.apply_pb(with_zone(10, 0)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(with_zone(10, 0)), Applied::Snapshot(_)));
         // Lower version, same epoch: the aggregator lost state.
         let Applied::Refused(why) = f.apply_pb(with_zone(4, 0)) else {
             panic!("a lower version was applied")
@@ -519,7 +557,7 @@ mod tests {
         assert!(why.contains("catalog is empty"), "{why}");
         assert_eq!(f.version(), 10);
         // A higher version with data is routine.
-        assert!(matches!(f.apply_pb(with_zone(12, 0)), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(with_zone(12, 0)), Applied::Snapshot(_)));
         // A deliberate reset (higher epoch) takes the edge back, even empty.
         assert!(matches!(f.apply_pb(full(3)), Applied::Refused(_)));
         let reset = pb::SnapshotUpdate {
@@ -530,7 +568,7 @@ mod tests {
                 ..pb::Snapshot::default()
             })),
         };
-        assert!(matches!(f.apply_pb(reset), Applied::Snapshot));
+        assert!(matches!(f.apply_pb(reset), Applied::Snapshot(_)));
         assert_eq!(f.version(), 3);
         // And an aggregator of an older epoch is refused from then on.
         assert!(matches!(f.apply_pb(with_zone(50, 0)), Applied::Refused(_)));

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::answer::{QTYPES, RCODES, Summary};
 
@@ -12,6 +12,9 @@ use crate::answer::{QTYPES, RCODES, Summary};
 pub const LATENCY_BUCKETS: [f64; 10] = [
     0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.01, 0.1,
 ];
+
+/// The start-up window whose answers are counted apart.
+pub const FIRST_MINUTE: Duration = Duration::from_secs(60);
 
 /// One worker's counters (or the TCP listener's).
 #[derive(Debug)]
@@ -23,6 +26,14 @@ pub struct Counters {
     pub(crate) dropped: AtomicU64,
     pub(crate) rrl_dropped: AtomicU64,
     pub(crate) rrl_slipped: AtomicU64,
+    /// Answers copied from a prebuilt reply.
+    pub(crate) prebuilt: AtomicU64,
+    /// Answers in the first minute after the DNS listeners were bound:
+    /// copied from a prebuilt reply (0) or encoded (1). How warm a start
+    /// was, in the figures that matter.
+    pub(crate) first_minute: [AtomicU64; 2],
+    /// When the DNS listeners were bound (or these counters made).
+    ready_at: Instant,
     /// Queries this worker is answering right now (for the drain's count).
     in_flight: AtomicU64,
     /// Keeps two workers' counters off one cache line.
@@ -39,6 +50,9 @@ impl Default for Counters {
             dropped: AtomicU64::new(0),
             rrl_dropped: AtomicU64::new(0),
             rrl_slipped: AtomicU64::new(0),
+            prebuilt: AtomicU64::new(0),
+            first_minute: std::array::from_fn(|_| AtomicU64::new(0)),
+            ready_at: Instant::now(),
             in_flight: AtomicU64::new(0),
             _pad: [0; 8],
         }
@@ -50,9 +64,17 @@ fn bump(c: &AtomicU64) {
 }
 
 impl Counters {
-    /// One answered query and how long it took.
-    pub fn answered(&self, s: &Summary, took: Duration) {
+    /// One answered query, whose answering began at `started`.
+    pub fn answered(&self, s: &Summary, started: Instant) {
+        let now = Instant::now();
+        let took = now.saturating_duration_since(started);
         bump(&self.queries[s.qtype][s.rcode]);
+        if s.prebuilt {
+            bump(&self.prebuilt);
+        }
+        if now.saturating_duration_since(self.ready_at) < FIRST_MINUTE {
+            bump(&self.first_minute[usize::from(!s.prebuilt)]);
+        }
         if s.truncated {
             bump(&self.truncated);
         }
@@ -98,16 +120,37 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Every worker's counters.
+/// Every worker's counters, and how snapshots were applied.
 #[derive(Debug, Default)]
 pub struct Metrics {
     workers: Mutex<Vec<Arc<Counters>>>,
+    /// When the DNS listeners were bound.
+    ready_at: std::sync::OnceLock<Instant>,
+    /// Snapshots applied by a full compile, and by a health-only refresh.
+    pub(crate) applies: [AtomicU64; 2],
+    /// How long the last of each took, µs.
+    pub(crate) last_apply_us: [AtomicU64; 2],
 }
 
 impl Metrics {
+    /// The DNS listeners are bound: the first minute starts now.
+    pub fn set_ready(&self) {
+        let _ = self.ready_at.set(Instant::now());
+    }
+
+    /// A snapshot was applied, by a refresh or not, in `us` µs.
+    pub fn applied(&self, refresh: bool, us: u64) {
+        let i = usize::from(refresh);
+        bump(&self.applies[i]);
+        self.last_apply_us[i].store(us, Ordering::Relaxed);
+    }
+
     /// Counters for a new worker.
     pub fn worker(&self) -> Arc<Counters> {
-        let c = Arc::new(Counters::default());
+        let c = Arc::new(Counters {
+            ready_at: self.ready_at.get().copied().unwrap_or_else(Instant::now),
+            ..Counters::default()
+        });
         self.workers
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -10,6 +10,7 @@
 pub mod decide;
 mod extra;
 pub mod lookup;
+pub mod refresh;
 pub mod signing;
 
 use std::net::IpAddr;
@@ -183,6 +184,11 @@ pub struct ZoneInfo {
 pub struct Dynamic {
     /// Steering, pools, geo branches, firstN.
     pub record: DynamicRecord,
+    /// The address family (or names) its members answer with.
+    pub family: Option<Family>,
+    /// The [`Table::serial`] of the table that decided it: a prebuilt
+    /// reply made from another decision of the set is stale.
+    pub decided_in: u64,
     /// The answer depends on the client's region (ECS scope is not /0).
     pub geo: bool,
     /// The default branch's decision, then each geo branch's, in order.
@@ -208,14 +214,20 @@ pub struct Table {
     pub version: u64,
     /// When the snapshot was published (ms since the Unix epoch).
     pub published_at_ms: u64,
+    /// The serial of the full compile this table descends from through
+    /// health-only refreshes ([`Table::refresh`]): tables of one lineage
+    /// share names and static data, so prebuilt replies carry over.
+    pub lineage: u64,
     /// Zones.
     pub zones: Vec<ZoneInfo>,
-    /// Existing names.
-    pub entries: Vec<Entry>,
+    /// Existing names (shared along a lineage).
+    pub entries: Arc<Vec<Entry>>,
     /// Canonical wire name -> index into `entries`.
-    pub names: FxHashMap<Box<[u8]>, u32>,
-    /// Pool-backed record sets.
-    pub dynamic: Vec<Dynamic>,
+    pub names: Arc<FxHashMap<Box<[u8]>, u32>>,
+    /// Pool-backed record sets; a refresh replaces only those it decides anew.
+    pub dynamic: Vec<Arc<Dynamic>>,
+    /// Which pool-backed sets name each pool, and each pool's members.
+    pub pools: Arc<refresh::PoolIndex>,
     /// Record sets that could not be compiled: left out, everything else
     /// is served, and status reports them.
     pub skipped: Vec<Skipped>,
@@ -367,6 +379,7 @@ impl Table {
             .values()
             .filter(|r| matches!(r.data, RecordData::Dynamic(_)))
             .count();
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut b = Builder {
             snapshot,
             decider: Decider::new(snapshot),
@@ -376,13 +389,18 @@ impl Table {
             glue: FxHashMap::default(),
             wanted: Vec::new(),
             table: Table {
-                serial: SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                serial,
+                lineage: serial,
                 version: snapshot.version,
                 published_at_ms: snapshot.published_at_ms,
                 zones: Vec::with_capacity(snapshot.catalog.zones.len()),
-                entries: Vec::with_capacity(names),
-                names: FxHashMap::with_capacity_and_hasher(names, Default::default()),
+                entries: Arc::new(Vec::with_capacity(names)),
+                names: Arc::new(FxHashMap::with_capacity_and_hasher(
+                    names,
+                    Default::default(),
+                )),
                 dynamic: Vec::with_capacity(dynamic),
+                pools: Arc::default(),
                 skipped: Vec::new(),
                 snapshot: Arc::new(snapshot.clone()),
                 signatures: Signatures::new(previous.map(|p| &p.signatures), now),
@@ -394,6 +412,7 @@ impl Table {
         b.wildcards();
         b.extras()?;
         b.sign(previous.map(|p| &p.signatures))?;
+        b.table.pools = Arc::new(refresh::PoolIndex::new(&b.decider, &b.table.dynamic));
         Ok(b.table)
     }
 
@@ -404,6 +423,11 @@ impl Table {
 }
 
 impl Builder<'_> {
+    /// The entries, while the table is built (not yet shared: no copy).
+    fn entries(&mut self) -> &mut Vec<Entry> {
+        Arc::make_mut(&mut self.table.entries)
+    }
+
     fn zones(&mut self) -> Result<(), CompileError> {
         for zone in self.snapshot.catalog.zones.values() {
             let slot = self.table.zones.len() as u32;
@@ -419,16 +443,18 @@ impl Builder<'_> {
     /// The entry of `name`, created empty (as an empty non-terminal) if new.
     fn entry_for(&mut self, name: &DnsName, zone: u32) -> &mut Entry {
         let index = self.index_of(name, zone);
-        &mut self.table.entries[index as usize]
+        &mut self.entries()[index as usize]
     }
 
     /// The index of `name`'s entry, created empty if new.
     fn index_of(&mut self, name: &DnsName, zone: u32) -> u32 {
         let key = wire_key(name).into_boxed_slice();
         let next = self.table.entries.len() as u32;
-        let index = *self.table.names.entry(key).or_insert(next);
+        let index = *Arc::make_mut(&mut self.table.names)
+            .entry(key)
+            .or_insert(next);
         if index == next {
-            self.table.entries.push(Entry {
+            self.entries().push(Entry {
                 zone,
                 apex: false,
                 sets: Box::new([]),
@@ -501,7 +527,7 @@ impl Builder<'_> {
                 let owner = wire_name(&record.name)?;
                 if let SetData::Static(ns) = set.data {
                     let at = self.index_of(&record.name, zone);
-                    let entry = &mut self.table.entries[at as usize];
+                    let entry = &mut self.entries()[at as usize];
                     entry.cut = Some(Box::new(Delegation {
                         entry: at,
                         owner,
@@ -542,12 +568,15 @@ impl Builder<'_> {
             RecordData::Static(rdata) => SetData::Static(static_set(record, rdata)?),
             RecordData::Dynamic(d) => {
                 let slot = self.table.dynamic.len() as u32;
-                let decisions = self.decider.decide(d, Family::of(record.rtype));
-                self.table.dynamic.push(Dynamic {
+                let family = Family::of(record.rtype);
+                let decisions = self.decider.decide(d, family);
+                self.table.dynamic.push(Arc::new(Dynamic {
                     record: d.clone(),
+                    family,
+                    decided_in: self.table.serial,
                     geo: !d.geo.is_empty(),
                     decisions,
-                });
+                }));
                 SetData::Dynamic(slot)
             }
         };

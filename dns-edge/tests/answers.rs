@@ -755,3 +755,97 @@ proptest::proptest! {
         }
     }
 }
+
+fn facts_delta(s: &Snapshot, flips: &[(u64, bool)]) -> Delta {
+    let health = |up| if up { Health::Up } else { Health::Down };
+    Delta {
+        base_version: s.version,
+        version: s.version + 1,
+        facts: (flips.iter())
+            .map(|&(id, up)| {
+                let facts = MemberFacts {
+                    health: health(up),
+                    warming: false,
+                };
+                (MemberId(id), facts)
+            })
+            .collect(),
+        ..Delta::default()
+    }
+}
+
+#[test]
+fn a_refresh_decides_only_the_sets_naming_the_touched_pools() {
+    let mut s = snapshot();
+    let compiled = Table::compile(&s).unwrap();
+    assert_eq!(
+        compiled.decided_here(),
+        3,
+        "a full compile decides every set"
+    );
+    // Member 5 is in pool 3, which only closed.example.test names.
+    let delta = facts_delta(&s, &[(5, true)]);
+    let touched = delta.health_only().unwrap();
+    s.apply(&delta).unwrap();
+    let refreshed = compiled.refresh(&s, &touched, 1).unwrap().unwrap();
+    assert_eq!(refreshed.decided_here(), 1);
+    assert_eq!(refreshed.lineage, compiled.lineage);
+    assert!(std::sync::Arc::ptr_eq(
+        &refreshed.entries,
+        &compiled.entries
+    ));
+    // Pool 1 is named by www (default branch) and geo (its eu branch).
+    let delta = facts_delta(&s, &[(1, false)]);
+    let touched = delta.health_only().unwrap();
+    s.apply(&delta).unwrap();
+    let again = refreshed.refresh(&s, &touched, 1).unwrap().unwrap();
+    assert_eq!(again.decided_here(), 2);
+    // A catalog change is not health-only.
+    let mut member = Delta {
+        base_version: s.version,
+        version: s.version + 1,
+        ..Delta::default()
+    };
+    member.removed_members.push(MemberId(2));
+    assert_eq!(member.health_only(), None);
+}
+
+proptest::proptest! {
+    /// A chain of health-only refreshes answers as full compiles do: a
+    /// long-lived responder over refreshed tables (keeping its prebuilt
+    /// replies across them) replies as a new responder over a full compile
+    /// of the same snapshot, SOA serial included, up to the order of
+    /// steered records.
+    #[test]
+    fn refreshed_tables_answer_as_full_compiles(
+        steps in proptest::collection::vec(
+            (
+                proptest::collection::vec((1u64..6, proptest::bool::ANY), 1..4),
+                proptest::collection::vec((0usize..8, 0usize..4, 0u8..3), 1..24),
+            ),
+            1..10,
+        )
+    ) {
+        const NAMES: [&str; 8] = [
+            "www.example.test", "geo.example.test", "closed.example.test", "mail.example.test",
+            "nope.example.test", "example.test", "a.b.example.test", "WWW.example.TEST",
+        ];
+        const TYPES: [u16; 4] = [1, 28, 6, 255];
+        let mut s = snapshot();
+        let mut long_lived = Fixture::of(&s);
+        for (flips, queries) in steps {
+            let delta = facts_delta(&s, &flips);
+            let touched = delta.health_only().unwrap();
+            s.apply(&delta).unwrap();
+            let refreshed = long_lived.table.refresh(&s, &touched, 1).unwrap().unwrap();
+            long_lived.table = refreshed;
+            let mut fresh = Fixture::of(&s);
+            for (n, t, edns) in queries {
+                let bytes = mixed_query(NAMES[n], TYPES[t], 1, 7, false, edns);
+                let reused = long_lived.raw(&bytes, Transport::Udp).unwrap();
+                let made = fresh.raw(&bytes, Transport::Udp).unwrap();
+                proptest::prop_assert_eq!(sorted_view(&reused), sorted_view(&made), "{} {}", NAMES[n], TYPES[t]);
+            }
+        }
+    }
+}

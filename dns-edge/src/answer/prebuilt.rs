@@ -24,6 +24,9 @@ const MAX: usize = 16_384;
 pub struct Records {
     /// Index of the dynamic set in the table.
     pub slot: u32,
+    /// The table that decided the set ([`crate::table::Dynamic::decided_in`]):
+    /// once a refresh decides it anew, the template is stale.
+    pub decided_in: u64,
     /// Which branch decision the records are of.
     pub decision: usize,
     /// Offset of the first member record.
@@ -43,18 +46,21 @@ pub struct Template {
     pub bytes: Vec<u8>,
     /// What it answers, for metrics.
     pub summary: Summary,
+    /// The table version whose SOA it carries (a negative answer, an SOA
+    /// query): stale at any other version.
+    pub version: Option<u64>,
     /// For a pool-backed answer: where its member records are.
     pub records: Option<Records>,
 }
 
-/// A worker's templates, for one table version.
+/// A worker's templates, for one table lineage ([`crate::table::Table::lineage`]).
 #[derive(Debug, Default)]
 pub struct Prebuilt {
     map: FxHashMap<Box<[u8]>, Template>,
 }
 
 impl Prebuilt {
-    /// Forget everything (a new table was installed).
+    /// Forget everything (a table of another lineage was installed).
     pub fn clear(&mut self) {
         self.map.clear();
     }
@@ -69,6 +75,21 @@ impl Prebuilt {
     /// a working set larger than the store into constant re-encoding.
     pub fn has_room(&self) -> bool {
         self.map.len() < MAX
+    }
+
+    /// Forget one template (it went stale).
+    pub fn remove(&mut self, key: &[u8]) {
+        self.map.remove(key);
+    }
+
+    /// How many templates it holds.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
     }
 
     /// Keep a template (ignored when full).

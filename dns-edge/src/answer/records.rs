@@ -267,6 +267,7 @@ impl Responder {
                         if let Some(len) = len {
                             self.records = Some(Records {
                                 slot: *slot,
+                                decided_in: dynamic.decided_in,
                                 decision: index,
                                 at,
                                 len,
@@ -355,6 +356,7 @@ impl Responder {
         zone: u32,
     ) -> Result<(), PushError> {
         let z = &table.zones[zone as usize];
+        self.versioned = true;
         push_rr(answer, q, owner, z.soa_ttl, &z.soa)?;
         let soa = std::slice::from_ref(&z.soa);
         let sigs = z.soa_sigs.as_ref();

@@ -90,6 +90,7 @@ pub(super) fn badvers(q: &Query<'_>, out: &mut Vec<u8>, qtype: usize) -> Summary
         qtype,
         rcode: rcode_bucket(OptRcode::BADVERS),
         truncated: false,
+        prebuilt: false,
     }
 }
 

@@ -12,6 +12,8 @@ pub struct Summary {
     pub rcode: usize,
     /// TC was set.
     pub truncated: bool,
+    /// Copied from a prebuilt reply, not encoded.
+    pub prebuilt: bool,
 }
 
 /// Query type buckets for metrics.
@@ -60,5 +62,6 @@ pub(super) fn summary_of(qtype: Rtype, rcode: OptRcode) -> Summary {
         qtype: qtype_bucket(qtype),
         rcode: rcode_bucket(rcode),
         truncated: false,
+        prebuilt: false,
     }
 }

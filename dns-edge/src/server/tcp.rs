@@ -253,6 +253,6 @@ async fn connection(
                 return Ok(());
             }
         }
-        counters.answered(&summary, started.elapsed());
+        counters.answered(&summary, started);
     }
 }

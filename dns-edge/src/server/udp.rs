@@ -198,7 +198,7 @@ impl Worker<'_> {
                 }
             }
         }
-        self.counters.answered(&summary, started.elapsed());
+        self.counters.answered(&summary, started);
         true
     }
 }

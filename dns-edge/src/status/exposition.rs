@@ -96,6 +96,48 @@ impl Collector for Collect {
             "Rate-limited responses sent truncated instead",
             m.sum(|c| load(&c.rrl_slipped)),
         )?;
+        counter(
+            &mut e,
+            "gslb_edge_prebuilt_answers",
+            "Answers copied from a worker's prebuilt reply rather than encoded",
+            m.sum(|c| load(&c.prebuilt)),
+        )?;
+        {
+            let mut family = e.encode_descriptor(
+                "gslb_edge_first_minute_answers",
+                "Answers in the first minute after the DNS listeners were bound, by how they were made (a warm start answers from prebuilt replies)",
+                None,
+                MetricType::Counter,
+            )?;
+            for (i, how) in ["prebuilt", "encoded"].into_iter().enumerate() {
+                let v = m.sum(|c| load(&c.first_minute[i]));
+                ConstCounter::new(v).encode(family.encode_family(&[("answered", how)])?)?;
+            }
+        }
+        {
+            let mut applies = e.encode_descriptor(
+                "gslb_edge_snapshot_applies",
+                "Snapshots applied, by a full compile or by a health-only refresh of the pools a delta touched",
+                None,
+                MetricType::Counter,
+            )?;
+            for (i, how) in ["full", "refresh"].into_iter().enumerate() {
+                let v = load(&m.applies[i]);
+                ConstCounter::new(v).encode(applies.encode_family(&[("how", how)])?)?;
+            }
+        }
+        {
+            let mut last = e.encode_descriptor(
+                "gslb_edge_last_apply_microseconds",
+                "Time the last snapshot of each kind took from received to answering",
+                None,
+                MetricType::Gauge,
+            )?;
+            for (i, how) in ["full", "refresh"].into_iter().enumerate() {
+                let v = load(&m.last_apply_us[i]) as i64;
+                ConstGauge::new(v).encode(last.encode_family(&[("how", how)])?)?;
+            }
+        }
         let status = shared.status();
         gauge(
             &mut e,

@@ -25,7 +25,7 @@ impl Builder<'_> {
                 continue;
             };
             let chain = self.chain(&index, &record.name)?;
-            self.table.entries[entry as usize].cname = chain.map(Box::new);
+            self.entries()[entry as usize].cname = chain.map(Box::new);
         }
         Ok(())
     }
@@ -132,7 +132,7 @@ impl Builder<'_> {
 
     pub(super) fn wildcards(&mut self) {
         let mut links = Vec::new();
-        for (key, &index) in &self.table.names {
+        for (key, &index) in self.table.names.iter() {
             // "\x01*" followed by the encloser's wire name.
             if key.len() > 2
                 && key[0] == 1
@@ -143,7 +143,7 @@ impl Builder<'_> {
             }
         }
         for (encloser, wildcard) in links {
-            self.table.entries[encloser as usize].wildcard = Some(wildcard);
+            self.entries()[encloser as usize].wildcard = Some(wildcard);
         }
     }
 }

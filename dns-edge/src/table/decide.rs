@@ -11,7 +11,7 @@ use gslb_shared::selection::{
     Candidate, Family, Outcome, PoolRef, SelectionInput, Selector, fallback,
 };
 use gslb_shared::{
-    DynamicRecord, Member, MemberAddress, MemberFacts, Pool, PoolId, Resolved, Snapshot,
+    DynamicRecord, Member, MemberAddress, MemberFacts, MemberId, Pool, PoolId, Resolved, Snapshot,
 };
 
 use super::{Data, address_data, wire_name};
@@ -121,12 +121,26 @@ impl<'s> Decider<'s> {
         for m in snapshot.catalog.members.values() {
             members.entry(m.pool).or_default().push(m);
         }
+        Self::with_members(snapshot, members)
+    }
+
+    /// Decide over `snapshot` with the members of the pools that will be
+    /// asked for already found (in id order), as a refresh does.
+    pub fn with_members(
+        snapshot: &'s Snapshot,
+        members: FxHashMap<PoolId, Vec<&'s Member>>,
+    ) -> Self {
         Self {
             snapshot,
             members,
             selector: Selector::new(),
             view: View::default(),
         }
+    }
+
+    /// Each pool's members, by id.
+    pub fn members(&self) -> impl Iterator<Item = (PoolId, impl Iterator<Item = MemberId>)> {
+        (self.members.iter()).map(|(pool, members)| (*pool, members.iter().map(|m| m.id)))
     }
 
     /// Decide every branch of `record` (the default one first, then each

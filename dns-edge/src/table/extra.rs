@@ -146,7 +146,7 @@ impl Builder<'_> {
             };
             let zone = self.table.entries[entry as usize].zone;
             let extra = self.addresses_of(zone, &targets)?;
-            let e = &mut self.table.entries[entry as usize];
+            let e = &mut self.entries()[entry as usize];
             match rtype {
                 None => {
                     if let Some(cut) = e.cut.as_mut() {

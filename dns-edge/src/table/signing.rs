@@ -252,8 +252,9 @@ impl SignatureCache {
 /// process's cache of those made while answering.
 #[derive(Debug)]
 pub struct Signatures {
-    /// Static sets' signatures (carried to the next table while fresh).
-    pub fixed: FxHashMap<Box<[u8]>, Sigs>,
+    /// Static sets' signatures (carried to the next table while fresh;
+    /// shared by the tables of a lineage).
+    pub fixed: Arc<FxHashMap<Box<[u8]>, Sigs>>,
     /// Made while answering.
     pub cache: Arc<SignatureCache>,
     /// When the table compiled (seconds since the Unix epoch).
@@ -267,7 +268,7 @@ impl Signatures {
     /// No signatures yet; `previous` lends its fresh ones and its cache.
     pub fn new(previous: Option<&Signatures>, now: u64) -> Self {
         Self {
-            fixed: FxHashMap::default(),
+            fixed: Arc::default(),
             cache: previous.map_or_else(
                 || Arc::new(SignatureCache::new(SIGNATURE_CACHE_ENTRIES)),
                 |p| p.cache.clone(),
@@ -303,7 +304,7 @@ impl Signatures {
             self.refresh_at
                 .map_or(sigs.refresh_at, |r| r.min(sigs.refresh_at)),
         );
-        self.fixed.insert(key.as_slice().into(), sigs.clone());
+        Arc::make_mut(&mut self.fixed).insert(key.as_slice().into(), sigs.clone());
         Some(sigs)
     }
 }
@@ -381,8 +382,9 @@ impl Builder<'_> {
             );
         }
         let zones = &self.table.zones;
-        for (name, &index) in &self.table.names {
-            let entry = &mut self.table.entries[index as usize];
+        let entries = Arc::make_mut(&mut self.table.entries);
+        for (name, &index) in self.table.names.iter() {
+            let entry = &mut entries[index as usize];
             let wildcard = name.len() > 1 && name[0] == 1 && name[1] == b'*';
             let Ok(owner) = Name::from_octets(name.to_vec()) else {
                 continue;

@@ -104,6 +104,35 @@ impl Delta {
     }
 }
 
+impl Delta {
+    /// The members whose facts or resolved addresses it sets or drops,
+    /// when that is all it changes: a holder can then re-decide only what
+    /// names their pools. `None` when it changes the catalog.
+    pub fn health_only(&self) -> Option<Vec<MemberId>> {
+        let catalog = !(self.zones.is_empty()
+            && self.removed_zones.is_empty()
+            && self.records.is_empty()
+            && self.removed_records.is_empty()
+            && self.pools.is_empty()
+            && self.removed_pools.is_empty()
+            && self.members.is_empty()
+            && self.removed_members.is_empty()
+            && self.tsig_keys.is_empty()
+            && self.removed_tsig_keys.is_empty());
+        if catalog {
+            return None;
+        }
+        let facts = self.facts.iter().map(|(id, _)| *id);
+        let resolved = self.resolved.iter().map(|(id, _)| *id);
+        Some(
+            facts
+                .chain(resolved)
+                .chain(self.unresolved.iter().copied())
+                .collect(),
+        )
+    }
+}
+
 impl Snapshot {
     /// Apply a delta whose base is this snapshot's version.
     pub fn apply(&mut self, d: &Delta) -> Result<(), VersionGap> {
