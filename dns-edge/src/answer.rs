@@ -121,6 +121,9 @@ pub struct Responder {
     /// say where their records went.
     template_mode: bool,
     records: Option<Records>,
+    /// Length of the reply key of the last query answered (0: it had
+    /// none, e.g. a query with a client subnet), for the hot-key sampler.
+    last_key: usize,
     /// Set on a TCP connection while the edge drains: answers carry
     /// edns-tcp-keepalive 0 and are never kept or reused.
     closing: bool,
@@ -161,6 +164,7 @@ impl Responder {
             templatable: false,
             template_mode: false,
             records: None,
+            last_key: 0,
             closing: false,
             dnssec_ok: false,
             signed: false,
@@ -168,6 +172,17 @@ impl Responder {
             rrset: Vec::new(),
             clock: gslb_shared::clock::now_secs,
         }
+    }
+
+    /// The reply key of the last query answered (canonical name, type,
+    /// flags), if it had one: what the hot-key sampler keeps.
+    pub fn last_key(&self) -> Option<&[u8]> {
+        (self.last_key > 0).then(|| &self.key[..self.last_key])
+    }
+
+    /// How many prebuilt replies it holds.
+    pub fn prebuilt(&self) -> usize {
+        self.prebuilt.len()
     }
 
     /// Read time from `clock` (seconds since the Unix epoch) when signing
@@ -186,6 +201,7 @@ impl Responder {
         transport: Transport,
         out: &mut Vec<u8>,
     ) -> Option<Summary> {
+        self.last_key = 0;
         match request::parse(query) {
             Parsed::Drop => None,
             Parsed::Error { message, rcode } => Some(error(message, rcode, out)),
@@ -246,6 +262,7 @@ impl Responder {
         } else {
             None
         };
+        self.last_key = cache_key.unwrap_or(0);
         if let Some(k) = cache_key
             && let Some(summary) = self.replay(table, k, q, limit, out)
         {

@@ -13,6 +13,7 @@ use serde::Deserialize;
 
 use crate::rrl::RrlConfig;
 use crate::server::tcp::TcpConfig;
+use crate::warmup::{self, WarmupConfig};
 
 /// gslb-edge: an authoritative DNS server that answers from the snapshots
 /// an aggregator publishes. Every flag can also be set in the --config file
@@ -99,6 +100,22 @@ pub struct Settings {
     /// gets the whole zone [default: 64, at most 10000].
     #[arg(long)]
     pub xfr_journal_depth: Option<usize>,
+    /// Recent query keys kept for peers to warm up from (seed 001); 0 keeps none [default: 10000, at most 100000].
+    #[arg(long)]
+    pub hot_keys: Option<usize>,
+    /// One answered UDP query in this many is sampled into the hot keys [default: 16, 1 to 65536].
+    #[arg(long)]
+    pub hot_key_sample: Option<u32>,
+    /// File with the bearer token of /internal/warmup: served to peers that present it, and presented to --warmup-from peers.
+    #[arg(long)]
+    pub warmup_token_file: Option<PathBuf>,
+    /// Peer status URLs (http://HOST:PORT, comma-separated; a name that resolves to the fleet works) to fetch hot keys from and answer before binding DNS.
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default)]
+    pub warmup_from: Vec<String>,
+    /// Limit on the whole warm-up from peers; past it the edge starts cold [default: 5s, 100ms to 60s].
+    #[arg(long)]
+    pub warmup_timeout: Option<String>,
 }
 
 /// Validated edge settings.
@@ -132,6 +149,8 @@ pub struct EdgeConfig {
     pub link_tls: LinkTls,
     /// Log format.
     pub log_format: LogFormat,
+    /// Hot keys and warm-up from peers (seed 001).
+    pub warmup: WarmupConfig,
 }
 
 impl Settings {
@@ -170,6 +189,15 @@ impl Settings {
             tls_ca: self.tls_ca.or(file.tls_ca),
             log_format: self.log_format.or(file.log_format),
             xfr_journal_depth: self.xfr_journal_depth.or(file.xfr_journal_depth),
+            hot_keys: self.hot_keys.or(file.hot_keys),
+            hot_key_sample: self.hot_key_sample.or(file.hot_key_sample),
+            warmup_token_file: self.warmup_token_file.or(file.warmup_token_file),
+            warmup_from: if self.warmup_from.is_empty() {
+                file.warmup_from
+            } else {
+                self.warmup_from
+            },
+            warmup_timeout: self.warmup_timeout.or(file.warmup_timeout),
         })
     }
 
@@ -184,6 +212,7 @@ impl Settings {
                 "needs at least one URL (or a --cache-dir to serve from)",
             ));
         }
+        let warmup = self.warmup()?;
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let udp_workers = self.udp_workers.unwrap_or(cpus);
         if !(1..=256).contains(&udp_workers) {
@@ -295,6 +324,45 @@ impl Settings {
                 ca: self.tls_ca,
             },
             log_format: self.log_format.unwrap_or_default(),
+            warmup,
+        })
+    }
+
+    fn warmup(&self) -> Result<WarmupConfig, ConfigError> {
+        let hot_keys = self.hot_keys.unwrap_or(warmup::DEFAULT_HOT_KEYS);
+        if hot_keys > warmup::MAX_HOT_KEYS {
+            return Err(invalid(
+                "hot-keys",
+                format!("must be at most {}", warmup::MAX_HOT_KEYS),
+            ));
+        }
+        let sample_every = self.hot_key_sample.unwrap_or(warmup::DEFAULT_SAMPLE_EVERY);
+        if !(1..=65_536).contains(&sample_every) {
+            return Err(invalid("hot-key-sample", "must be between 1 and 65536"));
+        }
+        for url in &self.warmup_from {
+            crate::warmup::fetch::authority(url).map_err(|e| invalid("warmup-from", e))?;
+        }
+        if !self.warmup_from.is_empty() && self.warmup_token_file.is_none() {
+            return Err(invalid(
+                "warmup-from",
+                "needs --warmup-token-file (the token peers ask for)",
+            ));
+        }
+        let timeout = duration(
+            "warmup-timeout",
+            self.warmup_timeout.clone(),
+            warmup::DEFAULT_TIMEOUT,
+        )?;
+        if timeout < Duration::from_millis(100) || timeout > Duration::from_secs(60) {
+            return Err(invalid("warmup-timeout", "must be between 100ms and 60s"));
+        }
+        Ok(WarmupConfig {
+            hot_keys,
+            sample_every,
+            token_file: self.warmup_token_file.clone(),
+            from: self.warmup_from.clone(),
+            timeout,
         })
     }
 }
@@ -347,7 +415,30 @@ mod tests {
 
     #[test]
     fn each_bad_setting_is_named() {
-        let cases: [(&[&str], &str); 7] = [
+        let cases: [(&[&str], &str); 11] = [
+            (
+                &["--aggregator", "http://a:1", "--hot-keys", "100001"],
+                "hot-keys",
+            ),
+            (
+                &["--aggregator", "http://a:1", "--hot-key-sample", "0"],
+                "hot-key-sample",
+            ),
+            (
+                &["--aggregator", "http://a:1", "--warmup-from", "http://b:2"],
+                "warmup-from",
+            ),
+            (
+                &[
+                    "--aggregator",
+                    "http://a:1",
+                    "--warmup-token-file",
+                    "t",
+                    "--warmup-timeout",
+                    "10ms",
+                ],
+                "warmup-timeout",
+            ),
             (&[], "aggregator"),
             (&["--aggregator", "ftp://x:1"], "aggregator"),
             (

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use crate::answer::Responder;
 use crate::config::EdgeConfig;
 use crate::feed::{self, FeedConfig, Follower};
 use crate::geo::GeoTable;
@@ -16,6 +17,8 @@ use crate::rrl::Limiter;
 use crate::server;
 use crate::state::Shared;
 use crate::table::Table;
+use crate::warmup::hot::HotKeys;
+use crate::warmup::{Report, Token, WarmupConfig, fetch, keys, replay};
 
 /// Longest wait at exit for the cache writer to store the last snapshot.
 const CACHE_FLUSH: Duration = Duration::from_secs(5);
@@ -75,6 +78,16 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     let tls = cfg.link_tls.clone();
     let shared = Shared::new(geo);
     shared.transfers.set_depth(cfg.xfr_journal_depth);
+    if let Some(capacity) = std::num::NonZeroUsize::new(cfg.warmup.hot_keys) {
+        let hot = HotKeys::start(capacity, cfg.warmup.sample_every).context("hot-key thread")?;
+        let _ = shared.warmup.hot.set(hot);
+    }
+    if let Some(path) = &cfg.warmup.token_file {
+        let _ = shared
+            .warmup
+            .token
+            .set(Token::read(path).map_err(anyhow::Error::msg)?);
+    }
     let status = tokio::net::TcpListener::bind(cfg.listen_status)
         .await
         .with_context(|| format!("listen-status {}", cfg.listen_status))?;
@@ -128,13 +141,14 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
         }
     }
 
+    let responders = warm_up(&shared, &cfg).await;
     let bound = server::bind(cfg.listen_dns, cfg.udp_workers)
         .with_context(|| format!("listen-dns {}", cfg.listen_dns))?;
     shared.metrics.set_ready();
     let dns_addr = bound.addr;
     let stop_udp = Arc::new(AtomicBool::new(false));
     let rrl = Limiter::new(cfg.rrl).map(Arc::new);
-    let workers = server::udp::spawn(bound.udp, &shared, rrl, &stop_udp)?;
+    let workers = server::udp::spawn(bound.udp, responders, &shared, rrl, &stop_udp)?;
     let (stop_tcp, stop_rx) = tokio::sync::watch::channel(false);
     let listener = tokio::net::TcpListener::from_std(bound.tcp)?;
     let tcp = tokio::spawn(server::tcp::serve(
@@ -163,6 +177,102 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     }
     tracing::info!("drained; exiting");
     Ok(())
+}
+
+/// The UDP workers' responders, warmed with a peer's hot keys when
+/// `--warmup-from` names peers (seed 001): the keys' queries are answered
+/// in each before DNS is bound. Any failure is one log line and a cold
+/// start, within the warm-up timeout.
+async fn warm_up(shared: &Arc<Shared>, cfg: &EdgeConfig) -> Vec<Responder> {
+    let responders: Vec<Responder> = (0..cfg.udp_workers).map(server::udp::responder).collect();
+    if cfg.warmup.from.is_empty() {
+        return responders;
+    }
+    let started = std::time::Instant::now();
+    let (responders, mut report) = from_peers(shared, &cfg.warmup, responders).await;
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    match &report.reason {
+        Some(reason) => tracing::warn!(
+            %reason,
+            duration_ms = report.duration_ms,
+            "warm-up: starting cold"
+        ),
+        None => tracing::info!(
+            source = report.source.as_deref().unwrap_or(""),
+            keys_replayed = report.keys_replayed,
+            duration_ms = report.duration_ms,
+            "warm-up: the peer's hot keys are answered in every worker"
+        ),
+    }
+    shared.set_warmup(report);
+    responders
+}
+
+/// Fetch the hot keys and answer them in `responders`; the report says
+/// what was done, or why nothing was (`cold`).
+async fn from_peers(
+    shared: &Arc<Shared>,
+    cfg: &WarmupConfig,
+    mut responders: Vec<Responder>,
+) -> (Vec<Responder>, Report) {
+    let mut report = Report {
+        cold: true,
+        ..Report::default()
+    };
+    let deadline = tokio::time::Instant::now() + cfg.timeout;
+    let cold = |mut report: Report, responders, why: String| {
+        report.reason = Some(why);
+        (responders, report)
+    };
+    let (Some(token), Some(table)) = (shared.warmup.token.get(), shared.table.load_full()) else {
+        return cold(report, responders, "no token or no snapshot".into());
+    };
+    let (source, body) = match fetch::keys(&cfg.from, token, deadline).await {
+        Ok(got) => got,
+        Err(why) => return cold(report, responders, why),
+    };
+    report.source = Some(source.clone());
+    report.keys_fetched = body.keys.len();
+    let (mut keys, mut queries, mut unusable) = (Vec::new(), Vec::new(), 0usize);
+    for k in &body.keys {
+        match keys::from_text(k) {
+            Ok((key, query)) => {
+                keys.push((key, k.region.clone()));
+                queries.push(query);
+            }
+            Err(_) => unusable += 1,
+        }
+    }
+    if queries.is_empty() {
+        let why = format!("{source} gave no usable keys ({unusable} unusable)");
+        return cold(report, responders, why);
+    }
+    let geo = Arc::clone(&shared.geo);
+    let workers = responders.len();
+    let until =
+        std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
+    let replayed = tokio::task::spawn_blocking(move || {
+        let n = replay::replay(&table, &geo, &queries, &mut responders, until);
+        (responders, n)
+    })
+    .await;
+    let Ok((responders, replayed)) = replayed else {
+        let fresh = (0..workers).map(server::udp::responder).collect();
+        return cold(report, fresh, "the replay task failed".into());
+    };
+    // Replayed keys enter this edge's own LRU (oldest first, so the
+    // peer's most recent stay the most recent): it can warm the next.
+    if let Some(hot) = shared.warmup.hot.get() {
+        for (key, region) in keys[..replayed].iter().rev() {
+            hot.touch(key, region.as_deref());
+        }
+    }
+    report.keys_replayed = replayed;
+    report.cold = replayed == 0;
+    if replayed == 0 {
+        report.reason = Some("the warm-up timeout passed before any key was answered".into());
+    }
+    (responders, report)
 }
 
 /// Seed 003's drain: unready at once, answer for the window, then close

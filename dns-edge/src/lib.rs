@@ -15,4 +15,5 @@ pub mod server;
 pub mod state;
 pub mod status;
 pub mod table;
+pub mod warmup;
 pub mod xfr;

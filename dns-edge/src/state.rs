@@ -93,6 +93,9 @@ pub struct Status {
     /// Record sets of the applied snapshot that could not be compiled and
     /// are not served (the rest is): the state is `degraded` while any are.
     pub skipped: Vec<String>,
+    /// How the start warmed up from a peer (seed 001), when one was asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<crate::warmup::Report>,
 }
 
 impl Status {
@@ -119,6 +122,8 @@ pub struct Shared {
     pub metrics: Metrics,
     /// Zone transfer state (journals, allow lists, NOTIFY).
     pub transfers: crate::xfr::Transfers,
+    /// Hot keys and the warm-up endpoint's token (seed 001).
+    pub warmup: crate::warmup::Warmup,
     /// Feed status; written by the feed task only.
     status: Mutex<Status>,
     /// Set at SIGTERM/SIGINT: `/readyz` answers 503 from then on.
@@ -144,6 +149,7 @@ impl Shared {
             geo: Arc::new(geo),
             metrics: Metrics::default(),
             transfers: crate::xfr::Transfers::new(crate::xfr::DEFAULT_JOURNAL_DEPTH),
+            warmup: crate::warmup::Warmup::default(),
             status: Mutex::new(Status::default()),
             draining: AtomicBool::new(false),
             dns_bound: Arc::default(),
@@ -180,6 +186,11 @@ impl Shared {
         });
         // A waiter creates its `Notified` before checking, so this reaches it.
         self.first.notify_waiters();
+    }
+
+    /// Record how the start warmed up.
+    pub fn set_warmup(&self, report: crate::warmup::Report) {
+        self.with_status(|s| s.warmup = Some(report));
     }
 
     /// A feed stream is established: a held snapshot is now in sync (the

@@ -1,6 +1,6 @@
 //! The status listener, bound at process start (seed 003): `/livez`,
 //! `/readyz` (both with `?verbose=1`), `/status/ready`, `/status/config`,
-//! `/status/pools` and `/metrics`.
+//! `/status/pools`, `/metrics`, and `/internal/warmup` for peers (seed 001).
 
 mod exposition;
 
@@ -29,6 +29,7 @@ pub fn app(shared: Arc<Shared>) -> Router {
         .route("/status/config", get(status_config))
         .route("/status/pools", get(status_pools))
         .route("/metrics", get(metrics))
+        .route("/internal/warmup", get(warmup))
         .with_state(Arc::new(App { shared, registry }))
 }
 
@@ -101,6 +102,12 @@ async fn readyz(State(app): State<Arc<App>>, Query(v): Query<Verbose>) -> (Statu
         (StatusCode::SERVICE_UNAVAILABLE, "draining\n")
     } else if !app.shared.loaded() {
         (StatusCode::SERVICE_UNAVAILABLE, "no snapshot applied yet\n")
+    } else if app.shared.dns_bound().is_none() {
+        // Between the first snapshot and the bind: warming up.
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "DNS listeners not bound yet\n",
+        )
     } else {
         (StatusCode::OK, "ready\n")
     };
@@ -138,6 +145,12 @@ async fn status_pools(State(app): State<Arc<App>>) -> Response {
         Ok(view) => axum::Json(view).into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
+}
+
+/// Seed 001's endpoint: the hot keys, for a peer with the token.
+async fn warmup(State(app): State<Arc<App>>, headers: axum::http::HeaderMap) -> Response {
+    let version = app.shared.status().version;
+    crate::warmup::endpoint::answer(&app.shared.warmup, version, &headers)
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {

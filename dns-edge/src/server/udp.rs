@@ -22,6 +22,7 @@ use crate::metrics::Counters;
 use crate::rrl::{Limiter, Verdict};
 use crate::state::Shared;
 use crate::table::Table;
+use crate::warmup::hot::Sampler;
 
 /// How often an idle worker looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
@@ -32,14 +33,22 @@ const MAX_QUERY: usize = 65_535;
 /// Datagrams moved per system call at most.
 const BATCH: usize = 32;
 
-/// Start one worker per socket; they stop when `stop` is set.
+/// The responder of worker `i` (seeded apart, so weighted draws differ).
+pub fn responder(i: usize) -> Responder {
+    Responder::new(i as u64 ^ 0x9e37_79b9_7f4a_7c15)
+}
+
+/// Start one worker per socket, each with its responder (warmed up or
+/// new); they stop when `stop` is set.
 pub fn spawn(
     sockets: Vec<UdpSocket>,
+    responders: Vec<Responder>,
     shared: &Arc<Shared>,
     rrl: Option<Arc<Limiter>>,
     stop: &Arc<AtomicBool>,
 ) -> std::io::Result<Vec<JoinHandle<()>>> {
     let epoch = Instant::now();
+    let mut responders = responders.into_iter();
     sockets
         .into_iter()
         .enumerate()
@@ -48,12 +57,14 @@ pub fn spawn(
             let shared = Arc::clone(shared);
             let rrl = rrl.clone();
             let stop = Arc::clone(stop);
+            let responder = responders.next().unwrap_or_else(|| self::responder(i));
             std::thread::Builder::new()
                 .name(format!("dns-udp-{i}"))
                 .spawn(move || {
                     let mut w = Worker {
                         counters: shared.metrics.worker(),
-                        responder: Responder::new(i as u64 ^ 0x9e37_79b9_7f4a_7c15),
+                        responder,
+                        sampler: shared.warmup.hot.get().map(|h| h.sampler()),
                         shared: &shared,
                         rrl: rrl.as_deref(),
                         epoch,
@@ -68,6 +79,8 @@ pub fn spawn(
 struct Worker<'a> {
     counters: Arc<Counters>,
     responder: Responder,
+    /// Offers one answered query in N to the hot keys (seed 001).
+    sampler: Option<Sampler>,
     shared: &'a Shared,
     rrl: Option<&'a Limiter>,
     epoch: Instant,
@@ -199,6 +212,19 @@ impl Worker<'_> {
             }
         }
         self.counters.answered(&summary, started);
+        if let Some(sampler) = &mut self.sampler
+            && sampler.due()
+            && summary.rcode == 0
+            && !summary.truncated
+            && out.get(6..8).is_some_and(|ancount| ancount != [0, 0])
+            && let Some(key) = self.responder.last_key()
+        {
+            // Only answers with data: a flood of random names (NXDOMAIN,
+            // or a signed zone's NOERROR denial) must not push the real
+            // hot keys out.
+            let region = self.shared.geo.lookup(client).map(|m| m.region.as_str());
+            sampler.offer(key, region);
+        }
         true
     }
 }

@@ -7,6 +7,7 @@
 mod backup;
 mod cluster;
 mod dnssec;
+mod edge_warmup;
 mod ephemeral;
 mod hardening;
 mod hostnames;

@@ -1,0 +1,128 @@
+//! Hot keys as the endpoint writes them and a new edge reads them, and
+//! the query each one stands for. The wire form is the responder's reply
+//! key: canonical name, type (u16 BE), flags (bit 0 EDNS, bit 1 DO).
+
+use std::str::FromStr;
+
+use domain::base::iana::{Class, Rtype};
+use domain::base::{MessageBuilder, Name};
+use serde::{Deserialize, Serialize};
+
+use crate::answer::EDNS_UDP_SIZE;
+
+/// One key in text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KeyText {
+    /// Query name, absolute, lower case.
+    pub name: String,
+    /// Query type (mnemonic or `TYPEn`).
+    #[serde(rename = "type")]
+    pub rtype: String,
+    /// The query had an OPT record.
+    pub edns: bool,
+    /// And DO set in it.
+    #[serde(rename = "do")]
+    pub dnssec_ok: bool,
+    /// The client's region, when the geo table knew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+}
+
+/// What `GET /internal/warmup` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Body {
+    /// The snapshot version the edge serves.
+    pub version: u64,
+    /// When the keys were copied, ms since the Unix epoch.
+    pub captured_at_ms: u64,
+    /// One answered query in this many is sampled.
+    pub sample_every: u32,
+    /// Most recent first.
+    pub keys: Vec<KeyText>,
+}
+
+/// A reply key in text; `None` for a key that is not one.
+pub fn to_text(key: &[u8], region: Option<&str>) -> Option<KeyText> {
+    let n = key.len().checked_sub(3)?;
+    let name = Name::from_octets(&key[..n]).ok()?;
+    let rtype = Rtype::from_int(u16::from_be_bytes([key[n], key[n + 1]]));
+    let flags = key[n + 2];
+    Some(KeyText {
+        name: format!("{name}."),
+        rtype: rtype.to_string(),
+        edns: flags & 1 != 0,
+        dnssec_ok: flags & 2 != 0,
+        region: region.map(str::to_owned),
+    })
+}
+
+/// Why a key from a peer was not used.
+pub type BadKey = String;
+
+/// The wire key and the query of a key in text.
+pub fn from_text(k: &KeyText) -> Result<(Vec<u8>, Vec<u8>), BadKey> {
+    let name = Name::<Vec<u8>>::from_str(&k.name).map_err(|e| format!("name {:?}: {e}", k.name))?;
+    let rtype = Rtype::from_str(&k.rtype).map_err(|_| format!("type {:?}: not a type", k.rtype))?;
+    if matches!(rtype, Rtype::AXFR | Rtype::IXFR) {
+        return Err(format!("type {}: transfers are not replayed", k.rtype));
+    }
+    let mut key: Vec<u8> = name.as_slice().to_ascii_lowercase();
+    key.extend_from_slice(&rtype.to_int().to_be_bytes());
+    key.push(u8::from(k.edns) | (u8::from(k.edns && k.dnssec_ok) << 1));
+    let mut q = MessageBuilder::new_vec().question();
+    q.push((&name, rtype, Class::IN))
+        .map_err(|e| format!("name {:?}: {e}", k.name))?;
+    let query = if k.edns {
+        let mut extra = q.additional();
+        extra
+            .opt(|opt| {
+                opt.set_udp_payload_size(EDNS_UDP_SIZE);
+                if k.dnssec_ok {
+                    opt.set_dnssec_ok(true);
+                }
+                Ok(())
+            })
+            .map_err(|e| format!("name {:?}: {e}", k.name))?;
+        extra.finish()
+    } else {
+        q.finish()
+    };
+    Ok((key, query))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_goes_to_text_and_back_and_makes_its_query() {
+        let text = KeyText {
+            name: "WWW.Example.test.".into(),
+            rtype: "AAAA".into(),
+            edns: true,
+            dnssec_ok: true,
+            region: Some("eu".into()),
+        };
+        let (key, query) = from_text(&text).unwrap_or_else(|e| panic!("{e}"));
+        let back = to_text(&key, Some("eu")).unwrap_or_else(|| panic!("no text"));
+        assert_eq!(back.name, "www.example.test.");
+        assert_eq!(
+            (back.rtype.as_str(), back.edns, back.dnssec_ok),
+            ("AAAA", true, true)
+        );
+        let m = domain::base::Message::from_octets(query).unwrap_or_else(|e| panic!("{e}"));
+        let q = m.first_question().unwrap_or_else(|| panic!("no question"));
+        assert_eq!(q.qtype(), Rtype::AAAA);
+        assert!(m.opt().is_some_and(|o| o.dnssec_ok()));
+        for bad in [("a..b.", "A"), ("x.test.", "NOPE"), ("x.test.", "AXFR")] {
+            let k = KeyText {
+                name: bad.0.into(),
+                rtype: bad.1.into(),
+                ..text.clone()
+            };
+            assert!(from_text(&k).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! Seed 001 at the edge: a serving edge keeps its hot query keys; a new
+//! edge started with `--warmup-from` fetches them, answers them before it
+//! binds DNS, and answers its first queries from prebuilt replies. A peer
+//! that is down, answers nothing or refuses the token means a cold start
+//! within the timeout, never no start.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::str::FromStr;
+use std::time::Duration;
+
+use gslb_e2e::catalog::{a_record, member, pool};
+use gslb_e2e::dns::{http_get, http_request};
+use gslb_e2e::{Aggregator, Edge, ZONE, temp_dir, wait_until};
+use hickory_proto::op::{Message, Query};
+use hickory_proto::rr::{Name, RecordType};
+
+const TOKEN: &str = "warm-up-token-0123456789abcdef";
+const NAMES: usize = 30;
+
+/// One UDP query of `name`/`rtype` from source address `from`; true when
+/// an answer with records came back.
+fn ask(from: &str, server: SocketAddr, name: &str, rtype: RecordType) -> bool {
+    let socket = UdpSocket::bind(format!("{from}:0")).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut q = Message::query();
+    q.metadata.id = 7;
+    q.add_query(Query::query(Name::from_str(name).unwrap(), rtype));
+    socket.send_to(&q.to_vec().unwrap(), server).unwrap();
+    let mut buf = [0u8; 1500];
+    let Ok((n, _)) = socket.recv_from(&mut buf) else {
+        return false;
+    };
+    Message::from_vec(&buf[..n]).is_ok_and(|m| !m.answers.is_empty())
+}
+
+/// `/internal/warmup` with `authorization` (none when empty): status, body.
+fn warmup(edge: &Edge, authorization: &str) -> (u16, String) {
+    let headers: Vec<(&str, &str)> = if authorization.is_empty() {
+        vec![]
+    } else {
+        vec![("Authorization", authorization)]
+    };
+    let (code, _, body) = http_request(edge.status, "GET", "/internal/warmup", &headers, "");
+    (code, body)
+}
+
+fn keys(edge: &Edge) -> Vec<String> {
+    let (code, body) = warmup(edge, &format!("Bearer {TOKEN}"));
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let keys = v["keys"].as_array().cloned().unwrap_or_default();
+    keys.iter()
+        .map(|k| {
+            format!(
+                "{} {}",
+                k["name"].as_str().unwrap(),
+                k["type"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// A labelled counter of the edge's `/metrics`.
+fn labelled(edge: &Edge, name: &str, label: &str) -> u64 {
+    let text = http_get(edge.status, "/metrics").1;
+    text.lines()
+        .find(|l| l.starts_with(name) && l.contains(label))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn warmed_edge(agg: &Aggregator, dir: &std::path::Path, name: &str, extra: &[&str]) -> Edge {
+    let token = dir.join("token");
+    let mut flags = vec!["--warmup-token-file", token.to_str().unwrap()];
+    flags.extend_from_slice(extra);
+    Edge::start(
+        None,
+        Some(&agg.url()),
+        &dir.join(format!("cache-{name}")),
+        "127.0.0.1:0",
+        &flags,
+    )
+}
+
+#[test]
+fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
+    let dir = temp_dir("edge-warmup");
+    std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
+    std::fs::write(dir.join("wrong"), "some-other-token-0123456789\n").unwrap();
+    let agg = Aggregator::start(&dir);
+    let members = [
+        member("m1", "127.0.5.1:80".parse().unwrap(), ""),
+        member("m2", "127.0.5.2:80".parse().unwrap(), ""),
+    ];
+    let mut catalog = format!("{ZONE}{}", pool("p", None, "", &members));
+    for i in 0..NAMES {
+        catalog += &a_record(&format!("h{i}.example.test"), &["p"]);
+    }
+    let version = agg.apply(&catalog, &dir);
+
+    // A samples every query (so the test needs few) from many clients.
+    let a = warmed_edge(&agg, &dir, "a", &["--hot-key-sample", "1"]);
+    a.wait_version(version);
+    let a_dns = a.dns();
+    for i in 0..NAMES {
+        let from = format!("127.0.0.{}", 10 + i);
+        assert!(ask(
+            &from,
+            a_dns,
+            &format!("h{i}.example.test"),
+            RecordType::A
+        ));
+    }
+    // NXDOMAIN is answered but never kept: random names cannot flood the keys.
+    assert!(!ask("127.0.0.9", a_dns, "nope.example.test", RecordType::A));
+    wait_until(10, "A to hold every name's key", || keys(&a).len() == NAMES);
+    let (code, body) = warmup(&a, &format!("Bearer {TOKEN}"));
+    assert_eq!(code, 200);
+    assert!(!body.contains("127.0.0."), "a client address in {body}");
+    assert!(!body.contains("nope"), "{body}");
+    // Without the token, or with another: 401 and nothing else.
+    for auth in ["", "Bearer some-other-token-0123456789", TOKEN] {
+        let (code, body) = warmup(&a, auth);
+        assert_eq!((code, body.as_str()), (401, ""), "{auth:?}");
+    }
+
+    // B warms from A before it binds.
+    let peer = format!("http://{}", a.status);
+    let b = warmed_edge(&agg, &dir, "b", &["--warmup-from", &peer]);
+    let b_dns = b.dns();
+    let report = b.status_config()["warmup"].clone();
+    assert_eq!(report["cold"], false, "{report}");
+    assert_eq!(report["source"], peer.as_str(), "{report}");
+    assert_eq!(report["keysReplayed"], NAMES, "{report}");
+    assert_eq!(http_get(b.status, "/readyz").0, 200);
+    // Its first 1,000 queries are copies of prebuilt replies.
+    for n in 0..1_000 {
+        let name = format!("h{}.example.test", n % NAMES);
+        assert!(ask("127.0.0.1", b_dns, &name, RecordType::A), "{name}");
+    }
+    let first = |how| labelled(&b, "gslb_edge_first_minute_answers", how);
+    assert_eq!(first("\"prebuilt\""), 1_000);
+    assert_eq!(first("\"encoded\""), 0);
+    // The replayed keys are B's own now: it can warm the next edge.
+    let mut held = keys(&b);
+    let mut want = keys(&a);
+    held.sort();
+    want.sort();
+    assert_eq!(held, want);
+
+    // A peer that is down, one that never answers, and a wrong token:
+    // each a cold start with the reason, within the timeout.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let wrong = dir.join("wrong");
+    let cases: [(&str, Vec<&str>, &str); 3] = [
+        (
+            "down",
+            vec!["--warmup-from", "http://127.0.0.1:1"],
+            "connect",
+        ),
+        (
+            "silent",
+            vec!["--warmup-from", &silent_url, "--warmup-timeout", "1s"],
+            "timeout",
+        ),
+        (
+            "token",
+            vec![
+                "--warmup-from",
+                &peer,
+                "--warmup-token-file",
+                wrong.to_str().unwrap(),
+            ],
+            "401",
+        ),
+    ];
+    for (name, flags, why) in cases {
+        let (flags, token) = if name == "token" {
+            (flags, None)
+        } else {
+            (flags, Some(dir.join("token")))
+        };
+        let mut all: Vec<&str> = Vec::new();
+        let token_text = token.as_ref().map(|t| t.to_str().unwrap().to_owned());
+        if let Some(t) = &token_text {
+            all.extend(["--warmup-token-file", t.as_str()]);
+        }
+        all.extend(flags);
+        let edge = Edge::start(
+            None,
+            Some(&agg.url()),
+            &dir.join(format!("cache-{name}")),
+            "127.0.0.1:0",
+            &all,
+        );
+        edge.dns();
+        let report = edge.status_config()["warmup"].clone();
+        assert_eq!(report["cold"], true, "{name}: {report}");
+        let reason = report["reason"].as_str().unwrap_or("");
+        assert!(reason.contains(why), "{name}: {report}");
+        assert!(
+            report["durationMs"].as_u64().unwrap() < 2_500,
+            "{name}: {report}"
+        );
+        assert!(
+            edge.proc.stderr.contains("warm-up: starting cold"),
+            "{name}: no log line"
+        );
+        assert!(ask(
+            "127.0.0.1",
+            edge.dns(),
+            "h1.example.test",
+            RecordType::A
+        ));
+    }
+    drop(silent);
+}
