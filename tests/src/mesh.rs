@@ -373,11 +373,15 @@ impl Edge {
         dns: &str,
         extra: &[&str],
     ) -> Edge {
+        // A status address in `extra` wins (a fleet whose peers know it).
+        let status: &[&str] = if extra.contains(&"--listen-status") {
+            &[]
+        } else {
+            &["--listen-status", "127.0.0.1:0"]
+        };
         let mut args = vec![
             "--listen-dns",
             dns,
-            "--listen-status",
-            "127.0.0.1:0",
             "--udp-workers",
             "1",
             "--min-drain-secs",
@@ -385,6 +389,7 @@ impl Edge {
             "--cache-dir",
             cache.to_str().expect("utf-8 path"),
         ];
+        args.extend_from_slice(status);
         if let Some(a) = aggregator {
             args.extend_from_slice(&["--aggregator", a]);
         }
@@ -422,6 +427,16 @@ impl Edge {
         let text = crate::dns::http_get(self.status, "/metrics").1;
         text.lines()
             .filter(|l| l.split([' ', '{']).next() == Some(name))
+            .find_map(|l| l.rsplit(' ').next().and_then(|v| v.parse().ok()))
+            .unwrap_or(0)
+    }
+
+    /// A labelled counter or gauge of the edge's `/metrics`: the first
+    /// line of `name` holding `label` (e.g. `how="refresh"`); 0 when absent.
+    pub fn metric_with(&self, name: &str, label: &str) -> u64 {
+        let text = crate::dns::http_get(self.status, "/metrics").1;
+        text.lines()
+            .filter(|l| l.split([' ', '{']).next() == Some(name) && l.contains(label))
             .find_map(|l| l.rsplit(' ').next().and_then(|v| v.parse().ok()))
             .unwrap_or(0)
     }

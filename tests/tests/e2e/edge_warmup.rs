@@ -62,16 +62,6 @@ fn keys(edge: &Edge) -> Vec<String> {
         .collect()
 }
 
-/// A labelled counter of the edge's `/metrics`.
-fn labelled(edge: &Edge, name: &str, label: &str) -> u64 {
-    let text = http_get(edge.status, "/metrics").1;
-    text.lines()
-        .find(|l| l.starts_with(name) && l.contains(label))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 fn warmed_edge(agg: &Aggregator, dir: &std::path::Path, name: &str, extra: &[&str]) -> Edge {
     let token = dir.join("token");
     let mut flags = vec!["--warmup-token-file", token.to_str().unwrap()];
@@ -85,12 +75,11 @@ fn warmed_edge(agg: &Aggregator, dir: &std::path::Path, name: &str, extra: &[&st
     )
 }
 
-#[test]
-fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
-    let dir = temp_dir("edge-warmup");
+/// An aggregator serving `NAMES` pool-backed names, the token file in
+/// `dir`, and the version applied.
+fn serving(dir: &std::path::Path) -> (Aggregator, u64) {
     std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
-    std::fs::write(dir.join("wrong"), "some-other-token-0123456789\n").unwrap();
-    let agg = Aggregator::start(&dir);
+    let agg = Aggregator::start(dir);
     let members = [
         member("m1", "127.0.5.1:80".parse().unwrap(), ""),
         member("m2", "127.0.5.2:80".parse().unwrap(), ""),
@@ -99,7 +88,24 @@ fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
     for i in 0..NAMES {
         catalog += &a_record(&format!("h{i}.example.test"), &["p"]);
     }
-    let version = agg.apply(&catalog, &dir);
+    let version = agg.apply(&catalog, dir);
+    (agg, version)
+}
+
+/// Ask every name once from loopback; all answered.
+fn ask_all(edge: &Edge) {
+    let dns = edge.dns();
+    for i in 0..NAMES {
+        let name = format!("h{i}.example.test");
+        assert!(ask("127.0.0.1", dns, &name, RecordType::A), "{name}");
+    }
+}
+
+#[test]
+fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
+    let dir = temp_dir("edge-warmup");
+    std::fs::write(dir.join("wrong"), "some-other-token-0123456789\n").unwrap();
+    let (agg, version) = serving(&dir);
 
     // A samples every query (so the test needs few) from many clients.
     let a = warmed_edge(&agg, &dir, "a", &["--hot-key-sample", "1"]);
@@ -141,7 +147,7 @@ fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
         let name = format!("h{}.example.test", n % NAMES);
         assert!(ask("127.0.0.1", b_dns, &name, RecordType::A), "{name}");
     }
-    let first = |how| labelled(&b, "gslb_edge_first_minute_answers", how);
+    let first = |how| b.metric_with("gslb_edge_first_minute_answers_total", how);
     assert_eq!(first("\"prebuilt\""), 1_000);
     assert_eq!(first("\"encoded\""), 0);
     // The replayed keys are B's own now: it can warm the next edge.
@@ -218,4 +224,71 @@ fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
         ));
     }
     drop(silent);
+}
+
+#[test]
+fn a_fleet_restarted_at_once_starts_cold_then_warms_and_one_restarted_at_a_time_stays_warm() {
+    let dir = temp_dir("edge-fleet");
+    let (agg, version) = serving(&dir);
+    let status: Vec<String> = (0..3)
+        .map(|_| format!("127.0.0.1:{}", gslb_e2e::secondary::free_port()))
+        .collect();
+    let token = dir.join("token");
+    let start = |i: usize| {
+        let peers: Vec<String> = (0..3)
+            .filter(|&j| j != i)
+            .map(|j| format!("http://{}", status[j]))
+            .collect();
+        let peers = peers.join(",");
+        let flags = [
+            "--listen-status",
+            &status[i],
+            "--warmup-token-file",
+            token.to_str().unwrap(),
+            "--hot-key-sample",
+            "1",
+            "--warmup-from",
+            &peers,
+        ];
+        let cache = dir.join(format!("cache-{i}"));
+        Edge::start(None, Some(&agg.url()), &cache, "127.0.0.1:0", &flags)
+    };
+    let report = |e: &Edge| e.status_config()["warmup"].clone();
+
+    // All at once: no peer has keys to give, so every edge starts cold,
+    // and serves.
+    let mut fleet: Vec<Edge> = (0..3).map(start).collect();
+    for e in &fleet {
+        e.dns();
+        e.wait_version(version);
+        assert_eq!(report(e)["cold"], true, "{}", report(e));
+    }
+    // Traffic warms them.
+    for e in &fleet {
+        ask_all(e);
+        wait_until(10, "the edge to hold every name's key", || {
+            keys(e).len() == NAMES
+        });
+    }
+
+    // One at a time: each restarted edge warms from the others and answers
+    // its first queries from prebuilt replies.
+    for (i, slot) in fleet.iter_mut().enumerate() {
+        slot.stop();
+        *slot = start(i);
+        let e = &*slot;
+        e.dns();
+        let r = report(e);
+        assert_eq!(
+            (r["cold"].clone(), r["keysReplayed"].clone()),
+            (false.into(), NAMES.into()),
+            "{r}"
+        );
+        ask_all(e);
+        assert_eq!(
+            e.metric_with("gslb_edge_first_minute_answers_total", "\"encoded\""),
+            0
+        );
+        assert_eq!(keys(e).len(), NAMES);
+    }
 }

@@ -83,4 +83,10 @@ fn a_warming_member_is_answered_only_after_three_passing_cycles() {
     let m = mesh.agg.member("web", "web-2");
     assert_eq!(m["status"]["warming"], true, "{m}");
     watch_gate(&mesh, &first);
+    // The gate's openings changed facts only: the edge refreshed its
+    // table (re-deciding www alone) rather than compiling it anew.
+    let refreshes = mesh
+        .edge
+        .metric_with("gslb_edge_snapshot_applies_total", "how=\"refresh\"");
+    assert!(refreshes > 0, "no health-only refresh at the edge");
 }
