@@ -7,7 +7,9 @@
 # time (examples/first_queries.rs):
 #   B  from A's cache alone (cold),
 #   C  from A's cache with --warmup-from A (warm),
-#   D  from the aggregator with --warmup-from A (warm, no cache).
+#   D  from the aggregator with --warmup-from A (warm, no cache),
+#   E  with no aggregator and no cache: its snapshot and keys from A's TLS
+#      warm-up listener (https://, mutual TLS with a development CA).
 # Prints the time from start to ready (the "dns listening" line) for
 # each, the p50/p99 of each edge's first N queries, and the share of
 # C's and D's first-minute answers copied from prebuilt replies.
@@ -86,8 +88,12 @@ edge() {
   STATUS=$(sed -n 's/^status listening on //p' "$WORK/$name.out" | head -1)
 }
 
-edge a --aggregator "$grpc" --cache-dir "$WORK/cache-a" --hot-key-sample 1
+"$BIN/gslbctl" certs --dir "$WORK/pki" --host 127.0.0.1 edge:edge-a edge:edge-e >/dev/null
+tls() { echo --tls-cert "$WORK/pki/$1.crt" --tls-key "$WORK/pki/$1.key" --tls-ca "$WORK/pki/ca.crt"; }
+# shellcheck disable=SC2046
+edge a --aggregator "$grpc" --cache-dir "$WORK/cache-a" --hot-key-sample 1 --listen-warmup 127.0.0.1:0 $(tls edge-a)
 a_ready=$READY_MS a_status=$STATUS a_dns=$DNS
+a_warm=$(sed -n 's/^warmup listening on //p' "$WORK/a.out" | head -1)
 a_cold="$("$PROBE" "$a_dns" "$WORK/queries.txt" "$N") $(served "$a_status")"
 curl -s "http://$a_status/metrics" >"$WORK/metrics.a1"
 a_steady="$("$PROBE" "$a_dns" "$WORK/queries.txt" "$N") $(served "$a_status" "$WORK/metrics.a1")"
@@ -112,13 +118,19 @@ d_ready=$READY_MS d_status=$STATUS
 d_first="$("$PROBE" "$DNS" "$WORK/queries.txt" "$N") $(served "$d_status")"
 d_hit=$(metric "$d_status" gslb_edge_first_minute_answers '"prebuilt"')
 d_miss=$(metric "$d_status" gslb_edge_first_minute_answers '"encoded"')
+# shellcheck disable=SC2046
+edge e --cache-dir "$WORK/cache-e" --warmup-from "https://$a_warm" $(tls edge-e)
+e_ready=$READY_MS e_status=$STATUS
+e_first="$("$PROBE" "$DNS" "$WORK/queries.txt" "$N") $(served "$e_status")"
+e_source=$(curl -s "http://$e_status/status/config" | sed -n 's/.*"source":"\([^"]*\)".*/\1/p')
 
 echo "names=$N"
-echo "ready_ms from_aggregator=$a_ready from_cache=$b_ready from_cache_warm=$c_ready from_aggregator_warm=$d_ready"
+echo "ready_ms from_aggregator=$a_ready from_cache=$b_ready from_cache_warm=$c_ready from_aggregator_warm=$d_ready from_peer_warm=$e_ready (E's source: $e_source)"
 echo "A first (cold, from aggregator): $a_cold"
 echo "A again (steady):                $a_steady"
 echo "B first (cold, from cache):      $b_first"
 echo "C first (warm, from cache):      $c_first"
 echo "D first (warm, from aggregator): $d_first"
+echo "E first (warm, from peer):       $e_first"
 echo "first-minute answers from prebuilt replies: C $c_hit of $((c_hit + c_miss)), D $d_hit of $((d_hit + d_miss))"
-grep -h "warm-up" "$WORK/c.err" "$WORK/d.err" | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240
+grep -h "warm-up\|seeded" "$WORK/c.err" "$WORK/d.err" "$WORK/e.err" | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240

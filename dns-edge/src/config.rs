@@ -109,13 +109,16 @@ pub struct Settings {
     /// File with the bearer token of /internal/warmup: served to peers that present it, and presented to --warmup-from peers.
     #[arg(long)]
     pub warmup_token_file: Option<PathBuf>,
-    /// Peer status URLs (http://HOST:PORT, comma-separated; a name that resolves to the fleet works) to fetch hot keys from and answer before binding DNS.
+    /// Peers to warm from, comma-separated, tried in turn: status listeners (http://HOST:PORT, hot keys) or TLS warm-up listeners (https://HOST:PORT, hot keys and, with neither an aggregator nor a cache, the snapshot); a name that resolves to the fleet works.
     #[arg(long, value_delimiter = ',')]
     #[serde(default)]
     pub warmup_from: Vec<String>,
     /// Limit on the whole warm-up from peers; past it the edge starts cold [default: 5s, 100ms to 60s].
     #[arg(long)]
     pub warmup_timeout: Option<String>,
+    /// TLS listener serving /internal/warmup with the snapshot to peers presenting an edge certificate from --tls-ca (needs --tls-cert, --tls-key, --tls-ca, --warmup-token-file).
+    #[arg(long)]
+    pub listen_warmup: Option<SocketAddr>,
 }
 
 /// Validated edge settings.
@@ -198,6 +201,7 @@ impl Settings {
                 self.warmup_from
             },
             warmup_timeout: self.warmup_timeout.or(file.warmup_timeout),
+            listen_warmup: self.listen_warmup.or(file.listen_warmup),
         })
     }
 
@@ -357,7 +361,22 @@ impl Settings {
         if timeout < Duration::from_millis(100) || timeout > Duration::from_secs(60) {
             return Err(invalid("warmup-timeout", "must be between 100ms and 60s"));
         }
+        let tls_complete =
+            self.tls_cert.is_some() && self.tls_key.is_some() && self.tls_ca.is_some();
+        if self.listen_warmup.is_some() && (!tls_complete || self.warmup_token_file.is_none()) {
+            return Err(invalid(
+                "listen-warmup",
+                "needs --tls-cert, --tls-key, --tls-ca (peers are checked against the CA) and --warmup-token-file",
+            ));
+        }
+        if self.warmup_from.iter().any(|u| u.starts_with("https://")) && !tls_complete {
+            return Err(invalid(
+                "warmup-from",
+                "https:// peers need --tls-cert, --tls-key and --tls-ca (this edge's certificate)",
+            ));
+        }
         Ok(WarmupConfig {
+            listen: self.listen_warmup,
             hot_keys,
             sample_every,
             token_file: self.warmup_token_file.clone(),

@@ -17,6 +17,7 @@ use crate::rrl::Limiter;
 use crate::server;
 use crate::state::Shared;
 use crate::table::Table;
+use crate::warmup::fetch::Fetched;
 use crate::warmup::hot::HotKeys;
 use crate::warmup::{Report, Token, WarmupConfig, fetch, keys, replay};
 
@@ -101,6 +102,20 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
         }
     });
 
+    if let Some(addr) = cfg.warmup.listen {
+        let config = server::warmup::server_config(&cfg.link_tls)?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("listen-warmup {addr}"))?;
+        announce("warmup", listener.local_addr()?);
+        tokio::spawn(server::warmup::serve(listener, config, Arc::clone(&shared)));
+    }
+    let peers_tls = if cfg.warmup.from.iter().any(|u| u.starts_with("https://")) {
+        Some(fetch::client_config(&cfg.link_tls).map_err(anyhow::Error::msg)?)
+    } else {
+        None
+    };
+
     let follower = load_cache(&shared, &cfg);
     tokio::spawn(feed::resign(Arc::clone(&shared)));
     let cache = cfg.cache_dir.clone().map(crate::cache::Writer::spawn);
@@ -113,6 +128,19 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
             backoff: gslb_shared::backoff::Backoff::default(),
         };
         tokio::spawn(feed::run(Arc::clone(&shared), feed_cfg, follower));
+    }
+    // Neither a cache nor (within the warm-up timeout) an aggregator: a
+    // serving peer's snapshot, over mutual TLS.
+    let mut fetched = None;
+    if let Some(tls) = &peers_tls
+        && !shared.loaded()
+    {
+        if !cfg.aggregators.is_empty() {
+            let _ = tokio::time::timeout(cfg.warmup.timeout, shared.wait_loaded()).await;
+        }
+        if !shared.loaded() {
+            fetched = seed_from_peer(&shared, &cfg.warmup, tls, cache.as_ref()).await;
+        }
     }
 
     tokio::pin!(shutdown);
@@ -141,7 +169,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
         }
     }
 
-    let responders = warm_up(&shared, &cfg).await;
+    let responders = warm_up(&shared, &cfg, peers_tls.as_ref(), fetched).await;
     let bound = server::bind(cfg.listen_dns, cfg.udp_workers)
         .with_context(|| format!("listen-dns {}", cfg.listen_dns))?;
     shared.metrics.set_ready();
@@ -179,17 +207,69 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     Ok(())
 }
 
+/// Install a peer's snapshot (checked: its checksum, and that it
+/// compiles); the keys that came with it, for the warm-up. `None`, with one
+/// log line, when no peer gave one: the edge waits for an aggregator.
+async fn seed_from_peer(
+    shared: &Arc<Shared>,
+    cfg: &WarmupConfig,
+    tls: &Arc<rustls::ClientConfig>,
+    cache: Option<&crate::cache::Writer>,
+) -> Option<Fetched> {
+    let token = shared.warmup.token.get()?;
+    let deadline = tokio::time::Instant::now() + cfg.timeout;
+    let fetched = match fetch::keys(&cfg.from, token, deadline, Some(tls), true).await {
+        Ok(f) => f,
+        Err(why) => {
+            tracing::warn!(reason = %why, "no snapshot from peers: waiting for an aggregator");
+            return None;
+        }
+    };
+    let bytes = fetched.snapshot.as_deref().unwrap_or_default();
+    let source = format!("peer:{}", fetched.source);
+    let decoded = crate::cache::decode(bytes, std::path::Path::new(&fetched.source));
+    let compiled = decoded.and_then(|s| {
+        Table::compile(&s)
+            .map(|t| (s, t))
+            .map_err(|e| crate::cache::CacheError::Corrupt {
+                path: source.clone().into(),
+                rule: e.to_string(),
+            })
+    });
+    match compiled {
+        Ok((snapshot, table)) => {
+            tracing::info!(version = snapshot.version, %source, "snapshot seeded from a peer");
+            shared.install(table, &source, false);
+            feed::take_in_transfers(shared, &snapshot);
+            if let Some(cache) = cache {
+                cache.write(&snapshot);
+            }
+            Some(fetched)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "a peer's snapshot refused: waiting for an aggregator");
+            None
+        }
+    }
+}
+
 /// The UDP workers' responders, warmed with a peer's hot keys when
 /// `--warmup-from` names peers (seed 001): the keys' queries are answered
 /// in each before DNS is bound. Any failure is one log line and a cold
-/// start, within the warm-up timeout.
-async fn warm_up(shared: &Arc<Shared>, cfg: &EdgeConfig) -> Vec<Responder> {
+/// start, within the warm-up timeout. `fetched`: the keys that came with
+/// a peer's snapshot (not asked for again).
+async fn warm_up(
+    shared: &Arc<Shared>,
+    cfg: &EdgeConfig,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+    fetched: Option<Fetched>,
+) -> Vec<Responder> {
     let responders: Vec<Responder> = (0..cfg.udp_workers).map(server::udp::responder).collect();
     if cfg.warmup.from.is_empty() {
         return responders;
     }
     let started = std::time::Instant::now();
-    let (responders, mut report) = from_peers(shared, &cfg.warmup, responders).await;
+    let (responders, mut report) = from_peers(shared, &cfg.warmup, tls, fetched, responders).await;
     report.duration_ms = started.elapsed().as_millis() as u64;
     match &report.reason {
         Some(reason) => tracing::warn!(
@@ -208,11 +288,14 @@ async fn warm_up(shared: &Arc<Shared>, cfg: &EdgeConfig) -> Vec<Responder> {
     responders
 }
 
-/// Fetch the hot keys and answer them in `responders`; the report says
-/// what was done, or why nothing was (`cold`).
+/// Fetch the hot keys (unless they came with the snapshot) and answer
+/// them in `responders`; the report says what was done, or why nothing
+/// was (`cold`).
 async fn from_peers(
     shared: &Arc<Shared>,
     cfg: &WarmupConfig,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+    fetched: Option<Fetched>,
     mut responders: Vec<Responder>,
 ) -> (Vec<Responder>, Report) {
     let mut report = Report {
@@ -227,10 +310,14 @@ async fn from_peers(
     let (Some(token), Some(table)) = (shared.warmup.token.get(), shared.table.load_full()) else {
         return cold(report, responders, "no token or no snapshot".into());
     };
-    let (source, body) = match fetch::keys(&cfg.from, token, deadline).await {
-        Ok(got) => got,
-        Err(why) => return cold(report, responders, why),
+    let fetched = match fetched {
+        Some(f) => f,
+        None => match fetch::keys(&cfg.from, token, deadline, tls, false).await {
+            Ok(f) => f,
+            Err(why) => return cold(report, responders, why),
+        },
     };
+    let (source, body) = (fetched.source, fetched.body);
     report.source = Some(source.clone());
     report.keys_fetched = body.keys.len();
     let (mut keys, mut queries, mut unusable) = (Vec::new(), Vec::new(), 0usize);

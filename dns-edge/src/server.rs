@@ -1,9 +1,11 @@
 //! The DNS listeners: UDP sockets (one per worker thread, `SO_REUSEPORT`,
 //! so the kernel spreads queries and no lock is shared) and one TCP
-//! listener on the same port. Bound only once a snapshot is applied.
+//! listener on the same port. Bound only once a snapshot is applied. And
+//! the TLS warm-up listener peers take the snapshot from (seed 001).
 
 pub mod tcp;
 pub mod udp;
+pub mod warmup;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, UdpSocket};

@@ -78,7 +78,8 @@ pub struct Status {
     pub state: FeedState,
     /// Applied snapshot version (0: none).
     pub version: u64,
-    /// Where the applied snapshot came from: an aggregator URL or `cache:PATH`.
+    /// Where the applied snapshot came from: an aggregator URL,
+    /// `cache:PATH`, or `peer:URL` (seeded from a peer, seed 001).
     pub source: Option<String>,
     /// When the aggregator was last heard from, ms since the Unix epoch.
     pub last_contact_ms: Option<u64>,

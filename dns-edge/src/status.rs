@@ -147,10 +147,25 @@ async fn status_pools(State(app): State<Arc<App>>) -> Response {
     }
 }
 
-/// Seed 001's endpoint: the hot keys, for a peer with the token.
-async fn warmup(State(app): State<Arc<App>>, headers: axum::http::HeaderMap) -> Response {
-    let version = app.shared.status().version;
-    crate::warmup::endpoint::answer(&app.shared.warmup, version, &headers)
+/// Seed 001's endpoint: the hot keys, for a peer with the token (the
+/// snapshot only on the TLS warm-up listener).
+async fn warmup(
+    State(app): State<Arc<App>>,
+    headers: axum::http::HeaderMap,
+    uri: axum::http::Uri,
+) -> Response {
+    use crate::warmup::endpoint::{self, Snapshot};
+    let warmup = &app.shared.warmup;
+    if let Some(refused) = endpoint::refusal(warmup, &headers) {
+        return refused;
+    }
+    let body = endpoint::body(warmup, app.shared.status().version);
+    let snapshot = if endpoint::asks_snapshot(uri.query()) {
+        Snapshot::NotHere
+    } else {
+        Snapshot::NotAsked
+    };
+    endpoint::answer(&body, snapshot)
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {

@@ -40,10 +40,15 @@ pub struct WarmupConfig {
     /// asked for with it); without one the endpoint answers 404 and no
     /// peer is asked.
     pub token_file: Option<PathBuf>,
-    /// Peer status URLs to warm from, tried in turn.
+    /// Peers to warm from, tried in turn: status listeners (`http://`,
+    /// keys only) or TLS warm-up listeners (`https://`, keys, and the
+    /// snapshot when the edge has neither an aggregator nor a cache).
     pub from: Vec<String>,
     /// Limit on the whole warm-up.
     pub timeout: Duration,
+    /// The TLS warm-up listener (keys and the snapshot, to edge
+    /// certificates), if any.
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 impl Default for WarmupConfig {
@@ -54,6 +59,7 @@ impl Default for WarmupConfig {
             token_file: None,
             from: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
+            listen: None,
         }
     }
 }

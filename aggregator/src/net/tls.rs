@@ -7,11 +7,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use gslb_proto::link::tls;
 use gslb_shared::config::LinkTls;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::ServerConfig;
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig};
 
 use super::watch::Stamp;
 
@@ -99,26 +98,9 @@ fn stamp(files: &TlsFiles) -> Stamp {
 }
 
 fn build(files: &TlsFiles) -> anyhow::Result<(Arc<ServerConfig>, Arc<ServerConfig>)> {
-    let chain = CertificateDer::pem_file_iter(&files.cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .with_context(|| format!("tls-cert {}", files.cert.display()))?;
-    if chain.is_empty() {
-        anyhow::bail!("tls-cert {}: no certificate in it", files.cert.display());
-    }
-    let key = PrivateKeyDer::from_pem_file(&files.key)
-        .with_context(|| format!("tls-key {}", files.key.display()))?;
-    let mut roots = RootCertStore::empty();
-    for ca in CertificateDer::pem_file_iter(&files.ca)
-        .with_context(|| format!("tls-ca {}", files.ca.display()))?
-    {
-        let ca = ca.with_context(|| format!("tls-ca {}", files.ca.display()))?;
-        roots
-            .add(ca)
-            .with_context(|| format!("tls-ca {}", files.ca.display()))?;
-    }
-    if roots.is_empty() {
-        anyhow::bail!("tls-ca {}: no certificate in it", files.ca.display());
-    }
+    let chain = tls::read_chain(&files.cert)?;
+    let key = tls::read_key(&files.key)?;
+    let roots = tls::read_roots(&files.ca)?;
     let verifier = WebPkiClientVerifier::builder(Arc::new(roots))
         .build()
         .context("tls-ca: building the client verifier")?;

@@ -1,14 +1,20 @@
 //! Ask peers for their hot keys: each URL in turn (a DNS name tries every
 //! address it resolves to), all within one deadline, the body bounded.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{Request, StatusCode, header};
+use gslb_proto::link::tls;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper_util::rt::TokioIo;
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
 use tokio::time::Instant;
+use tokio_rustls::TlsConnector;
 
 use super::Token;
+use super::endpoint::unframe;
 use super::keys::Body;
 
 /// Largest reply read: a full LRU of the longest names fits.
@@ -16,30 +22,78 @@ pub const MAX_BODY: usize = 64 * 1024 * 1024;
 /// The endpoint's path.
 pub const PATH: &str = "/internal/warmup";
 
-/// The `HOST:PORT` of a peer status URL (`http://HOST:PORT`), or why not.
-pub fn authority(url: &str) -> Result<&str, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{url:?} must be http://HOST:PORT (a peer's status listener)"))?;
+/// A peer to ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer<'a> {
+    /// `https://`: its TLS warm-up listener (which also serves the snapshot).
+    pub tls: bool,
+    /// `HOST:PORT`.
+    pub authority: &'a str,
+}
+
+/// The peer of a URL (`http://HOST:PORT`, a status listener, or
+/// `https://HOST:PORT`, a TLS warm-up listener), or why not.
+pub fn authority(url: &str) -> Result<Peer<'_>, String> {
+    let bad = || {
+        format!(
+            "{url:?} must be http://HOST:PORT (a peer's status listener) or https://HOST:PORT (its --listen-warmup)"
+        )
+    };
+    let (tls, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(rest), _) => (false, rest),
+        (_, Some(rest)) => (true, rest),
+        _ => return Err(bad()),
+    };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     let port_ok = rest
         .rsplit_once(':')
         .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0));
     if !port_ok || rest.contains(['/', '?', '#', '@']) {
-        return Err(format!(
-            "{url:?} must be http://HOST:PORT (a peer's status listener)"
-        ));
+        return Err(bad());
     }
-    Ok(rest)
+    Ok(Peer {
+        tls,
+        authority: rest,
+    })
 }
 
-/// The keys of the first peer that gives them before `deadline`, with its
-/// URL; else why none did (every peer's reason).
+/// What a peer gave.
+#[derive(Debug)]
+pub struct Fetched {
+    /// Its URL.
+    pub source: String,
+    /// Its keys.
+    pub body: Body,
+    /// Its snapshot in the cache file's format, when asked for.
+    pub snapshot: Option<Vec<u8>>,
+}
+
+/// The client side of TLS to peers: this edge's certificate, trusting the CA.
+pub fn client_config(link: &gslb_shared::config::LinkTls) -> Result<Arc<ClientConfig>, String> {
+    let (Some((cert, key)), Some(ca)) = (&link.identity, &link.ca) else {
+        return Err("https:// peers need --tls-cert, --tls-key and --tls-ca".into());
+    };
+    let roots = tls::read_roots(ca).map_err(|e| format!("{e:#}"))?;
+    let chain = tls::read_chain(cert).map_err(|e| format!("{e:#}"))?;
+    let key = tls::read_key(key).map_err(|e| format!("{e:#}"))?;
+    let mut config = ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| format!("tls-key does not match tls-cert: {e}"))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// What the first peer that answers before `deadline` gives, with its
+/// URL; else why none did (every peer's reason). With `snapshot`, only
+/// `https://` peers are asked, for their keys and snapshot.
 pub async fn keys(
     urls: &[String],
     token: &Token,
     deadline: Instant,
-) -> Result<(String, Body), String> {
+    tls: Option<&Arc<ClientConfig>>,
+    snapshot: bool,
+) -> Result<Fetched, String> {
     let mut why = Vec::new();
     for url in urls {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -47,8 +101,19 @@ pub async fn keys(
             why.push(format!("{url}: not tried, the warm-up timeout passed"));
             continue;
         }
-        match tokio::time::timeout(left, from_peer(url, token)).await {
-            Ok(Ok(body)) => return Ok((url.clone(), body)),
+        let ask = Ask {
+            token,
+            tls,
+            snapshot,
+        };
+        match tokio::time::timeout(left, from_peer(url, ask)).await {
+            Ok(Ok((body, snapshot))) => {
+                return Ok(Fetched {
+                    source: url.clone(),
+                    body,
+                    snapshot,
+                });
+            }
             Ok(Err(e)) => why.push(format!("{url}: {e}")),
             Err(_) => why.push(format!("{url}: no answer within the warm-up timeout")),
         }
@@ -56,16 +121,57 @@ pub async fn keys(
     Err(why.join("; "))
 }
 
-async fn from_peer(url: &str, token: &Token) -> Result<Body, String> {
-    let host = authority(url)?;
+/// One request's settings.
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    token: &'a Token,
+    tls: Option<&'a Arc<ClientConfig>>,
+    snapshot: bool,
+}
+
+type Reply = (Body, Option<Vec<u8>>);
+
+async fn from_peer(url: &str, ask: Ask<'_>) -> Result<Reply, String> {
+    let peer = authority(url)?;
+    if ask.snapshot && !peer.tls {
+        return Err("a snapshot is only taken over https://".into());
+    }
+    let host = peer.authority;
     let addrs: Vec<_> = tokio::net::lookup_host(host)
         .await
         .map_err(|e| format!("resolve {host}: {e}"))?
         .collect();
     let mut why = Vec::new();
     for addr in addrs {
-        match get(addr, host, token).await {
-            Ok(body) => return Ok(body),
+        let stream = match tokio::net::TcpStream::connect(addr).await {
+            Ok(s) => s,
+            Err(e) => {
+                why.push(format!("{addr}: connect: {e}"));
+                continue;
+            }
+        };
+        let got = if peer.tls {
+            let Some(config) = ask.tls else {
+                return Err("https:// peers need --tls-cert, --tls-key and --tls-ca".into());
+            };
+            let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+            let name = name
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned();
+            let name = ServerName::try_from(name).map_err(|e| format!("server name: {e}"))?;
+            match TlsConnector::from(Arc::clone(config))
+                .connect(name, stream)
+                .await
+            {
+                Ok(s) => get(s, host, ask).await,
+                Err(e) => Err(format!("TLS: {e}")),
+            }
+        } else {
+            get(stream, host, ask).await
+        };
+        match got {
+            Ok(reply) => return Ok(reply),
             Err(e) => why.push(format!("{addr}: {e}")),
         }
     }
@@ -75,17 +181,22 @@ async fn from_peer(url: &str, token: &Token) -> Result<Body, String> {
     Err(why.join(", "))
 }
 
-async fn get(addr: std::net::SocketAddr, host: &str, token: &Token) -> Result<Body, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connect: {e}"))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+async fn get<S>(io: S, host: &str, ask: Ask<'_>) -> Result<Reply, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
         .map_err(|e| format!("handshake: {e}"))?;
     let driver = tokio::spawn(connection);
-    let request = Request::get(PATH)
+    let path = if ask.snapshot {
+        format!("{PATH}?snapshot=1")
+    } else {
+        PATH.to_owned()
+    };
+    let request = Request::get(path)
         .header(header::HOST, host)
-        .header(header::AUTHORIZATION, token.bearer())
+        .header(header::AUTHORIZATION, ask.token.bearer())
         .body(Empty::<bytes::Bytes>::new())
         .map_err(|e| format!("request: {e}"))?;
     let result = async {
@@ -102,7 +213,14 @@ async fn get(addr: std::net::SocketAddr, host: &str, token: &Token) -> Result<Bo
             .await
             .map_err(|e| format!("body: {e} (at most {MAX_BODY} bytes)"))?
             .to_bytes();
-        serde_json::from_slice::<Body>(&bytes).map_err(|e| format!("body: {e}"))
+        let (json, snapshot) = if ask.snapshot {
+            let (json, snapshot) = unframe(&bytes)?;
+            (json, Some(snapshot.to_vec()))
+        } else {
+            (&bytes[..], None)
+        };
+        let body = serde_json::from_slice::<Body>(json).map_err(|e| format!("body: {e}"))?;
+        Ok((body, snapshot))
     }
     .await;
     driver.abort();
@@ -119,14 +237,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_peer_url_is_http_host_port() {
-        assert_eq!(authority("http://127.0.0.1:8053"), Ok("127.0.0.1:8053"));
+    fn a_peer_url_is_http_or_https_host_port() {
+        let peer = |tls, authority| Ok(Peer { tls, authority });
+        assert_eq!(
+            authority("http://127.0.0.1:8053"),
+            peer(false, "127.0.0.1:8053")
+        );
         assert_eq!(
             authority("http://edges.example:8053/"),
-            Ok("edges.example:8053")
+            peer(false, "edges.example:8053")
         );
+        assert_eq!(authority("https://[::1]:8054"), peer(true, "[::1]:8054"));
         for bad in [
-            "https://a:1",
+            "ftp://a:1",
             "http://a",
             "http://a:0",
             "http://:1",

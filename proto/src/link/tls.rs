@@ -45,3 +45,43 @@ pub fn link_config(tls: &LinkTls) -> Result<Option<ClientTlsConfig>, TlsFileErro
         .map(|(c, k)| (c.as_path(), k.as_path()));
     client_config(tls.ca.as_deref(), identity).map(Some)
 }
+
+/// The certificate chain in PEM file `path` (flag `tls-cert`).
+pub fn read_chain(path: &Path) -> anyhow::Result<Vec<rustls::pki_types::CertificateDer<'static>>> {
+    use anyhow::Context;
+    use rustls::pki_types::pem::PemObject;
+    let chain = rustls::pki_types::CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .with_context(|| format!("tls-cert {}", path.display()))?;
+    if chain.is_empty() {
+        anyhow::bail!("tls-cert {}: no certificate in it", path.display());
+    }
+    Ok(chain)
+}
+
+/// The private key in PEM file `path` (flag `tls-key`).
+pub fn read_key(path: &Path) -> anyhow::Result<rustls::pki_types::PrivateKeyDer<'static>> {
+    use anyhow::Context;
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::PrivateKeyDer::from_pem_file(path)
+        .with_context(|| format!("tls-key {}", path.display()))
+}
+
+/// The CA certificates in PEM file `path` (flag `tls-ca`), as trust roots.
+pub fn read_roots(path: &Path) -> anyhow::Result<rustls::RootCertStore> {
+    use anyhow::Context;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in rustls::pki_types::CertificateDer::pem_file_iter(path)
+        .with_context(|| format!("tls-ca {}", path.display()))?
+    {
+        let ca = ca.with_context(|| format!("tls-ca {}", path.display()))?;
+        roots
+            .add(ca)
+            .with_context(|| format!("tls-ca {}", path.display()))?;
+    }
+    if roots.is_empty() {
+        anyhow::bail!("tls-ca {}: no certificate in it", path.display());
+    }
+    Ok(roots)
+}

@@ -292,3 +292,163 @@ fn a_fleet_restarted_at_once_starts_cold_then_warms_and_one_restarted_at_a_time_
         assert_eq!(keys(e).len(), NAMES);
     }
 }
+
+/// `curl` of the TLS warm-up listener with `cert` (role:name), the token
+/// and `?snapshot=1`; (exit success, HTTP code).
+fn curl_snapshot(addr: SocketAddr, cert: &gslb_e2e::pki::CertFiles) -> (bool, String) {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "10",
+        ])
+        .arg("--cacert")
+        .arg(&cert.ca)
+        .arg("--cert")
+        .arg(&cert.cert)
+        .arg("--key")
+        .arg(&cert.key)
+        .args(["-H", &format!("Authorization: Bearer {TOKEN}")])
+        .arg(format!("https://{addr}/internal/warmup?snapshot=1"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn with_no_aggregator_and_no_cache_an_edge_seeds_its_snapshot_from_a_peer_over_mutual_tls() {
+    let dir = temp_dir("edge-seed");
+    let (mut agg, version) = serving(&dir);
+    let grpc = agg.grpc.to_string();
+    let token = dir.join("token");
+    let token = token.to_str().unwrap();
+    let cert_a = gslb_e2e::pki::cert("edge", "warm-seed-a", &["127.0.0.1"]);
+    let cert_b = gslb_e2e::pki::cert("edge", "warm-seed-b", &["127.0.0.1"]);
+    let agent = gslb_e2e::pki::cert("agent", "warm-seed-agent", &["127.0.0.1"]);
+    let tls_a = cert_a.tls_flags();
+    let mut flags_a: Vec<&str> = tls_a.iter().map(String::as_str).collect();
+    flags_a.extend([
+        "--warmup-token-file",
+        token,
+        "--listen-warmup",
+        "127.0.0.1:0",
+        "--hot-key-sample",
+        "1",
+    ]);
+    let a = Edge::start(
+        None,
+        Some(&agg.url()),
+        &dir.join("cache-a"),
+        "127.0.0.1:0",
+        &flags_a,
+    );
+    a.wait_version(version);
+    ask_all(&a);
+    wait_until(10, "A to hold every name's key", || keys(&a).len() == NAMES);
+    let warm = a.proc.stdout.listening("warmup", 30);
+
+    // The snapshot is the whole catalog: never on the plain listener, and
+    // on the TLS one only to an edge certificate.
+    let plain = http_request(
+        a.status,
+        "GET",
+        "/internal/warmup?snapshot=1",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+        "",
+    );
+    assert_eq!(plain.0, 403, "{}", plain.2);
+    assert_eq!(curl_snapshot(warm, &cert_b), (true, "200".into()));
+    let (ok, code) = curl_snapshot(warm, &agent);
+    assert!(!ok && code != "200", "an agent certificate got {code}");
+
+    // The aggregator goes away; B has no cache: it seeds from A.
+    agg.stop();
+    let peer = format!("https://{warm}");
+    let tls_b = cert_b.tls_flags();
+    let mut flags_b: Vec<&str> = tls_b.iter().map(String::as_str).collect();
+    flags_b.extend([
+        "--warmup-token-file",
+        token,
+        "--warmup-from",
+        &peer,
+        "--warmup-timeout",
+        "2s",
+    ]);
+    let url = format!("http://{grpc}");
+    let b = Edge::start(
+        None,
+        Some(&url),
+        &dir.join("cache-b"),
+        "127.0.0.1:0",
+        &flags_b,
+    );
+    let b_dns = b.dns();
+    let config = b.status_config();
+    assert_eq!(config["version"], version, "{config}");
+    assert_eq!(config["source"], format!("peer:{peer}"), "{config}");
+    assert_eq!(config["warmup"]["keysReplayed"], NAMES, "{config}");
+    for i in 0..NAMES {
+        let name = format!("h{i}.example.test");
+        let mut from_a = gslb_e2e::dns::short(None, a.dns(), &[&name, "A"]);
+        let mut from_b = gslb_e2e::dns::short(None, b_dns, &[&name, "A"]);
+        from_a.sort();
+        from_b.sort();
+        assert_eq!(from_a, from_b, "{name}");
+    }
+
+    // A stops here, holding this version in its cache.
+    let mut a = a;
+    a.stop();
+
+    // The aggregator returns: B follows it, and caches what it applies.
+    let mut agg = Aggregator::start_with(None, &dir, &grpc, &["--startup-window", "1s"]);
+    wait_until(30, "B to follow the aggregator", || {
+        let c = b.status_config();
+        c["state"] == "synced" && c["source"] == url.as_str()
+    });
+    let (_, zones) = agg.rest("GET", "/api/v1/zones", "");
+    let record = serde_json::json!({
+        "zone": zones[0]["id"], "name": "extra.example.test", "type": "A", "ttl": 60,
+        "data": { "static": [{ "a": "192.0.2.80" }] },
+    });
+    let (code, body) = agg.rest("POST", "/api/v1/records", &record.to_string());
+    assert_eq!(code, 201, "{body}");
+    wait_until(30, "B to apply the new record", || b.version() > version);
+    let newer = b.version();
+    wait_until(10, "B's cache to be written", || {
+        dir.join("cache-b/snapshot.bin").exists()
+    });
+
+    // A peer whose snapshot is older than a cache is never taken: B,
+    // restarted with the aggregator down, serves its own cache.
+    let mut b = b;
+    b.stop();
+    agg.stop();
+    let a = Edge::start(None, None, &dir.join("cache-a"), "127.0.0.1:0", &flags_a);
+    assert!(a.version() < newer);
+    let warm = a.proc.stdout.listening("warmup", 30);
+    let peer = format!("https://{warm}");
+    let mut flags_b: Vec<&str> = tls_b.iter().map(String::as_str).collect();
+    flags_b.extend(["--warmup-token-file", token, "--warmup-from", &peer]);
+    let b = Edge::start(
+        None,
+        Some(&url),
+        &dir.join("cache-b"),
+        "127.0.0.1:0",
+        &flags_b,
+    );
+    b.dns();
+    let config = b.status_config();
+    assert_eq!(config["version"], newer, "{config}");
+    assert!(
+        config["source"].as_str().unwrap_or("").starts_with("cache"),
+        "{config}"
+    );
+}
