@@ -122,7 +122,9 @@ d_miss=$(metric "$d_status" gslb_edge_first_minute_answers '"encoded"')
 edge e --cache-dir "$WORK/cache-e" --warmup-from "https://$a_warm" $(tls edge-e)
 e_ready=$READY_MS e_status=$STATUS
 e_first="$("$PROBE" "$DNS" "$WORK/queries.txt" "$N") $(served "$e_status")"
-e_source=$(curl -s "http://$e_status/status/config" | sed -n 's/.*"source":"\([^"]*\)".*/\1/p')
+e_source=$(curl -s "http://$e_status/status/config" | python3 -c 'import json, sys; print(json.load(sys.stdin)["source"])')
+e_hit=$(metric "$e_status" gslb_edge_first_minute_answers '"prebuilt"')
+e_miss=$(metric "$e_status" gslb_edge_first_minute_answers '"encoded"')
 
 echo "names=$N"
 echo "ready_ms from_aggregator=$a_ready from_cache=$b_ready from_cache_warm=$c_ready from_aggregator_warm=$d_ready from_peer_warm=$e_ready (E's source: $e_source)"
@@ -132,5 +134,5 @@ echo "B first (cold, from cache):      $b_first"
 echo "C first (warm, from cache):      $c_first"
 echo "D first (warm, from aggregator): $d_first"
 echo "E first (warm, from peer):       $e_first"
-echo "first-minute answers from prebuilt replies: C $c_hit of $((c_hit + c_miss)), D $d_hit of $((d_hit + d_miss))"
+echo "first-minute answers from prebuilt replies: C $c_hit of $((c_hit + c_miss)), D $d_hit of $((d_hit + d_miss)), E $e_hit of $((e_hit + e_miss))"
 grep -h "warm-up\|seeded" "$WORK/c.err" "$WORK/d.err" "$WORK/e.err" | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240
