@@ -88,7 +88,15 @@ pub struct VersionGap {
 impl Delta {
     /// True when it changes nothing.
     pub fn is_empty(&self) -> bool {
-        self.zones.is_empty()
+        !self.changes_catalog()
+            && self.facts.is_empty()
+            && self.resolved.is_empty()
+            && self.unresolved.is_empty()
+    }
+
+    /// True when it creates, replaces or removes a catalog object.
+    fn changes_catalog(&self) -> bool {
+        !(self.zones.is_empty()
             && self.removed_zones.is_empty()
             && self.records.is_empty()
             && self.removed_records.is_empty()
@@ -97,10 +105,7 @@ impl Delta {
             && self.members.is_empty()
             && self.removed_members.is_empty()
             && self.tsig_keys.is_empty()
-            && self.removed_tsig_keys.is_empty()
-            && self.facts.is_empty()
-            && self.resolved.is_empty()
-            && self.unresolved.is_empty()
+            && self.removed_tsig_keys.is_empty())
     }
 }
 
@@ -109,17 +114,7 @@ impl Delta {
     /// when that is all it changes: a holder can then re-decide only what
     /// names their pools. `None` when it changes the catalog.
     pub fn health_only(&self) -> Option<Vec<MemberId>> {
-        let catalog = !(self.zones.is_empty()
-            && self.removed_zones.is_empty()
-            && self.records.is_empty()
-            && self.removed_records.is_empty()
-            && self.pools.is_empty()
-            && self.removed_pools.is_empty()
-            && self.members.is_empty()
-            && self.removed_members.is_empty()
-            && self.tsig_keys.is_empty()
-            && self.removed_tsig_keys.is_empty());
-        if catalog {
+        if self.changes_catalog() {
             return None;
         }
         let facts = self.facts.iter().map(|(id, _)| *id);
