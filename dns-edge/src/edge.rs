@@ -238,8 +238,11 @@ async fn seed_from_peer(
     });
     match compiled {
         Ok((snapshot, table)) => {
+            if !shared.install_first(table, &source) {
+                tracing::info!(%source, "a peer's snapshot not used: the aggregator's came first");
+                return None;
+            }
             tracing::info!(version = snapshot.version, %source, "snapshot seeded from a peer");
-            shared.install(table, &source, false);
             feed::take_in_transfers(shared, &snapshot);
             if let Some(cache) = cache {
                 cache.write(&snapshot);

@@ -112,6 +112,34 @@ impl Status {
 
 pub use gslb_shared::clock::now_ms;
 
+/// What an installed table changes in the status.
+struct Applied {
+    version: u64,
+    published: u64,
+    skipped: Vec<String>,
+    source: String,
+}
+
+impl Applied {
+    fn of(table: &Table, source: &str) -> Self {
+        Self {
+            version: table.version,
+            published: table.published_at_ms,
+            skipped: table.skipped.iter().map(ToString::to_string).collect(),
+            source: source.to_owned(),
+        }
+    }
+
+    fn record(self, s: &mut Status, live: bool) {
+        s.version = self.version;
+        s.source = Some(self.source);
+        s.applied_at_ms = Some(now_ms());
+        s.published_at_ms = Some(self.published);
+        s.skipped = self.skipped;
+        s.state = if live { s.in_sync() } else { FeedState::Stale };
+    }
+}
+
 /// State shared by the feed, the DNS workers and the status listener.
 #[derive(Debug)]
 pub struct Shared {
@@ -174,19 +202,33 @@ impl Shared {
 
     /// Swap in a new table from `source`.
     pub fn install(&self, table: Table, source: &str, live: bool) {
-        let (version, published) = (table.version, table.published_at_ms);
-        let skipped = table.skipped.iter().map(ToString::to_string).collect();
+        let applied = Applied::of(&table, source);
         self.table.store(Some(Arc::new(table)));
-        self.with_status(|s| {
-            s.version = version;
-            s.source = Some(source.to_owned());
-            s.applied_at_ms = Some(now_ms());
-            s.published_at_ms = Some(published);
-            s.skipped = skipped;
-            s.state = if live { s.in_sync() } else { FeedState::Stale };
-        });
+        self.with_status(|s| applied.record(s, live));
         // A waiter creates its `Notified` before checking, so this reaches it.
         self.first.notify_waiters();
+    }
+
+    /// Swap in `table` from `source` (not live) only while no table is
+    /// installed: a peer's snapshot must never replace one the feed
+    /// installed meanwhile. False when one was.
+    pub fn install_first(&self, table: Table, source: &str) -> bool {
+        let applied = Applied::of(&table, source);
+        let none: Option<Arc<Table>> = None;
+        // Under the status lock: the feed records its install after its
+        // swap, so whichever swaps last also writes the status last.
+        let installed = self.with_status(|s| {
+            let before = self.table.compare_and_swap(&none, Some(Arc::new(table)));
+            let installed = before.is_none();
+            if installed {
+                applied.record(s, false);
+            }
+            installed
+        });
+        if installed {
+            self.first.notify_waiters();
+        }
+        installed
     }
 
     /// Record how the start warmed up.
@@ -336,4 +378,32 @@ impl Drop for TcpGuard {
 struct AtomicU64Pair {
     second: std::sync::atomic::AtomicU64,
     skipped: std::sync::atomic::AtomicU64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(version: u64) -> Table {
+        let snapshot = gslb_shared::Snapshot {
+            version,
+            ..gslb_shared::Snapshot::default()
+        };
+        Table::compile(&snapshot).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_peer_table_goes_in_only_while_none_is_installed() {
+        let shared = Shared::new(GeoTable::new());
+        assert!(shared.install_first(table(3), "peer:https://a:1"));
+        assert_eq!(shared.status().source.as_deref(), Some("peer:https://a:1"));
+        assert_eq!(shared.status().state, FeedState::Stale);
+        shared.install(table(5), "http://agg:1", true);
+        assert!(!shared.install_first(table(4), "peer:https://a:1"));
+        let status = shared.status();
+        assert_eq!(
+            (status.version, status.source.as_deref()),
+            (5, Some("http://agg:1"))
+        );
+    }
 }
