@@ -17,8 +17,9 @@ use super::Token;
 use super::endpoint::unframe;
 use super::keys::Body;
 
-/// Largest reply read: a full LRU of the longest names fits.
-pub const MAX_BODY: usize = 64 * 1024 * 1024;
+/// Largest reply read: the largest snapshot the feed accepts, plus a
+/// full LRU of the longest names.
+pub const MAX_BODY: usize = gslb_proto::MAX_MESSAGE + 32 * 1024 * 1024;
 /// The endpoint's path.
 pub const PATH: &str = "/internal/warmup";
 
