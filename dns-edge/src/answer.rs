@@ -180,11 +180,6 @@ impl Responder {
         (self.last_key > 0).then(|| &self.key[..self.last_key])
     }
 
-    /// How many prebuilt replies it holds.
-    pub fn prebuilt(&self) -> usize {
-        self.prebuilt.len()
-    }
-
     /// Read time from `clock` (seconds since the Unix epoch) when signing
     /// while answering: tests run signatures at a time they choose.
     pub fn set_clock(&mut self, clock: fn() -> u64) {

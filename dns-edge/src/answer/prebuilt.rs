@@ -82,16 +82,6 @@ impl Prebuilt {
         self.map.remove(key);
     }
 
-    /// How many templates it holds.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
     /// Keep a template (ignored when full).
     pub fn insert(&mut self, key: &[u8], template: Template) {
         if self.has_room() {

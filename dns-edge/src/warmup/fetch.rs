@@ -2,7 +2,6 @@
 //! address it resolves to), all within one deadline, the body bounded.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::http::{Request, StatusCode, header};
 use gslb_proto::link::tls;
@@ -226,11 +225,6 @@ where
     .await;
     driver.abort();
     result
-}
-
-/// How long the warm-up may take, as a deadline from now.
-pub fn deadline(timeout: Duration) -> Instant {
-    Instant::now() + timeout
 }
 
 #[cfg(test)]

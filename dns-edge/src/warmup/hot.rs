@@ -95,16 +95,6 @@ impl HotKeys {
         let lru = self.lru.lock().unwrap_or_else(|p| p.into_inner());
         lru.iter().map(|(k, r)| (k.clone(), r.clone())).collect()
     }
-
-    /// How many keys it holds.
-    pub fn len(&self) -> usize {
-        self.lru.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
-    /// Whether it holds none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// Move samples into the LRU until the keys are dropped.
