@@ -37,16 +37,20 @@ impl Agent {
         let tls = ProbeTls::new(config.probe_ca_file.as_deref(), config.system_roots)?;
         let metrics = Metrics::new();
         let buffer = Arc::new(ResultBuffer::new(config.buffer_capacity, config.batch_size));
+        let resolver =
+            gslb_proto::link::resolve::Resolver::configured(config.resolver, RESOLVE_TIMEOUT);
         let ctx = Arc::new(ProbeContext {
-            registry: Registry::builtin(tls, Arc::new(deny_list(config).await)),
+            registry: Registry::builtin(
+                tls,
+                Arc::new(deny_list(config).await),
+                resolver.clone(),
+                metrics.cert_expiry.clone(),
+            ),
             limit: Semaphore::new(config.concurrency),
             buffer,
             clock: Clock::system(),
             metrics,
-            resolver: gslb_proto::link::resolve::Resolver::configured(
-                config.resolver,
-                RESOLVE_TIMEOUT,
-            ),
+            resolver,
         });
         let listener = match config.listen_metrics {
             Some(addr) => Some(metrics::bind(addr).await?),

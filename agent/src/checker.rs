@@ -3,6 +3,8 @@
 //! and one `register` call.
 
 pub mod destination;
+pub mod dns;
+pub mod grpc;
 pub mod http;
 pub mod icmp;
 pub mod mysql;
@@ -22,7 +24,9 @@ use gslb_shared::FailReason;
 use tokio::net::TcpStream;
 
 use crate::checker::destination::DenyList;
+use crate::metrics::CertExpiry;
 use crate::target::Target;
+use gslb_proto::link::resolve::Resolver;
 
 /// A failed probe: a machine-readable reason and a short human detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,10 +112,22 @@ impl Registry {
         Self::default()
     }
 
-    /// Every built-in checker. `tls` configures HTTPS verification.
-    pub fn builtin(tls: tls::ProbeTls, deny: Arc<DenyList>) -> Self {
+    /// Every built-in checker. `tls` configures HTTPS and gRPC verification,
+    /// `resolver` looks up the hosts redirects name, `certs` records how
+    /// long servers' certificates have left.
+    pub fn builtin(
+        tls: tls::ProbeTls,
+        deny: Arc<DenyList>,
+        resolver: Resolver,
+        certs: CertExpiry,
+    ) -> Self {
         let mut r = Self::new();
-        let http = Arc::new(http::HttpChecker::new(tls, deny.clone()));
+        let http = Arc::new(http::HttpChecker::new(
+            tls.clone(),
+            deny.clone(),
+            resolver,
+            certs.clone(),
+        ));
         r.register("none", Arc::new(none::NoneChecker));
         r.register("icmp", Arc::new(icmp::IcmpChecker::new()));
         r.register("tcp", Arc::new(tcp::TcpChecker { deny: deny.clone() }));
@@ -121,6 +137,11 @@ impl Registry {
         r.register(
             "mysql",
             Arc::new(mysql::MysqlChecker { deny: deny.clone() }),
+        );
+        r.register("dns", Arc::new(dns::DnsChecker { deny: deny.clone() }));
+        r.register(
+            "grpc",
+            Arc::new(grpc::GrpcChecker::new(tls, deny.clone(), certs)),
         );
         r.deny = deny;
         r

@@ -10,3 +10,4 @@ pub mod metrics;
 pub mod scheduler;
 pub mod target;
 pub mod uplink;
+pub mod verdict;

@@ -3,12 +3,13 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
+use gslb_shared::assignment::TargetKey;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -30,6 +31,55 @@ pub struct ProbeLabels {
 pub struct ProtocolLabels {
     /// `tcp`, `http`, …
     pub protocol: &'static str,
+}
+
+/// Labels of per-target gauges.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TargetLabels {
+    /// Member id.
+    pub member: u64,
+    /// Check id.
+    pub check: u64,
+}
+
+/// Days until the server certificate an HTTPS or gRPC-over-TLS probe was
+/// shown expires (negative once expired), per target: the last probe's.
+#[derive(Debug, Clone, Default)]
+pub struct CertExpiry(Family<TargetLabels, Gauge<f64, AtomicU64>>);
+
+impl CertExpiry {
+    /// Record the leaf certificate a probe of `key` was shown. A certificate
+    /// that does not parse records nothing (the handshake judged it).
+    pub fn record(&self, key: TargetKey, leaf: &[u8]) {
+        let Ok((_, cert)) = x509_parser::parse_x509_certificate(leaf) else {
+            return;
+        };
+        let not_after = cert.validity().not_after.timestamp();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let days = (not_after - now) as f64 / 86_400.0;
+        self.0.get_or_create(&labels(key)).set(days);
+    }
+
+    /// Drop a target's series (it is no longer assigned).
+    pub fn forget(&self, key: TargetKey) {
+        self.0.remove(&labels(key));
+    }
+
+    /// The recorded days left of a target, if any.
+    pub fn days(&self, key: TargetKey) -> Option<f64> {
+        let labels = labels(key);
+        // Look without creating a series.
+        self.0.get(&labels).map(|g| g.get())
+    }
+}
+
+fn labels(key: TargetKey) -> TargetLabels {
+    TargetLabels {
+        member: key.member.0,
+        check: key.check.0,
+    }
 }
 
 fn latency_histogram() -> Histogram {
@@ -56,6 +106,8 @@ pub struct Metrics {
     pub invalid_targets: Gauge,
     /// Stream (re)connections made.
     pub connects: Counter,
+    /// Days left on probed servers' certificates.
+    pub cert_expiry: CertExpiry,
     /// Set once the first assignment set has arrived.
     ready: AtomicBool,
 }
@@ -74,6 +126,12 @@ impl Metrics {
         let assignments = Gauge::default();
         let invalid_targets = Gauge::default();
         let connects = Counter::default();
+        let cert_expiry = CertExpiry::default();
+        registry.register(
+            "tls_cert_expiry_days",
+            "Days until the certificate an HTTPS or gRPC TLS probe was shown expires",
+            cert_expiry.0.clone(),
+        );
         registry.register(
             "probes",
             "Probes run, by protocol and outcome",
@@ -116,6 +174,7 @@ impl Metrics {
             assignments,
             invalid_targets,
             connects,
+            cert_expiry,
             ready: AtomicBool::new(false),
         })
     }

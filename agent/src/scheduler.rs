@@ -11,6 +11,8 @@ use gslb_proto::link::resolve::Resolver;
 use gslb_shared::assignment::{Offered, TargetKey};
 use gslb_shared::cycle::{next_slot, phase_offset, slot_start};
 use gslb_shared::{FailReason, ProbeResult};
+
+use crate::verdict::{judge, retryable};
 use tokio::sync::Semaphore;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
@@ -250,21 +252,32 @@ pub async fn probe_once(
             protocol,
         );
     };
-    let started = Instant::now();
-    let run = async {
-        match &target.resolve {
-            None => checker.probe(target).await,
-            Some(name) => probe_each_address(target, name, checker, ctx).await,
+    let mut attempts_left = target.check.retries;
+    loop {
+        let started = Instant::now();
+        let run = async {
+            match &target.resolve {
+                None => checker.probe(target).await,
+                Some(name) => probe_each_address(target, name, checker, ctx).await,
+            }
+        };
+        let outcome = match tokio::time::timeout(target.check.timeout, run).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(Failure::new(
+                FailReason::Timeout,
+                format!("no answer within {:?}", target.check.timeout),
+            )),
+        };
+        let latency = started.elapsed();
+        let outcome = judge(&target.check, outcome, latency);
+        match &outcome {
+            Err(f) if attempts_left > 0 && retryable(f.reason) => {
+                attempts_left -= 1;
+                tracing::debug!(member = %target.key.member, check = %target.key.check, reason = f.reason.as_str(), detail = %f.detail, attempts_left, "attempt failed; retrying within the cycle");
+            }
+            _ => return (outcome, latency, protocol),
         }
-    };
-    let outcome = match tokio::time::timeout(target.check.timeout, run).await {
-        Ok(outcome) => outcome,
-        Err(_) => Err(Failure::new(
-            FailReason::Timeout,
-            format!("no answer within {:?}", target.check.timeout),
-        )),
-    };
-    (outcome, started.elapsed(), protocol)
+    }
 }
 
 /// A hostname target: resolve it, then probe every address it has (at

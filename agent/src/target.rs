@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 use gslb_shared::assignment::{Assignment, Offered, TargetKey};
 use gslb_shared::validate::{self, ValidationError};
-use gslb_shared::{Check, DnsName, MemberAddress, Probe};
+use gslb_shared::{Check, DnsName, MemberAddress, Probe, expect_pattern, payload_bytes};
 use regex::bytes::Regex;
 
 /// A target that passed validation.
@@ -33,6 +33,8 @@ pub struct Target {
     pub check: Check,
     /// The TCP/UDP expected-reply or HTTP body expression, compiled.
     pub pattern: Option<Regex>,
+    /// The TCP/UDP payload as bytes (`hex:` decoded).
+    pub payload: Vec<u8>,
 }
 
 /// Why an assignment cannot be probed: the field and the rule.
@@ -89,10 +91,20 @@ impl Target {
         let check = Check::clone(&a.check);
         validate::check(&check)?;
         let (member_address, member_port) = (a.address.clone(), a.port);
-        let pattern_text = match &check.probe {
-            Probe::Tcp(s) | Probe::Udp(s) => s.expect.clone(),
-            Probe::Http(h) | Probe::Https(h) => h.body_regex.clone(),
-            Probe::None | Probe::Icmp | Probe::Mysql => None,
+        let invalid = |field: &str, rule: String| InvalidTarget {
+            field: field.into(),
+            rule: format!("{field}: {rule}"),
+        };
+        let (pattern_text, payload) = match &check.probe {
+            Probe::Tcp(s) | Probe::Udp(s) => (
+                (s.expect.as_deref().map(expect_pattern).transpose())
+                    .map_err(|e| invalid("probe.expect", e))?,
+                payload_bytes(&s.send).map_err(|e| invalid("probe.send", e))?,
+            ),
+            Probe::Http(h) | Probe::Https(h) => (h.body_regex.clone(), Vec::new()),
+            Probe::None | Probe::Icmp | Probe::Mysql | Probe::Dns(_) | Probe::Grpc(_) => {
+                (None, Vec::new())
+            }
         };
         let pattern = pattern_text
             .map(|p| Regex::new(&p))
@@ -115,6 +127,7 @@ impl Target {
             port: check.port.unwrap_or(member_port),
             check,
             pattern,
+            payload,
         };
         target.revalidate()?;
         Ok(target)

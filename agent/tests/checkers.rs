@@ -337,7 +337,12 @@ async fn the_aggregator_listener_is_never_probed() {
     let deny = DenyList::new(vec![]);
     deny.deny_exact([addr(port)]);
     let ctx = ProbeContext {
-        registry: Registry::builtin(ProbeTls::new(None, true).unwrap(), Arc::new(deny)),
+        registry: Registry::builtin(
+            ProbeTls::new(None, true).unwrap(),
+            Arc::new(deny),
+            no_resolver(),
+            Default::default(),
+        ),
         limit: tokio::sync::Semaphore::new(4),
         buffer: Arc::new(ResultBuffer::new(100, 10)),
         clock: Clock::system(),
@@ -451,7 +456,12 @@ mod https {
         ca_file: std::path::PathBuf,
         chain: Vec<CertificateDer<'static>>,
         key: PrivateKeyDer<'static>,
+        cert_pem: String,
+        key_pem: String,
     }
+
+    /// The leaf certificates' expiry: 2030-01-01T00:00:00Z.
+    const NOT_AFTER_EPOCH: i64 = 1_893_456_000;
 
     fn pki(name: &str) -> Pki {
         let ca_key = KeyPair::generate().unwrap();
@@ -463,10 +473,9 @@ mod https {
         let ca_cert = ca_params.self_signed(&ca_key).unwrap();
         let issuer = Issuer::new(ca_params, ca_key);
         let leaf_key = KeyPair::generate().unwrap();
-        let leaf = CertificateParams::new(vec![name.to_owned()])
-            .unwrap()
-            .signed_by(&leaf_key, &issuer)
-            .unwrap();
+        let mut leaf_params = CertificateParams::new(vec![name.to_owned()]).unwrap();
+        leaf_params.not_after = rcgen::date_time_ymd(2030, 1, 1);
+        let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
         let dir =
             std::env::temp_dir().join(format!("gslb-agent-pki-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -476,6 +485,8 @@ mod https {
             ca_file,
             chain: vec![leaf.der().clone()],
             key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+            cert_pem: leaf.pem(),
+            key_pem: leaf_key.serialize_pem(),
         }
     }
 
@@ -547,6 +558,69 @@ mod https {
         assert_eq!(
             reason(probe(&ctx, &target(https("other.test", false), port)).await),
             None
+        );
+    }
+
+    fn expected_days() -> f64 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        (NOT_AFTER_EPOCH - now) as f64 / 86_400.0
+    }
+
+    #[tokio::test]
+    async fn https_probes_export_the_days_left_on_the_certificate() {
+        let pki = pki("backend.test");
+        let port = https_server(&pki).await;
+        let ctx = context(Some(ProbeTls::new(Some(&pki.ca_file), false).unwrap()));
+        let t = target(https("backend.test", true), port);
+        assert_eq!(ctx.metrics.cert_expiry.days(t.key), None);
+        assert_eq!(reason(probe(&ctx, &t).await), None);
+        let days = ctx.metrics.cert_expiry.days(t.key).unwrap();
+        assert!((days - expected_days()).abs() < 0.01, "{days}");
+        assert!(
+            ctx.metrics
+                .encode()
+                .contains("gslb_agent_tls_cert_expiry_days{member=\"1\",check=\"1\"}"),
+            "{}",
+            ctx.metrics.encode()
+        );
+    }
+
+    /// gRPC health over TLS: verified against the test CA with the right
+    /// name, refused with the wrong one, and the certificate's days left
+    /// exported.
+    #[tokio::test]
+    async fn grpc_over_tls_verifies_and_exports_the_days_left() {
+        let pki = pki("grpc.test");
+        let identity = tonic::transport::Identity::from_pem(&pki.cert_pem, &pki.key_pem);
+        let (_reporter, service) = tonic_health::server::health_reporter();
+        let listener = tokio::net::TcpListener::bind((LOCAL, 0)).await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+                .unwrap()
+                .add_service(service)
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        let ctx = context(Some(ProbeTls::new(Some(&pki.ca_file), false).unwrap()));
+        let grpc = |name: &str| {
+            Probe::Grpc(GrpcProbe {
+                tls: true,
+                tls_server_name: Some(name.into()),
+                ..GrpcProbe::default()
+            })
+        };
+        let t = target(grpc("grpc.test"), port);
+        let outcome = probe(&ctx, &t).await;
+        assert_eq!(reason(outcome.clone()), None, "{outcome:?}");
+        let days = ctx.metrics.cert_expiry.days(t.key).unwrap();
+        assert!((days - expected_days()).abs() < 0.01, "{days}");
+        assert_eq!(
+            reason(probe(&ctx, &target(grpc("other.test"), port)).await),
+            Some(FailReason::Tls)
         );
     }
 

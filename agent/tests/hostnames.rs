@@ -45,11 +45,8 @@ const ORIGIN: [&str; 7] = [
 
 /// A context whose resolver is `unbound`.
 fn context_with(unbound: &Unbound) -> ProbeContext {
-    let base = Arc::into_inner(context(None)).unwrap();
-    ProbeContext {
-        resolver: Resolver::server(unbound.addr, Duration::from_secs(2)),
-        ..base
-    }
+    let resolver = Resolver::server(unbound.addr, Duration::from_secs(2));
+    Arc::into_inner(support::context_with(None, resolver)).unwrap()
 }
 
 /// A TCP listener on `ip` and `port` (0: any free one) that counts accepts.
@@ -192,4 +189,155 @@ async fn http_server_echoing_host() -> u16 {
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });
     port
+}
+
+/// A server on 127.0.0.1 redirecting `/to/NAME` to `http://NAME:PORT/`.
+async fn redirecting_server(to_port: u16) -> u16 {
+    use axum::Router;
+    use axum::extract::Path;
+    use axum::http::{StatusCode, header};
+    use axum::routing::get;
+    let app = Router::new().route(
+        "/to/{name}",
+        get(move |Path(name): Path<String>| async move {
+            let to = format!("http://{name}:{to_port}/");
+            (StatusCode::FOUND, [(header::LOCATION, to)], "")
+        }),
+    );
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    port
+}
+
+#[tokio::test]
+async fn a_followed_redirect_resolves_its_host_and_checks_every_address() {
+    let dir = temp_dir("agent-hostnames-redirect");
+    let unbound = origin(&dir);
+    let ctx = context_with(&unbound);
+    let echo = http_server_echoing_host().await;
+    let from = redirecting_server(echo).await;
+    let follow = |name: &str, expect: Option<String>| {
+        Probe::Http(HttpProbe {
+            path: format!("/to/{name}"),
+            follow_redirects: 1,
+            body_regex: expect,
+            ..HttpProbe::default()
+        })
+    };
+    // one.origin.test is 127.0.0.2, where the echo server listens; the
+    // hop carries the name as Host.
+    let to_one = follow(
+        "one.origin.test",
+        Some(format!("^host=one.origin.test:{echo}$")),
+    );
+    let outcome = probe(&ctx, &target(to_one, from)).await;
+    assert_eq!(reason(outcome.clone()), None, "{outcome:?}");
+    // meta.origin.test has a link-local address beside a loopback one:
+    // the hop is refused before connecting anywhere.
+    let failure = probe(&ctx, &target(follow("meta.origin.test", None), from))
+        .await
+        .unwrap_err();
+    assert_eq!(failure.reason, FailReason::DeniedDestination, "{failure:?}");
+    assert!(
+        failure.detail.contains("redirect 1") && failure.detail.contains("169.254.0.0/16"),
+        "{failure:?}"
+    );
+    // A name without an address fails as resolve.
+    let failure = probe(&ctx, &target(follow("none.origin.test", None), from))
+        .await
+        .unwrap_err();
+    assert_eq!(failure.reason, FailReason::Resolve, "{failure:?}");
+}
+
+mod dns_checks {
+    use super::*;
+    use gslb_shared::{DnsProbe, DnsTransport};
+
+    fn dns(name: &str, configure: impl FnOnce(&mut DnsProbe)) -> Probe {
+        let mut d = DnsProbe::new(name);
+        d.recursion_desired = true;
+        configure(&mut d);
+        Probe::Dns(d)
+    }
+
+    /// The DNS check against a real server (unbound serving origin.test),
+    /// over UDP and TCP, on rcode and answer.
+    #[tokio::test]
+    async fn dns_checks_judge_rcode_and_answer_over_udp_and_tcp() {
+        let dir = temp_dir("agent-dns-check");
+        let unbound = origin(&dir);
+        let ctx = context(None);
+        let port = unbound.addr.port();
+        for transport in [DnsTransport::Udp, DnsTransport::Tcp] {
+            let cases: [(Probe, Option<FailReason>); 7] = [
+                (dns("one.origin.test", |_| {}), None),
+                (
+                    dns("one.origin.test", |d| {
+                        d.expect_answer = Some("127.0.0.2".into())
+                    }),
+                    None,
+                ),
+                (
+                    dns("one.origin.test", |d| {
+                        d.expect_answer = Some("127.0.0.9".into())
+                    }),
+                    Some(FailReason::BodyMismatch),
+                ),
+                (
+                    dns("none.origin.test", |d| {
+                        d.query_type = "TXT".into();
+                        d.expect_answer = Some("no address".into());
+                    }),
+                    None,
+                ),
+                (dns("missing.origin.test", |_| {}), Some(FailReason::Status)),
+                (
+                    dns("missing.origin.test", |d| {
+                        d.expected_rcodes = vec!["NXDOMAIN".into()]
+                    }),
+                    None,
+                ),
+                (
+                    dns("both.origin.test", |d| {
+                        d.query_type = "AAAA".into();
+                        d.expect_answer = Some("::1".into());
+                    }),
+                    Some(FailReason::BodyMismatch),
+                ),
+            ];
+            for (probe_def, expected) in cases {
+                let probe_def = match probe_def {
+                    Probe::Dns(mut d) => {
+                        d.transport = transport;
+                        Probe::Dns(d)
+                    }
+                    other => other,
+                };
+                let t = target(probe_def.clone(), port);
+                let outcome = probe(&ctx, &t).await;
+                assert_eq!(
+                    reason(outcome.clone()),
+                    expected,
+                    "{probe_def:?}: {outcome:?}"
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dns_check_of_a_closed_port_is_refused() {
+        let ctx = context(None);
+        let udp = closed_udp_port().await;
+        assert_eq!(
+            reason(probe(&ctx, &target(dns("x.test", |_| {}), udp)).await),
+            Some(FailReason::Refused)
+        );
+        let tcp = closed_tcp_port().await;
+        let over_tcp = dns("x.test", |d| d.transport = DnsTransport::Tcp);
+        assert_eq!(
+            reason(probe(&ctx, &target(over_tcp, tcp)).await),
+            Some(FailReason::Refused)
+        );
+    }
 }

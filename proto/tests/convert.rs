@@ -85,9 +85,10 @@ fn http() -> impl Strategy<Value = HttpProbe> {
         prop::option::of("[a-z]{1,5}"),
         prop::option::of("[a-z]{1,5}\\.test"),
         any::<bool>(),
+        (prop::option::of("[a-z ]{1,5}"), 0u8..6),
     )
         .prop_map(
-            |(method, path, headers, status, body, sni, verify)| HttpProbe {
+            |(method, path, headers, status, body, sni, verify, (contains, redirects))| HttpProbe {
                 method,
                 path,
                 headers: headers
@@ -99,10 +100,52 @@ fn http() -> impl Strategy<Value = HttpProbe> {
                     .map(|(from, to)| StatusRange { from, to })
                     .collect(),
                 body_regex: body,
+                body_contains: contains,
+                follow_redirects: redirects,
                 tls_server_name: sni,
                 tls_verify: verify,
             },
         )
+}
+
+fn dns() -> impl Strategy<Value = DnsProbe> {
+    (
+        "[a-z]{1,8}\\.test",
+        "A|AAAA|TXT|SOA",
+        any::<bool>(),
+        prop::collection::vec("NOERROR|NXDOMAIN|SERVFAIL", 1..3),
+        prop::option::of("[a-z0-9.:]{1,12}"),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(query_name, query_type, tcp, rcodes, answer, rd)| DnsProbe {
+                query_name,
+                query_type,
+                transport: if tcp {
+                    DnsTransport::Tcp
+                } else {
+                    DnsTransport::Udp
+                },
+                expected_rcodes: rcodes,
+                expect_answer: answer,
+                recursion_desired: rd,
+            },
+        )
+}
+
+fn grpc() -> impl Strategy<Value = GrpcProbe> {
+    (
+        "[a-z.]{0,12}",
+        any::<bool>(),
+        prop::option::of("[a-z]{1,5}\\.test"),
+        any::<bool>(),
+    )
+        .prop_map(|(service, tls, tls_server_name, tls_verify)| GrpcProbe {
+            service,
+            tls,
+            tls_server_name,
+            tls_verify,
+        })
 }
 
 fn check() -> impl Strategy<Value = Check> {
@@ -116,6 +159,8 @@ fn check() -> impl Strategy<Value = Check> {
         stream.prop_map(Probe::Udp),
         http().prop_map(Probe::Http),
         http().prop_map(Probe::Https),
+        dns().prop_map(Probe::Dns),
+        grpc().prop_map(Probe::Grpc),
     ];
     let damping =
         prop::option::of(
@@ -141,12 +186,14 @@ fn check() -> impl Strategy<Value = Check> {
             prop::collection::vec("[a-z0-9]{1,6}", 0..4),
         ),
         (prop::option::of(any::<IpAddr>()), any::<bool>(), damping),
+        (0u32..6, prop::option::of(ms()), any::<bool>()),
     )
         .prop_map(
             |(
                 (id, name, probe, port, interval, timeout),
                 (rise, fall, window, locations),
                 (addr, control, damping),
+                (retries, latency_threshold, inverted),
             )| {
                 Check {
                     id: CheckId(id),
@@ -162,6 +209,9 @@ fn check() -> impl Strategy<Value = Check> {
                     probe_address: addr,
                     control,
                     damping,
+                    retries,
+                    latency_threshold,
+                    inverted,
                 }
             },
         )
@@ -819,6 +869,8 @@ fn failure() -> impl Strategy<Value = Option<FailReason>> {
         Just(FailReason::Tls),
         Just(FailReason::BodyMismatch),
         Just(FailReason::Resolve),
+        Just(FailReason::Slow),
+        Just(FailReason::Inverted),
         Just(FailReason::Other),
     ])
 }

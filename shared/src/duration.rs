@@ -24,7 +24,18 @@ pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duratio
 pub mod optional {
     use std::time::Duration;
 
-    use serde::{Deserialize, Deserializer};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Serialize a duration as a humane string, or nothing as null.
+    pub fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(d) => super::serialize(d, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
 
     /// Parse a humane duration string, or nothing.
     pub fn deserialize<'de, D: Deserializer<'de>>(

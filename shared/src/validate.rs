@@ -11,6 +11,7 @@ pub mod hostnames;
 mod http;
 mod member;
 mod pool;
+mod probe;
 mod record;
 mod signing;
 mod text;
@@ -20,12 +21,16 @@ mod zone;
 pub use crate::model::{AddressError, plain_ip};
 pub use address::unanswerable;
 pub use catalog::catalog;
-pub use check::check;
+pub use check::{MAX_INTERVAL, MAX_RETRIES, MIN_INTERVAL, check};
 pub use cuts::{highest_cut, placement};
 pub use error::{FieldError, ValidationError};
 pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;
 pub use pool::pool;
+pub use probe::{
+    MAX_GRPC_SERVICE, MAX_HEADERS, MAX_MATCH_TEXT, MAX_PAYLOAD, MAX_RCODES, MAX_REDIRECTS,
+    MAX_REGEX_SIZE,
+};
 pub use record::record;
 pub use text::invisible;
 pub use text::{location_id, region};

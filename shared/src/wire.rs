@@ -18,8 +18,10 @@ use domain::rdata::{
 use crate::model::{DnsName, Rdata, RecordType, ServiceBinding};
 
 mod decode;
+mod query;
 pub mod zone_data;
 pub use decode::rdata;
+pub use query::{query_type, response_code};
 
 /// Record data as the encoder pushes it.
 pub type Data = ZoneRecordData<Vec<u8>, WireName>;

@@ -146,7 +146,9 @@ fn check_timing_rules() {
     let mut c = base_check(Probe::Icmp);
     c.interval = Duration::from_millis(100);
     c.timeout = Duration::from_millis(50);
-    fails_on(validate::check(&c), "interval", "between 500ms and 1h");
+    validate::check(&c).unwrap();
+    c.interval = Duration::from_millis(99);
+    fails_on(validate::check(&c), "interval", "between 100ms and 1h");
     let mut c = base_check(Probe::Icmp);
     c.window = 0;
     fails_on(validate::check(&c), "window", "between 1 and 64");
@@ -274,11 +276,146 @@ fn http_check_target_rules() {
 }
 
 #[test]
-fn stream_check_rules() {
+fn retries_threshold_and_inversion_rules() {
+    let mut c = base_check(Probe::Icmp);
+    c.interval = Duration::from_secs(1);
+    c.timeout = Duration::from_millis(300);
+    c.retries = 2;
+    validate::check(&c).unwrap();
+    c.retries = 3;
+    fails_on(validate::check(&c), "retries", "(retries + 1) × timeout");
+    c.retries = 6;
+    fails_on(validate::check(&c), "retries", "between 0 and 5");
+    let mut c = base_check(Probe::Icmp);
+    c.latency_threshold = Some(c.timeout);
     fails_on(
-        validate::check(&base_check(Probe::Udp(StreamProbe::default()))),
+        validate::check(&c),
+        "latencyThreshold",
+        "shorter than timeout",
+    );
+    c.latency_threshold = Some(Duration::ZERO);
+    fails_on(validate::check(&c), "latencyThreshold", "greater than 0");
+    let mut c = base_check(Probe::None);
+    c.inverted = true;
+    fails_on(validate::check(&c), "inverted", "actively probe");
+    let mut c = base_check(Probe::Icmp);
+    c.inverted = true;
+    c.control = true;
+    fails_on(validate::check(&c), "inverted", "control");
+}
+
+#[test]
+fn http_redirect_and_body_text_rules() {
+    let http = |f: &dyn Fn(&mut HttpProbe)| {
+        let mut h = HttpProbe::default();
+        f(&mut h);
+        validate::check(&base_check(Probe::Http(h)))
+    };
+    http(&|h| h.follow_redirects = 5).unwrap();
+    fails_on(
+        http(&|h| h.follow_redirects = 6),
+        "probe.followRedirects",
+        "between 0 and 5",
+    );
+    fails_on(
+        http(&|h| h.body_contains = Some(String::new())),
+        "probe.bodyContains",
+        "1 to 1024 bytes",
+    );
+    fails_on(
+        http(&|h| h.body_contains = Some("x".repeat(1025))),
+        "probe.bodyContains",
+        "1 to 1024 bytes",
+    );
+}
+
+#[test]
+fn dns_check_rules() {
+    let dns = |f: &dyn Fn(&mut DnsProbe)| {
+        let mut d = DnsProbe::new("www.example.test");
+        f(&mut d);
+        validate::check(&base_check(Probe::Dns(d)))
+    };
+    dns(&|_| {}).unwrap();
+    dns(&|d| d.query_type = "txt".into()).unwrap();
+    fails_on(
+        dns(&|d| d.query_name = "bad name".into()),
+        "probe.queryName",
+        "DNS name",
+    );
+    fails_on(
+        dns(&|d| d.query_type = "AXFR".into()),
+        "probe.queryType",
+        "not a transfer",
+    );
+    fails_on(
+        dns(&|d| d.query_type = "NOPE".into()),
+        "probe.queryType",
+        "record type",
+    );
+    fails_on(
+        dns(&|d| d.expected_rcodes.clear()),
+        "probe.expectedRcodes",
+        "1 to 8",
+    );
+    fails_on(
+        dns(&|d| d.expected_rcodes = vec!["NOERROR".into(), "FINE".into()]),
+        "probe.expectedRcodes[1]",
+        "response code",
+    );
+    fails_on(
+        dns(&|d| d.expect_answer = Some(String::new())),
+        "probe.expectAnswer",
+        "1 to 1024",
+    );
+}
+
+#[test]
+fn grpc_check_rules() {
+    let grpc = |f: &dyn Fn(&mut GrpcProbe)| {
+        let mut g = GrpcProbe::default();
+        f(&mut g);
+        validate::check(&base_check(Probe::Grpc(g)))
+    };
+    grpc(&|g| g.service = "pkg.v1.Service".into()).unwrap();
+    fails_on(
+        grpc(&|g| g.service = "a b".into()),
+        "probe.service",
+        "letters, digits",
+    );
+    fails_on(
+        grpc(&|g| g.tls_server_name = Some("api.test".into())),
+        "probe.tlsServerName",
+        "tls: true",
+    );
+    fails_on(
+        grpc(&|g| {
+            g.tls = true;
+            g.tls_server_name = Some("bad name".into());
+        }),
+        "probe.tlsServerName",
+        "DNS name",
+    );
+}
+
+#[test]
+fn stream_check_rules() {
+    // A UDP check may send nothing (seed 002).
+    validate::check(&base_check(Probe::Udp(StreamProbe::default()))).unwrap();
+    let hex = |send: &str, expect: Option<&str>| {
+        validate::check(&base_check(Probe::Tcp(StreamProbe {
+            send: send.into(),
+            expect: expect.map(Into::into),
+        })))
+    };
+    hex("hex:00 ff 0a", Some("hex:ff00")).unwrap();
+    fails_on(hex("hex:0g", None), "probe.send", "hexadecimal");
+    fails_on(hex("hex:abc", None), "probe.send", "hexadecimal");
+    fails_on(hex("x", Some("hex:")), "probe.expect", "at least one byte");
+    fails_on(
+        hex(&format!("hex:{}", "00".repeat(4097)), None),
         "probe.send",
-        "UDP",
+        "at most 4096",
     );
     let bad = StreamProbe {
         send: "PING".into(),

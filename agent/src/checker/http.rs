@@ -1,15 +1,19 @@
 //! HTTP and HTTPS checks on hyper's connection API: one fresh connection per
-//! probe to exactly the target address (a pooled connection never hides a
-//! dead server), SNI and Host chosen by the check, redirects never followed,
-//! at most 64 KiB of body read.
+//! request to exactly the target address (a pooled connection never hides a
+//! dead server), SNI and Host chosen by the check, at most 64 KiB of body
+//! read. Redirects are followed only when the check asks (`followRedirects`,
+//! at most 5); every hop's address is resolved and checked against the
+//! deny-list before anything connects to it.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use gslb_shared::{FailReason, HttpProbe, Probe};
+use gslb_proto::link::resolve::Resolver;
+use gslb_shared::{DnsName, FailReason, HttpProbe, Probe};
 use http_body_util::{BodyExt, Empty};
 use hyper::Request;
+use hyper::body::Incoming;
 use hyper::header::{HOST, HeaderName, HeaderValue, USER_AGENT};
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
@@ -19,6 +23,7 @@ use tokio_rustls::TlsConnector;
 use super::tls::ProbeTls;
 use super::{Checker, Failure, Outcome, ProbeFuture};
 use crate::checker::destination::DenyList;
+use crate::metrics::CertExpiry;
 use crate::target::Target;
 
 /// Most body bytes read for the body expression.
@@ -29,12 +34,21 @@ pub const MAX_BODY: usize = 64 * 1024;
 pub struct HttpChecker {
     tls: ProbeTls,
     deny: Arc<DenyList>,
+    resolver: Resolver,
+    certs: CertExpiry,
 }
 
 impl HttpChecker {
-    /// A checker using these TLS settings for HTTPS and never reaching `deny`.
-    pub fn new(tls: ProbeTls, deny: Arc<DenyList>) -> Self {
-        Self { tls, deny }
+    /// A checker using these TLS settings for HTTPS, `resolver` for the
+    /// hosts redirects name, never reaching `deny`, and recording the days
+    /// left on each server certificate in `certs`.
+    pub fn new(tls: ProbeTls, deny: Arc<DenyList>, resolver: Resolver, certs: CertExpiry) -> Self {
+        Self {
+            tls,
+            deny,
+            resolver,
+            certs,
+        }
     }
 }
 
@@ -47,10 +61,25 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Where one request of a probe goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hop {
+    https: bool,
+    address: IpAddr,
+    port: u16,
+    /// The Host header.
+    host: String,
+    /// The TLS server name; `None` uses the address.
+    sni: Option<String>,
+    path: String,
+    method: String,
+    /// Whether the check's own headers go along (not to another host).
+    own_headers: bool,
+}
+
 /// The Host header: the check's own, else its TLS server name, else the
 /// member's hostname, else the address (with the port when not default).
 fn host_header(http: &HttpProbe, target: &Target, https: bool) -> String {
-    let (address, port) = (target.address, target.port);
     if let Some(h) = http
         .headers
         .iter()
@@ -58,12 +87,22 @@ fn host_header(http: &HttpProbe, target: &Target, https: bool) -> String {
     {
         return h.value.clone();
     }
-    let host = match (&http.tls_server_name, &target.hostname, address) {
-        (Some(name), _, _) => name.clone(),
-        (None, Some(name), _) => name.to_string(),
-        (None, None, IpAddr::V6(v6)) => format!("[{v6}]"),
-        (None, None, IpAddr::V4(v4)) => v4.to_string(),
+    let host = match (&http.tls_server_name, &target.hostname) {
+        (Some(name), _) => name.clone(),
+        (None, Some(name)) => name.to_string(),
+        (None, None) => ip_host(target.address),
     };
+    with_port(host, target.port, https)
+}
+
+fn ip_host(address: IpAddr) -> String {
+    match address {
+        IpAddr::V6(v6) => format!("[{v6}]"),
+        IpAddr::V4(v4) => v4.to_string(),
+    }
+}
+
+fn with_port(host: String, port: u16, https: bool) -> String {
     let default_port = if https { 443 } else { 80 };
     if port == default_port {
         host
@@ -72,7 +111,25 @@ fn host_header(http: &HttpProbe, target: &Target, https: bool) -> String {
     }
 }
 
-fn tls_failure(err: std::io::Error) -> Failure {
+fn first_hop(http: &HttpProbe, target: &Target, https: bool) -> Hop {
+    // The check's server name, else the member's hostname (a CDN or load
+    // balancer serves the certificate of its name).
+    let sni = (http.tls_server_name.clone())
+        .or_else(|| target.hostname.as_ref().map(ToString::to_string));
+    Hop {
+        https,
+        address: target.address,
+        port: target.port,
+        host: host_header(http, target, https),
+        sni,
+        path: http.path.clone(),
+        method: http.method.clone(),
+        own_headers: true,
+    }
+}
+
+/// A TLS handshake's failure: `tls` when rustls refused, else the I/O error.
+pub fn tls_failure(err: std::io::Error) -> Failure {
     let is_tls = err
         .get_ref()
         .is_some_and(|inner| inner.is::<rustls::Error>());
@@ -91,50 +148,221 @@ impl Checker for HttpChecker {
                 Probe::Https(h) => (true, h),
                 _ => return Err(Failure::new(FailReason::Other, "not an http check")),
             };
-            let tcp = super::connect_tcp(SocketAddr::new(target.address, target.port), &self.deny)
-                .await?;
-            let _ = tcp.set_nodelay(true);
-            super::tcp::reset_on_close(&tcp);
-            let host = host_header(http, target, https);
-            if !https {
-                return exchange(tcp, http, &host, target, &self.deny).await;
+            let mut hop = first_hop(http, target, https);
+            let mut followed = 0u8;
+            loop {
+                let (response, connection) = self.request(&hop, http, target).await?;
+                let status = response.status().as_u16();
+                if accepted(http, status) {
+                    return body_matches(response, http, target, connection).await;
+                }
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let location = match location {
+                    Some(to) if (300..=399).contains(&status) => to,
+                    _ => return Err(Failure::new(FailReason::Status, format!("status {status}"))),
+                };
+                if followed >= http.follow_redirects {
+                    return Err(self.unfollowed(status, &location, http.follow_redirects));
+                }
+                followed += 1;
+                hop = self.next_hop(&hop, status, &location, followed).await?;
             }
-            // The check's server name, else the member's hostname (a CDN
-            // or load balancer serves the certificate of its name).
-            let sni = (http.tls_server_name.clone())
-                .or_else(|| target.hostname.as_ref().map(ToString::to_string));
-            let name = match sni {
-                Some(sni) => ServerName::try_from(sni.clone()).map_err(|e| {
-                    Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}"))
-                })?,
-                None => ServerName::IpAddress(target.address.into()),
-            };
-            let connector = TlsConnector::from(self.tls.config(http.tls_verify));
-            let stream = connector.connect(name, tcp).await.map_err(tls_failure)?;
-            exchange(stream, http, &host, target, &self.deny).await
         })
+    }
+}
+
+impl HttpChecker {
+    /// Connect to a hop and send its request; the response and the task
+    /// driving its connection (dropped, it closes the connection).
+    async fn request(
+        &self,
+        hop: &Hop,
+        http: &HttpProbe,
+        target: &Target,
+    ) -> Result<(hyper::Response<Incoming>, AbortOnDrop), Failure> {
+        let tcp = super::connect_tcp(SocketAddr::new(hop.address, hop.port), &self.deny).await?;
+        let _ = tcp.set_nodelay(true);
+        super::tcp::reset_on_close(&tcp);
+        if !hop.https {
+            return exchange(tcp, hop, http).await;
+        }
+        let name = match &hop.sni {
+            Some(sni) => ServerName::try_from(sni.clone())
+                .map_err(|e| Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}")))?,
+            None => ServerName::IpAddress(hop.address.into()),
+        };
+        let connector = TlsConnector::from(self.tls.config(http.tls_verify));
+        let stream = connector.connect(name, tcp).await.map_err(tls_failure)?;
+        if let Some(leaf) = stream
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|c| c.first())
+        {
+            self.certs.record(target.key, leaf);
+        }
+        exchange(stream, hop, http).await
+    }
+
+    /// The failure of a redirect the check does not follow (any more).
+    fn unfollowed(&self, status: u16, location: &str, limit: u8) -> Failure {
+        // One that points at a denied address is reported as what it is,
+        // an attempt to reach it.
+        if let Some(why) = redirect_ip(location).and_then(|ip| self.deny.denied_ip(ip)) {
+            return Failure::new(
+                FailReason::DeniedDestination,
+                format!("status {status} redirects to a denied destination ({why}); not followed"),
+            );
+        }
+        let detail = if limit == 0 {
+            format!("status {status} (redirect to {location}, not followed)")
+        } else {
+            format!("status {status} (redirect to {location}): more than {limit} redirects")
+        };
+        Failure::new(FailReason::Status, detail)
+    }
+
+    /// Where a redirect leads: its host resolved (a name) and every address
+    /// checked against the deny-list, its path checked like a check's.
+    async fn next_hop(
+        &self,
+        from: &Hop,
+        status: u16,
+        location: &str,
+        n: u8,
+    ) -> Result<Hop, Failure> {
+        let bad = |why: String| {
+            Failure::new(
+                FailReason::Protocol,
+                format!("redirect {n} to {location:?}: {why}"),
+            )
+        };
+        let method = if status == 303 && from.method != "HEAD" {
+            "GET".to_owned()
+        } else {
+            from.method.clone()
+        };
+        let absolute = location.split('/').next().is_some_and(|s| s.ends_with(':'));
+        if !absolute && !location.starts_with("//") {
+            // A reference on the same server: a path, or relative to the
+            // directory of the current one.
+            let path = if location.starts_with('/') {
+                location.to_owned()
+            } else {
+                relative(&from.path, location)
+            };
+            gslb_shared::validate::http_path(&path).map_err(|e| bad(e.to_string()))?;
+            return Ok(Hop {
+                path,
+                method,
+                ..from.clone()
+            });
+        }
+        let full = if absolute {
+            location.to_owned()
+        } else {
+            let scheme = if from.https { "https:" } else { "http:" };
+            format!("{scheme}{location}")
+        };
+        let uri: hyper::Uri = full.parse().map_err(|e| bad(format!("{e}")))?;
+        let path = uri
+            .path_and_query()
+            .map_or("/", |pq| pq.as_str())
+            .to_owned();
+        gslb_shared::validate::http_path(&path).map_err(|e| bad(e.to_string()))?;
+        let host = uri.host().ok_or_else(|| bad("no host".into()))?;
+        let https = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            other => return Err(bad(format!("scheme {other:?} is not http or https"))),
+        };
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let literal = host.trim_start_matches('[').trim_end_matches(']');
+        let (address, sni) = match literal.parse::<IpAddr>() {
+            Ok(ip) => (ip, None),
+            Err(_) => {
+                let name = DnsName::parse(literal).map_err(|e| bad(e.to_string()))?;
+                let resolved = self.resolver.lookup(&name).await.map_err(|e| {
+                    Failure::new(FailReason::Resolve, format!("redirect {n}: resolve {e}"))
+                })?;
+                for &ip in &resolved.addresses {
+                    if let Some(why) = self.deny.denied_ip(ip) {
+                        return Err(Failure::new(
+                            FailReason::DeniedDestination,
+                            format!(
+                                "redirect {n}: {name} resolved to a denied destination ({why}); not followed"
+                            ),
+                        ));
+                    }
+                }
+                let first = resolved.addresses.first().copied().ok_or_else(|| {
+                    Failure::new(
+                        FailReason::Resolve,
+                        format!("redirect {n}: {name} has no address"),
+                    )
+                })?;
+                (first, Some(name.to_string()))
+            }
+        };
+        if let Some(why) = self.deny.denied_ip(address) {
+            return Err(Failure::new(
+                FailReason::DeniedDestination,
+                format!("status {status} redirects to a denied destination ({why}); not followed"),
+            ));
+        }
+        let host_name = sni.clone().unwrap_or_else(|| ip_host(address));
+        let same_host = https == from.https && port == from.port && address == from.address;
+        Ok(Hop {
+            https,
+            address,
+            port,
+            host: with_port(host_name, port, https),
+            sni,
+            path,
+            method,
+            own_headers: from.own_headers && same_host,
+        })
+    }
+}
+
+/// A relative reference resolved against the directory of `base`.
+fn relative(base: &str, reference: &str) -> String {
+    let path = base.split('?').next().unwrap_or("/");
+    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    format!("{}{reference}", if dir.is_empty() { "/" } else { dir })
+}
+
+fn accepted(http: &HttpProbe, status: u16) -> bool {
+    if http.expected_status.is_empty() {
+        (200..=299).contains(&status)
+    } else {
+        http.expected_status
+            .iter()
+            .any(|r| (r.from..=r.to).contains(&status))
     }
 }
 
 async fn exchange<S>(
     io: S,
+    hop: &Hop,
     http: &HttpProbe,
-    host: &str,
-    target: &Target,
-    deny: &DenyList,
-) -> Outcome
+) -> Result<(hyper::Response<Incoming>, AbortOnDrop), Failure>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
         .map_err(|e| http_error("handshake", &e))?;
-    let _connection = AbortOnDrop(tokio::spawn(async move {
+    let connection = AbortOnDrop(tokio::spawn(async move {
         let _ = connection.await;
     }));
     let mut request = Request::builder()
-        .method(http.method.as_str())
-        .uri(http.path.as_str());
+        .method(hop.method.as_str())
+        .uri(hop.path.as_str());
     let headers = request
         .headers_mut()
         .ok_or_else(|| Failure::new(FailReason::Other, "invalid request"))?;
@@ -142,16 +370,16 @@ where
         HeaderValue::from_str(v)
             .map_err(|e| Failure::new(FailReason::Other, format!("header: {e}")))
     };
-    headers.insert(HOST, value(host)?);
+    headers.insert(HOST, value(&hop.host)?);
     headers.insert(
         USER_AGENT,
         HeaderValue::from_static(concat!("gslb-agent/", env!("CARGO_PKG_VERSION"))),
     );
-    for h in http
+    let own = http
         .headers
         .iter()
-        .filter(|h| !h.name.eq_ignore_ascii_case("host"))
-    {
+        .filter(|h| hop.own_headers && !h.name.eq_ignore_ascii_case("host"));
+    for h in own {
         let name = HeaderName::from_bytes(h.name.as_bytes())
             .map_err(|e| Failure::new(FailReason::Other, format!("header {}: {e}", h.name)))?;
         headers.append(name, value(&h.value)?);
@@ -163,41 +391,21 @@ where
         .send_request(request)
         .await
         .map_err(|e| http_error("request", &e))?;
-    let status = response.status().as_u16();
-    let accepted = if http.expected_status.is_empty() {
-        (200..=299).contains(&status)
-    } else {
-        http.expected_status
-            .iter()
-            .any(|r| (r.from..=r.to).contains(&status))
-    };
-    if !accepted {
-        let location = response
-            .headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        // Redirects are never followed; one that points at a denied
-        // address is reported as what it is, an attempt to reach it.
-        if let Some(why) = location
-            .as_deref()
-            .and_then(redirect_ip)
-            .and_then(|ip| deny.denied_ip(ip))
-        {
-            return Err(Failure::new(
-                FailReason::DeniedDestination,
-                format!("status {status} redirects to a denied destination ({why}); not followed"),
-            ));
-        }
-        let detail = match location {
-            Some(to) => format!("status {status} (redirect to {to}, not followed)"),
-            None => format!("status {status}"),
-        };
-        return Err(Failure::new(FailReason::Status, detail));
-    }
-    let Some(pattern) = &target.pattern else {
+    Ok((response, connection))
+}
+
+/// Read at most [`MAX_BODY`] bytes when the check matches the body, and
+/// match them.
+async fn body_matches(
+    response: hyper::Response<Incoming>,
+    http: &HttpProbe,
+    target: &Target,
+    _connection: AbortOnDrop,
+) -> Outcome {
+    let contains = http.body_contains.as_deref().map(str::as_bytes);
+    if target.pattern.is_none() && contains.is_none() {
         return Ok(());
-    };
+    }
     let mut body = response.into_body();
     let mut seen = Vec::with_capacity(1024);
     while seen.len() < MAX_BODY {
@@ -212,14 +420,26 @@ where
             None => break,
         }
     }
-    if pattern.is_match(&seen) {
-        Ok(())
-    } else {
-        Err(Failure::new(
+    if let Some(pattern) = &target.pattern
+        && !pattern.is_match(&seen)
+    {
+        return Err(Failure::new(
             FailReason::BodyMismatch,
             format!("body ({} bytes read) did not match", seen.len()),
-        ))
+        ));
     }
+    if let Some(text) = contains
+        && !seen.windows(text.len()).any(|w| w == text)
+    {
+        return Err(Failure::new(
+            FailReason::BodyMismatch,
+            format!(
+                "body ({} bytes read) does not contain the expected text",
+                seen.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The IP literal an absolute `Location` points at, if it names one.
@@ -290,5 +510,12 @@ mod tests {
             value: "x.test".into(),
         });
         assert_eq!(host_header(&h, &at("::1", 443, None), true), "x.test");
+    }
+
+    #[test]
+    fn relative_references_resolve_against_the_directory() {
+        assert_eq!(relative("/a/b?x=1", "c"), "/a/c");
+        assert_eq!(relative("/", "c?d"), "/c?d");
+        assert_eq!(relative("/a/", "c"), "/a/c");
     }
 }

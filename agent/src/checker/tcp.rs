@@ -25,8 +25,8 @@ pub struct TcpChecker {
 impl Checker for TcpChecker {
     fn probe<'a>(&'a self, target: &'a Target) -> ProbeFuture<'a> {
         Box::pin(async move {
-            let send = match &target.check.probe {
-                Probe::Tcp(s) => s.send.as_bytes(),
+            let send: &[u8] = match &target.check.probe {
+                Probe::Tcp(_) => &target.payload,
                 _ => b"",
             };
             let mut stream =

@@ -11,13 +11,17 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-/// The two client configurations HTTPS probes use.
+/// The client configurations HTTPS and gRPC probes use.
 #[derive(Debug, Clone)]
 pub struct ProbeTls {
     /// Verifies the server certificate and name.
     pub verifying: Arc<ClientConfig>,
     /// Still checks handshake signatures, but trusts any certificate.
     pub insecure: Arc<ClientConfig>,
+    /// `verifying` offering HTTP/2 (gRPC).
+    pub verifying_h2: Arc<ClientConfig>,
+    /// `insecure` offering HTTP/2 (gRPC).
+    pub insecure_h2: Arc<ClientConfig>,
 }
 
 /// A TLS setup failure.
@@ -79,10 +83,26 @@ impl ProbeTls {
             .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider.clone())))
             .with_no_client_auth();
         insecure.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let h2 = |config: &ClientConfig| {
+            let mut config = config.clone();
+            config.alpn_protocols = vec![b"h2".to_vec()];
+            Arc::new(config)
+        };
         Ok(Self {
+            verifying_h2: h2(&verifying),
+            insecure_h2: h2(&insecure),
             verifying: Arc::new(verifying),
             insecure: Arc::new(insecure),
         })
+    }
+
+    /// The HTTP/2 configuration for a gRPC check's `tlsVerify` setting.
+    pub fn config_h2(&self, verify: bool) -> Arc<ClientConfig> {
+        if verify {
+            self.verifying_h2.clone()
+        } else {
+            self.insecure_h2.clone()
+        }
     }
 
     /// The configuration for a check's `tlsVerify` setting.

@@ -1,5 +1,9 @@
 //! UDP: send the payload, wait for a reply, match it. A connected socket
 //! turns an ICMP port-unreachable into `refused`.
+//!
+//! A check with no payload and no expected reply sends an empty datagram
+//! and passes on any reply, or on silence: no ICMP port-unreachable within
+//! three quarters of the timeout (the rest is left for the scheduler).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -26,6 +30,7 @@ impl Checker for UdpChecker {
             let Probe::Udp(stream) = &target.check.probe else {
                 return Err(Failure::new(FailReason::Other, "not a udp check"));
             };
+            let silence_passes = target.payload.is_empty() && stream.expect.is_none();
             let local: IpAddr = if target.address.is_ipv4() {
                 Ipv4Addr::UNSPECIFIED.into()
             } else {
@@ -43,14 +48,20 @@ impl Checker for UdpChecker {
             self.deny
                 .check(socket.peer_addr().map_err(|e| Failure::io("connect", &e))?)?;
             socket
-                .send(stream.send.as_bytes())
+                .send(&target.payload)
                 .await
                 .map_err(|e| Failure::io("send", &e))?;
             let mut reply = vec![0u8; 64 * 1024];
-            let n = socket
-                .recv(&mut reply)
-                .await
-                .map_err(|e| Failure::io("recv", &e))?;
+            let received = socket.recv(&mut reply);
+            let n = if silence_passes {
+                let quiet = target.check.timeout.mul_f64(0.75);
+                match tokio::time::timeout(quiet, received).await {
+                    Err(_) => return Ok(()),
+                    Ok(n) => n.map_err(|e| Failure::io("recv", &e))?,
+                }
+            } else {
+                received.await.map_err(|e| Failure::io("recv", &e))?
+            };
             match &target.pattern {
                 Some(pattern) if !pattern.is_match(&reply[..n]) => Err(Failure::new(
                     FailReason::BodyMismatch,

@@ -56,19 +56,30 @@ pub fn target(probe: Probe, port: u16) -> Target {
 }
 
 pub fn context(tls: Option<ProbeTls>) -> Arc<ProbeContext> {
+    context_with(tls, no_resolver())
+}
+
+/// A context whose checkers and hostname targets use `resolver`.
+pub fn context_with(
+    tls: Option<ProbeTls>,
+    resolver: gslb_proto::link::resolve::Resolver,
+) -> Arc<ProbeContext> {
     let tls = tls.unwrap_or_else(|| ProbeTls::new(None, true).unwrap());
+    let metrics = Metrics::new();
     Arc::new(ProbeContext {
         registry: Registry::builtin(
             tls,
             Arc::new(DenyList::new(
                 gslb_agent::checker::destination::default_ranges(),
             )),
+            resolver.clone(),
+            metrics.cert_expiry.clone(),
         ),
         limit: tokio::sync::Semaphore::new(64),
         buffer: Arc::new(ResultBuffer::new(10_000, 100)),
         clock: Clock::system(),
-        metrics: Metrics::new(),
-        resolver: no_resolver(),
+        metrics,
+        resolver,
     })
 }
 

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use gslb_shared::validate::ValidationError;
 use gslb_shared::{
-    Check, CheckId, FlapDamping, Header, HttpProbe, LocationId, Probe, StatusRange, StreamProbe,
+    Check, CheckId, DnsProbe, DnsTransport, FlapDamping, GrpcProbe, Header, HttpProbe, LocationId,
+    Probe, StatusRange, StreamProbe,
 };
 
 use super::{bad, ip, millis, u16_field};
@@ -33,6 +34,8 @@ fn http_to_pb(h: &HttpProbe) -> pb::HttpProbe {
         body_regex: h.body_regex.clone(),
         tls_server_name: h.tls_server_name.clone(),
         tls_verify: h.tls_verify,
+        body_contains: h.body_contains.clone(),
+        follow_redirects: u32::from(h.follow_redirects),
     }
 }
 
@@ -61,9 +64,56 @@ fn http_from_pb(h: pb::HttpProbe) -> Result<HttpProbe, ValidationError> {
             })
             .collect::<Result<_, ValidationError>>()?,
         body_regex: h.body_regex,
+        body_contains: h.body_contains,
+        // Out of range saturates, and validation then names the field.
+        follow_redirects: u8::try_from(h.follow_redirects).unwrap_or(u8::MAX),
         tls_server_name: h.tls_server_name,
         tls_verify: h.tls_verify,
     })
+}
+
+fn dns_to_pb(d: &DnsProbe) -> pb::DnsProbe {
+    pb::DnsProbe {
+        query_name: d.query_name.clone(),
+        query_type: d.query_type.clone(),
+        tcp: d.transport == DnsTransport::Tcp,
+        expected_rcodes: d.expected_rcodes.clone(),
+        expect_answer: d.expect_answer.clone(),
+        recursion_desired: d.recursion_desired,
+    }
+}
+
+fn dns_from_pb(d: pb::DnsProbe) -> DnsProbe {
+    DnsProbe {
+        query_name: d.query_name,
+        query_type: d.query_type,
+        transport: if d.tcp {
+            DnsTransport::Tcp
+        } else {
+            DnsTransport::Udp
+        },
+        expected_rcodes: d.expected_rcodes,
+        expect_answer: d.expect_answer,
+        recursion_desired: d.recursion_desired,
+    }
+}
+
+fn grpc_to_pb(g: &GrpcProbe) -> pb::GrpcProbe {
+    pb::GrpcProbe {
+        service: g.service.clone(),
+        tls: g.tls,
+        tls_server_name: g.tls_server_name.clone(),
+        tls_verify: g.tls_verify,
+    }
+}
+
+fn grpc_from_pb(g: pb::GrpcProbe) -> GrpcProbe {
+    GrpcProbe {
+        service: g.service,
+        tls: g.tls,
+        tls_server_name: g.tls_server_name,
+        tls_verify: g.tls_verify,
+    }
 }
 
 fn stream_to_pb(s: &StreamProbe) -> pb::StreamProbe {
@@ -91,6 +141,8 @@ impl From<&Check> for pb::Check {
             Probe::Http(h) => P::Http(http_to_pb(h)),
             Probe::Https(h) => P::Https(http_to_pb(h)),
             Probe::Mysql => P::Mysql(pb::Empty {}),
+            Probe::Dns(d) => P::Dns(dns_to_pb(d)),
+            Probe::Grpc(g) => P::Grpc(grpc_to_pb(g)),
         };
         pb::Check {
             id: c.id.0,
@@ -112,6 +164,9 @@ impl From<&Check> for pb::Check {
                 half_life_ms: millis(d.half_life),
                 max_penalty: d.max_penalty,
             }),
+            retries: c.retries,
+            latency_threshold_ms: c.latency_threshold.map(millis),
+            inverted: c.inverted,
         }
     }
 }
@@ -132,6 +187,8 @@ impl TryFrom<pb::Check> for Check {
             P::Http(h) => Probe::Http(http_from_pb(h)?),
             P::Https(h) => Probe::Https(http_from_pb(h)?),
             P::Mysql(_) => Probe::Mysql,
+            P::Dns(d) => Probe::Dns(dns_from_pb(d)),
+            P::Grpc(g) => Probe::Grpc(grpc_from_pb(g)),
         };
         Ok(Check {
             id: CheckId(c.id),
@@ -156,6 +213,9 @@ impl TryFrom<pb::Check> for Check {
                 half_life: Duration::from_millis(d.half_life_ms),
                 max_penalty: d.max_penalty,
             }),
+            retries: c.retries,
+            latency_threshold: c.latency_threshold_ms.map(Duration::from_millis),
+            inverted: c.inverted,
         })
     }
 }

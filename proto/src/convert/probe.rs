@@ -21,6 +21,8 @@ pub fn fail_reason_to_pb(reason: Option<FailReason>) -> pb::FailReason {
         Some(FailReason::InvalidTarget) => pb::FailReason::InvalidTarget,
         Some(FailReason::DeniedDestination) => pb::FailReason::DeniedDestination,
         Some(FailReason::Resolve) => pb::FailReason::Resolve,
+        Some(FailReason::Slow) => pb::FailReason::Slow,
+        Some(FailReason::Inverted) => pb::FailReason::Inverted,
         Some(FailReason::Other) => pb::FailReason::Other,
     }
 }
@@ -43,6 +45,8 @@ pub fn fail_reason_from_pb(value: i32) -> Result<Option<FailReason>, ValidationE
             pb::FailReason::InvalidTarget => Some(FailReason::InvalidTarget),
             pb::FailReason::DeniedDestination => Some(FailReason::DeniedDestination),
             pb::FailReason::Resolve => Some(FailReason::Resolve),
+            pb::FailReason::Slow => Some(FailReason::Slow),
+            pb::FailReason::Inverted => Some(FailReason::Inverted),
             pb::FailReason::Other => Some(FailReason::Other),
         },
     )

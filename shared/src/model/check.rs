@@ -49,6 +49,21 @@ pub struct Check {
     /// Optional route-flap damping.
     #[serde(default)]
     pub damping: Option<FlapDamping>,
+    /// Extra attempts within a cycle after a failed one; the first pass
+    /// wins. Each attempt has the whole `timeout`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+    /// A pass slower than this counts as a failure with reason `slow`.
+    #[serde(
+        default,
+        with = "crate::duration::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub latency_threshold: Option<Duration>,
+    /// The check passes when the probe fails and fails when it passes
+    /// (Route 53's "inverted"); the probe's own reason is logged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inverted: bool,
 }
 
 /// The protocol of a check with its protocol-specific settings.
@@ -69,6 +84,10 @@ pub enum Probe {
     Https(HttpProbe),
     /// MySQL server greeting (protocol 10), no login.
     Mysql,
+    /// A DNS query and its reply.
+    Dns(DnsProbe),
+    /// `grpc.health.v1.Health/Check`.
+    Grpc(GrpcProbe),
 }
 
 impl Probe {
@@ -82,6 +101,8 @@ impl Probe {
             Probe::Http(_) => "http",
             Probe::Https(_) => "https",
             Probe::Mysql => "mysql",
+            Probe::Dns(_) => "dns",
+            Probe::Grpc(_) => "grpc",
         }
     }
 }
@@ -90,12 +111,132 @@ impl Probe {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StreamProbe {
-    /// Payload sent after connecting (TCP) or as the datagram (UDP).
+    /// Payload sent after connecting (TCP) or as the datagram (UDP): text,
+    /// or `hex:` and the bytes in hexadecimal.
     #[serde(default)]
     pub send: String,
-    /// Regular expression the reply must match.
+    /// What the reply must hold: a regular expression, or `hex:` and bytes
+    /// the reply must contain.
     #[serde(default)]
     pub expect: Option<String>,
+}
+
+/// The prefix that makes a TCP/UDP payload hexadecimal bytes.
+pub const HEX_PREFIX: &str = "hex:";
+
+/// A TCP/UDP payload as bytes: `hex:` payloads decoded, others as text.
+/// `Err` names what is not hexadecimal.
+pub fn payload_bytes(text: &str) -> Result<Vec<u8>, String> {
+    match text.strip_prefix(HEX_PREFIX) {
+        None => Ok(text.as_bytes().to_vec()),
+        Some(digits) => {
+            let digits: String = digits.split_whitespace().collect();
+            hex::decode(&digits).map_err(|e| format!("must be hexadecimal after \"hex:\": {e}"))
+        }
+    }
+}
+
+/// The regular expression over reply bytes an `expect` stands for: a
+/// `hex:` byte string found anywhere, or the text as an expression.
+pub fn expect_pattern(expect: &str) -> Result<String, String> {
+    if !expect.starts_with(HEX_PREFIX) {
+        return Ok(expect.to_owned());
+    }
+    let bytes = payload_bytes(expect)?;
+    if bytes.is_empty() {
+        return Err("must hold at least one byte after \"hex:\"".into());
+    }
+    let mut pattern = String::from("(?s-u)");
+    for b in bytes {
+        pattern.push_str(&format!("\\x{b:02x}"));
+    }
+    Ok(pattern)
+}
+
+/// Transport of a DNS check's query.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DnsTransport {
+    /// One datagram (a truncated reply counts as a reply).
+    #[default]
+    Udp,
+    /// A TCP connection, length-prefixed (RFC 1035 4.2.2).
+    Tcp,
+}
+
+/// Settings of DNS checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DnsProbe {
+    /// The name asked for.
+    pub query_name: String,
+    /// The record type asked for (`A`, `AAAA`, `TXT`, `SOA`, …; default `A`).
+    #[serde(default = "default_query_type")]
+    pub query_type: String,
+    /// UDP (default) or TCP.
+    #[serde(default)]
+    pub transport: DnsTransport,
+    /// Accepted response codes (default `NOERROR`).
+    #[serde(default = "default_rcodes")]
+    pub expected_rcodes: Vec<String>,
+    /// The answer must hold this address (an A/AAAA record equal to it) or,
+    /// when not an address, a record whose data contains this text.
+    #[serde(default)]
+    pub expect_answer: Option<String>,
+    /// Set the RD bit (for checking a recursive resolver; default off).
+    #[serde(default)]
+    pub recursion_desired: bool,
+}
+
+fn default_query_type() -> String {
+    "A".into()
+}
+
+fn default_rcodes() -> Vec<String> {
+    vec!["NOERROR".into()]
+}
+
+impl DnsProbe {
+    /// A check of `name` with the defaults (A over UDP, NOERROR).
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            query_name: name.into(),
+            query_type: default_query_type(),
+            transport: DnsTransport::Udp,
+            expected_rcodes: default_rcodes(),
+            expect_answer: None,
+            recursion_desired: false,
+        }
+    }
+}
+
+/// Settings of gRPC health checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GrpcProbe {
+    /// The service asked about; empty asks about the server as a whole.
+    #[serde(default)]
+    pub service: String,
+    /// Connect over TLS (HTTP/2 negotiated with ALPN).
+    #[serde(default)]
+    pub tls: bool,
+    /// TLS server name; defaults to the member's hostname or address.
+    #[serde(default)]
+    pub tls_server_name: Option<String>,
+    /// Verify the server certificate (with `tls`).
+    #[serde(default = "default_true")]
+    pub tls_verify: bool,
+}
+
+impl Default for GrpcProbe {
+    fn default() -> Self {
+        Self {
+            service: String::new(),
+            tls: false,
+            tls_server_name: None,
+            tls_verify: true,
+        }
+    }
 }
 
 /// Settings of HTTP and HTTPS checks.
@@ -111,13 +252,20 @@ pub struct HttpProbe {
     /// Extra request headers.
     #[serde(default)]
     pub headers: Vec<Header>,
-    /// Accepted status codes; empty means 200–299 (a redirect fails unless
-    /// listed: probes never follow one).
+    /// Accepted status codes; empty means 200–299 (a redirect that is not
+    /// followed fails unless listed).
     #[serde(default)]
     pub expected_status: Vec<StatusRange>,
     /// Regular expression over the first 64 KiB of the body.
     #[serde(default)]
     pub body_regex: Option<String>,
+    /// Text the first 64 KiB of the body must contain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_contains: Option<String>,
+    /// Redirects followed (at most 5; default 0: none). Every hop is
+    /// resolved and checked against the deny-list before connecting.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub follow_redirects: u8,
     /// TLS server name (SNI) for HTTPS; defaults to the member address.
     #[serde(default)]
     pub tls_server_name: Option<String>,
@@ -128,6 +276,14 @@ pub struct HttpProbe {
 
 fn default_true() -> bool {
     true
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn default_method() -> String {
@@ -146,6 +302,8 @@ impl Default for HttpProbe {
             headers: Vec::new(),
             expected_status: Vec::new(),
             body_regex: None,
+            body_contains: None,
+            follow_redirects: 0,
             tls_server_name: None,
             tls_verify: true,
         }
@@ -218,6 +376,9 @@ impl Check {
             probe_address: None,
             control: false,
             damping: None,
+            retries: 0,
+            latency_threshold: None,
+            inverted: false,
         }
     }
 

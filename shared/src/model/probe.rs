@@ -30,6 +30,10 @@ pub enum FailReason {
     DeniedDestination,
     /// A hostname target did not resolve (no address, or no answer).
     Resolve,
+    /// The probe passed, but slower than the check's latency threshold.
+    Slow,
+    /// The probe passed on an inverted check (it expects failure).
+    Inverted,
     /// Anything else.
     Other,
 }
@@ -49,6 +53,8 @@ impl FailReason {
             FailReason::InvalidTarget => "invalid-target",
             FailReason::DeniedDestination => "denied-destination",
             FailReason::Resolve => "resolve",
+            FailReason::Slow => "slow",
+            FailReason::Inverted => "inverted",
             FailReason::Other => "other",
         }
     }
