@@ -128,6 +128,7 @@ impl Scheduler {
             if let Some(r) = self.running.remove(key) {
                 // Stops the next probe and any probe in flight.
                 r.task.abort();
+                self.ctx.metrics.cert_expiry.forget(*key);
             }
         }
         self.update_gauges();
@@ -184,7 +185,10 @@ async fn run_target(
     ctx: Arc<ProbeContext>,
 ) {
     // An invalid interval still needs a sane cadence for its invalid-target reports.
-    let interval = interval.clamp(Duration::from_millis(500), Duration::from_secs(3600));
+    let interval = interval.clamp(
+        gslb_shared::validate::MIN_INTERVAL,
+        gslb_shared::validate::MAX_INTERVAL,
+    );
     let offset = phase_offset(key, interval);
     let (mut cycle, _) = next_slot(ctx.clock.now_ms(), interval, offset);
     loop {

@@ -1,6 +1,7 @@
 //! Failover timing of the whole mesh (scripts/bench-failover.sh): one
 //! aggregator, three agents, one edge and two demo backends on loopback,
-//! an HTTP check with interval 1 s and timeout 500 ms. The backend is
+//! an HTTP check every INTERVAL_MS (default 200) with TIMEOUT_MS (default
+//! 100): the 100 ms floor's settings. The backend is
 //! killed KILLS times (default 50) at a random point of the check cycle;
 //! each time we measure, by querying the edge every 2 ms, the time from the
 //! kill until the edge stops answering it, and from its restart (listening
@@ -18,10 +19,15 @@ use gslb_e2e::catalog::{a_record, http_check, member, pool};
 use gslb_e2e::dns::query_a;
 use gslb_e2e::{Backend, LocalMesh, ZONE, wait_until};
 
-const INTERVAL_MS: u64 = 1000;
-const TIMEOUT_MS: u64 = 500;
+/// A timing from the environment, or its default.
+fn env_ms(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
-fn config(target: &Backend, kept: &Backend) -> String {
+fn config(target: &Backend, kept: &Backend, interval_ms: u64, timeout_ms: u64) -> String {
     let members = [
         member("target", target.addr, ""),
         member("kept", kept.addr, ""),
@@ -30,8 +36,8 @@ fn config(target: &Backend, kept: &Backend) -> String {
         "{ZONE}{}{}{}",
         http_check(
             "http",
-            &format!("{INTERVAL_MS}ms"),
-            &format!("{TIMEOUT_MS}ms")
+            &format!("{interval_ms}ms"),
+            &format!("{timeout_ms}ms")
         ),
         pool("web", Some("http"), "", &members),
         a_record("www.example.test", &["web"])
@@ -58,8 +64,8 @@ fn until_answered(dns: SocketAddr, target: Ipv4Addr, answered: bool) -> Duration
 
 /// A random pause within one check interval, so kills and restores land
 /// at every phase of the probe cycle.
-fn random_phase() {
-    std::thread::sleep(Duration::from_millis(rand::random_range(0..INTERVAL_MS)));
+fn random_phase(interval_ms: u64) {
+    std::thread::sleep(Duration::from_millis(rand::random_range(0..interval_ms)));
 }
 
 fn summary(name: &str, mut samples: Vec<Duration>) -> Duration {
@@ -82,11 +88,12 @@ fn main() {
         .ok()
         .and_then(|k| k.parse().ok())
         .unwrap_or(50);
+    let (interval_ms, timeout_ms) = (env_ms("INTERVAL_MS", 200), env_ms("TIMEOUT_MS", 100));
     let mut target = Backend::start(None, "127.0.9.1:0");
     let kept = Backend::start(None, "127.0.9.2:0");
     let mesh = LocalMesh::start(
         "failover-bench",
-        &config(&target, &kept),
+        &config(&target, &kept, interval_ms, timeout_ms),
         &[("fra1", "eu"), ("iad1", "us"), ("sin1", "ap")],
     );
     let ip: Ipv4Addr = "127.0.9.1".parse().unwrap();
@@ -96,14 +103,14 @@ fn main() {
     let hang = std::env::var("MODE").is_ok_and(|m| m == "hang");
     let (mut down, mut up) = (Vec::new(), Vec::new());
     for i in 0..kills {
-        random_phase();
+        random_phase(interval_ms);
         if hang {
             target.pause();
         } else {
             target.kill();
         }
         down.push(until_answered(mesh.dns, ip, false));
-        random_phase();
+        random_phase(interval_ms);
         if hang {
             target.resume();
         } else {
@@ -116,7 +123,7 @@ fn main() {
     }
 
     println!(
-        "failover ({}): {kills} kills, HTTP check interval {INTERVAL_MS} ms, timeout {TIMEOUT_MS} ms, 3 locations, edge polled every 2 ms",
+        "failover ({}): {kills} kills, HTTP check interval {interval_ms} ms, timeout {timeout_ms} ms, 3 locations, edge polled every 2 ms",
         if hang {
             "backend frozen, checks time out"
         } else {
@@ -125,9 +132,11 @@ fn main() {
     );
     let p99_down = summary("kill", down);
     let p99_up = summary("restore", up);
-    let target_ms = INTERVAL_MS + TIMEOUT_MS + 200;
+    // Issue 22's targets at 200/100 ms: 400 ms refused, 500 ms frozen (a
+    // frozen backend's probe takes the whole timeout).
+    let target_ms = 2 * interval_ms + if hang { timeout_ms } else { 0 };
     println!(
-        "bound    interval + timeout + cycle close + push = {INTERVAL_MS} + {TIMEOUT_MS} + close + push ms; target p99 <= {target_ms} ms: kill {} restore {}",
+        "bound    interval + timeout + cycle close + push = {interval_ms} + {timeout_ms} + close + push ms; target p99 <= {target_ms} ms: kill {} restore {}",
         verdict(p99_down, target_ms),
         verdict(p99_up, target_ms)
     );
