@@ -332,11 +332,13 @@ impl Responder {
         self.chosen.clear();
         self.chosen.extend_from_slice(&decision.chosen);
         let d = &dynamic.record;
+        // Sticky sets are never templated: their order is the client's.
         steer(
             &mut self.chosen,
             d.steering,
             d.first_n,
             *rotation,
+            None,
             &mut self.rng,
         );
         // The template holds every candidate; the answer only the kept ones.

@@ -1,5 +1,5 @@
 //! Selection throughput: one answer for a 16-member pool with geo branches,
-//! weighted steering and firstN = 2.
+//! weighted, round-robin and sticky steering.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::HashMap;
@@ -69,6 +69,7 @@ fn bench(c: &mut Criterion) {
                 family: Family::V4,
                 region: Some(&region),
                 rotation,
+                affinity: None,
             };
             let (_, answers) = selector.select(&index, &record, q, &mut rng, None);
             black_box(answers.len())
@@ -85,13 +86,73 @@ fn bench(c: &mut Criterion) {
                 family: Family::V4,
                 region: Some(&region),
                 rotation,
+                affinity: None,
             };
             let (_, answers) = selector.select(&index, &rr, q, &mut rng, None);
+            black_box(answers.len())
+        });
+    });
+    // Sticky: a different client subnet every query (the key hashed from
+    // its address, as the edge does).
+    group.bench_function("geo_sticky_first2_pool16", |b| {
+        let mut sticky = record.clone();
+        sticky.steering = Steering::Sticky;
+        let mut client = 0u32;
+        b.iter(|| {
+            client = client.wrapping_add(256);
+            let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::from(client));
+            let q = Query {
+                family: Family::V4,
+                region: Some(&region),
+                rotation: 0,
+                affinity: Some(gslb_shared::selection::affinity(ip, None).0),
+            };
+            let (_, answers) = selector.select(&index, &sticky, q, &mut rng, None);
             black_box(answers.len())
         });
     });
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// What an edge does per query: steps 1–7 are decided once per snapshot,
+/// so only the ordering of the decided set runs per answer.
+fn bench_steer(c: &mut Criterion) {
+    use gslb_shared::selection::{Candidate, affinity, steer};
+    let set: Vec<Candidate> = (0..16u64)
+        .map(|i| Candidate {
+            id: MemberId(i + 1),
+            address: Some(std::net::Ipv4Addr::new(10, 0, 0, i as u8 + 1).into()),
+            weight: 50 + 10 * i as u32,
+            priority: 0,
+            backup: false,
+            health: Health::Up,
+        })
+        .collect();
+    let mut rng = SmallRng::seed_from_u64(1);
+    let mut chosen = Vec::with_capacity(16);
+    let mut group = c.benchmark_group("steer");
+    group.throughput(Throughput::Elements(1));
+    for (name, steering, first_n) in [
+        ("roundrobin_all_of16", Steering::RoundRobin, 0),
+        ("weighted_first2_of16", Steering::Weighted, 2),
+        ("sticky_first2_of16", Steering::Sticky, 2),
+        ("sticky_first1_of16", Steering::Sticky, 1),
+    ] {
+        group.bench_function(name, |b| {
+            let mut n = 0u32;
+            b.iter(|| {
+                n = n.wrapping_add(256);
+                let key = (steering == Steering::Sticky)
+                    .then(|| affinity(std::net::Ipv4Addr::from(n).into(), None).0);
+                chosen.clear();
+                chosen.extend_from_slice(&set);
+                steer(&mut chosen, steering, first_n, u64::from(n), key, &mut rng);
+                black_box(chosen.len())
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_steer);
 criterion_main!(benches);

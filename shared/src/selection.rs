@@ -18,7 +18,7 @@ use serde::Serialize;
 pub use index::{CatalogIndex, PoolRef, SelectionInput};
 pub use pool_eval::{Candidate, Exclusion, PoolVerdict, evaluate_pool};
 pub use pool_state::{PoolState, pool_state};
-pub use steer::steer;
+pub use steer::{STICKY_V4_PREFIX, STICKY_V6_PREFIX, affinity, steer};
 pub use trace::{Step, Trace};
 
 use crate::model::{
@@ -125,6 +125,9 @@ pub struct Query<'a> {
     pub region: Option<&'a Region>,
     /// Round-robin position (the caller's per-record query counter).
     pub rotation: u64,
+    /// The client subnet's key for sticky steering ([`affinity`]), when
+    /// the client's address is known.
+    pub affinity: Option<u64>,
 }
 
 /// Reusable selection state: scratch buffers only, no decisions.
@@ -170,6 +173,7 @@ impl Selector {
                     record.steering,
                     record.first_n,
                     query.rotation,
+                    query.affinity,
                     rng,
                 );
                 self.answers.extend(self.chosen.iter().map(|c| Answer {

@@ -115,7 +115,7 @@ proptest! {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut selector = Selector::new();
         let (outcome, answers) =
-            selector.select(&index, &r, Query { family: Family::V4, region: None, rotation }, &mut rng, None);
+            selector.select(&index, &r, Query { family: Family::V4, region: None, rotation, affinity: None }, &mut rng, None);
         if first_n > 0 {
             prop_assert!(answers.len() <= first_n as usize);
         }
@@ -152,7 +152,7 @@ proptest! {
         r.steering = Steering::Weighted;
         r.first_n = 2;
         let index = w.index();
-        let q = Query { family: Family::V4, region: None, rotation };
+        let q = Query { family: Family::V4, region: None, rotation, affinity: None };
         let a = Selector::new().select(&index, &r, q, &mut StdRng::seed_from_u64(seed), None).1.to_vec();
         let b = Selector::new().select(&index, &r, q, &mut StdRng::seed_from_u64(seed), None).1.to_vec();
         prop_assert_eq!(a, b);
@@ -198,6 +198,7 @@ fn weighted_first_position_frequencies_match_weights() {
             family: Family::V4,
             region: None,
             rotation: 0,
+            affinity: None,
         };
         let id = selector.select(&index, &r, q, &mut rng, None).1[0]
             .member
@@ -235,6 +236,7 @@ fn weighted_without_replacement_second_position_matches_conditional_probability(
             family: Family::V4,
             region: None,
             rotation: 0,
+            affinity: None,
         };
         let answers = selector.select(&index, &r, q, &mut rng, None).1;
         assert_ne!(answers[0].address, answers[1].address);
@@ -312,7 +314,7 @@ proptest! {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut selector = Selector::new();
         let (_, answers) =
-            selector.select(&index, &r, Query { family, region: None, rotation }, &mut rng, None);
+            selector.select(&index, &r, Query { family, region: None, rotation, affinity: None }, &mut rng, None);
         for a in answers {
             let Some(id) = a.member else { continue };
             let m = &w.catalog.members[&id];

@@ -394,6 +394,7 @@ fn round_robin_rotates_by_the_query_counter() {
                 family: Family::V4,
                 region: None,
                 rotation,
+                affinity: None,
             };
             selector.select(&index, &r, q, &mut rng, None).1[0]
                 .member

@@ -109,7 +109,8 @@ pub struct DesiredRecord {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DesiredDynamic {
-    /// Steering.
+    /// Steering (default round-robin).
+    #[serde(default)]
     pub steering: Steering,
     /// Default pools by name.
     pub pools: Vec<String>,

@@ -168,6 +168,14 @@ impl Responder {
                 if dynamic.geo && source.is_some() {
                     plan.scope = found.map_or(source.unwrap_or(0), |m| m.prefix_len);
                 }
+                // A sticky answer is the client subnet's own: keyed on it,
+                // never templated, scoped to it for resolvers' caches.
+                let sticky = dynamic.record.steering == gslb_shared::Steering::Sticky;
+                let (affinity, subnet) = gslb_shared::selection::affinity(addr, source);
+                let affinity = sticky.then_some(affinity);
+                if sticky && source.is_some() {
+                    plan.scope = plan.scope.max(subnet);
+                }
                 let index = dynamic.decision_index(found.map(|m| m.region));
                 let Some(decision) = dynamic.decisions.get(index) else {
                     return Ok(nodata);
@@ -204,7 +212,14 @@ impl Responder {
                         let r = &dynamic.record;
                         let cname = set.rtype == RecordType::Cname;
                         let keep = if cname { 1 } else { r.first_n };
-                        steer(&mut self.chosen, r.steering, keep, *rotation, &mut self.rng);
+                        steer(
+                            &mut self.chosen,
+                            r.steering,
+                            keep,
+                            *rotation,
+                            affinity,
+                            &mut self.rng,
+                        );
                         let ttl = decision
                             .ttl_cap
                             .map_or(set.ttl, |cap| set.ttl.min(Ttl::from_secs(cap)));
@@ -238,7 +253,7 @@ impl Responder {
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. }
-                        if self.template_mode && !signing =>
+                        if self.template_mode && !signing && !sticky =>
                     {
                         // Every candidate, in decision order, each record
                         // the same length (owners are pointers).
@@ -277,7 +292,8 @@ impl Responder {
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
-                        self.templatable = !dynamic.geo && !decision.chosen.is_empty() && !signing;
+                        self.templatable =
+                            !dynamic.geo && !sticky && !decision.chosen.is_empty() && !signing;
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();
@@ -288,6 +304,7 @@ impl Responder {
                             r.steering,
                             r.first_n,
                             *rotation,
+                            affinity,
                             &mut self.rng,
                         );
                         for address in self.chosen.iter().filter_map(|c| c.address) {

@@ -270,6 +270,7 @@ impl From<&RecordSet> for pb::RecordSet {
                 steering: match d.steering {
                     Steering::RoundRobin => pb::Steering::RoundRobin,
                     Steering::Weighted => pb::Steering::Weighted,
+                    Steering::Sticky => pb::Steering::Sticky,
                 } as i32,
                 pools: d.pools.iter().map(|p| p.0).collect(),
                 geo: d
@@ -316,10 +317,11 @@ impl TryFrom<pb::RecordSet> for RecordSet {
                 steering: match pb::Steering::try_from(d.steering) {
                     Ok(pb::Steering::RoundRobin) => Steering::RoundRobin,
                     Ok(pb::Steering::Weighted) => Steering::Weighted,
+                    Ok(pb::Steering::Sticky) => Steering::Sticky,
                     _ => {
                         return Err(bad(
                             "data.dynamic.steering",
-                            "must be roundrobin or weighted",
+                            "must be roundrobin, weighted or sticky",
                         ));
                     }
                 },

@@ -341,7 +341,8 @@ pub struct ServiceBinding {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DynamicRecord {
-    /// How members of the answering pool are ordered.
+    /// How members of the answering pool are ordered (default round-robin).
+    #[serde(default)]
     pub steering: Steering,
     /// Pools in priority order: the default branch.
     pub pools: Vec<PoolId>,
@@ -360,13 +361,17 @@ pub struct DynamicRecord {
 }
 
 /// How the answer set is ordered before `firstN` trims it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Steering {
-    /// Rotate the set by one position per query.
+    /// Rotate the set by one position per query (the default, seed 002).
+    #[default]
     RoundRobin,
     /// Weighted random order without replacement.
     Weighted,
+    /// Weighted, but a client subnet gets the same members while the set is
+    /// unchanged (weighted rendezvous hashing; NS1's Weighted Sticky).
+    Sticky,
 }
 
 /// Clients in `regions` are answered from `pools` (priority order).

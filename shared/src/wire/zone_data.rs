@@ -73,6 +73,7 @@ pub fn current_answer(
         family,
         region: None,
         rotation: 0,
+        affinity: None,
     };
     // Round robin without firstN hands out every address: the seed only
     // orders them, and they are sorted below.

@@ -83,6 +83,7 @@ pub fn run(
         family: Family::V4,
         region: region.as_ref(),
         rotation: 0,
+        affinity: None,
     };
     let (outcome, answers) =
         selector.select(&world.index(), record, query, &mut rng, Some(&mut trace));

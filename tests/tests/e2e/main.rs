@@ -5,6 +5,7 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod backup;
+mod checks;
 mod cluster;
 mod dnssec;
 mod edge_warmup;
@@ -16,6 +17,7 @@ mod quorum;
 mod restart;
 mod rollover;
 mod security;
+mod steering;
 mod transfer;
 mod ui;
 mod warmup;

@@ -229,8 +229,9 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
         });
     };
     let family = Family::of(rtype).unwrap_or(Family::V4);
-    let region = (!r.client.is_empty() && r.client.parse::<std::net::IpAddr>().is_err())
-        .then(|| Region::new(r.client.clone()));
+    let client_ip = r.client.parse::<std::net::IpAddr>().ok();
+    let region =
+        (!r.client.is_empty() && client_ip.is_none()).then(|| Region::new(r.client.clone()));
     let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
     let index =
         CatalogIndex::new(&snapshot.catalog, &facts).with_resolved(snapshot.resolved.clone());
@@ -240,6 +241,7 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
         family,
         region: region.as_ref(),
         rotation: 0,
+        affinity: client_ip.map(|ip| gslb_shared::selection::affinity(ip, None).0),
     };
     let mut selector = Selector::new();
     let (outcome, answers) = selector.select(&index, dynamic, query, &mut rng, Some(&mut trace));
