@@ -1,11 +1,12 @@
 //! Agent load benchmark (run by `scripts/bench-agent.sh`).
 //!
-//! Starts TCP and HTTP backends and a fake aggregator on loopback, runs the
-//! real `gslb-agent` (pinned by the script to its own core) with 10,000
-//! assigned targets, and measures probes per second, agent CPU per 1,000
-//! probes and peak RSS. Then drives Prometheus blackbox_exporter (pinned to
-//! the same core, GOMAXPROCS=1) with the same TCP and HTTP probes through
-//! its /probe endpoint and measures its CPU per 1,000 probes.
+//! Starts TCP, HTTP, DNS and gRPC health backends and a fake aggregator on
+//! loopback, runs the real `gslb-agent` (pinned by the script to its own
+//! core) with 10,000 assigned targets of each protocol in turn, and
+//! measures probes per second, agent CPU per 1,000 probes and peak RSS.
+//! Then drives Prometheus blackbox_exporter (pinned to the same core,
+//! GOMAXPROCS=1) with the same probes through its /probe endpoint and
+//! measures its CPU per 1,000 probes.
 #![allow(clippy::unwrap_used, clippy::print_stdout, missing_docs)]
 
 #[path = "../tests/support/fake_aggregator.rs"]
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use fake_aggregator::{Behaviour, start_aggregator};
 use gslb_proto::pb;
-use gslb_shared::{Check, CheckId, HttpProbe, Probe, StreamProbe};
+use gslb_shared::{Check, CheckId, DnsProbe, GrpcProbe, HttpProbe, Probe, StreamProbe};
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 
@@ -104,6 +105,47 @@ async fn http_backends() -> Vec<u16> {
                 });
             }
         });
+    }
+    ports
+}
+
+/// UDP DNS servers answering every query NOERROR with no records (the
+/// query with QR set): what the agent does per probe is the same.
+async fn dns_backends() -> Vec<u16> {
+    let mut ports = Vec::new();
+    for _ in 0..BACKEND_PORTS {
+        let socket = tokio::net::UdpSocket::bind(("127.0.0.1", 0)).await.unwrap();
+        ports.push(socket.local_addr().unwrap().port());
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1500];
+            loop {
+                let Ok((n, from)) = socket.recv_from(&mut buf).await else {
+                    continue;
+                };
+                if n >= 12 {
+                    buf[2] |= 0x80; // QR
+                    let _ = socket.send_to(&buf[..n], from).await;
+                }
+            }
+        });
+    }
+    ports
+}
+
+/// tonic servers with the standard health service (serving).
+async fn grpc_backends() -> Vec<u16> {
+    let mut ports = Vec::new();
+    for _ in 0..BACKEND_PORTS {
+        let (_reporter, service) = tonic_health::server::health_reporter();
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        ports.push(listener.local_addr().unwrap().port());
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
     }
     ports
 }
@@ -223,7 +265,7 @@ async fn run_blackbox(
     let config = dir.join("blackbox.yml");
     std::fs::write(
         &config,
-        "modules:\n  tcp_connect:\n    prober: tcp\n    timeout: 1s\n  http_2xx:\n    prober: http\n    timeout: 1s\n    http:\n      preferred_ip_protocol: ip4\n      no_follow_redirects: true\n",
+        "modules:\n  tcp_connect:\n    prober: tcp\n    timeout: 1s\n  http_2xx:\n    prober: http\n    timeout: 1s\n    http:\n      preferred_ip_protocol: ip4\n      no_follow_redirects: true\n  dns_udp:\n    prober: dns\n    timeout: 1s\n    dns:\n      query_name: www.example.test\n      query_type: A\n      transport_protocol: udp\n      preferred_ip_protocol: ip4\n  grpc_health:\n    prober: grpc\n    timeout: 1s\n    grpc:\n      tls: false\n      preferred_ip_protocol: ip4\n",
     )
     .unwrap();
     let listen = tokio::net::TcpListener::bind(("127.0.0.1", 0))
@@ -335,6 +377,8 @@ fn main() {
     let warmup = Duration::from_secs(env_or("WARMUP_SECS", "6").parse().unwrap());
     let tcp_interval = Duration::from_millis(env_or("TCP_INTERVAL_MS", "1000").parse().unwrap());
     let http_interval = Duration::from_millis(env_or("HTTP_INTERVAL_MS", "2500").parse().unwrap());
+    let dns_interval = Duration::from_millis(env_or("DNS_INTERVAL_MS", "1000").parse().unwrap());
+    let grpc_interval = Duration::from_millis(env_or("GRPC_INTERVAL_MS", "2500").parse().unwrap());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -343,6 +387,8 @@ fn main() {
     rt.block_on(async move {
         let tcp_ports = tcp_backends().await;
         let http_ports = http_backends().await;
+        let dns_ports = dns_backends().await;
+        let grpc_ports = grpc_backends().await;
         println!(
             "# {targets} targets; TCP every {tcp_interval:?} (offered {:.0}/s), HTTP every {http_interval:?} (offered {:.0}/s); window {window:?}",
             targets as f64 / tcp_interval.as_secs_f64(),
@@ -353,15 +399,23 @@ fn main() {
         all.push(run_agent("gslb-agent tcp", tcp, warmup, window).await);
         let http = HttpProbe { path: "/health".into(), ..HttpProbe::default() };
         all.push(run_agent("gslb-agent http", assignments(targets, Probe::Http(http), http_interval, &http_ports), warmup, window).await);
+        let dns = Probe::Dns(DnsProbe::new("www.example.test"));
+        all.push(run_agent("gslb-agent dns", assignments(targets, dns, dns_interval, &dns_ports), warmup, window).await);
+        let grpc = Probe::Grpc(GrpcProbe::default());
+        all.push(run_agent("gslb-agent grpc", assignments(targets, grpc, grpc_interval, &grpc_ports), warmup, window).await);
         let tcp_targets = tcp_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
         let http_targets = http_ports.iter().map(|p| format!("http://127.0.0.1:{p}/health")).collect();
         all.extend(run_blackbox("blackbox tcp", "tcp_connect", tcp_targets, window).await);
         all.extend(run_blackbox("blackbox http", "http_2xx", http_targets, window).await);
+        let dns_targets = dns_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        all.extend(run_blackbox("blackbox dns", "dns_udp", dns_targets, window).await);
+        let grpc_targets = grpc_ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        all.extend(run_blackbox("blackbox grpc", "grpc_health", grpc_targets, window).await);
         for f in &all {
             f.print();
         }
         let per = |name: &str| all.iter().find(|f| f.name == name).map(|f| f.cpu_per_1000);
-        for proto in ["tcp", "http"] {
+        for proto in ["tcp", "http", "dns", "grpc"] {
             if let (Some(ours), Some(theirs)) = (per(&format!("gslb-agent {proto}")), per(&format!("blackbox {proto}"))) {
                 println!("ratio {proto} cpu_per_1000 ours/theirs={:.3}", ours / theirs);
             }

@@ -211,6 +211,38 @@ fn each_check_type_and_option_decides_health_through_the_mesh() {
             .set_service_status("app", ServingStatus::NotServing),
     );
     wait_health(&mesh, "grpc", "down", Some("status"));
+    // Each new option is refused at the API with its field named, and
+    // nothing is stored.
+    for (probe, extra, field) in [
+        (
+            r#"{"type": "http", "followRedirects": 6}"#,
+            "",
+            "probe.followRedirects",
+        ),
+        (
+            r#"{"type": "dns", "queryName": "x.test", "queryType": "AXFR"}"#,
+            "",
+            "probe.queryType",
+        ),
+        (r#"{"type": "grpc", "service": "a b"}"#, "", "probe.service"),
+        (r#"{"type": "tcp", "send": "hex:zz"}"#, "", "probe.send"),
+        (r#"{"type": "tcp"}"#, r#", "retries": 9"#, "retries"),
+        (
+            r#"{"type": "tcp"}"#,
+            r#", "latencyThreshold": "2s""#,
+            "latencyThreshold",
+        ),
+        (r#"{"type": "none"}"#, r#", "inverted": true"#, "inverted"),
+    ] {
+        let body = format!(
+            r#"{{"name": "bad", "probe": {probe}, "interval": "1s", "timeout": "500ms", "rise": 0.85, "fall": 0.2, "window": 1{extra}}}"#
+        );
+        let (status, reply) = mesh.agg.rest("POST", "/api/v1/checks", &body);
+        assert_eq!(status, 400, "{body}: {reply}");
+        assert!(reply.to_string().contains(field), "{field}: {reply}");
+    }
+    let (_, checks) = mesh.agg.rest("GET", "/api/v1/checks", "");
+    assert!(!checks.to_string().contains("\"bad\""), "{checks}");
     // The inverted check turns down when its port starts accepting.
     let listener = std::net::TcpListener::bind(b.closed_tcp);
     if let Ok(_open) = listener {
