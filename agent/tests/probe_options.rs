@@ -160,15 +160,17 @@ async fn body_text_must_be_contained() {
 async fn a_pass_slower_than_the_threshold_fails_as_slow() {
     let ctx = context(None);
     let port = server().await;
+    // The server takes 300 ms; the timeout leaves room for a loaded machine.
     let slow = |threshold: u64| {
         with(http("/slow", |_| {}), port, |c| {
+            c.timeout = Duration::from_millis(1_900);
             c.latency_threshold = Some(Duration::from_millis(threshold))
         })
     };
     let failure = probe(&ctx, &slow(100)).await.unwrap_err();
     assert_eq!(failure.reason, FailReason::Slow);
     assert!(failure.detail.contains("over the threshold"), "{failure:?}");
-    assert_eq!(reason(probe(&ctx, &slow(450)).await), None);
+    assert_eq!(reason(probe(&ctx, &slow(1_800)).await), None);
 }
 
 #[tokio::test]
