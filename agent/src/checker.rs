@@ -16,12 +16,12 @@ pub mod udp;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 
 use gslb_shared::FailReason;
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UdpSocket};
 
 use crate::checker::destination::DenyList;
 use crate::metrics::CertExpiry;
@@ -94,6 +94,26 @@ pub async fn connect_tcp(addr: SocketAddr, deny: &DenyList) -> Result<TcpStream,
     let peer = stream.peer_addr().map_err(|e| Failure::io("connect", &e))?;
     deny.check(peer)?;
     Ok(stream)
+}
+
+/// A UDP socket connected to `addr` (so an ICMP port-unreachable reads
+/// as refused) unless it, or the peer the socket ended up with, is denied.
+pub async fn connect_udp(addr: SocketAddr, deny: &DenyList) -> Result<UdpSocket, Failure> {
+    deny.check(addr)?;
+    let local: IpAddr = if addr.is_ipv4() {
+        Ipv4Addr::UNSPECIFIED.into()
+    } else {
+        Ipv6Addr::UNSPECIFIED.into()
+    };
+    let socket = UdpSocket::bind(SocketAddr::new(local, 0))
+        .await
+        .map_err(|e| Failure::io("bind", &e))?;
+    socket
+        .connect(addr)
+        .await
+        .map_err(|e| Failure::io("connect", &e))?;
+    deny.check(socket.peer_addr().map_err(|e| Failure::io("connect", &e))?)?;
+    Ok(socket)
 }
 
 impl std::fmt::Debug for Registry {

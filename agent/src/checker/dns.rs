@@ -4,7 +4,7 @@
 //! whose data in presentation form contains the expected text. Messages are
 //! built and parsed with `domain`.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -14,7 +14,6 @@ use domain::rdata::AllRecordData;
 use gslb_shared::wire::{query_type, response_code};
 use gslb_shared::{DnsProbe, DnsTransport, FailReason, Probe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UdpSocket;
 
 use super::{Checker, Failure, Outcome, ProbeFuture};
 use crate::checker::destination::DenyList;
@@ -50,19 +49,7 @@ impl Checker for DnsChecker {
 
 impl DnsChecker {
     async fn over_udp(&self, to: SocketAddr, query: &[u8]) -> Result<Vec<u8>, Failure> {
-        let local: IpAddr = if to.is_ipv4() {
-            Ipv4Addr::UNSPECIFIED.into()
-        } else {
-            Ipv6Addr::UNSPECIFIED.into()
-        };
-        let socket = UdpSocket::bind(SocketAddr::new(local, 0))
-            .await
-            .map_err(|e| Failure::io("bind", &e))?;
-        self.deny.check(to)?;
-        socket
-            .connect(to)
-            .await
-            .map_err(|e| Failure::io("connect", &e))?;
+        let socket = super::connect_udp(to, &self.deny).await?;
         socket
             .send(query)
             .await
@@ -184,6 +171,8 @@ pub fn judge_reply(dns: &DnsProbe, id: u16, reply: Vec<u8>) -> Outcome {
 
 #[cfg(test)]
 mod tests {
+    use std::net::Ipv4Addr;
+
     use domain::base::iana::Rcode;
     use domain::base::{Ttl, record::Record};
     use domain::rdata::{A, Txt};

@@ -5,12 +5,10 @@
 //! and passes on any reply, or on silence: no ICMP port-unreachable within
 //! three quarters of the timeout (the rest is left for the scheduler).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 
 use gslb_shared::{FailReason, Probe};
 use std::sync::Arc;
-
-use tokio::net::UdpSocket;
 
 use crate::checker::destination::DenyList;
 
@@ -31,22 +29,9 @@ impl Checker for UdpChecker {
                 return Err(Failure::new(FailReason::Other, "not a udp check"));
             };
             let silence_passes = target.payload.is_empty() && stream.expect.is_none();
-            let local: IpAddr = if target.address.is_ipv4() {
-                Ipv4Addr::UNSPECIFIED.into()
-            } else {
-                Ipv6Addr::UNSPECIFIED.into()
-            };
-            let socket = UdpSocket::bind(SocketAddr::new(local, 0))
-                .await
-                .map_err(|e| Failure::io("bind", &e))?;
-            let to = SocketAddr::new(target.address, target.port);
-            self.deny.check(to)?;
-            socket
-                .connect(to)
-                .await
-                .map_err(|e| Failure::io("connect", &e))?;
-            self.deny
-                .check(socket.peer_addr().map_err(|e| Failure::io("connect", &e))?)?;
+            let socket =
+                super::connect_udp(SocketAddr::new(target.address, target.port), &self.deny)
+                    .await?;
             socket
                 .send(&target.payload)
                 .await
