@@ -262,7 +262,9 @@ pub async fn probe_once(
         let run = async {
             match &target.resolve {
                 None => checker.probe(target).await,
-                Some(name) => probe_each_address(target, name, checker, ctx).await,
+                // Boxed: the resolver's futures are large, and inline they
+                // would make every target's task as large, used or not.
+                Some(name) => Box::pin(probe_each_address(target, name, checker, ctx)).await,
             }
         };
         let outcome = match tokio::time::timeout(target.check.timeout, run).await {
