@@ -49,11 +49,17 @@ impl Checker for GrpcChecker {
                 .await?;
             let _ = tcp.set_nodelay(true);
             super::tcp::reset_on_close(&tcp);
-            if !grpc.tls {
-                return health_check(tcp, grpc).await;
-            }
             let sni = (grpc.tls_server_name.clone())
                 .or_else(|| target.hostname.as_ref().map(ToString::to_string));
+            // The :authority a server may route on: the name, else the address.
+            let authority = match (&sni, target.address) {
+                (Some(name), _) => format!("{name}:{}", target.port),
+                (None, std::net::IpAddr::V6(v6)) => format!("[{v6}]:{}", target.port),
+                (None, std::net::IpAddr::V4(v4)) => format!("{v4}:{}", target.port),
+            };
+            if !grpc.tls {
+                return health_check(tcp, grpc, &authority).await;
+            }
             let name = match sni {
                 Some(sni) => ServerName::try_from(sni.clone()).map_err(|e| {
                     Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}"))
@@ -73,13 +79,13 @@ impl Checker for GrpcChecker {
             {
                 self.certs.record(target.key, leaf);
             }
-            health_check(stream, grpc).await
+            health_check(stream, grpc, &authority).await
         })
     }
 }
 
-/// Ask the health service over a connected stream.
-async fn health_check<S>(io: S, grpc: &GrpcProbe) -> Outcome
+/// Ask the health service over a connected stream, naming `authority`.
+async fn health_check<S>(io: S, grpc: &GrpcProbe, authority: &str) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
 {
@@ -93,7 +99,9 @@ where
                 .ok_or_else(|| std::io::Error::other("the probe connection was already used"))
         }
     });
-    let channel = Endpoint::from_static("http://grpc.probe")
+    let endpoint = Endpoint::from_shared(format!("http://{authority}"))
+        .map_err(|e| Failure::new(FailReason::Other, format!("authority {authority:?}: {e}")))?;
+    let channel = endpoint
         .connect_with_connector(connector)
         .await
         .map_err(|e| Failure::new(FailReason::Protocol, format!("http/2: {e}")))?;
