@@ -23,6 +23,9 @@ use crate::checker::destination::DenyList;
 use crate::metrics::CertExpiry;
 use crate::target::Target;
 
+/// Largest health response read, in bytes.
+pub const MAX_RESPONSE: usize = 4096;
+
 /// gRPC health checker.
 #[derive(Debug, Clone)]
 pub struct GrpcChecker {
@@ -108,7 +111,10 @@ where
     let request = HealthCheckRequest {
         service: grpc.service.clone(),
     };
+    // A health response is a few bytes; a server sending more is refused
+    // rather than read.
     let response = HealthClient::new(channel)
+        .max_decoding_message_size(MAX_RESPONSE)
         .check(request)
         .await
         .map_err(|status| status_failure(&status, &grpc.service))?;
