@@ -22,13 +22,6 @@ use gslb_agent::scheduler::{ProbeContext, probe_once};
 use gslb_shared::*;
 use support::*;
 
-fn stream(send: &str, expect: Option<&str>) -> StreamProbe {
-    StreamProbe {
-        send: send.into(),
-        expect: expect.map(Into::into),
-    }
-}
-
 #[tokio::test]
 async fn tcp_connect_passes_on_an_accepting_listener() {
     let ctx = context(None);
@@ -241,15 +234,6 @@ fn futures_like_stream() -> tokio_stream::wrappers::ReceiverStream<Result<Vec<u8
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)
-}
-
-fn http(path: &str, configure: impl FnOnce(&mut HttpProbe)) -> Probe {
-    let mut h = HttpProbe {
-        path: path.into(),
-        ..HttpProbe::default()
-    };
-    configure(&mut h);
-    Probe::Http(h)
 }
 
 #[tokio::test]

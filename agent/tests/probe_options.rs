@@ -18,13 +18,6 @@ use gslb_shared::*;
 use support::*;
 use tokio::net::{TcpListener, UdpSocket};
 
-fn stream(send: &str, expect: Option<&str>) -> StreamProbe {
-    StreamProbe {
-        send: send.into(),
-        expect: expect.map(Into::into),
-    }
-}
-
 fn with(probe: Probe, port: u16, configure: impl FnOnce(&mut Check)) -> Target {
     let mut c = check(probe, 500);
     configure(&mut c);
@@ -88,15 +81,6 @@ async fn server() -> u16 {
         );
     tokio::spawn(async move { axum::serve(listener, app).await });
     port
-}
-
-fn http(path: &str, configure: impl FnOnce(&mut HttpProbe)) -> Probe {
-    let mut h = HttpProbe {
-        path: path.into(),
-        ..HttpProbe::default()
-    };
-    configure(&mut h);
-    Probe::Http(h)
 }
 
 #[tokio::test]

@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use gslb_shared::{FailReason, GrpcProbe, Probe};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_rustls::TlsConnector;
 use tonic::Code;
 use tonic::transport::{Endpoint, Uri};
 use tonic_health::pb::HealthCheckRequest;
@@ -52,8 +50,7 @@ impl Checker for GrpcChecker {
                 .await?;
             let _ = tcp.set_nodelay(true);
             super::tcp::reset_on_close(&tcp);
-            let sni = (grpc.tls_server_name.clone())
-                .or_else(|| target.hostname.as_ref().map(ToString::to_string));
+            let sni = super::tls::server_name(&grpc.tls_server_name, target);
             // The :authority a server may route on: the name, else the address.
             let authority = match (&sni, target.address) {
                 (Some(name), _) => format!("{name}:{}", target.port),
@@ -63,25 +60,15 @@ impl Checker for GrpcChecker {
             if !grpc.tls {
                 return health_check(tcp, grpc, &authority).await;
             }
-            let name = match sni {
-                Some(sni) => ServerName::try_from(sni.clone()).map_err(|e| {
-                    Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}"))
-                })?,
-                None => ServerName::IpAddress(target.address.into()),
-            };
-            let connector = TlsConnector::from(self.tls.config_h2(grpc.tls_verify));
-            let stream = connector
-                .connect(name, tcp)
-                .await
-                .map_err(super::http::tls_failure)?;
-            if let Some(leaf) = stream
-                .get_ref()
-                .1
-                .peer_certificates()
-                .and_then(|c| c.first())
-            {
-                self.certs.record(target.key, leaf);
-            }
+            let stream = super::tls::handshake(
+                self.tls.config_h2(grpc.tls_verify),
+                tcp,
+                sni.as_deref(),
+                target.address,
+                &self.certs,
+                target.key,
+            )
+            .await?;
             health_check(stream, grpc, &authority).await
         })
     }

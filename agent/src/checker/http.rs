@@ -16,9 +16,7 @@ use hyper::Request;
 use hyper::body::Incoming;
 use hyper::header::{HOST, HeaderName, HeaderValue, USER_AGENT};
 use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_rustls::TlsConnector;
 
 use super::tls::ProbeTls;
 use super::{Checker, Failure, Outcome, ProbeFuture};
@@ -112,10 +110,7 @@ fn with_port(host: String, port: u16, https: bool) -> String {
 }
 
 fn first_hop(http: &HttpProbe, target: &Target, https: bool) -> Hop {
-    // The check's server name, else the member's hostname (a CDN or load
-    // balancer serves the certificate of its name).
-    let sni = (http.tls_server_name.clone())
-        .or_else(|| target.hostname.as_ref().map(ToString::to_string));
+    let sni = super::tls::server_name(&http.tls_server_name, target);
     Hop {
         https,
         address: target.address,
@@ -125,18 +120,6 @@ fn first_hop(http: &HttpProbe, target: &Target, https: bool) -> Hop {
         path: http.path.clone(),
         method: http.method.clone(),
         own_headers: true,
-    }
-}
-
-/// A TLS handshake's failure: `tls` when rustls refused, else the I/O error.
-pub fn tls_failure(err: std::io::Error) -> Failure {
-    let is_tls = err
-        .get_ref()
-        .is_some_and(|inner| inner.is::<rustls::Error>());
-    if is_tls {
-        Failure::new(FailReason::Tls, format!("tls: {err}"))
-    } else {
-        Failure::io("tls handshake", &err)
     }
 }
 
@@ -190,21 +173,16 @@ impl HttpChecker {
         if !hop.https {
             return exchange(tcp, hop, http).await;
         }
-        let name = match &hop.sni {
-            Some(sni) => ServerName::try_from(sni.clone())
-                .map_err(|e| Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}")))?,
-            None => ServerName::IpAddress(hop.address.into()),
-        };
-        let connector = TlsConnector::from(self.tls.config(http.tls_verify));
-        let stream = connector.connect(name, tcp).await.map_err(tls_failure)?;
-        if let Some(leaf) = stream
-            .get_ref()
-            .1
-            .peer_certificates()
-            .and_then(|c| c.first())
-        {
-            self.certs.record(target.key, leaf);
-        }
+        let config = self.tls.config(http.tls_verify);
+        let stream = super::tls::handshake(
+            config,
+            tcp,
+            hop.sni.as_deref(),
+            hop.address,
+            &self.certs,
+            target.key,
+        )
+        .await?;
         exchange(stream, hop, http).await
     }
 

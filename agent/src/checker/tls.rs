@@ -2,8 +2,19 @@
 //! system roots plus an optional operator CA bundle) and one for checks that
 //! opt out of verification with `tlsVerify: false`.
 
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
+
+use gslb_shared::FailReason;
+use gslb_shared::assignment::TargetKey;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+
+use super::Failure;
+use crate::metrics::CertExpiry;
+use crate::target::Target;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signature};
@@ -112,6 +123,58 @@ impl ProbeTls {
         } else {
             self.insecure.clone()
         }
+    }
+}
+
+/// The server name a TLS probe presents: the check's own, else the
+/// member's hostname (a CDN or load balancer serves the certificate of its
+/// name); `None` presents the address.
+pub fn server_name(explicit: &Option<String>, target: &Target) -> Option<String> {
+    explicit
+        .clone()
+        .or_else(|| target.hostname.as_ref().map(ToString::to_string))
+}
+
+/// The TLS handshake of an HTTPS or gRPC probe over `tcp`, presenting `sni`
+/// (else `address`), recording the days left on the server's certificate
+/// for `key` in `certs`.
+pub async fn handshake(
+    config: Arc<ClientConfig>,
+    tcp: TcpStream,
+    sni: Option<&str>,
+    address: IpAddr,
+    certs: &CertExpiry,
+    key: TargetKey,
+) -> Result<TlsStream<TcpStream>, Failure> {
+    let name = match sni {
+        Some(sni) => ServerName::try_from(sni.to_owned())
+            .map_err(|e| Failure::new(FailReason::Tls, format!("server name {sni:?}: {e}")))?,
+        None => ServerName::IpAddress(address.into()),
+    };
+    let stream = TlsConnector::from(config)
+        .connect(name, tcp)
+        .await
+        .map_err(tls_failure)?;
+    if let Some(leaf) = stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|c| c.first())
+    {
+        certs.record(key, leaf);
+    }
+    Ok(stream)
+}
+
+/// A TLS handshake's failure: `tls` when rustls refused, else the I/O error.
+fn tls_failure(err: std::io::Error) -> Failure {
+    let is_tls = err
+        .get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>());
+    if is_tls {
+        Failure::new(FailReason::Tls, format!("tls: {err}"))
+    } else {
+        Failure::io("tls handshake", &err)
     }
 }
 

@@ -18,7 +18,7 @@ use gslb_agent::scheduler::{ProbeContext, probe_once};
 use gslb_agent::target::{InvalidTarget, Target};
 use gslb_proto::pb;
 use gslb_shared::assignment::Offered;
-use gslb_shared::{Check, CheckId, FailReason, Probe};
+use gslb_shared::{Check, CheckId, FailReason, HttpProbe, Probe, StreamProbe};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UdpSocket};
 
@@ -42,6 +42,24 @@ pub fn offer(set: &[pb::Assignment]) -> Vec<Offered> {
 /// The target the agent makes of an assignment from the wire.
 pub fn parse(a: &pb::Assignment) -> Result<Target, InvalidTarget> {
     Target::from_offered(&Offered::from(a))
+}
+
+/// A TCP/UDP probe sending `send` and expecting `expect`.
+pub fn stream(send: &str, expect: Option<&str>) -> StreamProbe {
+    StreamProbe {
+        send: send.into(),
+        expect: expect.map(Into::into),
+    }
+}
+
+/// An HTTP probe of `path`, adjusted by `configure`.
+pub fn http(path: &str, configure: impl FnOnce(&mut HttpProbe)) -> Probe {
+    let mut h = HttpProbe {
+        path: path.into(),
+        ..HttpProbe::default()
+    };
+    configure(&mut h);
+    Probe::Http(h)
 }
 
 pub fn check(probe: Probe, timeout_ms: u64) -> Check {

@@ -171,11 +171,13 @@ impl Responder {
                 // A sticky answer is the client subnet's own: keyed on it,
                 // never templated, scoped to it for resolvers' caches.
                 let sticky = dynamic.record.steering == gslb_shared::Steering::Sticky;
-                let (affinity, subnet) = gslb_shared::selection::affinity(addr, source);
-                let affinity = sticky.then_some(affinity);
-                if sticky && source.is_some() {
-                    plan.scope = plan.scope.max(subnet);
-                }
+                let affinity = sticky.then(|| {
+                    let (key, subnet) = gslb_shared::selection::affinity(addr, source);
+                    if source.is_some() {
+                        plan.scope = plan.scope.max(subnet);
+                    }
+                    key
+                });
                 let index = dynamic.decision_index(found.map(|m| m.region));
                 let Some(decision) = dynamic.decisions.get(index) else {
                     return Ok(nodata);
