@@ -252,3 +252,44 @@ async fn absurd_intervals_from_the_aggregator_are_reported_not_fatal() {
             .any(|r| r.member.0 == 3 && r.failure.is_none())
     );
 }
+
+/// The interval floor (100 ms) is the agent's too: a 100 ms check runs
+/// every 100 ms and reports cycles counted in 100 ms (the scheduler once
+/// clamped every interval to 500 ms, so a 200 ms check ran every 500 ms).
+#[tokio::test(start_paused = true)]
+async fn a_check_at_the_interval_floor_runs_at_it() {
+    let (rec, ctx) = setup(Duration::from_millis(1), 64);
+    let mut c = check(Probe::Tcp(StreamProbe::default()), 50);
+    c.interval = Duration::from_millis(100);
+    let mut s = Scheduler::new(ctx.clone());
+    assert!(
+        s.apply_full(&offer(&[assignment(1, LOCAL, 9, &c)]))
+            .is_empty()
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let times = rec.starts.lock().unwrap()[&1].clone();
+    assert!(times.len() >= 19, "{} probes in 2 s", times.len());
+    for pair in times.windows(2) {
+        assert_eq!(pair[1] - pair[0], 100);
+    }
+    let (results, _) = ctx.buffer.take(usize::MAX);
+    let offset = phase_offset(key(1), c.interval);
+    for r in &results {
+        assert!(
+            times.contains(&(r.cycle * 100 + offset)),
+            "cycle {}",
+            r.cycle
+        );
+    }
+}
+
+/// Every assigned target keeps one probe future alive for as long as it is
+/// assigned, so its size is paid 10,000 times over: the hostname branch
+/// (the resolver's futures, several KiB) is boxed, not carried inline.
+#[tokio::test]
+async fn a_probe_future_stays_small() {
+    let (_, ctx) = setup(Duration::ZERO, 1);
+    let t = target(Probe::Tcp(StreamProbe::default()), 9);
+    let size = std::mem::size_of_val(&gslb_agent::scheduler::probe_once(&t, &ctx));
+    assert!(size <= 1024, "a probe future takes {size} bytes");
+}
