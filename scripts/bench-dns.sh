@@ -18,6 +18,11 @@
 # those runs only); edge-signed-dynamic (pool-backed A/AAAA, signatures
 # from the cache); then -nx runs of each asking 100,000 names that do not
 # exist (compact denial; Knot's NSEC white lies), with DO.
+# Geo (issue 22): edge-geo-cidr and edge-geo-mmdb serve the pool-backed
+# zone with one geo branch per set, matched on a region of a CIDR table
+# (--geo-file) or a country of a MaxMind DB file (--geo-mmdb), each holding
+# GEO_NETS (default 65,536) networks; dnsperf sends an ECS option
+# (198.51.100.0/24) with every query, so every answer is placed.
 # Environment: DUR (s, default 15), REPS (default 1), LAT (1 = latency runs),
 # WORKERS (server threads, default 1), SERVERS (default "edge-static
 # edge-dynamic edge-alltypes edge-alltypes-mix nsd knot edge-signed
@@ -29,7 +34,8 @@ BENCH="${BENCH_DIR:-$ROOT/../shared/bench}"
 HARNESS="$BENCH/peer-dns-bench.sh"
 ZONE="$BENCH/peer-dns/example.test.zone"
 DUR="${DUR:-15}" REPS="${REPS:-1}" LAT="${LAT:-1}" WORKERS="${WORKERS:-1}"
-SERVERS="${SERVERS:-edge-static edge-dynamic edge-alltypes edge-alltypes-mix nsd knot edge-signed edge-signed-dynamic knot-onlinesign edge-signed-nx knot-onlinesign-nx}"
+SERVERS="${SERVERS:-edge-static edge-dynamic edge-alltypes edge-alltypes-mix nsd knot edge-signed edge-signed-dynamic knot-onlinesign edge-signed-nx knot-onlinesign-nx edge-geo-cidr edge-geo-mmdb}"
+GEO_NETS="${GEO_NETS:-65536}"
 SCALE="${SCALE:-100000}"
 for t in dnsperf dig nsd knotd; do
   command -v "$t" >/dev/null || { echo "bench-dns: $t missing (apt-get install dnsperf bind9-dnsutils nsd knot)" >&2; exit 2; }
@@ -83,6 +89,45 @@ python3 "$ROOT/scripts/zone2gslb.py" "$ZONE" >"$WORK/static.toml"
 python3 "$ROOT/scripts/zone2gslb.py" --dynamic "$ZONE" >"$WORK/dynamic.toml"
 prepare "$WORK/static" "$WORK/static.toml"
 prepare "$WORK/dynamic" "$WORK/dynamic.toml"
+
+# Geo: the pool-backed zone with a branch per set, and GEO_NETS /24s (from
+# 11.0.0.0 up) in a CIDR table and in a MaxMind DB file written by
+# MaxMind's own writer, plus the queries' subnet (eu / DE).
+python3 "$ROOT/scripts/zone2gslb.py" --dynamic --geo-region eu "$ZONE" >"$WORK/geo-cidr.toml"
+python3 "$ROOT/scripts/zone2gslb.py" --dynamic --geo-country DE "$ZONE" >"$WORK/geo-mmdb.toml"
+prepare "$WORK/geo-cidr" "$WORK/geo-cidr.toml"
+prepare "$WORK/geo-mmdb" "$WORK/geo-mmdb.toml"
+python3 - "$GEO_NETS" >"$WORK/geo.txt" <<'PY'
+import sys
+for i in range(int(sys.argv[1])):
+    n = (11 << 24) + i * 256
+    print(f"{n >> 24}.{(n >> 16) & 255}.{(n >> 8) & 255}.0/24 r{i % 200}")
+print("198.51.100.0/24 eu")
+PY
+perl - "$WORK/geo.mmdb" "$GEO_NETS" <<'PL'
+use strict; use warnings;
+use MaxMind::DB::Writer::Tree;
+my ($file, $n) = @ARGV;
+my %types = (country => 'map', continent => 'map', subdivisions => ['array', 'map'],
+  iso_code => 'utf8_string', code => 'utf8_string', autonomous_system_number => 'uint32');
+my $tree = MaxMind::DB::Writer::Tree->new(ip_version => 6, record_size => 28,
+  database_type => 'GeoLite2-City', languages => ['en'], description => { en => 'bench' },
+  remove_reserved_networks => 0, map_key_type_callback => sub { $types{ $_[0] } });
+my @cc = qw(US CA BR FR GB IT ES NL PL SE JP CN IN AU ZA);
+for my $i (0 .. $n - 1) {
+  my $v = (11 << 24) + $i * 256;
+  my $cidr = join('.', ($v >> 24) & 255, ($v >> 16) & 255, ($v >> 8) & 255, 0) . '/24';
+  $tree->insert_network($cidr, { country => { iso_code => $cc[$i % @cc] }, continent => { code => 'EU' },
+    subdivisions => [ { iso_code => 'X' . ($i % 50) } ], autonomous_system_number => 64512 + $i % 1000 });
+}
+$tree->insert_network('198.51.100.0/24', { country => { iso_code => 'DE' }, continent => { code => 'EU' },
+  subdivisions => [ { iso_code => 'BE' } ], autonomous_system_number => 64500 });
+open my $fh, '>:raw', $file or die; $tree->write_tree($fh); close $fh or die;
+PL
+# dnsperf with an ECS option for 198.51.100.0/24 (family 1, source 24).
+mkdir -p "$WORK/ecs-bin"
+printf '#!/bin/sh\nexec %s -E 8:00011800c63364 "$@"\n' "$(command -v dnsperf)" >"$WORK/ecs-bin/dnsperf"
+chmod +x "$WORK/ecs-bin/dnsperf"
 
 # Signed: the same configs with a signed zone (one ECDSA P-256 CSK).
 for c in static dynamic; do
@@ -191,6 +236,8 @@ server_args() {  # server name -> harness args
     edge-alltypes) echo "--cmd|$(edge_cmd "$WORK/alltypes")|--name|edge-alltypes";;
     edge-alltypes-mix) echo "--cmd|$(edge_cmd "$WORK/alltypes")|--name|edge-alltypes-mix|-d|$WORK/alltypes-queries.txt";;
     edge-signed) echo "--cmd|$(edge_cmd "$WORK/static-signed")|--name|edge-signed";;
+    edge-geo-cidr) echo "--cmd|$(edge_cmd "$WORK/geo-cidr") --geo-file $WORK/geo.txt|--name|edge-geo-cidr";;
+    edge-geo-mmdb) echo "--cmd|$(edge_cmd "$WORK/geo-mmdb") --geo-mmdb $WORK/geo.mmdb|--name|edge-geo-mmdb";;
     edge-signed-dynamic) echo "--cmd|$(edge_cmd "$WORK/dynamic-signed")|--name|edge-signed-dynamic";;
     knot-onlinesign) echo "--cmd|$WORK/knot-sign.sh {PORT} $WORK/knot-sign.conf.in|--name|knot-onlinesign";;
     edge-signed-nx) echo "--cmd|$(edge_cmd "$WORK/static-signed")|--name|edge-signed-nx|-d|$WORK/nx-queries.txt";;
@@ -202,6 +249,7 @@ server_args() {  # server name -> harness args
 path_for() {  # server name -> PATH
   case "$1" in
     *signed*|*onlinesign*) echo "$WORK/do-bin:$PATH";;
+    *geo*) echo "$WORK/ecs-bin:$PATH";;
     *) echo "$PATH";;
   esac
 }

@@ -15,7 +15,9 @@
 #   chromium,            the web UI's tests and figures: headless Chromium
 #   chromium-driver,     driven over WebDriver (fonts-dejavu-core gives its
 #   fonts-dejavu-core    screenshots legible text)
-GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core)
+#   libmaxmind-db-       MaxMind's own writer: the geo tests' .mmdb files
+#     writer-perl        (real GeoLite2 files cannot be downloaded here)
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl)
 GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
@@ -24,6 +26,7 @@ gslb_missing_tools() {
   for t in "${GSLB_TOOLS[@]}"; do
     command -v "$t" >/dev/null 2>&1 || echo "$t"
   done
+  perl -MMaxMind::DB::Writer::Tree -e 1 >/dev/null 2>&1 || echo "MaxMind::DB::Writer::Tree"
 }
 
 # gslb_install_packages: install GSLB_PACKAGES with apt-get (as root). No

@@ -12,8 +12,11 @@ naming the line.
 With --dynamic every A and AAAA set becomes a pool-backed record instead:
 one pool per set (no health check, so every member is up), one member per
 address, weighted steering. That is the benchmark's "dynamic names" case.
+--geo-region REGION or --geo-country CC adds one geo branch to each of
+them (the same pool), so every answer looks its client up in the edge's
+CIDR table or MaxMind files: the geo benchmark's cases.
 
-Usage: zone2gslb.py [--dynamic] ZONEFILE > config.toml
+Usage: zone2gslb.py [--dynamic [--geo-region R | --geo-country CC]] ZONEFILE > config.toml
 """
 import json
 import re
@@ -53,6 +56,14 @@ def main():
     args = sys.argv[1:]
     dynamic = "--dynamic" in args
     args = [a for a in args if a != "--dynamic"]
+    branch = ""
+    for flag, key in (("--geo-region", "regions"), ("--geo-country", "countries")):
+        if flag in args:
+            i = args.index(flag)
+            if i + 1 >= len(args):
+                sys.exit(f"zone2gslb: {flag} needs a value")
+            branch = f"{key} = [{json.dumps(args[i + 1])}]"
+            del args[i:i + 2]
     if len(args) != 1:
         sys.exit(__doc__)
     path = args[0]
@@ -147,7 +158,8 @@ def main():
                 f'type = "{rtype}"', f"ttl = {entry['ttl']}"]
         if dynamic and rtype in ("A", "AAAA"):
             pool = f"{owner}-{rtype.lower()}"
-            out.append(f'dynamic = {{ steering = "weighted", pools = [{json.dumps(pool)}] }}')
+            geo = f", geo = [{{ {branch}, pools = [{json.dumps(pool)}] }}]" if branch else ""
+            out.append(f'dynamic = {{ steering = "weighted", pools = [{json.dumps(pool)}]{geo} }}')
             out += ["", "[[pool]]", f"name = {json.dumps(pool)}"]
             for i, d in enumerate(entry["data"], 1):
                 out += ["[[pool.member]]", f'name = "{pool}-{i}"',

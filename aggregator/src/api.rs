@@ -7,6 +7,7 @@
 
 pub mod flatten;
 pub mod gated;
+pub mod geo;
 pub mod guard;
 pub mod leader;
 pub mod membership;

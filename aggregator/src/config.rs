@@ -92,6 +92,11 @@ pub struct Settings {
     /// are resolved with [default: the system's, from /etc/resolv.conf].
     #[arg(long)]
     pub resolver: Option<SocketAddr>,
+    /// MaxMind DB files, comma-separated, that `explain` places a client
+    /// address with (the same files the edges use with --geo-mmdb).
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default)]
+    pub geo_mmdb: Vec<PathBuf>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -177,6 +182,8 @@ pub struct AggregatorConfig {
     pub store_cache_mib: u64,
     /// Name server for flattened records' hostnames (`None`: the system's).
     pub resolver: Option<SocketAddr>,
+    /// MaxMind DB files for explain.
+    pub geo_mmdb: Vec<PathBuf>,
 }
 
 impl Settings {
@@ -213,6 +220,11 @@ impl Settings {
             agent_retention: self.agent_retention.or(file.agent_retention),
             store_cache_mib: self.store_cache_mib.or(file.store_cache_mib),
             resolver: self.resolver.or(file.resolver),
+            geo_mmdb: if self.geo_mmdb.is_empty() {
+                file.geo_mmdb
+            } else {
+                self.geo_mmdb
+            },
             log_format: self.log_format.or(file.log_format),
             node_id: self.node_id.or(file.node_id),
             peers: if self.peers.is_empty() {
@@ -325,6 +337,7 @@ impl Settings {
             agent_retention,
             store_cache_mib,
             resolver: self.resolver,
+            geo_mmdb: self.geo_mmdb,
             tokens_file: self
                 .tokens_file
                 .unwrap_or_else(|| data_dir.join("tokens.json")),

@@ -105,6 +105,9 @@ async fn main() -> anyhow::Result<()> {
     service.set_http_address(advertised_http(http.local_addr()?, &config));
     service.set_agent_retention(config.agent_retention);
     service.set_own_listeners(vec![grpc.local_addr()?, http.local_addr()?]);
+    service.set_geo(gslb_aggregator::api::geo::ExplainGeo::open(
+        config.geo_mmdb.clone(),
+    )?);
     for (name, listener) in [("grpc", &grpc), ("http", &http)] {
         let addr = listener.local_addr()?;
         if security.tls.is_none() {

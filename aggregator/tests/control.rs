@@ -112,7 +112,8 @@ fn writes_are_published_to_the_feed_with_their_version() {
         snapshot.facts[&MemberId(4)],
         MemberFacts {
             health: Health::Unknown,
-            warming: true
+            warming: true,
+            ramp: None,
         }
     );
     assert!(matches!(c.feed().since(0), Catchup::Full(_)));

@@ -81,6 +81,7 @@ fn a_first_start_is_empty_and_everything_written_survives_a_reopen() {
             health: Health::Up,
             gate_open: true,
             manual: None,
+            ramp: None,
         };
         store
             .commit(&commit_of(
@@ -134,6 +135,7 @@ fn deleting_a_member_drops_its_latched_state() {
         health: Health::Down,
         gate_open: false,
         manual: Some(Health::Down),
+        ramp: None,
     };
     store
         .commit(&commit_of(

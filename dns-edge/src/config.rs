@@ -42,6 +42,10 @@ pub struct Settings {
     /// File of `CIDR REGION` lines mapping client addresses to regions.
     #[arg(long)]
     pub geo_file: Option<PathBuf>,
+    /// MaxMind DB files (GeoIP2/GeoLite2 Country, City, ASN; DB-IP), comma-separated, for branches on countries, continents, subdivisions and AS numbers; reloaded when they change on disk.
+    #[arg(long, value_delimiter = ',')]
+    #[serde(default)]
+    pub geo_mmdb: Vec<PathBuf>,
     /// Identity reported to the aggregator [default: edge-<random>].
     #[arg(long)]
     pub edge_id: Option<String>,
@@ -134,6 +138,8 @@ pub struct EdgeConfig {
     pub cache_dir: Option<PathBuf>,
     /// Geo table file.
     pub geo_file: Option<PathBuf>,
+    /// MaxMind DB files.
+    pub geo_mmdb: Vec<PathBuf>,
     /// Edge id.
     pub edge_id: String,
     /// UDP workers.
@@ -174,6 +180,11 @@ impl Settings {
             listen_status: self.listen_status.or(file.listen_status),
             cache_dir: self.cache_dir.or(file.cache_dir),
             geo_file: self.geo_file.or(file.geo_file),
+            geo_mmdb: if self.geo_mmdb.is_empty() {
+                file.geo_mmdb
+            } else {
+                self.geo_mmdb
+            },
             edge_id: self.edge_id.or(file.edge_id),
             udp_workers: self.udp_workers.or(file.udp_workers),
             tcp_idle_timeout: self.tcp_idle_timeout.or(file.tcp_idle_timeout),
@@ -311,6 +322,7 @@ impl Settings {
                 .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8053))),
             cache_dir: self.cache_dir,
             geo_file: self.geo_file,
+            geo_mmdb: self.geo_mmdb,
             edge_id,
             udp_workers,
             tcp_drain,

@@ -77,6 +77,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     // Fail at startup on unreadable files; the feed reads them again at each connection.
     gslb_proto::link::link_config(&cfg.link_tls)?;
     let tls = cfg.link_tls.clone();
+    let geo = geo.with_databases(crate::geo_reload::load(&cfg.geo_mmdb)?);
     let shared = Shared::new(geo);
     shared.transfers.set_depth(cfg.xfr_journal_depth);
     if let Some(capacity) = std::num::NonZeroUsize::new(cfg.warmup.hot_keys) {

@@ -5,9 +5,17 @@
 //!
 //! File format: one `CIDR REGION` per line, `#` comments, blank lines
 //! ignored; an error names the line.
+//!
+//! Beside the table, the edge may hold MaxMind DB files (`--geo-mmdb`):
+//! country, continent, subdivision and AS of an address, for branches that
+//! match on those. They are swapped whole when reloaded from disk.
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use arc_swap::ArcSwapOption;
+use gslb_shared::geo_db::{GeoDbs, Located};
 use gslb_shared::{Region, validate};
 use ipnet::IpNet;
 use rustc_hash::FxHashMap;
@@ -67,12 +75,25 @@ fn mask(bits: u128, len: u8, width: u8) -> u128 {
     (bits >> drop) << drop
 }
 
-/// The CIDR → region table.
+/// The MaxMind files in use, swapped whole on a reload, and the reloads'
+/// counts.
+#[derive(Debug, Default)]
+pub struct GeoDbSlot {
+    /// The files as last read.
+    pub current: ArcSwapOption<GeoDbs>,
+    /// Reloads done.
+    pub reloads: AtomicU64,
+    /// Reloads refused (the previous files stayed in use).
+    pub failures: AtomicU64,
+}
+
+/// The CIDR → region table, and the MaxMind files if any.
 #[derive(Debug, Clone, Default)]
 pub struct GeoTable {
     regions: Vec<Region>,
     v4: Family,
     v6: Family,
+    dbs: Arc<GeoDbSlot>,
 }
 
 impl GeoTable {
@@ -150,6 +171,26 @@ impl GeoTable {
             region: &self.regions[i],
             prefix_len,
         })
+    }
+
+    /// The MaxMind files this table consults (shared: a reload through one
+    /// handle is seen by every clone).
+    pub fn with_databases(mut self, dbs: Arc<GeoDbSlot>) -> Self {
+        self.dbs = dbs;
+        self
+    }
+
+    /// What the MaxMind files say of an address; `None` without files.
+    pub fn place(&self, addr: IpAddr) -> Option<Located> {
+        self.dbs.current.load().as_ref().map(|dbs| dbs.locate(addr))
+    }
+
+    /// MaxMind file reloads done and refused.
+    pub fn reloads(&self) -> (u64, u64) {
+        (
+            self.dbs.reloads.load(Ordering::Relaxed),
+            self.dbs.failures.load(Ordering::Relaxed),
+        )
     }
 
     /// Number of prefixes.

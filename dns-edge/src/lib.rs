@@ -8,6 +8,7 @@ pub mod config;
 pub mod edge;
 pub mod feed;
 pub mod geo;
+pub mod geo_reload;
 pub mod metrics;
 pub mod pools;
 pub mod rrl;

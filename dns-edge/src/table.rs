@@ -191,14 +191,22 @@ pub struct Dynamic {
     pub decided_in: u64,
     /// The answer depends on the client's region (ECS scope is not /0).
     pub geo: bool,
+    /// A branch matches on a region of the CIDR table.
+    pub geo_region: bool,
+    /// A branch matches on what the MaxMind files say (country, ...).
+    pub geo_place: bool,
     /// The default branch's decision, then each geo branch's, in order.
     pub decisions: Box<[Decision]>,
 }
 
 impl Dynamic {
     /// The index of the decision for a client region.
-    pub fn decision_index(&self, region: Option<&gslb_shared::Region>) -> usize {
-        let (branch, _) = self.record.branch_for(region);
+    pub fn decision_index(
+        &self,
+        region: Option<&gslb_shared::Region>,
+        place: &gslb_shared::Place,
+    ) -> usize {
+        let (branch, _) = self.record.branch_for(region, place);
         branch.map_or(0, |i| i + 1)
     }
 }
@@ -575,6 +583,8 @@ impl Builder<'_> {
                     family,
                     decided_in: self.table.serial,
                     geo: !d.geo.is_empty(),
+                    geo_region: d.geo.iter().any(|b| !b.regions.is_empty()),
+                    geo_place: d.needs_place(),
                     decisions,
                 }));
                 SetData::Dynamic(slot)

@@ -134,10 +134,10 @@ fn snapshot() -> Snapshot {
             30,
             dynamic(
                 vec![2],
-                vec![GeoBranch {
-                    regions: vec![Region::new("eu")],
-                    pools: vec![PoolId(1)],
-                }],
+                vec![GeoBranch::for_regions(
+                    vec![Region::new("eu")],
+                    vec![PoolId(1)],
+                )],
                 1,
             ),
         ),
@@ -197,6 +197,7 @@ fn snapshot() -> Snapshot {
             MemberFacts {
                 health,
                 warming: false,
+                ramp: None,
             },
         );
     }
@@ -766,6 +767,7 @@ fn facts_delta(s: &Snapshot, flips: &[(u64, bool)]) -> Delta {
                 let facts = MemberFacts {
                     health: health(up),
                     warming: false,
+                    ramp: None,
                 };
                 (MemberId(id), facts)
             })

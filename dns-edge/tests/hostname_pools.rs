@@ -84,6 +84,7 @@ fn snapshot(health: [Health; 4]) -> Snapshot {
             MemberFacts {
                 health,
                 warming: false,
+                ramp: None,
             },
         );
     }
@@ -197,6 +198,7 @@ fn flattened(first_n: u32, resolved: bool) -> Snapshot {
             MemberFacts {
                 health: UP,
                 warming: false,
+                ramp: None,
             },
         );
     }

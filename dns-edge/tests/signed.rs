@@ -128,6 +128,7 @@ fn snapshot(dnssec: Option<ZoneSigning>) -> Snapshot {
             MemberFacts {
                 health: Health::Up,
                 warming: false,
+                ramp: None,
             },
         );
     }

@@ -230,9 +230,10 @@ fn pool() -> impl Strategy<Value = Pool> {
             Just(FailMode::Static)
         ],
         prop::collection::vec(any::<IpAddr>(), 0..3),
+        prop::option::of(1u64..3_600_000),
     )
         .prop_map(
-            |(id, name, check, min_healthy, protect, fail_mode, fallback)| Pool {
+            |(id, name, check, min_healthy, protect, fail_mode, fallback, slow_start)| Pool {
                 id: PoolId(id),
                 name,
                 check: check.map(CheckId),
@@ -240,6 +241,7 @@ fn pool() -> impl Strategy<Value = Pool> {
                 protect_threshold: protect,
                 fail_mode,
                 fallback,
+                slow_start: slow_start.map(std::time::Duration::from_millis),
             },
         )
 }
@@ -356,9 +358,11 @@ fn record() -> impl Strategy<Value = RecordSet> {
                 pools: pools.into_iter().map(PoolId).collect(),
                 geo: geo
                     .into_iter()
-                    .map(|(r, p)| GeoBranch {
-                        regions: r.into_iter().map(Region::new).collect(),
-                        pools: p.into_iter().map(PoolId).collect(),
+                    .map(|(r, p)| {
+                        GeoBranch::for_regions(
+                            r.into_iter().map(Region::new).collect(),
+                            p.into_iter().map(PoolId).collect(),
+                        )
                     })
                     .collect(),
                 first_n,
@@ -737,8 +741,18 @@ mod snapshots {
                 any::<u64>(),
                 prop_oneof![Just(Health::Up), Just(Health::Down), Just(Health::Unknown)],
                 any::<bool>(),
+                prop::option::of(1u8..100),
             )
-                .prop_map(|(id, health, warming)| (MemberId(id), MemberFacts { health, warming })),
+                .prop_map(|(id, health, warming, ramp)| {
+                    (
+                        MemberId(id),
+                        MemberFacts {
+                            health,
+                            warming,
+                            ramp,
+                        },
+                    )
+                }),
             0..4,
         )
     }
@@ -915,12 +929,14 @@ fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
             any::<bool>(),
         ),
         prop::collection::vec(location, 0..4),
+        prop::option::of(1u8..100),
     )
         .prop_map(
             |(
                 (member_id, health, score, warming, warmup_passes, warmup_threshold),
                 (protected, fail_open, manual, suppressed, since_ms, decisions_paused),
                 locations,
+                ramp,
             )| status::MemberStatusView {
                 member_id,
                 healthy: health == Health::Up,
@@ -935,6 +951,7 @@ fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
                 suppressed,
                 since_ms,
                 decisions_paused,
+                ramp,
                 locations,
             },
         )

@@ -33,6 +33,7 @@ fn world() -> (CatalogIndex, DynamicRecord) {
                 MemberFacts {
                     health,
                     warming: i == 3,
+                    ramp: None,
                 },
             );
         }
@@ -43,9 +44,8 @@ fn world() -> (CatalogIndex, DynamicRecord) {
         geo: regions
             .iter()
             .enumerate()
-            .map(|(p, r)| GeoBranch {
-                regions: vec![Region::new(*r)],
-                pools: vec![PoolId(p as u64 + 1), PoolId(2)],
+            .map(|(p, r)| {
+                GeoBranch::for_regions(vec![Region::new(*r)], vec![PoolId(p as u64 + 1), PoolId(2)])
             })
             .collect(),
         first_n: 2,
@@ -68,6 +68,7 @@ fn bench(c: &mut Criterion) {
             let q = Query {
                 family: Family::V4,
                 region: Some(&region),
+                place: Place::UNKNOWN,
                 rotation,
                 affinity: None,
             };
@@ -85,6 +86,7 @@ fn bench(c: &mut Criterion) {
             let q = Query {
                 family: Family::V4,
                 region: Some(&region),
+                place: Place::UNKNOWN,
                 rotation,
                 affinity: None,
             };
@@ -104,6 +106,7 @@ fn bench(c: &mut Criterion) {
             let q = Query {
                 family: Family::V4,
                 region: Some(&region),
+                place: Place::UNKNOWN,
                 rotation: 0,
                 affinity: Some(gslb_shared::selection::affinity(ip, None).0),
             };

@@ -9,6 +9,7 @@ pub mod cycle;
 pub mod defaults;
 pub mod dnssec;
 pub mod duration;
+pub mod geo_db;
 pub mod model;
 pub mod rollover;
 pub mod selection;

@@ -19,10 +19,10 @@ pub use index::{CatalogIndex, PoolRef, SelectionInput};
 pub use pool_eval::{Candidate, Exclusion, PoolVerdict, evaluate_pool};
 pub use pool_state::{PoolState, pool_state};
 pub use steer::{STICKY_V4_PREFIX, STICKY_V6_PREFIX, affinity, steer};
-pub use trace::{Step, Trace};
+pub use trace::{Ramping, Step, Trace};
 
 use crate::model::{
-    DynamicRecord, FailMode, MemberAddress, MemberId, PoolId, RecordType, Region, Resolved,
+    DynamicRecord, FailMode, MemberAddress, MemberId, Place, PoolId, RecordType, Region, Resolved,
 };
 
 /// What a query asks a pool for: addresses of one family, or a name.
@@ -123,6 +123,8 @@ pub struct Query<'a> {
     pub family: Family,
     /// The client's region (from ECS or the resolver address), if known.
     pub region: Option<&'a Region>,
+    /// What a geo database says of the client ([`Place::UNKNOWN`] without one).
+    pub place: Place,
     /// Round-robin position (the caller's per-record query counter).
     pub rotation: u64,
     /// The client subnet's key for sticky steering ([`affinity`]), when
@@ -162,6 +164,7 @@ impl Selector {
             input,
             record,
             query.region,
+            &query.place,
             query.family,
             trace.as_deref_mut(),
         );
@@ -214,17 +217,19 @@ impl Selector {
         input: &I,
         record: &DynamicRecord,
         region: Option<&Region>,
+        place: &Place,
         family: Family,
         mut trace: Option<&mut Trace>,
     ) -> Outcome
     where
         I: SelectionInput + ?Sized,
     {
-        let (branch, pools) = record.branch_for(region);
+        let (branch, pools) = record.branch_for(region, place);
         if let Some(t) = trace.as_deref_mut() {
             t.push(Step::Branch {
                 geo_branch: branch,
                 region: region.cloned(),
+                place: (!place.is_unknown()).then_some(*place),
                 pools: pools.to_vec(),
             });
         }

@@ -37,6 +37,9 @@ pub struct MemberStatusView {
     pub since_ms: u64,
     /// An operator has paused health decisions for its pool.
     pub decisions_paused: bool,
+    /// In slow start: the percent of its weight it takes now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<u8>,
     /// The latest result per location.
     pub locations: Vec<LocationStatusView>,
 }

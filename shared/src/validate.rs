@@ -7,6 +7,7 @@ mod catalog;
 mod check;
 mod cuts;
 mod error;
+mod geo;
 pub mod hostnames;
 mod http;
 mod member;
@@ -24,9 +25,10 @@ pub use catalog::catalog;
 pub use check::{MAX_INTERVAL, MAX_RETRIES, MIN_INTERVAL, check};
 pub use cuts::{highest_cut, placement};
 pub use error::{FieldError, ValidationError};
+pub use geo::{CONTINENTS, MAX_GEO_KEYS};
 pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;
-pub use pool::pool;
+pub use pool::{MAX_SLOW_START, MIN_SLOW_START, pool};
 pub use probe::{
     MAX_GRPC_SERVICE, MAX_HEADERS, MAX_MATCH_TEXT, MAX_PAYLOAD, MAX_RCODES, MAX_REDIRECTS,
     MAX_REGEX_SIZE,

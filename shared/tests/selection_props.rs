@@ -115,7 +115,7 @@ proptest! {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut selector = Selector::new();
         let (outcome, answers) =
-            selector.select(&index, &r, Query { family: Family::V4, region: None, rotation, affinity: None }, &mut rng, None);
+            selector.select(&index, &r, Query { family: Family::V4, region: None, place: Place::UNKNOWN, rotation, affinity: None }, &mut rng, None);
         if first_n > 0 {
             prop_assert!(answers.len() <= first_n as usize);
         }
@@ -152,7 +152,7 @@ proptest! {
         r.steering = Steering::Weighted;
         r.first_n = 2;
         let index = w.index();
-        let q = Query { family: Family::V4, region: None, rotation, affinity: None };
+        let q = Query { family: Family::V4, region: None, place: Place::UNKNOWN, rotation, affinity: None };
         let a = Selector::new().select(&index, &r, q, &mut StdRng::seed_from_u64(seed), None).1.to_vec();
         let b = Selector::new().select(&index, &r, q, &mut StdRng::seed_from_u64(seed), None).1.to_vec();
         prop_assert_eq!(a, b);
@@ -197,6 +197,7 @@ fn weighted_first_position_frequencies_match_weights() {
         let q = Query {
             family: Family::V4,
             region: None,
+            place: Place::UNKNOWN,
             rotation: 0,
             affinity: None,
         };
@@ -235,6 +236,7 @@ fn weighted_without_replacement_second_position_matches_conditional_probability(
         let q = Query {
             family: Family::V4,
             region: None,
+            place: Place::UNKNOWN,
             rotation: 0,
             affinity: None,
         };
@@ -314,7 +316,7 @@ proptest! {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut selector = Selector::new();
         let (_, answers) =
-            selector.select(&index, &r, Query { family, region: None, rotation, affinity: None }, &mut rng, None);
+            selector.select(&index, &r, Query { family, region: None, place: Place::UNKNOWN, rotation, affinity: None }, &mut rng, None);
         for a in answers {
             let Some(id) = a.member else { continue };
             let m = &w.catalog.members[&id];

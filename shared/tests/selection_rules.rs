@@ -315,16 +315,60 @@ fn geo_branch_follows_client_region_with_default_fallback() {
     let e = w.member(eu, "192.0.2.1", |_| {});
     let u = w.member(us, "192.0.2.2", |_| {});
     let mut r = record(&[us]);
-    r.geo = vec![GeoBranch {
-        regions: vec![Region::new("eu")],
-        pools: vec![eu, us],
-    }];
+    r.geo = vec![GeoBranch::for_regions(
+        vec![Region::new("eu")],
+        vec![eu, us],
+    )];
     assert_eq!(ids(&run(&w, &r, Some("eu")).1), vec![e]);
     assert_eq!(ids(&run(&w, &r, Some("ap")).1), vec![u]);
     assert_eq!(ids(&run(&w, &r, None).1), vec![u]);
     // The eu branch fails over to its second pool.
     w.set(e, Health::Down, false);
     assert_eq!(ids(&run(&w, &r, Some("eu")).1), vec![u]);
+}
+
+#[test]
+fn geo_branches_on_maxmind_data_take_the_first_that_matches() {
+    let mut w = World::new();
+    let pools: Vec<PoolId> = (0..5).map(|_| w.pool(|_| {})).collect();
+    let ms: Vec<MemberId> = (pools.iter().enumerate())
+        .map(|(i, p)| w.member(*p, &format!("192.0.2.{}", i + 1), |_| {}))
+        .collect();
+    let mut r = record(&[pools[4]]);
+    let branch = |configure: &dyn Fn(&mut GeoBranch), pool: PoolId| {
+        let mut b = GeoBranch::for_regions(vec![], vec![pool]);
+        configure(&mut b);
+        b
+    };
+    r.geo = vec![
+        branch(&|b| b.regions = vec![Region::new("eu")], pools[0]),
+        branch(&|b| b.subdivisions = vec!["DE-BE".into()], pools[1]),
+        branch(&|b| b.countries = vec!["DE".into()], pools[2]),
+        branch(&|b| b.asns = vec![64500], pools[3]),
+    ];
+    let place = |country: Option<&str>, sub: Option<&str>, asn: Option<u32>| Place {
+        country: country.and_then(GeoCode::new),
+        continent: None,
+        subdivision: sub.and_then(GeoCode::new),
+        asn,
+    };
+    let at = |region, p| ids(&run_at(&w, &r, region, p).1);
+    // A region of the table comes first when its branch does.
+    assert_eq!(at(Some("eu"), place(Some("DE"), None, None)), vec![ms[0]]);
+    assert_eq!(at(None, place(Some("DE"), Some("BE"), None)), vec![ms[1]]);
+    assert_eq!(at(None, place(Some("DE"), Some("BY"), None)), vec![ms[2]]);
+    // A subdivision code belongs to its country: BE of AT is not DE-BE.
+    assert_eq!(
+        at(None, place(Some("AT"), Some("BE"), Some(64500))),
+        vec![ms[3]]
+    );
+    assert_eq!(at(None, place(Some("FR"), None, Some(1))), vec![ms[4]]);
+    assert_eq!(at(None, Place::UNKNOWN), vec![ms[4]]);
+    // Explain shows what the database said.
+    let trace = run_at(&w, &r, None, place(Some("DE"), None, None)).2;
+    let json = serde_json::to_value(&trace[0]).unwrap();
+    assert_eq!(json["place"]["country"], "DE", "{json}");
+    assert_eq!(json["geoBranch"], 2, "{json}");
 }
 
 #[test]
@@ -393,6 +437,7 @@ fn round_robin_rotates_by_the_query_counter() {
             let q = Query {
                 family: Family::V4,
                 region: None,
+                place: Place::UNKNOWN,
                 rotation,
                 affinity: None,
             };

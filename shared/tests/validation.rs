@@ -481,6 +481,14 @@ fn pool_rules() {
         "fallback",
         "only when failMode is static",
     );
+    for bad in [Duration::from_millis(899), Duration::from_secs(3601)] {
+        let mut p = Pool::new(PoolId(1), "p");
+        p.slow_start = Some(bad);
+        fails_on(validate::pool(&p), "slowStart", "between 900ms and 1h");
+    }
+    let mut p = Pool::new(PoolId(1), "p");
+    p.slow_start = Some(Duration::from_secs(60));
+    validate::pool(&p).unwrap();
 }
 
 #[test]
@@ -576,20 +584,72 @@ fn record_rules() {
     let mut r = dynamic(vec![PoolId(1)]);
     if let RecordData::Dynamic(d) = &mut r.data {
         d.geo = vec![
-            GeoBranch {
-                regions: vec![Region::new("eu")],
-                pools: vec![PoolId(1)],
-            },
-            GeoBranch {
-                regions: vec![Region::new("eu")],
-                pools: vec![PoolId(2)],
-            },
+            GeoBranch::for_regions(vec![Region::new("eu")], vec![PoolId(1)]),
+            GeoBranch::for_regions(vec![Region::new("eu")], vec![PoolId(2)]),
         ];
     }
     fails_on(
         validate::record(&r, &zone),
         "data.dynamic.geo[1].regions[0]",
         "more than one branch",
+    );
+    // Branches on MaxMind data: each key is checked and named.
+    let branch = |configure: &dyn Fn(&mut GeoBranch)| {
+        let mut b = GeoBranch::for_regions(vec![], vec![PoolId(1)]);
+        configure(&mut b);
+        let mut r = dynamic(vec![PoolId(1)]);
+        if let RecordData::Dynamic(d) = &mut r.data {
+            d.geo = vec![b];
+        }
+        validate::record(&r, &zone)
+    };
+    branch(&|b| {
+        b.countries = vec!["DE".into()];
+        b.continents = vec!["EU".into()];
+        b.subdivisions = vec!["US-CA".into(), "JP-13".into()];
+        b.asns = vec![64500];
+    })
+    .unwrap();
+    fails_on(
+        branch(&|_| {}),
+        "data.dynamic.geo[0]",
+        "at least one region, country",
+    );
+    type Edit<'a> = &'a dyn Fn(&mut GeoBranch);
+    let bad: [(Edit<'_>, &str, &str); 5] = [
+        (
+            &|b| b.countries = vec!["de".into()],
+            "countries[0]",
+            "alpha-2",
+        ),
+        (
+            &|b| b.countries = vec!["DEU".into()],
+            "countries[0]",
+            "alpha-2",
+        ),
+        (
+            &|b| b.continents = vec!["XX".into()],
+            "continents[0]",
+            "one of AF",
+        ),
+        (
+            &|b| b.subdivisions = vec!["DE".into()],
+            "subdivisions[0]",
+            "DE-BE",
+        ),
+        (&|b| b.asns = vec![0], "asns[0]", "AS number"),
+    ];
+    for (configure, field, rule) in bad {
+        fails_on(
+            branch(configure),
+            &format!("data.dynamic.geo[0].{field}"),
+            rule,
+        );
+    }
+    fails_on(
+        branch(&|b| b.asns = (1..=257).collect()),
+        "data.dynamic.geo[0].asns",
+        "at most 256",
     );
     let cname = RecordSet {
         rtype: RecordType::Cname,

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod dns;
 pub mod local;
 pub mod mesh;
+pub mod mmdb;
 pub mod netns;
 pub mod pki;
 pub mod process;

@@ -126,6 +126,10 @@ pub enum Command {
         /// Client region (or address).
         #[arg(long, default_value = "")]
         client: String,
+        /// Client address: its subnet for sticky steering, and its country,
+        /// continent, subdivision and AS from the aggregator's --geo-mmdb files.
+        #[arg(long, conflicts_with = "client")]
+        client_ip: Option<std::net::IpAddr>,
     },
     /// Make the catalog match a declarative file; prints the plan.
     Apply {
@@ -611,7 +615,9 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
             name,
             rtype,
             client,
+            client_ip,
         } => {
+            let client = client_ip.map_or(client, |ip| ip.to_string());
             let r#type = match rtype.to_ascii_uppercase().as_str() {
                 "A" => pb::RecordType::A,
                 "AAAA" => pb::RecordType::Aaaa,

@@ -200,6 +200,10 @@ pub fn members(rows: &[(Member, MemberStatusView)], out: Output) -> String {
             if s.decisions_paused {
                 notes.push("decisions paused".to_owned());
             }
+            if let Some(percent) = s.ramp {
+                let weight = gslb_shared::model::ramped_weight(m.weight, s.ramp);
+                notes.push(format!("slow start {percent}% (weight {weight})"));
+            }
             vec![
                 m.id.to_string(),
                 m.name.clone(),
@@ -252,6 +256,11 @@ pub fn member_status(s: &MemberStatusView, out: Output) -> String {
             decisions_word(s.decisions_paused).into(),
         ]],
     );
+    if let Some(percent) = s.ramp {
+        text.push_str(&format!(
+            "slow start: {percent}% of its weight, rising in 10% steps\n"
+        ));
+    }
     if !s.locations.is_empty() {
         let rows: Vec<Vec<String>> = s
             .locations

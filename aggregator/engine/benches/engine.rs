@@ -57,6 +57,7 @@ fn setup() -> Setup {
                 Input::UpsertMember {
                     member: &m,
                     check: Some(CheckId(1)),
+                    slow_start: None,
                 },
                 &mut out,
             )

@@ -3,6 +3,7 @@
 
 use gslb_shared::{Check, CheckId, Health, Member, MemberId};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::locset::LocationSet;
 use super::output::{Output, Reason, Transition, WarmupEvent};
@@ -30,7 +31,7 @@ impl Engine {
             };
         }
         for slot in 0..self.members.len() {
-            self.publish(slot, out);
+            self.publish_as_is(slot, out);
         }
     }
 
@@ -42,7 +43,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         for slot in self.set_latched(now, members) {
-            self.publish(slot, out);
+            self.publish_as_is(slot, out);
         }
     }
 
@@ -61,6 +62,11 @@ impl Engine {
             m.gate = WarmupGate::restored(r.gate_open, 0);
             m.since = now;
             m.last_heartbeat = now;
+            if m.resume_ramp(r.ramp, now) {
+                self.ramping.insert(r.member);
+            } else {
+                self.ramping.remove(&r.member);
+            }
             touched.push(slot);
         }
         touched
@@ -207,7 +213,7 @@ impl Engine {
                 Reason::Config,
             )));
         }
-        self.publish(slot, out);
+        self.publish(slot, now, out);
     }
 
     pub(super) fn upsert_member(
@@ -215,6 +221,7 @@ impl Engine {
         now: Timestamp,
         member: &Member,
         check: Option<CheckId>,
+        slow_start: Option<Duration>,
         out: &mut Vec<Output>,
     ) {
         let check_slot = check.and_then(|id| self.check_slots.get(&id).copied());
@@ -245,6 +252,10 @@ impl Engine {
                     last_heartbeat: now,
                     since: now,
                     published: None,
+                    in_rotation: false,
+                    slow_start,
+                    ramp_since: None,
+                    ramp: None,
                 };
                 // A new member with a check and a threshold starts warming.
                 if state.checked(&self.checks) && member.warmup_threshold > 0 {
@@ -262,7 +273,7 @@ impl Engine {
                     None => self.members.push(state),
                 };
                 Arc::make_mut(&mut self.member_slots).insert(member.id, slot);
-                self.publish(slot, out);
+                self.publish(slot, now, out);
                 return;
             }
         };
@@ -282,6 +293,11 @@ impl Engine {
             out.push(m.gate_event(now, WarmupEvent::Restarted));
         }
         m.rewarm_after_down = member.rewarm_after_down;
+        m.slow_start = slow_start;
+        if slow_start.is_none() && m.ramp.is_some() {
+            m.stop_ramp(); // slow start turned off: full weight now
+            self.ramping.remove(&member.id);
+        }
         if m.check_id != check {
             m.check_id = check;
             m.check = check_slot;
@@ -315,6 +331,7 @@ impl Engine {
         self.free_member_slots.push(slot);
         self.ephemeral.remove(&id);
         self.suppressed.remove(&id);
+        self.ramping.remove(&id);
         Ok(())
     }
 }

@@ -90,6 +90,6 @@ impl Engine {
                 self.apply_score(slot, None, p, now, out);
             }
         }
-        self.publish(slot, out);
+        self.publish(slot, now, out);
     }
 }

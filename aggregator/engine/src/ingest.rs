@@ -209,7 +209,7 @@ impl Engine {
         if decisions {
             self.apply_score(slot, Some(oc), p.as_f64(), now, out);
         }
-        self.publish(slot, out);
+        self.publish(slot, now, out);
     }
 
     /// Run the hysteresis (and damping) on the member's window; log a

@@ -18,6 +18,7 @@ mod output;
 mod quarantine;
 pub mod score;
 mod slots;
+pub mod slow_start;
 mod state;
 mod status;
 mod tick;
@@ -27,6 +28,7 @@ mod warmup;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::sync::Arc;
+use std::time::Duration;
 
 use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, PoolId, ProbeResult};
 use rustc_hash::FxHashMap;
@@ -59,12 +61,14 @@ pub enum Input<'a> {
     UpsertCheck(&'a Check),
     /// A check was deleted.
     RemoveCheck(CheckId),
-    /// A member was created or changed; `check` is its pool's check.
+    /// A member was created or changed, with what it takes from its pool.
     UpsertMember {
         /// The member.
         member: &'a Member,
         /// Its pool's check, if any.
         check: Option<CheckId>,
+        /// Its pool's slow start, if any.
+        slow_start: Option<Duration>,
     },
     /// A member was deleted.
     RemoveMember(MemberId),
@@ -111,6 +115,8 @@ pub struct RestoredMember {
     pub gate_open: bool,
     /// Manual override, if any.
     pub manual: Option<Health>,
+    /// The slow-start step it had reached, if it was ramping.
+    pub ramp: Option<u8>,
 }
 
 /// An input the engine refuses.
@@ -197,6 +203,11 @@ pub struct Engine {
     ephemeral: BTreeSet<MemberId>,
     /// Members held down by flap damping, checked for release on every tick.
     suppressed: BTreeSet<MemberId>,
+    /// Members in slow start, stepped on every tick.
+    ramping: BTreeSet<MemberId>,
+    /// A Raft follower's mirror: it starts no slow start of its own (the
+    /// leader's steps arrive with the replicated state).
+    follower: bool,
     /// Pools whose decisions an operator holds.
     hold: hold::Hold,
     startup: Startup,
@@ -222,6 +233,8 @@ impl Engine {
             deadlines: BinaryHeap::new(),
             ephemeral: BTreeSet::new(),
             suppressed: BTreeSet::new(),
+            ramping: BTreeSet::new(),
+            follower: false,
             hold: hold::Hold::default(),
             startup: Startup::Loading,
             next_round: None,
@@ -254,8 +267,12 @@ impl Engine {
                 Ok(())
             }
             Input::RemoveCheck(id) => self.remove_check(now, id, out),
-            Input::UpsertMember { member, check } => {
-                self.upsert_member(now, member, check, out);
+            Input::UpsertMember {
+                member,
+                check,
+                slow_start,
+            } => {
+                self.upsert_member(now, member, check, slow_start, out);
                 Ok(())
             }
             Input::RemoveMember(id) => self.remove_member(id),
@@ -285,18 +302,50 @@ impl Engine {
         self.startup == Startup::Open
     }
 
+    /// Mirror a leader (`true`) or decide (`false`): a follower's engine
+    /// starts no slow start itself.
+    pub fn set_follower(&mut self, follower: bool) {
+        self.follower = follower;
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }
 
-    /// Publish a member's facts if they changed.
-    fn publish(&mut self, slot: usize, out: &mut Vec<Output>) {
+    /// Publish a member's facts if they changed. A member entering
+    /// rotation (answerable now, not in what was published) starts its
+    /// slow start, if its pool has one and decisions are being made.
+    fn publish(&mut self, slot: usize, now: Timestamp, out: &mut Vec<Output>) {
+        let decides = self.decisions_enabled() && !self.follower;
+        let checks = &self.checks;
+        let Some(m) = self.members.get_mut(slot) else {
+            return;
+        };
+        let answerable = m.answerable(m.facts(m.checked(checks)));
+        if !answerable {
+            m.stop_ramp();
+            self.ramping.remove(&m.id);
+        } else if !m.in_rotation
+            && decides
+            && let Some(duration) = m.slow_start
+        {
+            m.ramp_since = Some(now);
+            m.ramp = slow_start::percent(now, now, duration);
+            self.ramping.insert(m.id);
+        }
+        self.publish_as_is(slot, out);
+    }
+
+    /// Publish a member's facts if they changed, starting nothing: for
+    /// state restored or replicated, whose ramp comes with it.
+    fn publish_as_is(&mut self, slot: usize, out: &mut Vec<Output>) {
         let checks = &self.checks;
         let Some(m) = self.members.get_mut(slot) else {
             return;
         };
         let facts = m.facts(m.checked(checks));
+        m.in_rotation = m.answerable(facts);
         if m.published != Some(facts) {
             m.published = Some(facts);
             out.push(Output::Facts {

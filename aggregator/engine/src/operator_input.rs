@@ -107,7 +107,7 @@ impl Engine {
                 Reason::Manual,
             )));
         }
-        self.publish(slot, out);
+        self.publish(slot, now, out);
         Ok(())
     }
 
@@ -133,7 +133,7 @@ impl Engine {
         if !held {
             out.extend(m.revive(now));
         }
-        self.publish(slot, out);
+        self.publish(slot, now, out);
         Ok(())
     }
 }

@@ -145,6 +145,14 @@ pub(super) struct MemberState {
     pub since: Timestamp,
     /// The facts last published.
     pub published: Option<MemberFacts>,
+    /// Answerable (enabled, up, past its gate) as last published.
+    pub in_rotation: bool,
+    /// Its pool's slow start.
+    pub slow_start: Option<Duration>,
+    /// When it entered rotation, while it ramps (the node deciding steps).
+    pub ramp_since: Option<Timestamp>,
+    /// The slow-start step it is on (published in its facts).
+    pub ramp: Option<u8>,
 }
 
 impl MemberState {
@@ -180,6 +188,34 @@ impl MemberState {
         MemberFacts {
             health: self.effective_health(checked),
             warming: self.gate.warming(self.warmup_threshold, checked),
+            ramp: self.ramp,
+        }
+    }
+
+    /// In rotation: enabled, up and past its warm-up gate.
+    pub fn answerable(&self, facts: MemberFacts) -> bool {
+        self.enabled && facts.health == Health::Up && !facts.warming
+    }
+
+    /// Leave slow start (full weight, or out of rotation).
+    pub fn stop_ramp(&mut self) {
+        self.ramp_since = None;
+        self.ramp = None;
+    }
+
+    /// Take a ramp step restored or replicated, continuing it on this
+    /// node's clock.
+    pub fn resume_ramp(&mut self, ramp: Option<u8>, now: Timestamp) -> bool {
+        match (ramp, self.slow_start) {
+            (Some(percent), Some(duration)) => {
+                self.ramp = Some(percent);
+                self.ramp_since = Some(super::slow_start::since_for(percent, now, duration));
+                true
+            }
+            _ => {
+                self.stop_ramp();
+                false
+            }
         }
     }
 

@@ -34,6 +34,8 @@ pub struct MemberStatus {
     pub warmup_threshold: u32,
     /// Held down by flap damping.
     pub suppressed: bool,
+    /// In slow start: the percent of its weight it takes now.
+    pub ramp: Option<u8>,
     /// When the health last changed.
     pub since: Timestamp,
     /// Latest result per location.
@@ -137,6 +139,7 @@ fn status_of<'a>(
         warmup_passes: m.gate.passes(),
         warmup_threshold: m.warmup_threshold,
         suppressed: m.damping.is_suppressed(),
+        ramp: facts.ramp,
         since: m.since,
         locations,
     }

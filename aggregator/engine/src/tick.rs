@@ -7,7 +7,7 @@ use gslb_shared::{Health, MemberKind};
 
 use super::output::{Output, Reason, Transition};
 use super::quarantine::QuarantineChange;
-use super::{Engine, Startup, Timestamp};
+use super::{Engine, Startup, Timestamp, slow_start};
 
 impl Engine {
     pub(super) fn tick(&mut self, now: Timestamp, out: &mut Vec<Output>) {
@@ -15,7 +15,38 @@ impl Engine {
         self.quarantine_round(now, out);
         self.heartbeat_timeouts(now, out);
         self.damping_releases(now, out);
+        self.slow_start_steps(now, out);
         self.startup_gate(now, out);
+    }
+
+    /// Move ramping members to their current slow-start step.
+    fn slow_start_steps(&mut self, now: Timestamp, out: &mut Vec<Output>) {
+        let ids: Vec<_> = self.ramping.iter().copied().collect();
+        for id in ids {
+            let Some(&slot) = self.member_slots.get(&id) else {
+                self.ramping.remove(&id);
+                continue;
+            };
+            if self.held(slot) {
+                continue; // the answers an operator froze stay as they are
+            }
+            let Some(m) = self.members.get_mut(slot) else {
+                continue;
+            };
+            let step = match (m.ramp_since, m.slow_start) {
+                (Some(since), Some(duration)) => slow_start::percent(since, now, duration),
+                _ => None,
+            };
+            if step == m.ramp {
+                continue;
+            }
+            m.ramp = step;
+            if step.is_none() {
+                m.stop_ramp();
+                self.ramping.remove(&id);
+            }
+            self.publish_as_is(slot, out);
+        }
     }
 
     fn close_due_cycles(&mut self, now: Timestamp, out: &mut Vec<Output>) {
@@ -100,7 +131,7 @@ impl Engine {
                 )));
                 m.health = Health::Down;
                 m.since = now;
-                self.publish(slot, out);
+                self.publish(slot, now, out);
             }
         }
     }
@@ -145,7 +176,7 @@ impl Engine {
                 )));
                 m.health = Health::Up;
                 m.since = now;
-                self.publish(slot, out);
+                self.publish(slot, now, out);
             }
         }
     }
@@ -188,7 +219,7 @@ impl Engine {
             if let Some(p) = m.last_pass_fraction {
                 self.apply_score(slot, None, p, now, out);
             }
-            self.publish(slot, out);
+            self.publish(slot, now, out);
         }
     }
 }

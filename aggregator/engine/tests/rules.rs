@@ -233,7 +233,8 @@ fn warming_member_is_excluded_even_when_healthy() {
         member: MemberId(1),
         facts: MemberFacts {
             health: Health::Up,
-            warming: true
+            warming: true,
+            ramp: None,
         }
     }));
 }
@@ -347,6 +348,7 @@ fn members_without_a_check_skip_the_gate() {
     h.step(Input::UpsertMember {
         member: &member(1, |m| m.warmup_threshold = 5),
         check: None,
+        slow_start: None,
     })
     .unwrap();
     let s = h.status(1);
@@ -356,6 +358,7 @@ fn members_without_a_check_skip_the_gate() {
     h.step(Input::UpsertMember {
         member: &member(2, |m| m.warmup_threshold = 5),
         check: Some(CheckId(2)),
+        slow_start: None,
     })
     .unwrap();
     assert!(!h.status(2).warming);
@@ -407,6 +410,7 @@ fn manual_health_applies_when_the_check_is_none() {
     h.step(Input::UpsertMember {
         member: &member(1, |_| {}),
         check: Some(CheckId(2)),
+        slow_start: None,
     })
     .unwrap();
     assert_eq!(h.health(1), Health::Up, "check none: up unless set down");
@@ -438,6 +442,7 @@ fn manual_health_is_rejected_for_ephemeral_members() {
     h.step(Input::UpsertMember {
         member: &eph,
         check: None,
+        slow_start: None,
     })
     .unwrap();
     let err = h
@@ -458,6 +463,7 @@ fn ephemeral_member_goes_down_after_heartbeat_timeout_and_is_deleted_later() {
     h.step(Input::UpsertMember {
         member: &eph,
         check: None,
+        slow_start: None,
     })
     .unwrap();
     assert_eq!(h.health(1), Health::Up);
@@ -495,6 +501,7 @@ fn ephemeral_member_without_expiry_stays_down() {
     h.step(Input::UpsertMember {
         member: &member(1, |m| m.kind = MemberKind::Ephemeral(policy)),
         check: None,
+        slow_start: None,
     })
     .unwrap();
     h.advance(Duration::from_secs(300));
@@ -692,12 +699,14 @@ fn startup_gate_holds_state_until_fresh_data_arrives() {
             health: Health::Up,
             gate_open: true,
             manual: None,
+            ramp: None,
         },
         RestoredMember {
             member: MemberId(2),
             health: Health::Up,
             gate_open: false,
             manual: None,
+            ramp: None,
         },
     ];
     h.step(Input::Restore {
@@ -739,6 +748,7 @@ fn configured_but_unloaded_check_is_never_read_as_no_check() {
     h.step(Input::UpsertMember {
         member: &member(1, |m| m.warmup_threshold = 2),
         check: Some(CheckId(5)),
+        slow_start: None,
     })
     .unwrap();
     let s = h.status(1);
@@ -765,6 +775,7 @@ fn removing_the_pools_check_hands_health_to_manual_with_a_logged_reason() {
     h.step(Input::UpsertMember {
         member: &member(1, |_| {}),
         check: None,
+        slow_start: None,
     })
     .unwrap();
     assert_eq!(h.health(1), Health::Up);
@@ -997,6 +1008,7 @@ fn a_held_ephemeral_member_neither_times_out_nor_expires_nor_revives() {
         h.step(Input::UpsertMember {
             member: m,
             check: None,
+            slow_start: None,
         })
         .unwrap();
     }
@@ -1052,6 +1064,7 @@ fn manual_health_still_applies_while_held() {
     h.step(Input::UpsertMember {
         member: &member(1, |_| {}),
         check: Some(CheckId(2)),
+        slow_start: None,
     })
     .unwrap();
     hold(&mut h, true, &[]);

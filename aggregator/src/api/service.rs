@@ -127,6 +127,8 @@ pub struct Service {
     http_address: std::sync::OnceLock<String>,
     /// The bound gRPC and HTTP listeners, told to agents so they never probe them.
     own_listeners: std::sync::OnceLock<Vec<std::net::SocketAddr>>,
+    /// MaxMind files explain places client addresses with (`--geo-mmdb`).
+    geo: std::sync::OnceLock<crate::api::geo::ExplainGeo>,
     /// The core's state as reads see it: replaced by the owner after every
     /// operation that moved the version or the catalog (before answering
     /// it), so reads take it without ever waiting for the core.
@@ -176,6 +178,7 @@ impl Service {
             role: watch::channel(0).0,
             http_address: std::sync::OnceLock::new(),
             own_listeners: std::sync::OnceLock::new(),
+            geo: std::sync::OnceLock::new(),
             view,
         }
     }
@@ -234,6 +237,21 @@ impl Service {
     /// Record the bound listeners (once).
     pub fn set_own_listeners(&self, listeners: Vec<std::net::SocketAddr>) {
         let _ = self.own_listeners.set(listeners);
+    }
+
+    /// Set the MaxMind files explain uses (once).
+    pub fn set_geo(&self, geo: crate::api::geo::ExplainGeo) {
+        let _ = self.geo.set(geo);
+    }
+
+    /// Explain a name for a client (a region, or an address placed with
+    /// the MaxMind files if any): every selection step.
+    pub fn explain(
+        &self,
+        request: &gslb_proto::pb::ExplainRequest,
+    ) -> Result<gslb_proto::pb::ExplainResponse, tonic::Status> {
+        let dbs = self.geo.get().and_then(|g| g.current());
+        crate::api::service::admin::views::explain(&self.view(), request, dbs.as_deref())
     }
 
     /// The bound listeners (empty until recorded).

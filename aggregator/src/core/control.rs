@@ -191,6 +191,7 @@ impl Control {
                 health: l.health,
                 gate_open: l.gate_open,
                 manual: l.manual,
+                ramp: l.ramp,
             })
             .collect();
         control.engine.step(
@@ -501,8 +502,12 @@ fn renumber(store: &dyn Store, changes: &mut [Change], stored: u64) {
 
 /// The engine input announcing a member with its pool's check.
 fn member_input<'a>(catalog: &Catalog, member: &'a Member) -> Input<'a> {
-    let check = catalog.pools.get(&member.pool).and_then(|p| p.check);
-    Input::UpsertMember { member, check }
+    let pool = catalog.pools.get(&member.pool);
+    Input::UpsertMember {
+        member,
+        check: pool.and_then(|p| p.check),
+        slow_start: pool.and_then(|p| p.slow_start),
+    }
 }
 
 /// Facts in an output list, last value per member.

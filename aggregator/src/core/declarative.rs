@@ -130,7 +130,20 @@ pub struct DesiredDynamic {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DesiredBranch {
     /// Regions.
+    #[serde(default)]
     pub regions: Vec<Region>,
+    /// Countries (ISO 3166-1 alpha-2).
+    #[serde(default)]
+    pub countries: Vec<String>,
+    /// Continent codes.
+    #[serde(default)]
+    pub continents: Vec<String>,
+    /// Subdivisions (ISO 3166-2).
+    #[serde(default)]
+    pub subdivisions: Vec<String>,
+    /// AS numbers.
+    #[serde(default)]
+    pub asns: Vec<u32>,
     /// Pools by name.
     pub pools: Vec<String>,
 }

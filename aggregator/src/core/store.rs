@@ -32,6 +32,9 @@ pub struct Latched {
     pub gate_open: bool,
     /// Operator override.
     pub manual: Option<Health>,
+    /// The slow-start step reached, while it ramps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<u8>,
 }
 
 /// One health log entry: the engine output it records (a transition, a

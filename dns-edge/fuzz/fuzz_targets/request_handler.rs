@@ -86,10 +86,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                 RecordData::Dynamic(DynamicRecord {
                     steering: Steering::Weighted,
                     pools: vec![PoolId(1)],
-                    geo: vec![GeoBranch {
-                        regions: vec![Region::new("eu")],
-                        pools: vec![PoolId(1)],
-                    }],
+                    geo: vec![GeoBranch::for_regions(vec![Region::new("eu")], vec![PoolId(1)])],
                     first_n: 2,
                     flatten: false,
                 }),

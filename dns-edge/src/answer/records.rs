@@ -164,10 +164,30 @@ impl Responder {
                 self.dynamic_used = true;
                 let dynamic = &table.dynamic[*slot as usize];
                 let (addr, source) = request::client_address(q.edns.as_ref(), client);
-                let found = if dynamic.geo { geo.lookup(addr) } else { None };
-                if dynamic.geo && source.is_some() {
-                    plan.scope = found.map_or(source.unwrap_or(0), |m| m.prefix_len);
+                let found = if dynamic.geo_region {
+                    geo.lookup(addr)
+                } else {
+                    None
+                };
+                // A MaxMind answer only for branches that match on one.
+                let located = if dynamic.geo_place {
+                    geo.place(addr)
+                } else {
+                    None
+                };
+                if let (true, Some(source)) = (dynamic.geo, source) {
+                    // Scoped to the narrower of the networks that decided
+                    // (a region's prefix, the MaxMind network); a client
+                    // the table does not place is its own subnet.
+                    let region = match found {
+                        Some(m) => m.prefix_len,
+                        None if dynamic.geo_region => source,
+                        None => 0,
+                    };
+                    let place = located.map_or(0, |l| l.prefix_len);
+                    plan.scope = region.max(place);
                 }
+                let place = located.map_or(gslb_shared::Place::UNKNOWN, |l| l.place);
                 // A sticky answer is the client subnet's own: keyed on it,
                 // never templated, scoped to it for resolvers' caches.
                 let sticky = dynamic.record.steering == gslb_shared::Steering::Sticky;
@@ -178,7 +198,7 @@ impl Responder {
                     }
                     key
                 });
-                let index = dynamic.decision_index(found.map(|m| m.region));
+                let index = dynamic.decision_index(found.map(|m| m.region), &place);
                 let Some(decision) = dynamic.decisions.get(index) else {
                     return Ok(nodata);
                 };

@@ -196,6 +196,19 @@ impl Collector for Collect {
         ] {
             counter(&mut e, name, help, v)?;
         }
+        let (reloads, refused) = shared.geo.reloads();
+        counter(
+            &mut e,
+            "gslb_edge_geo_reloads",
+            "MaxMind files read again after they changed on disk",
+            reloads,
+        )?;
+        counter(
+            &mut e,
+            "gslb_edge_geo_reload_failures",
+            "Changed MaxMind files that could not be read (the previous ones stay in use)",
+            refused,
+        )?;
         counter(
             &mut e,
             "gslb_edge_tcp_write_timeouts",

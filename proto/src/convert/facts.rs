@@ -26,12 +26,22 @@ pub fn health_from_pb(field: &str, value: i32) -> Result<Option<Health>, Validat
     }
 }
 
+/// A slow-start step from the wire: 0 is the full weight.
+pub fn ramp_from_pb(percent: u32) -> Result<Option<u8>, ValidationError> {
+    match percent {
+        0 => Ok(None),
+        p @ 1..=99 => Ok(Some(p as u8)),
+        _ => Err(bad("rampPercent", "must be 0 (full weight) or 1 to 99")),
+    }
+}
+
 impl From<(MemberId, MemberFacts)> for pb::MemberFacts {
     fn from((id, f): (MemberId, MemberFacts)) -> Self {
         pb::MemberFacts {
             member_id: id.0,
             health: health_to_pb(f.health) as i32,
             warming: f.warming,
+            ramp_percent: f.ramp.map_or(0, u32::from),
         }
     }
 }
@@ -42,11 +52,13 @@ impl TryFrom<pb::MemberFacts> for (MemberId, MemberFacts) {
     fn try_from(f: pb::MemberFacts) -> Result<Self, Self::Error> {
         let health =
             health_from_pb("health", f.health)?.ok_or_else(|| bad("health", "is required"))?;
+        let ramp = ramp_from_pb(f.ramp_percent)?;
         Ok((
             MemberId(f.member_id),
             MemberFacts {
                 health,
                 warming: f.warming,
+                ramp,
             },
         ))
     }

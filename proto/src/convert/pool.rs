@@ -20,6 +20,7 @@ impl From<&Pool> for pb::Pool {
                 FailMode::Static => pb::FailMode::Static,
             } as i32,
             fallback: p.fallback.iter().map(ToString::to_string).collect(),
+            slow_start_ms: p.slow_start.map(|d| d.as_millis() as u64),
         }
     }
 }
@@ -46,6 +47,7 @@ impl TryFrom<pb::Pool> for Pool {
                 .enumerate()
                 .map(|(i, a)| ip(&format!("fallback[{i}]"), a))
                 .collect::<Result<_, _>>()?,
+            slow_start: p.slow_start_ms.map(std::time::Duration::from_millis),
         })
     }
 }

@@ -279,6 +279,10 @@ impl From<&RecordSet> for pb::RecordSet {
                     .map(|b| pb::GeoBranch {
                         regions: b.regions.iter().map(ToString::to_string).collect(),
                         pools: b.pools.iter().map(|p| p.0).collect(),
+                        countries: b.countries.clone(),
+                        continents: b.continents.clone(),
+                        subdivisions: b.subdivisions.clone(),
+                        asns: b.asns.clone(),
                     })
                     .collect(),
                 first_n: d.first_n,
@@ -332,6 +336,10 @@ impl TryFrom<pb::RecordSet> for RecordSet {
                     .map(|b| GeoBranch {
                         regions: b.regions.into_iter().map(Region::new).collect(),
                         pools: b.pools.into_iter().map(PoolId).collect(),
+                        countries: b.countries,
+                        continents: b.continents,
+                        subdivisions: b.subdivisions,
+                        asns: b.asns,
                     })
                     .collect(),
                 first_n: d.first_n,

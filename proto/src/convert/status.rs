@@ -36,6 +36,7 @@ impl From<&MemberStatusView> for pb::MemberStatus {
                 })
                 .collect(),
             decisions_paused: s.decisions_paused,
+            ramp_percent: s.ramp.map_or(0, u32::from),
         }
     }
 }
@@ -58,6 +59,7 @@ impl TryFrom<&pb::MemberStatus> for MemberStatusView {
             suppressed: s.suppressed,
             since_ms: s.since_ms,
             decisions_paused: s.decisions_paused,
+            ramp: super::ramp_from_pb(s.ramp_percent)?,
             locations: s
                 .locations
                 .iter()

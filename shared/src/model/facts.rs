@@ -35,6 +35,10 @@ pub struct MemberFacts {
     pub health: Health,
     /// Held back by the warm-up gate.
     pub warming: bool,
+    /// In slow start: the percent of its weight it takes now (10 to 90, in
+    /// steps of 10); `None` once it has its full weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<u8>,
 }
 
 impl MemberFacts {
@@ -42,10 +46,29 @@ impl MemberFacts {
     pub const UP: MemberFacts = MemberFacts {
         health: Health::Up,
         warming: false,
+        ramp: None,
     };
     /// Facts of a member that is down.
     pub const DOWN: MemberFacts = MemberFacts {
         health: Health::Down,
         warming: false,
+        ramp: None,
     };
+
+    /// The weight steering uses: `weight` cut to the slow-start ramp, never
+    /// below 1 so a ramping member is never dropped by weight alone.
+    pub fn effective_weight(&self, weight: u32) -> u32 {
+        ramped_weight(weight, self.ramp)
+    }
+}
+
+/// `weight` cut to a slow-start step (see [`MemberFacts::effective_weight`]).
+pub fn ramped_weight(weight: u32, ramp: Option<u8>) -> u32 {
+    match ramp {
+        Some(percent) if weight > 0 => {
+            let cut = u64::from(weight) * u64::from(percent.min(100)) / 100;
+            u32::try_from(cut).unwrap_or(weight).max(1)
+        }
+        _ => weight,
+    }
 }

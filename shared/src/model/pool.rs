@@ -1,6 +1,7 @@
 //! Pools: a set of members behind one health check.
 
 use std::net::IpAddr;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,14 @@ pub struct Pool {
     /// Fixed addresses answered in `static` fail mode.
     #[serde(default)]
     pub fallback: Vec<IpAddr>,
+    /// A member entering rotation ramps its weight from 10% to 100% over
+    /// this long (slow start); `None` gives it its full weight at once.
+    #[serde(
+        default,
+        with = "crate::duration::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub slow_start: Option<Duration>,
 }
 
 /// Behaviour when every pool of a record has failed.
@@ -51,6 +60,7 @@ impl Pool {
             protect_threshold: 0.0,
             fail_mode: FailMode::Open,
             fallback: Vec::new(),
+            slow_start: None,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DnsName, PoolId, RecordSetId, Region, ZoneId};
+use super::{DnsName, GeoCode, Place, PoolId, RecordSetId, Region, ZoneId};
 
 /// Default TTL of dynamic records (DESIGN.md).
 pub const DEFAULT_DYNAMIC_TTL: u32 = 30;
@@ -374,14 +374,74 @@ pub enum Steering {
     Sticky,
 }
 
-/// Clients in `regions` are answered from `pools` (priority order).
+/// Clients in any of `regions` (the edge's CIDR table), `countries`,
+/// `continents`, `subdivisions` or `asns` (its MaxMind databases) are
+/// answered from `pools` (priority order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GeoBranch {
     /// Client regions this branch serves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regions: Vec<Region>,
+    /// ISO 3166-1 alpha-2 countries (`DE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub countries: Vec<String>,
+    /// Continent codes (`EU`, `NA`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub continents: Vec<String>,
+    /// ISO 3166-2 subdivisions (`DE-BE`, `US-CA`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subdivisions: Vec<String>,
+    /// Autonomous system numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asns: Vec<u32>,
     /// Pools in priority order.
     pub pools: Vec<PoolId>,
+}
+
+impl GeoBranch {
+    /// A branch for `regions` only.
+    pub fn for_regions(regions: Vec<Region>, pools: Vec<PoolId>) -> Self {
+        Self {
+            regions,
+            countries: Vec::new(),
+            continents: Vec::new(),
+            subdivisions: Vec::new(),
+            asns: Vec::new(),
+            pools,
+        }
+    }
+
+    /// Everything it matches on, as an operator writes it (`eu`, `DE`,
+    /// `DE-BE`, `AS64500`).
+    pub fn keys(&self) -> Vec<String> {
+        (self.regions.iter().map(ToString::to_string))
+            .chain(self.countries.iter().cloned())
+            .chain(self.continents.iter().cloned())
+            .chain(self.subdivisions.iter().cloned())
+            .chain(self.asns.iter().map(|a| format!("AS{a}")))
+            .collect()
+    }
+
+    /// True when it matches on what a geo database says (not only regions).
+    pub fn needs_place(&self) -> bool {
+        !(self.countries.is_empty()
+            && self.continents.is_empty()
+            && self.subdivisions.is_empty()
+            && self.asns.is_empty())
+    }
+
+    /// Whether a client in `region` at `place` belongs to this branch.
+    pub fn matches(&self, region: Option<&Region>, place: &Place) -> bool {
+        let code = |list: &[String], code: Option<GeoCode>| {
+            code.is_some_and(|c| list.iter().any(|x| x.eq_ignore_ascii_case(c.as_str())))
+        };
+        region.is_some_and(|r| self.regions.contains(r))
+            || code(&self.countries, place.country)
+            || code(&self.continents, place.continent)
+            || self.subdivisions.iter().any(|s| place.in_subdivision(s))
+            || place.asn.is_some_and(|a| self.asns.contains(&a))
+    }
 }
 
 impl DynamicRecord {
@@ -393,16 +453,17 @@ impl DynamicRecord {
             .chain(self.geo.iter().flat_map(|b| &b.pools))
     }
 
-    /// The pool list for a client region (the default branch when the region
-    /// is unknown or has no branch of its own).
-    pub fn branch_for(&self, region: Option<&Region>) -> (Option<usize>, &[PoolId]) {
-        if let Some(region) = region {
-            for (index, branch) in self.geo.iter().enumerate() {
-                if branch.regions.iter().any(|r| r == region) {
-                    return (Some(index), &branch.pools);
-                }
-            }
+    /// The pool list for a client in `region` at `place`: the first geo
+    /// branch that matches, else the default branch.
+    pub fn branch_for(&self, region: Option<&Region>, place: &Place) -> (Option<usize>, &[PoolId]) {
+        match self.geo.iter().position(|b| b.matches(region, place)) {
+            Some(index) => (Some(index), &self.geo[index].pools),
+            None => (None, &self.pools),
         }
-        (None, &self.pools)
+    }
+
+    /// True when a branch matches on a geo database's answer.
+    pub fn needs_place(&self) -> bool {
+        self.geo.iter().any(GeoBranch::needs_place)
     }
 }

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
-use super::trace::{Step, Trace};
+use super::trace::{Ramping, Step, Trace};
 use super::{Family, PoolRef};
 use crate::model::{Health, MemberId};
 
@@ -93,13 +93,31 @@ pub fn collect_candidates(
             None => out.push(Candidate {
                 id: m.id,
                 address: m.address.ip(),
-                weight: m.weight,
+                weight: facts.effective_weight(m.weight),
                 priority: m.priority,
                 backup: m.backup,
                 health: facts.health,
             }),
         }
     }
+}
+
+/// Candidates in slow start: their ramp and the weight it leaves them.
+fn ramping(pool: PoolRef<'_>, candidates: &[Candidate]) -> Vec<Ramping> {
+    pool.members
+        .iter()
+        .zip(pool.facts)
+        .filter_map(|(m, facts)| {
+            let percent = facts.ramp?;
+            let c = candidates.iter().find(|c| c.id == m.id)?;
+            Some(Ramping {
+                member: m.id,
+                percent,
+                weight: m.weight,
+                effective_weight: c.weight,
+            })
+        })
+        .collect()
 }
 
 /// Steps 1–5 for one pool. On `Eligible`, `chosen` holds the members to
@@ -149,6 +167,7 @@ pub fn evaluate_pool(
             pool: pool_id,
             candidates: candidates.iter().map(|c| c.id).collect(),
             excluded: excluded.unwrap_or_default(),
+            ramping: ramping(pool, candidates),
         });
         t.push(Step::Healthy {
             pool: pool_id,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::{Answer, Exclusion, Outcome, PoolVerdict};
-use crate::model::{FailMode, Health, MemberId, PoolId, Region, Steering};
+use crate::model::{FailMode, Health, MemberId, Place, PoolId, Region, Steering};
 
 /// A step of selection and what it decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -19,6 +19,9 @@ pub enum Step {
         geo_branch: Option<usize>,
         /// The client region looked up.
         region: Option<Region>,
+        /// What the geo database said of the client, if anything.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        place: Option<Place>,
         /// Pools of the branch in priority order.
         pools: Vec<PoolId>,
     },
@@ -35,6 +38,9 @@ pub enum Step {
         candidates: Vec<MemberId>,
         /// Members excluded, with the reason.
         excluded: Vec<(MemberId, Exclusion)>,
+        /// Candidates in slow start, with the weight steering gives them.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        ramping: Vec<Ramping>,
     },
     /// Step 2.
     Healthy {
@@ -101,6 +107,20 @@ pub enum Step {
         /// Addresses in answer order.
         answers: Vec<Answer>,
     },
+}
+
+/// A candidate in slow start (pool `slowStart`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ramping {
+    /// Member.
+    pub member: MemberId,
+    /// Percent of its weight it takes now.
+    pub percent: u8,
+    /// Its configured weight.
+    pub weight: u32,
+    /// The weight steering uses.
+    pub effective_weight: u32,
 }
 
 /// The ordered steps of one selection.

@@ -1,11 +1,18 @@
 //! Pool rules.
 
+use std::time::Duration;
+
 use super::error::{Findings, ValidationError, in_range};
 use super::text::human_name;
 use crate::model::{FailMode, Pool};
 
 /// Most static fallback addresses.
 pub const MAX_FALLBACK: usize = 16;
+
+/// Shortest slow start: a ramp of nine 10% steps, each at least 100 ms.
+pub const MIN_SLOW_START: Duration = Duration::from_millis(900);
+/// Longest slow start.
+pub const MAX_SLOW_START: Duration = Duration::from_secs(3600);
 
 /// Validate a pool on its own.
 pub fn pool(pool: &Pool) -> Result<(), ValidationError> {
@@ -43,6 +50,13 @@ pub fn pool(pool: &Pool) -> Result<(), ValidationError> {
                 "is used only when failMode is static",
             );
         }
+    }
+    if let Some(d) = pool.slow_start {
+        f.require(
+            (MIN_SLOW_START..=MAX_SLOW_START).contains(&d),
+            "slowStart",
+            "must be between 900ms and 1h",
+        );
     }
     f.finish()
 }

@@ -66,10 +66,11 @@ pub fn record(record: &RecordSet, zone: &Zone) -> Result<(), ValidationError> {
             for (i, branch) in dynamic.geo.iter().enumerate() {
                 let at = format!("data.dynamic.geo[{i}]");
                 f.require(
-                    !branch.regions.is_empty(),
-                    &format!("{at}.regions"),
-                    "must list at least one region",
+                    !branch.regions.is_empty() || branch.needs_place(),
+                    &at,
+                    "must list at least one region, country, continent, subdivision or asn",
                 );
+                super::geo::branch_keys(&mut f, &at, branch);
                 for (j, r) in branch.regions.iter().enumerate() {
                     if let Err(rule) = region(r) {
                         f.add(&format!("{at}.regions[{j}]"), rule);

@@ -72,6 +72,7 @@ pub fn current_answer(
     let query = Query {
         family,
         region: None,
+        place: crate::Place::UNKNOWN,
         rotation: 0,
         affinity: None,
     };

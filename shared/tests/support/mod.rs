@@ -52,7 +52,22 @@ impl World {
     }
 
     pub fn set(&mut self, id: MemberId, health: Health, warming: bool) {
-        self.facts.insert(id, MemberFacts { health, warming });
+        let ramp = None;
+        self.facts.insert(
+            id,
+            MemberFacts {
+                health,
+                warming,
+                ramp,
+            },
+        );
+    }
+
+    /// Put a member in slow start at `percent` of its weight.
+    pub fn ramp(&mut self, id: MemberId, percent: u8) {
+        if let Some(f) = self.facts.get_mut(&id) {
+            f.ramp = Some(percent);
+        }
     }
 
     pub fn index(&self) -> CatalogIndex {
@@ -75,6 +90,16 @@ pub fn run(
     record: &DynamicRecord,
     region: Option<&str>,
 ) -> (Outcome, Vec<Answer>, Trace) {
+    run_at(world, record, region, Place::UNKNOWN)
+}
+
+/// [`run`] for a client a geo database places at `place`.
+pub fn run_at(
+    world: &World,
+    record: &DynamicRecord,
+    region: Option<&str>,
+    place: Place,
+) -> (Outcome, Vec<Answer>, Trace) {
     let region = region.map(Region::new);
     let mut trace = Trace::new();
     let mut rng = StdRng::seed_from_u64(7);
@@ -82,6 +107,7 @@ pub fn run(
     let query = Query {
         family: Family::V4,
         region: region.as_ref(),
+        place,
         rotation: 0,
         affinity: None,
     };

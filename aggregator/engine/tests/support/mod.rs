@@ -15,6 +15,8 @@ pub struct Harness {
     pub locations: Vec<LocationId>,
     pub check: Check,
     pub next_cycle: u64,
+    /// The pool's slow start, given to members added with [`Harness::add`].
+    pub slow_start: Option<Duration>,
 }
 
 pub fn check_with(configure: impl FnOnce(&mut Check)) -> Check {
@@ -51,6 +53,7 @@ impl Harness {
             locations: (0..n).map(|i| LocationId::new(format!("loc{i}"))).collect(),
             check: check.clone(),
             next_cycle: 1_000,
+            slow_start: None,
         };
         h.step(Input::UpsertCheck(&check)).unwrap();
         for l in h.locations.clone() {
@@ -72,7 +75,12 @@ impl Harness {
 
     pub fn add(&mut self, m: &Member) {
         let check = Some(self.check.id);
-        self.step(Input::UpsertMember { member: m, check }).unwrap();
+        self.step(Input::UpsertMember {
+            member: m,
+            check,
+            slow_start: self.slow_start,
+        })
+        .unwrap();
     }
 
     pub fn advance(&mut self, d: Duration) {

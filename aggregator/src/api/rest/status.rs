@@ -237,7 +237,7 @@ pub async fn explain(
         r#type: rtype as i32,
         client: q.client,
     };
-    let r = views::explain(&s.view(), &request).map_err(|st| match st.code() {
+    let r = s.explain(&request).map_err(|st| match st.code() {
         tonic::Code::NotFound => ApiError::not_found(st.message().to_owned()),
         _ => ApiError::invalid("name", st.message().to_owned()),
     })?;

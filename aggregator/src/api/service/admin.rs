@@ -309,7 +309,7 @@ impl AdminService for Admin {
 
     async fn explain(&self, r: Request<pb::ExplainRequest>) -> Reply<pb::ExplainResponse> {
         let r = r.into_inner();
-        views::explain(&self.0.view(), &r).map(Response::new)
+        self.0.explain(&r).map(Response::new)
     }
 
     async fn set_manual_health(

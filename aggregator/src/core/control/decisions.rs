@@ -89,6 +89,7 @@ impl Control {
                     health: status.health,
                     gate_open: !status.warming,
                     manual: status.manual,
+                    ramp: status.ramp,
                 };
                 if self.latched.get(member) != Some(&latched) {
                     self.latched.insert(*member, latched);

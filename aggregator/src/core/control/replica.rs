@@ -13,12 +13,14 @@ impl Control {
     /// Turn this core into a follower's mirror.
     pub fn into_replica(mut self) -> Self {
         self.role = Role::Follower;
+        self.engine.set_follower(true);
         self
     }
 
     /// Turn this core into a cluster leader's decider.
     pub fn into_leader(mut self) -> Self {
         self.role = Role::Leader;
+        self.engine.set_follower(false);
         self
     }
 
@@ -72,6 +74,7 @@ impl Control {
                         health: l.health,
                         gate_open: l.gate_open,
                         manual: l.manual,
+                        ramp: l.ramp,
                     });
                 }
                 None => {

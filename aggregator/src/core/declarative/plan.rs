@@ -462,6 +462,10 @@ fn dynamic(
             .map(|b| {
                 Ok(GeoBranch {
                     regions: b.regions.clone(),
+                    countries: b.countries.clone(),
+                    continents: b.continents.clone(),
+                    subdivisions: b.subdivisions.clone(),
+                    asns: b.asns.clone(),
                     pools: named(&b.pools, "dynamic.geo")?,
                 })
             })

@@ -79,6 +79,7 @@ fn member_status_in(
         suppressed: s.suppressed,
         since_ms: s.since.0,
         decisions_paused: view.state().hold.holds(member.pool),
+        ramp: s.ramp,
         locations: s.locations,
     })
 }
@@ -210,7 +211,11 @@ pub fn log_entry(output: &Output) -> Option<pb::HealthLogEntry> {
 /// Run selection for a name and type with a full trace. `client` is a
 /// region name, or an address (region lookup from addresses needs the geo
 /// table, which the DNS edge brings; until then an address means "no region").
-pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainResponse, Status> {
+pub fn explain(
+    view: &View,
+    r: &pb::ExplainRequest,
+    geo: Option<&gslb_shared::geo_db::GeoDbs>,
+) -> Result<pb::ExplainResponse, Status> {
     let name =
         DnsName::parse(&r.name).map_err(|e| Status::invalid_argument(format!("name: {e}")))?;
     let rtype = rtype_from_pb(r.r#type).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -240,6 +245,10 @@ pub fn explain(view: &View, r: &pb::ExplainRequest) -> Result<pb::ExplainRespons
     let query = Query {
         family,
         region: region.as_ref(),
+        place: match (client_ip, geo) {
+            (Some(ip), Some(dbs)) => dbs.locate(ip).place,
+            _ => Place::UNKNOWN,
+        },
         rotation: 0,
         affinity: client_ip.map(|ip| gslb_shared::selection::affinity(ip, None).0),
     };

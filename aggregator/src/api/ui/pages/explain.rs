@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use super::super::Ui;
 use super::super::auth::Caller;
-use crate::api::service::admin::views;
 
 /// The form's fields.
 #[derive(Debug, Default, Deserialize)]
@@ -77,7 +76,7 @@ fn trace(ui: &Ui, form: &Form, aaaa: bool) -> Markup {
     let names = Names {
         catalog: view.catalog(),
     };
-    let response = match views::explain(&view, &request) {
+    let response = match ui.service.explain(&request) {
         Ok(r) => r,
         Err(status) => return html! { p.error role="alert" { (status.message()) } },
     };

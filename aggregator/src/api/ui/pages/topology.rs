@@ -126,7 +126,7 @@ fn render(catalog: &Catalog, frame: &Frame) -> Markup {
                                     RecordData::Dynamic(d) => {
                                         " " span.steering { (format!("{:?}", d.steering).to_lowercase()) @if d.first_n > 0 { ", first " (d.first_n) } }
                                         @for branch in &d.geo {
-                                             "; " span.branch { "geo " (branch.regions.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")) " → " (pool_names(catalog, &branch.pools)) }
+                                             "; " span.branch { "geo " (branch.keys().join(",")) " → " (pool_names(catalog, &branch.pools)) }
                                         }
                                          "; " span.branch { @if d.geo.is_empty() { "pools " } @else { "others → " } (pool_names(catalog, &d.pools)) }
                                     }

@@ -1,0 +1,67 @@
+//! Geo branch keys: the codes a MaxMind database answers with.
+
+use super::error::Findings;
+use crate::model::GeoBranch;
+
+/// Most keys of one kind in one branch.
+pub const MAX_GEO_KEYS: usize = 256;
+
+/// Continent codes as GeoIP2 and DB-IP write them.
+pub const CONTINENTS: [&str; 7] = ["AF", "AN", "AS", "EU", "NA", "OC", "SA"];
+
+/// Check a branch's countries, continents, subdivisions and ASNs.
+pub fn branch_keys(f: &mut Findings, at: &str, branch: &GeoBranch) {
+    let lists = [
+        ("countries", branch.countries.len()),
+        ("continents", branch.continents.len()),
+        ("subdivisions", branch.subdivisions.len()),
+        ("asns", branch.asns.len()),
+    ];
+    for (name, len) in lists {
+        f.require(
+            len <= MAX_GEO_KEYS,
+            &format!("{at}.{name}"),
+            format!("must list at most {MAX_GEO_KEYS} entries"),
+        );
+    }
+    for (i, c) in branch.countries.iter().enumerate() {
+        f.require(
+            is_letters(c, 2),
+            &format!("{at}.countries[{i}]"),
+            "must be an ISO 3166-1 alpha-2 code such as DE",
+        );
+    }
+    for (i, c) in branch.continents.iter().enumerate() {
+        f.require(
+            CONTINENTS.contains(&c.as_str()),
+            &format!("{at}.continents[{i}]"),
+            format!("must be one of {}", CONTINENTS.join(", ")),
+        );
+    }
+    for (i, s) in branch.subdivisions.iter().enumerate() {
+        let ok = s.split_once('-').is_some_and(|(country, sub)| {
+            is_letters(country, 2)
+                && (1..=3).contains(&sub.len())
+                && sub
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        });
+        f.require(
+            ok,
+            &format!("{at}.subdivisions[{i}]"),
+            "must be an ISO 3166-2 code such as DE-BE or US-CA",
+        );
+    }
+    for (i, asn) in branch.asns.iter().enumerate() {
+        f.require(
+            *asn > 0,
+            &format!("{at}.asns[{i}]"),
+            "must be an AS number from 1 to 4294967295",
+        );
+    }
+}
+
+/// `len` upper-case ASCII letters.
+fn is_letters(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| b.is_ascii_uppercase())
+}
