@@ -7,7 +7,9 @@
 //! cache), a denial whose signature is cached, and a denial of a new name
 //! each time (the signature cache miss: one NSEC signed inline); and
 //! compiling the signed zone cold and after a table whose signatures it
-//! takes.
+//! takes. Last, placing a client: the CIDR table against MaxMind files
+//! (written with MaxMind's Perl writer, Debian libmaxmind-db-writer-perl),
+//! 65,536 networks each.
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::hint::black_box;
@@ -396,5 +398,58 @@ fn apply(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, apply);
+/// One client placed by a CIDR table and by a City file (and a City file
+/// plus an ASN file), each of 65,536 /24 networks.
+fn geo(c: &mut Criterion) {
+    use gslb_e2e::mmdb::{self, Network};
+    const NETS: u32 = 65_536;
+    let cidr = |i: u32| {
+        let v = (11u32 << 24) + i * 256;
+        format!("{}.{}.{}.0/24", v >> 24, (v >> 16) & 255, (v >> 8) & 255)
+    };
+    let mut table = String::new();
+    for i in 0..NETS {
+        table += &format!("{} r{}\n", cidr(i), i % 200);
+    }
+    table += "198.51.100.0/24 eu\n";
+    let table = GeoTable::parse(&table).unwrap();
+    let dir = gslb_e2e::wait::temp_dir("bench-geo");
+    let countries = ["US", "FR", "JP", "BR", "IN"];
+    let mut city: Vec<Network> = (0..NETS)
+        .map(|i| Network::country(&cidr(i), countries[i as usize % 5], "EU"))
+        .collect();
+    let mut berlin = Network::country("198.51.100.0/24", "DE", "EU");
+    berlin.subdivision = Some("BE".into());
+    city.push(berlin);
+    let asn: Vec<Network> = (0..NETS)
+        .map(|i| Network {
+            cidr: cidr(i),
+            asn: Some(64_512 + i % 1000),
+            ..Network::default()
+        })
+        .chain([Network {
+            cidr: "198.51.100.0/24".into(),
+            asn: Some(64_500),
+            ..Network::default()
+        }])
+        .collect();
+    let (city_file, asn_file) = (dir.join("city.mmdb"), dir.join("asn.mmdb"));
+    mmdb::write(&city_file, "GeoLite2-City", &city);
+    mmdb::write(&asn_file, "GeoLite2-ASN", &asn);
+    let one = gslb_shared::geo_db::GeoDbs::open(std::slice::from_ref(&city_file)).unwrap();
+    let two = gslb_shared::geo_db::GeoDbs::open(&[city_file, asn_file]).unwrap();
+    let client: IpAddr = "198.51.100.7".parse().unwrap();
+    assert!(table.lookup(client).is_some());
+    assert_eq!(two.locate(client).place.asn, Some(64_500));
+    let mut g = c.benchmark_group("geo");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("cidr_table", |b| b.iter(|| table.lookup(black_box(client))));
+    g.bench_function("mmdb_city", |b| b.iter(|| one.locate(black_box(client))));
+    g.bench_function("mmdb_city_and_asn", |b| {
+        b.iter(|| two.locate(black_box(client)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, apply, geo);
 criterion_main!(benches);

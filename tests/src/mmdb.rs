@@ -83,9 +83,11 @@ close $fh or die "close: $!";
 /// `geoipupdate` does).
 pub fn write(path: &Path, kind: &str, networks: &[Network]) {
     let partial = path.with_extension("partial");
+    // A file, not `-e`: one argument holds at most 128 KiB.
+    let program = path.with_extension("pl");
+    std::fs::write(&program, script(kind, networks)).expect("write the Perl program");
     let out = Command::new("perl")
-        .arg("-e")
-        .arg(script(kind, networks))
+        .arg(&program)
         .arg(&partial)
         .output()
         .expect("perl runs (Debian libmaxmind-db-writer-perl)");

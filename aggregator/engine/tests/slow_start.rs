@@ -136,18 +136,22 @@ fn re_enabling_a_member_ramps_it() {
     assert_eq!(h.status(id).ramp, Some(10));
 }
 
-#[test]
-fn a_new_member_up_from_the_start_ramps_once_decisions_are_made() {
-    // Check `none`: up the moment it is added.
-    let mut h = Harness::new(3, check_with(|_| {}));
-    h.slow_start = Some(RAMP);
-    let m = member(5, |_| {});
+/// Add member `id` to a pool without a check (up the moment it is added)
+/// and with slow start.
+fn add_unchecked(h: &mut Harness, id: u64) {
+    let m = member(id, |_| {});
     h.step(Input::UpsertMember {
         member: &m,
         check: None,
         slow_start: Some(RAMP),
     })
     .unwrap();
+}
+
+#[test]
+fn a_new_member_up_from_the_start_ramps_once_decisions_are_made() {
+    let mut h = Harness::new(3, check_with(|_| {}));
+    add_unchecked(&mut h, 5);
     assert_eq!(h.status(5).ramp, Some(10));
 }
 
@@ -211,13 +215,7 @@ fn a_follower_starts_no_ramp_of_its_own() {
     let mut h = Harness::new(3, check_with(|_| {}));
     h.slow_start = Some(RAMP);
     h.engine.set_follower(true);
-    let m = member(5, |_| {});
-    h.step(Input::UpsertMember {
-        member: &m,
-        check: None,
-        slow_start: Some(RAMP),
-    })
-    .unwrap();
+    add_unchecked(&mut h, 5);
     assert_eq!(h.health(5), Health::Up);
     assert_eq!(h.status(5).ramp, None, "the leader's step comes replicated");
     h.engine.set_follower(false);
