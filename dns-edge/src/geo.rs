@@ -185,6 +185,15 @@ impl GeoTable {
         self.dbs.current.load().as_ref().map(|dbs| dbs.locate(addr))
     }
 
+    /// When the oldest MaxMind file in use was built (Unix seconds).
+    pub fn oldest_build(&self) -> Option<u64> {
+        self.dbs
+            .current
+            .load()
+            .as_ref()
+            .and_then(|d| d.oldest_build())
+    }
+
     /// MaxMind file reloads done and refused.
     pub fn reloads(&self) -> (u64, u64) {
         (

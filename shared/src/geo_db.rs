@@ -115,6 +115,12 @@ impl GeoDbs {
             .collect()
     }
 
+    /// When the oldest of the files was built (seconds since the Unix
+    /// epoch, from its metadata): what an alert on stale files watches.
+    pub fn oldest_build(&self) -> Option<u64> {
+        self.dbs.iter().map(|d| d.reader.metadata.build_epoch).min()
+    }
+
     /// What the files say of `ip`. An IPv4-mapped IPv6 address is looked
     /// up as IPv4.
     pub fn locate(&self, ip: IpAddr) -> Located {

@@ -196,6 +196,14 @@ impl Collector for Collect {
         ] {
             counter(&mut e, name, help, v)?;
         }
+        if let Some(built) = shared.geo.oldest_build() {
+            gauge(
+                &mut e,
+                "gslb_edge_geo_db_build_timestamp_seconds",
+                "When the oldest MaxMind file in use was built (alert when it is weeks old)",
+                i64::try_from(built).unwrap_or(i64::MAX),
+            )?;
+        }
         let (reloads, refused) = shared.geo.reloads();
         counter(
             &mut e,

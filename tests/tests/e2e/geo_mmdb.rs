@@ -111,6 +111,13 @@ fn branches_follow_country_continent_subdivision_and_asn_and_the_files_on_disk()
     );
     edge.wait_version(version);
 
+    // The files' build time is exported for a staleness alert.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let built = edge.metric("gslb_edge_geo_db_build_timestamp_seconds");
+    assert!(now.abs_diff(built) < 600, "built {built}, now {now}");
     let cases = [
         ("198.51.100.7/32", "127.0.30.1", "24"),   // DE
         ("203.0.113.9/32", "127.0.30.2", "25"),    // US: continent NA
