@@ -48,7 +48,7 @@ fn apply_plan_members_list_status_and_errors() {
     );
     let (ok, out, _) = gslbctl(&a, &["pools", "list"]);
     assert!(
-        ok && out == "ID  NAME  CHECK  MIN-HEALTHY  PROTECT  FAIL-MODE\n",
+        ok && out == "ID  NAME  CHECK  MIN-HEALTHY  PROTECT  FAIL-MODE  SLOW-START\n",
         "the dry run changed nothing: {out}"
     );
 

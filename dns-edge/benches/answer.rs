@@ -9,7 +9,8 @@
 //! compiling the signed zone cold and after a table whose signatures it
 //! takes. Last, placing a client: the CIDR table against MaxMind files
 //! (written with MaxMind's Perl writer, Debian libmaxmind-db-writer-perl),
-//! 65,536 networks each.
+//! 65,536 networks each: the tree walk alone, one client (decoded once,
+//! then cached), and 65,536 clients in turn (decoded every time).
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::hint::black_box;
@@ -415,8 +416,12 @@ fn geo(c: &mut Criterion) {
     let table = GeoTable::parse(&table).unwrap();
     let dir = gslb_e2e::wait::temp_dir("bench-geo");
     let countries = ["US", "FR", "JP", "BR", "IN"];
+    // Every network its own record (an AS number each), as cities are.
     let mut city: Vec<Network> = (0..NETS)
-        .map(|i| Network::country(&cidr(i), countries[i as usize % 5], "EU"))
+        .map(|i| Network {
+            asn: Some(100_000 + i),
+            ..Network::country(&cidr(i), countries[i as usize % 5], "EU")
+        })
         .collect();
     let mut berlin = Network::country("198.51.100.0/24", "DE", "EU");
     berlin.subdivision = Some("BE".into());
@@ -444,7 +449,27 @@ fn geo(c: &mut Criterion) {
     let mut g = c.benchmark_group("geo");
     g.throughput(Throughput::Elements(1));
     g.bench_function("cidr_table", |b| b.iter(|| table.lookup(black_box(client))));
+    let raw = maxminddb::Reader::open_readfile(dir.join("city.mmdb")).unwrap();
+    g.bench_function("walk_only", |b| {
+        b.iter(|| {
+            let r = raw.lookup(black_box(client)).unwrap();
+            (r.offset(), r.network().unwrap().prefix())
+        })
+    });
+    // One client again and again: its place comes from the decoded cache.
     g.bench_function("mmdb_city", |b| b.iter(|| one.locate(black_box(client))));
+    // 65,536 clients of 65,536 records in turn: more than the cache holds,
+    // so every lookup decodes.
+    let clients: Vec<IpAddr> = (0..NETS)
+        .map(|i| IpAddr::V4(std::net::Ipv4Addr::from((11u32 << 24) + i * 256 + 7)))
+        .collect();
+    let mut next = 0;
+    g.bench_function("mmdb_city_65536_clients", |b| {
+        b.iter(|| {
+            next = (next + 1) % clients.len();
+            one.locate(black_box(clients[next]))
+        })
+    });
     g.bench_function("mmdb_city_and_asn", |b| {
         b.iter(|| two.locate(black_box(client)))
     });

@@ -102,10 +102,17 @@ fn bad_files_are_named_and_a_rewrite_changes_the_fingerprint() {
     let paths = [city.clone(), asn];
     let before = fingerprint(&paths);
     assert_eq!(before, fingerprint(&paths));
+    let old = GeoDbs::open(&paths).unwrap();
+    assert_eq!(at(&old, "198.51.100.7").place.country, GeoCode::new("DE"));
     mmdb::write(
         &city,
         "GeoLite2-City",
-        &[Network::country("192.0.2.0/24", "FR", "EU")],
+        &[Network::country("198.51.100.0/24", "FR", "EU")],
     );
     assert_ne!(before, fingerprint(&paths));
+    // The new file's records are its own, whatever this thread decoded
+    // from the old one at the same offsets.
+    let new = GeoDbs::open(&paths).unwrap();
+    assert_eq!(at(&new, "198.51.100.7").place.country, GeoCode::new("FR"));
+    assert_eq!(at(&old, "198.51.100.7").place.country, GeoCode::new("DE"));
 }

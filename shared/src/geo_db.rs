@@ -9,12 +9,15 @@
 //! answer from each file).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use maxminddb::Reader;
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
@@ -24,6 +27,35 @@ use crate::model::{GeoCode, Place};
 pub const MAX_GEO_DB_BYTES: u64 = 1 << 30;
 /// Most files at once.
 pub const MAX_GEO_DBS: usize = 8;
+/// Places kept decoded per thread (about 40 bytes each).
+pub const MAX_DECODED: usize = 16_384;
+
+/// Numbers each file read, so a reload never meets its predecessor's
+/// decoded places.
+static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// Places decoded on this thread, by file and record offset: decoding
+    /// is most of a lookup (the tree walk is a quarter), and many
+    /// addresses share a record. Cleared when full.
+    static DECODED: RefCell<FxHashMap<(u64, usize), Place>> = RefCell::default();
+}
+
+/// The place of record `offset` of file `file`, decoded by `decode` on a miss.
+fn decoded(file: u64, offset: usize, decode: impl FnOnce() -> Place) -> Place {
+    DECODED.with(|cache| {
+        if let Some(place) = cache.borrow().get(&(file, offset)) {
+            return *place;
+        }
+        let place = decode();
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= MAX_DECODED {
+            cache.clear();
+        }
+        cache.insert((file, offset), place);
+        place
+    })
+}
 
 /// A file that cannot be used, and why.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +103,8 @@ pub fn fingerprint(paths: &[PathBuf]) -> Fingerprint {
 }
 
 struct GeoDb {
+    /// Unique per file read (see [`NEXT_FILE`]).
+    id: u64,
     path: PathBuf,
     reader: Reader<Vec<u8>>,
 }
@@ -139,9 +173,15 @@ impl GeoDbs {
             if let Ok(network) = result.network() {
                 found.prefix_len = found.prefix_len.max(network.prefix());
             }
-            if let Ok(Some(record)) = result.decode::<Record<'_>>() {
-                found.place.merge(record.place());
-            }
+            let Some(offset) = result.offset() else {
+                continue; // no data for this address in this file
+            };
+            found.place.merge(decoded(db.id, offset, || {
+                match result.decode::<Record<'_>>() {
+                    Ok(Some(record)) => record.place(),
+                    _ => Place::UNKNOWN,
+                }
+            }));
         }
         found
     }
@@ -163,6 +203,7 @@ fn open_one(path: &Path) -> Result<GeoDb, GeoDbError> {
     let reader =
         Reader::from_source(bytes).map_err(|e| fail(format!("is not a MaxMind DB file: {e}")))?;
     Ok(GeoDb {
+        id: NEXT_FILE.fetch_add(1, Ordering::Relaxed),
         path: path.to_owned(),
         reader,
     })

@@ -651,6 +651,20 @@ fn record_rules() {
         "data.dynamic.geo[0].asns",
         "at most 256",
     );
+    let mut r = dynamic(vec![PoolId(1)]);
+    if let RecordData::Dynamic(d) = &mut r.data {
+        let mut a = GeoBranch::for_regions(vec![], vec![PoolId(1)]);
+        a.countries = vec!["DE".into(), "FR".into()];
+        let mut b = GeoBranch::for_regions(vec![], vec![PoolId(2)]);
+        b.countries = vec!["FR".into()];
+        b.continents = vec!["EU".into()];
+        d.geo = vec![a, b];
+    }
+    fails_on(
+        validate::record(&r, &zone),
+        "data.dynamic.geo[1].countries[0]",
+        "FR appears in more than one branch",
+    );
     let cname = RecordSet {
         rtype: RecordType::Cname,
         name: zone.apex.clone(),

@@ -111,11 +111,21 @@ pub fn pools(items: &[Pool], out: Output) -> String {
                 p.min_healthy.to_string(),
                 p.protect_threshold.to_string(),
                 format!("{:?}", p.fail_mode).to_lowercase(),
+                p.slow_start
+                    .map_or_else(|| "-".into(), |d| humantime::format_duration(d).to_string()),
             ]
         })
         .collect::<Vec<_>>();
     render(
-        &["ID", "NAME", "CHECK", "MIN-HEALTHY", "PROTECT", "FAIL-MODE"],
+        &[
+            "ID",
+            "NAME",
+            "CHECK",
+            "MIN-HEALTHY",
+            "PROTECT",
+            "FAIL-MODE",
+            "SLOW-START",
+        ],
         &rows,
     )
 }

@@ -1,5 +1,7 @@
 //! Geo branch keys: the codes a MaxMind database answers with.
 
+use std::collections::HashSet;
+
 use super::error::Findings;
 use crate::model::GeoBranch;
 
@@ -58,6 +60,35 @@ pub fn branch_keys(f: &mut Findings, at: &str, branch: &GeoBranch) {
             &format!("{at}.asns[{i}]"),
             "must be an AS number from 1 to 4294967295",
         );
+    }
+}
+
+/// Each country, continent, subdivision and ASN in one branch only (a
+/// second would never be reached: the first matching branch wins).
+pub fn keys_once(
+    f: &mut Findings,
+    at: &str,
+    branch: &GeoBranch,
+    seen: &mut HashSet<(&'static str, String)>,
+) {
+    let keys = (branch.countries.iter().map(|c| ("countries", c.clone())))
+        .chain(branch.continents.iter().map(|c| ("continents", c.clone())))
+        .chain(
+            branch
+                .subdivisions
+                .iter()
+                .map(|s| ("subdivisions", s.clone())),
+        )
+        .chain(branch.asns.iter().map(|a| ("asns", a.to_string())));
+    let mut index: std::collections::HashMap<&str, usize> = Default::default();
+    for (list, key) in keys {
+        let i = index.entry(list).or_default();
+        f.require(
+            seen.insert((list, key.clone())),
+            &format!("{at}.{list}[{i}]"),
+            format!("{key} appears in more than one branch"),
+        );
+        *i += 1;
     }
 }
 

@@ -63,6 +63,7 @@ pub fn record(record: &RecordSet, zone: &Zone) -> Result<(), ValidationError> {
             );
             pool_list(&mut f, "data.dynamic.pools", &dynamic.pools);
             let mut seen_regions = HashSet::new();
+            let mut seen_keys = HashSet::new();
             for (i, branch) in dynamic.geo.iter().enumerate() {
                 let at = format!("data.dynamic.geo[{i}]");
                 f.require(
@@ -71,6 +72,7 @@ pub fn record(record: &RecordSet, zone: &Zone) -> Result<(), ValidationError> {
                     "must list at least one region, country, continent, subdivision or asn",
                 );
                 super::geo::branch_keys(&mut f, &at, branch);
+                super::geo::keys_once(&mut f, &at, branch, &mut seen_keys);
                 for (j, r) in branch.regions.iter().enumerate() {
                     if let Err(rule) = region(r) {
                         f.add(&format!("{at}.regions[{j}]"), rule);

@@ -209,8 +209,9 @@ pub fn log_entry(output: &Output) -> Option<pb::HealthLogEntry> {
 }
 
 /// Run selection for a name and type with a full trace. `client` is a
-/// region name, or an address (region lookup from addresses needs the geo
-/// table, which the DNS edge brings; until then an address means "no region").
+/// region name, or an address: placed with the MaxMind files `geo` (if
+/// any) and hashed for sticky steering; the CIDR table is the edges' own,
+/// so an address has no region here.
 pub fn explain(
     view: &View,
     r: &pb::ExplainRequest,

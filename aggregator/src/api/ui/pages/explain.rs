@@ -51,7 +51,7 @@ pub async fn page(
                 div.field { label for="x-client" { "Client region, address or subnet" } input #x-client name="client" type="text" value=(form.client) placeholder="eu or 192.0.2.0/24"; }
                 button type="submit" { "Explain" }
             }
-            p.small { "A subnet is explained by its address. Mapping a client address to a region is the edges' geo table's work; a region given here is used as is." }
+            p.small { "A subnet is explained by its address, placed by the aggregator's MaxMind files (--geo-mmdb) for country, continent, subdivision and AS branches. Mapping an address to a region is the edges' CIDR table's work; a region given here is used as is." }
             @if let Some(result) = result { (result) }
         },
     )
