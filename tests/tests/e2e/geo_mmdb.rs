@@ -151,7 +151,7 @@ fn branches_follow_country_continent_subdivision_and_asn_and_the_files_on_disk()
     // A broken file is refused, and the last good one stays in use.
     std::fs::write(&city_file, b"not a MaxMind DB").unwrap();
     wait_until(20, "the edge to refuse the broken file", || {
-        edge.metric("gslb_edge_geo_reload_failures_total") == 1
+        edge.metric("gslb_edge_geo_reload_failures_total") >= 1
     });
     assert_eq!(edge.metric("gslb_edge_geo_reloads_total"), 1);
     assert_eq!(
