@@ -189,8 +189,6 @@ pub struct Dynamic {
     /// The [`Table::serial`] of the table that decided it: a prebuilt
     /// reply made from another decision of the set is stale.
     pub decided_in: u64,
-    /// The answer depends on the client's region (ECS scope is not /0).
-    pub geo: bool,
     /// A branch matches on a region of the CIDR table.
     pub geo_region: bool,
     /// A branch matches on what the MaxMind files say (country, ...).
@@ -200,6 +198,11 @@ pub struct Dynamic {
 }
 
 impl Dynamic {
+    /// The answer depends on where the client is (ECS scope is not /0).
+    pub fn geo(&self) -> bool {
+        self.geo_region || self.geo_place
+    }
+
     /// The index of the decision for a client region.
     pub fn decision_index(
         &self,
@@ -582,7 +585,6 @@ impl Builder<'_> {
                     record: d.clone(),
                     family,
                     decided_in: self.table.serial,
-                    geo: !d.geo.is_empty(),
                     geo_region: d.geo.iter().any(|b| !b.regions.is_empty()),
                     geo_place: d.needs_place(),
                     decisions,

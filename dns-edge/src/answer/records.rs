@@ -175,7 +175,7 @@ impl Responder {
                 } else {
                     None
                 };
-                if let (true, Some(source)) = (dynamic.geo, source) {
+                if let (true, Some(source)) = (dynamic.geo(), source) {
                     // Scoped to the narrower of the networks that decided
                     // (a region's prefix, the MaxMind network); a client
                     // the table does not place is its own subnet.
@@ -315,7 +315,7 @@ impl Responder {
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
                         self.templatable =
-                            !dynamic.geo && !sticky && !decision.chosen.is_empty() && !signing;
+                            !dynamic.geo() && !sticky && !decision.chosen.is_empty() && !signing;
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();

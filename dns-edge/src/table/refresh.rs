@@ -92,7 +92,6 @@ impl Table {
                 record: old.record.clone(),
                 family: old.family,
                 decided_in: serial,
-                geo: old.geo,
                 geo_region: old.geo_region,
                 geo_place: old.geo_place,
                 decisions: decider.decide(&old.record, old.family),
