@@ -42,6 +42,7 @@ fn dynamic(pools: &[PoolId]) -> RecordData {
         geo: vec![],
         first_n: 0,
         flatten: false,
+        region_locations: Default::default(),
     })
 }
 
@@ -778,6 +779,7 @@ fn pool_backed(pools: &[PoolId], flatten: bool, first_n: u32) -> RecordData {
         geo: vec![],
         first_n,
         flatten,
+        region_locations: Default::default(),
     })
 }
 

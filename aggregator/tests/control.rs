@@ -386,3 +386,92 @@ fn resolutions_of_hostname_members_are_published_durable_and_go_with_their_membe
     let c = open(&d, now);
     assert!(c.feed().current().resolved.is_empty());
 }
+
+#[test]
+fn round_trip_times_are_published_durable_and_go_with_their_member() {
+    let d = dir("rtt");
+    let fra = LocationId::new("fra1");
+    let want = Rtts(vec![LocationRtt {
+        location: fra.clone(),
+        micros: 100,
+    }]);
+    let version;
+    {
+        let mut c = open(&d, t(1_000, 0));
+        configure(&mut c, t(1_000, 0));
+        c.step(Input::LocationConnected(&fra), t(1_000, 1)).unwrap();
+        let before = c.version();
+        pass_cycle(&mut c, &fra, 1_001);
+        let s = c.feed().current();
+        assert_eq!(s.rtt.get(&MemberId(3)), Some(&want));
+        assert_eq!(s.rtt.get(&MemberId(4)), Some(&want));
+        let Catchup::Deltas(deltas) = c.feed().since(before) else {
+            panic!("deltas expected");
+        };
+        assert!(deltas.iter().any(|d| d.rtt.len() == 2), "{deltas:?}");
+        // The same times again publish nothing.
+        let after = c.version();
+        pass_cycle(&mut c, &fra, 1_002);
+        pass_cycle(&mut c, &fra, 1_003);
+        assert!(
+            c.feed().current().rtt.get(&MemberId(3)) == Some(&want),
+            "unchanged"
+        );
+        let Catchup::Deltas(deltas) = c.feed().since(after) else {
+            panic!("deltas expected");
+        };
+        assert!(deltas.iter().all(|d| d.rtt.is_empty()), "{deltas:?}");
+        version = c.version();
+    }
+    let mut c = open(&d, t(1_100, 0));
+    assert_eq!(c.version(), version);
+    assert_eq!(
+        c.feed().current().rtt.get(&MemberId(3)),
+        Some(&want),
+        "restored from the store"
+    );
+    c.write(
+        vec![Op::Delete(ObjectRef::Member(MemberId(3)))],
+        t(1_100, 1),
+    )
+    .unwrap();
+    assert!(c.feed().current().rtt.get(&MemberId(3)).is_none());
+    drop(c);
+    let c = open(&d, t(1_200, 0));
+    let s = c.feed().current();
+    assert!(s.rtt.get(&MemberId(3)).is_none(), "gone from the store");
+    assert_eq!(s.rtt.get(&MemberId(4)), Some(&want));
+}
+
+#[test]
+fn a_follower_publishes_the_times_its_leader_committed() {
+    let d = dir("rtt-follower");
+    let mut c = open(&d, t(1_000, 0));
+    configure(&mut c, t(1_000, 0));
+    let mut c = c.into_replica();
+    let table = Rtts(vec![LocationRtt {
+        location: LocationId::new("fra1"),
+        micros: 4_200,
+    }]);
+    let base = c.version();
+    let commit = gslb_aggregator::core::store::Commit {
+        version: base + 1,
+        last_id: c.catalog().members.keys().map(|m| m.0).max().unwrap(),
+        rtt: vec![(MemberId(3), Some(table.clone()))],
+        ..Default::default()
+    };
+    c.apply_replicated(base + 1, &commit, t(1_000, 1)).unwrap();
+    assert_eq!(c.feed().current().rtt.get(&MemberId(3)), Some(&table));
+    let gone = gslb_aggregator::core::store::Commit {
+        version: base + 2,
+        rtt: vec![(MemberId(3), None)],
+        ..commit
+    };
+    c.apply_replicated(base + 2, &gone, t(1_000, 2)).unwrap();
+    assert!(c.feed().current().rtt.is_empty());
+    let Catchup::Deltas(deltas) = c.feed().since(base) else {
+        panic!("deltas expected");
+    };
+    assert_eq!(deltas.len(), 2);
+    assert_eq!(deltas[1].unmeasured, vec![MemberId(3)]);
+}

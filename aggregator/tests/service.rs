@@ -105,6 +105,7 @@ async fn configure(c: &mut Admin) {
             geo: vec![],
             first_n: 0,
             flatten: false,
+            region_locations: Default::default(),
         }),
     };
     c.create_record_set(pb::RecordSet::from(&record))

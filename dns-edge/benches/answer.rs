@@ -80,6 +80,7 @@ fn snapshot(hosts: u64) -> Snapshot {
             geo: vec![],
             first_n: 0,
             flatten: false,
+            region_locations: Default::default(),
         }),
     );
     add(
@@ -102,9 +103,30 @@ fn snapshot(hosts: u64) -> Snapshot {
                 geo: vec![],
                 first_n: 0,
                 flatten,
+                region_locations: Default::default(),
             }),
         );
     }
+    // Latency steering: clients in eu (10.1/16) are answered by the
+    // members fastest from fra and ams.
+    let mut region_locations = std::collections::BTreeMap::new();
+    region_locations.insert(
+        Region::new("eu"),
+        vec![LocationId::new("ams"), LocationId::new("fra")],
+    );
+    add(
+        6,
+        "fast.example.test",
+        RecordType::A,
+        RecordData::Dynamic(DynamicRecord {
+            steering: Steering::Latency,
+            pools: vec![PoolId(1)],
+            geo: vec![],
+            first_n: 0,
+            flatten: false,
+            region_locations,
+        }),
+    );
     for h in 0..hosts {
         add(
             10 + h,
@@ -126,6 +148,19 @@ fn snapshot(hosts: u64) -> Snapshot {
         );
         s.catalog.members.insert(m.id, m);
         s.facts.insert(MemberId(i), MemberFacts::UP);
+        let near = |l: &str, micros: u32| LocationRtt {
+            location: LocationId::new(l),
+            micros,
+        };
+        let k = i as u32;
+        s.rtt.insert(
+            MemberId(i),
+            Rtts(vec![
+                near("ams", 4_000 * k),
+                near("fra", 3_000 * k),
+                near("nyc", 90_000 / k),
+            ]),
+        );
     }
     s.catalog
         .pools
@@ -279,6 +314,7 @@ fn bench(c: &mut Criterion) {
         ("flattened_a8_weighted", query("flat.example.test", false)),
         ("nxdomain", query("nope.example.test", false)),
         ("static_ecs", query("host7.example.test", true)),
+        ("dynamic_latency_ecs", query("fast.example.test", true)),
         // A client subnet keeps these from the prebuilt store: the whole
         // referral (NS in authority, glue) and MX with its additional
         // addresses are encoded per query.
@@ -355,6 +391,7 @@ fn pooled(n: u64) -> Snapshot {
                 geo: vec![],
                 first_n: 0,
                 flatten: false,
+                region_locations: Default::default(),
             }),
         };
         s.catalog.records.insert(record.id, record);

@@ -74,6 +74,7 @@ fn main() {
                     geo: vec![],
                     first_n: 0,
                     flatten: false,
+                    region_locations: Default::default(),
                 }),
             },
         );

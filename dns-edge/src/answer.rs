@@ -332,7 +332,8 @@ impl Responder {
         self.chosen.clear();
         self.chosen.extend_from_slice(&decision.chosen);
         let d = &dynamic.record;
-        // Sticky sets are never templated: their order is the client's.
+        // Sticky and latency sets are never templated: their members are
+        // the client's.
         steer(
             &mut self.chosen,
             d.steering,

@@ -189,7 +189,8 @@ pub struct Dynamic {
     /// The [`Table::serial`] of the table that decided it: a prebuilt
     /// reply made from another decision of the set is stale.
     pub decided_in: u64,
-    /// A branch matches on a region of the CIDR table.
+    /// A branch matches on a region of the CIDR table, or latency steering
+    /// maps regions to locations.
     pub geo_region: bool,
     /// A branch matches on what the MaxMind files say (country, ...).
     pub geo_place: bool,
@@ -585,7 +586,7 @@ impl Builder<'_> {
                     record: d.clone(),
                     family,
                     decided_in: self.table.serial,
-                    geo_region: d.geo.iter().any(|b| !b.regions.is_empty()),
+                    geo_region: d.needs_region(),
                     geo_place: d.needs_place(),
                     decisions,
                 }));

@@ -48,6 +48,7 @@ fn snapshot() -> Snapshot {
             geo,
             first_n,
             flatten: false,
+            region_locations: Default::default(),
         })
     };
     let big_txt: Vec<Rdata> = (0..20)

@@ -21,6 +21,7 @@ fn pool_backed(pools: &[u64], steering: Steering) -> RecordData {
         geo: vec![],
         first_n: 0,
         flatten: false,
+        region_locations: Default::default(),
     })
 }
 
@@ -172,6 +173,7 @@ fn flattened(first_n: u32, resolved: bool) -> Snapshot {
             geo: vec![],
             first_n,
             flatten: true,
+            region_locations: Default::default(),
         })
     };
     for (id, rtype) in [(10, RecordType::A), (11, RecordType::Aaaa)] {

@@ -44,6 +44,7 @@ fn pool_backed() -> RecordData {
         geo: vec![],
         first_n: 0,
         flatten: false,
+        region_locations: Default::default(),
     })
 }
 

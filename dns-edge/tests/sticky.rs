@@ -50,6 +50,7 @@ fn snapshot() -> Snapshot {
             geo: vec![],
             first_n: 1,
             flatten: false,
+            region_locations: Default::default(),
         }),
     );
     s.catalog.records.insert(rs.id, rs);

@@ -372,6 +372,7 @@ fn a_health_flip_changes_only_the_pool_backed_set() {
         geo: vec![],
         first_n: 1,
         flatten: false,
+        region_locations: Default::default(),
     });
     let app = record(4, "app.example.test", RecordType::A, 30, dynamic);
     s.catalog.records.insert(app.id, app);

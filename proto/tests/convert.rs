@@ -341,7 +341,12 @@ fn rdata() -> impl Strategy<Value = Rdata> {
 
 fn record() -> impl Strategy<Value = RecordSet> {
     let dynamic = (
-        prop_oneof![Just(Steering::RoundRobin), Just(Steering::Weighted)],
+        prop_oneof![
+            Just(Steering::RoundRobin),
+            Just(Steering::Weighted),
+            Just(Steering::Sticky),
+            Just(Steering::Latency)
+        ],
         prop::collection::vec(any::<u64>(), 0..4),
         prop::collection::vec(
             (
@@ -351,24 +356,32 @@ fn record() -> impl Strategy<Value = RecordSet> {
             0..3,
         ),
         (any::<u32>(), any::<bool>()),
+        prop::collection::btree_map(
+            "[a-z]{1,4}".prop_map(Region::new),
+            prop::collection::vec("[a-z]{1,4}".prop_map(gslb_shared::LocationId::new), 1..3),
+            0..3,
+        ),
     )
-        .prop_map(|(steering, pools, geo, (first_n, flatten))| {
-            RecordData::Dynamic(DynamicRecord {
-                steering,
-                pools: pools.into_iter().map(PoolId).collect(),
-                geo: geo
-                    .into_iter()
-                    .map(|(r, p)| {
-                        GeoBranch::for_regions(
-                            r.into_iter().map(Region::new).collect(),
-                            p.into_iter().map(PoolId).collect(),
-                        )
-                    })
-                    .collect(),
-                first_n,
-                flatten,
-            })
-        });
+        .prop_map(
+            |(steering, pools, geo, (first_n, flatten), region_locations)| {
+                RecordData::Dynamic(DynamicRecord {
+                    steering,
+                    pools: pools.into_iter().map(PoolId).collect(),
+                    geo: geo
+                        .into_iter()
+                        .map(|(r, p)| {
+                            GeoBranch::for_regions(
+                                r.into_iter().map(Region::new).collect(),
+                                p.into_iter().map(PoolId).collect(),
+                            )
+                        })
+                        .collect(),
+                    first_n,
+                    flatten,
+                    region_locations,
+                })
+            },
+        );
     let data = prop_oneof![
         prop::collection::vec(rdata(), 1..4).prop_map(RecordData::Static),
         dynamic
@@ -783,13 +796,28 @@ mod snapshots {
         )
     }
 
+    fn rtt() -> impl Strategy<Value = Vec<(MemberId, gslb_shared::Rtts)>> {
+        let table = prop::collection::btree_map("[a-z][a-z0-9-]{0,6}", any::<u32>(), 0..4)
+            .prop_map(|m| {
+                gslb_shared::Rtts(
+                    m.into_iter()
+                        .map(|(location, micros)| gslb_shared::LocationRtt {
+                            location: gslb_shared::LocationId::new(location),
+                            micros,
+                        })
+                        .collect(),
+                )
+            });
+        prop::collection::vec((any::<u64>().prop_map(MemberId), table), 0..3)
+    }
+
     proptest! {
         #[test]
         fn snapshot_round_trips(
             zones in prop::collection::vec(zone(), 0..3), records in prop::collection::vec(record(), 0..3),
             pools in prop::collection::vec(pool(), 0..3), members in prop::collection::vec(member(), 0..3),
             facts in facts(), version in any::<u64>(), at in any::<u64>(),
-            keys in prop::collection::vec(tsig_key(), 0..3), resolved in resolved(),
+            keys in prop::collection::vec(tsig_key(), 0..3), resolved in resolved(), rtt in rtt(),
         ) {
             let mut s = Snapshot { version, published_at_ms: at, epoch: version / 3, ..Snapshot::default() };
             for k in keys { s.catalog.tsig_keys.insert(k.id, k); }
@@ -799,6 +827,7 @@ mod snapshots {
             for m in members { s.catalog.members.insert(m.id, m); }
             s.facts = facts.into_iter().collect();
             s.resolved = resolved.into_iter().collect();
+            s.rtt = rtt.into_iter().collect();
             prop_assert_eq!(snapshot_from_pb(pb::Snapshot::from(&s), at).unwrap(), s);
         }
 
@@ -808,7 +837,7 @@ mod snapshots {
             pools in prop::collection::vec(pool(), 0..2), members in prop::collection::vec(member(), 0..2),
             removed in prop::collection::vec(any::<u64>(), 0..3), facts in facts(), base in any::<u64>(), at in any::<u64>(),
             epoch in any::<u64>(), tsig_keys in prop::collection::vec(tsig_key(), 0..2),
-            resolved in resolved(),
+            resolved in resolved(), rtt in rtt(),
         ) {
             let d = Delta {
                 base_version: base, version: base.wrapping_add(1), published_at_ms: at, epoch,
@@ -822,6 +851,8 @@ mod snapshots {
                 removed_tsig_keys: removed.iter().copied().map(TsigKeyId).collect(),
                 resolved,
                 unresolved: removed.iter().copied().map(MemberId).collect(),
+                rtt,
+                unmeasured: removed.iter().copied().map(MemberId).collect(),
             };
             prop_assert_eq!(delta_from_pb(pb::SnapshotDelta::from(&d), at).unwrap(), d);
         }

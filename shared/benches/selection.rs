@@ -1,5 +1,5 @@
 //! Selection throughput: one answer for a 16-member pool with geo branches,
-//! weighted, round-robin and sticky steering.
+//! weighted, round-robin, sticky and latency steering.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::HashMap;
@@ -14,6 +14,7 @@ use rand::rngs::SmallRng;
 fn world() -> (CatalogIndex, DynamicRecord) {
     let mut catalog = Catalog::default();
     let mut facts = HashMap::new();
+    let mut rtt = Map::new();
     let regions = ["eu", "us", "ap"];
     for (p, region) in regions.iter().enumerate() {
         let pool_id = PoolId(p as u64 + 1);
@@ -36,6 +37,16 @@ fn world() -> (CatalogIndex, DynamicRecord) {
                     ramp: None,
                 },
             );
+            // Six locations measure every member, each a little differently.
+            let table = ["ams", "fra", "nyc", "sfo", "sin", "syd"]
+                .iter()
+                .enumerate()
+                .map(|(l, location)| LocationRtt {
+                    location: LocationId::new(*location),
+                    micros: 5_000 + 1_000 * ((i as u32 * 7 + l as u32 * 13) % 40),
+                })
+                .collect();
+            rtt.insert(id, Rtts(table));
         }
     }
     let record = DynamicRecord {
@@ -50,8 +61,16 @@ fn world() -> (CatalogIndex, DynamicRecord) {
             .collect(),
         first_n: 2,
         flatten: false,
+        region_locations: [
+            ("eu", vec!["ams", "fra"]),
+            ("us", vec!["nyc", "sfo"]),
+            ("ap", vec!["sin", "syd"]),
+        ]
+        .into_iter()
+        .map(|(r, l)| (Region::new(r), l.into_iter().map(LocationId::new).collect()))
+        .collect(),
     };
-    (CatalogIndex::new(&catalog, &facts), record)
+    (CatalogIndex::new(&catalog, &facts).with_rtt(rtt), record)
 }
 
 fn bench(c: &mut Criterion) {
@@ -114,6 +133,25 @@ fn bench(c: &mut Criterion) {
             black_box(answers.len())
         });
     });
+    // Latency: the whole selection, the band over the region's two
+    // locations included (an edge decides the band once per snapshot).
+    group.bench_function("geo_latency_first2_pool16", |b| {
+        let mut latency = record.clone();
+        latency.steering = Steering::Latency;
+        let mut rotation = 0u64;
+        b.iter(|| {
+            rotation += 1;
+            let q = Query {
+                family: Family::V4,
+                region: Some(&region),
+                place: Place::UNKNOWN,
+                rotation,
+                affinity: None,
+            };
+            let (_, answers) = selector.select(&index, &latency, q, &mut rng, None);
+            black_box(answers.len())
+        });
+    });
     group.finish();
 }
 
@@ -140,6 +178,9 @@ fn bench_steer(c: &mut Criterion) {
         ("weighted_first2_of16", Steering::Weighted, 2),
         ("sticky_first2_of16", Steering::Sticky, 2),
         ("sticky_first1_of16", Steering::Sticky, 1),
+        // The edge decides the band per region once per snapshot: per
+        // query, latency steering rotates the kept set.
+        ("latency_all_of16", Steering::Latency, 0),
     ] {
         group.bench_function(name, |b| {
             let mut n = 0u32;
@@ -154,6 +195,30 @@ fn bench_steer(c: &mut Criterion) {
             });
         });
     }
+    // What the edge runs once per snapshot, region and branch (and explain
+    // per query): the band over two locations' times of 16 members.
+    let rtt: Map<MemberId, Rtts> = set
+        .iter()
+        .map(|c| {
+            let t = |l: &str, micros: u32| LocationRtt {
+                location: LocationId::new(l),
+                micros,
+            };
+            let k = c.id.0 as u32;
+            let table = vec![t("ams", 3_000 * k), t("fra", 40_000 / k), t("nyc", 9_000)];
+            (c.id, Rtts(table))
+        })
+        .collect();
+    let eu = [LocationId::new("ams"), LocationId::new("fra")];
+    group.bench_function("latency_band_of16", |b| {
+        b.iter(|| {
+            chosen.clear();
+            chosen.extend_from_slice(&set);
+            let fastest =
+                gslb_shared::selection::latency::keep_fastest(&mut chosen, Some(&eu), &rtt, None);
+            black_box((fastest, chosen.len()))
+        });
+    });
     group.finish();
 }
 

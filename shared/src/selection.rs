@@ -6,6 +6,7 @@
 //! buffers so that a query allocates nothing when no trace is asked for.
 
 mod index;
+pub mod latency;
 mod pool_eval;
 mod pool_state;
 mod steer;
@@ -23,6 +24,7 @@ pub use trace::{Ramping, Step, Trace};
 
 use crate::model::{
     DynamicRecord, FailMode, MemberAddress, MemberId, Place, PoolId, RecordType, Region, Resolved,
+    Steering,
 };
 
 /// What a query asks a pool for: addresses of one family, or a name.
@@ -171,6 +173,25 @@ impl Selector {
         self.answers.clear();
         match outcome {
             Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
+                if record.steering == Steering::Latency {
+                    let locations = record.locations_for(query.region);
+                    let mut compared = Vec::new();
+                    let fastest = latency::keep_fastest(
+                        &mut self.chosen,
+                        locations,
+                        input.rtts(),
+                        trace.is_some().then_some(&mut compared),
+                    );
+                    if let Some(t) = trace.as_deref_mut() {
+                        t.push(Step::Latency {
+                            region: query.region.cloned(),
+                            locations: locations.map(<[_]>::to_vec),
+                            fastest_micros: fastest,
+                            limit_micros: fastest.map(latency::band_limit),
+                            compared,
+                        });
+                    }
+                }
                 steer(
                     &mut self.chosen,
                     record.steering,

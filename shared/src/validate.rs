@@ -25,7 +25,7 @@ pub use catalog::catalog;
 pub use check::{MAX_INTERVAL, MAX_RETRIES, MIN_INTERVAL, check};
 pub use cuts::{highest_cut, placement};
 pub use error::{FieldError, ValidationError};
-pub use geo::{CONTINENTS, MAX_GEO_KEYS};
+pub use geo::{CONTINENTS, MAX_GEO_KEYS, MAX_LOCATIONS_PER_REGION, MAX_REGION_LOCATIONS};
 pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;
 pub use pool::{MAX_SLOW_START, MIN_SLOW_START, pool};

@@ -62,6 +62,7 @@ fn dynamic(pools: Vec<PoolId>) -> RecordSet {
             geo: vec![],
             first_n: 0,
             flatten: false,
+            region_locations: Default::default(),
         }),
     }
 }
@@ -690,6 +691,63 @@ fn record_rules() {
         validate::record(&long_txt, &zone),
         "data.static[0][0]",
         "255 bytes",
+    );
+}
+
+#[test]
+fn region_locations_rules() {
+    let zone = base_zone();
+    let with = |steering: Steering, map: &[(&str, &[&str])]| {
+        let mut r = dynamic(vec![PoolId(1)]);
+        if let RecordData::Dynamic(d) = &mut r.data {
+            d.steering = steering;
+            d.region_locations = (map.iter())
+                .map(|(region, locations)| {
+                    let locations = locations.iter().map(|l| LocationId::new(*l)).collect();
+                    (Region::new(*region), locations)
+                })
+                .collect();
+        }
+        validate::record(&r, &zone)
+    };
+    with(
+        Steering::Latency,
+        &[("eu", &["fra", "ams"]), ("us", &["nyc"])],
+    )
+    .unwrap();
+    with(Steering::Latency, &[]).unwrap();
+    let at = "data.dynamic.regionLocations";
+    fails_on(
+        with(Steering::Weighted, &[("eu", &["fra"])]),
+        at,
+        "only for steering: latency",
+    );
+    fails_on(
+        with(Steering::Latency, &[("eu", &[])]),
+        &format!("{at}.eu"),
+        "1 to 16 locations",
+    );
+    fails_on(
+        with(Steering::Latency, &[("eu", &["fra", "fra"])]),
+        &format!("{at}.eu[1]"),
+        "listed twice",
+    );
+    fails_on(
+        with(Steering::Latency, &[("eu", &["Frankfurt"])]),
+        &format!("{at}.eu[0]"),
+        "lower-case",
+    );
+    fails_on(
+        with(Steering::Latency, &[("EU", &["fra"])]),
+        &format!("{at}.EU"),
+        "region name",
+    );
+    let many: Vec<String> = (0..17).map(|i| format!("l{i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    fails_on(
+        with(Steering::Latency, &[("eu", &many)]),
+        &format!("{at}.eu"),
+        "1 to 16 locations",
     );
 }
 

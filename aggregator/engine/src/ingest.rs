@@ -8,7 +8,7 @@
 
 use std::cmp::Reverse;
 
-use gslb_shared::{FailReason, Health, LocationId, MemberKind, ProbeResult};
+use gslb_shared::{FailReason, Health, LocationId, LocationRtt, MemberKind, ProbeResult, Rtts};
 
 use super::hysteresis::decide;
 use super::output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
@@ -92,11 +92,10 @@ impl Engine {
             m.locs.resize(len, LocResult::default());
         }
         if r.cycle >= m.locs[loc].cycle {
-            m.locs[loc] = LocResult {
-                cycle: r.cycle,
-                latency_us: r.latency_us,
-                failure: r.failure,
-            };
+            let l = &mut m.locs[loc];
+            l.cycle = r.cycle;
+            l.latency_us = r.latency_us;
+            l.failure = r.failure;
         }
         if r.failure == Some(FailReason::InvalidTarget) {
             // Never probed: not evidence either way (seed 004).
@@ -129,6 +128,11 @@ impl Engine {
         open.reported.insert(loc);
         if r.passed() {
             open.passed.insert(loc);
+            // A quarantined location is a broken vantage point: its times
+            // are not evidence of the path either.
+            if r.latency_us > 0 && !self.quarantined.contains(loc) {
+                m.locs[loc].rtt.sample(r.cycle, r.latency_us);
+            }
         }
         self.counters.accepted += 1;
         if let Startup::Waiting {
@@ -210,6 +214,36 @@ impl Engine {
             self.apply_score(slot, Some(oc), p.as_f64(), now, out);
         }
         self.publish(slot, now, out);
+        if decisions && !self.follower {
+            self.publish_rtt(slot, oc.cycle, out);
+        }
+    }
+
+    /// Publish the member's round-trip times if the close of `cycle`
+    /// moved them (see [`crate::rtt`]).
+    fn publish_rtt(&mut self, slot: usize, cycle: u64, out: &mut Vec<Output>) {
+        let Some(m) = self.members.get_mut(slot) else {
+            return;
+        };
+        let mut changed = false;
+        for l in &mut m.locs {
+            changed |= l.rtt.settle(cycle);
+        }
+        if !changed {
+            return;
+        }
+        let mut table: Vec<LocationRtt> = (m.locs.iter().enumerate())
+            .filter_map(|(loc, l)| {
+                let micros = l.rtt.published()?;
+                let location = self.locations.get(loc)?.id.clone();
+                Some(LocationRtt { location, micros })
+            })
+            .collect();
+        table.sort_by(|a, b| a.location.cmp(&b.location));
+        out.push(Output::Rtt {
+            member: m.id,
+            rtt: Rtts(table),
+        });
     }
 
     /// Run the hysteresis (and damping) on the member's window; log a

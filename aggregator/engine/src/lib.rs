@@ -16,6 +16,7 @@ mod locset;
 mod operator_input;
 mod output;
 mod quarantine;
+pub mod rtt;
 pub mod score;
 mod slots;
 pub mod slow_start;

@@ -1,6 +1,6 @@
 //! What the engine decides: facts to publish, and log entries that say why.
 
-use gslb_shared::{FailReason, Health, LocationId, MemberFacts, MemberId};
+use gslb_shared::{FailReason, Health, LocationId, MemberFacts, MemberId, Rtts};
 use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
@@ -19,6 +19,14 @@ pub enum Output {
         member: MemberId,
         /// New facts.
         facts: MemberFacts,
+    },
+    /// A member's round-trip times moved (latency steering): publish them.
+    /// An empty table: no location measures it any more.
+    Rtt {
+        /// Member.
+        member: MemberId,
+        /// Its published times, sorted by location.
+        rtt: Rtts,
     },
     /// A health transition, for the health log.
     Transition(Transition),

@@ -75,6 +75,8 @@ pub(super) struct LocResult {
     pub cycle: u64,
     pub latency_us: u32,
     pub failure: Option<FailReason>,
+    /// The location's round-trip average for latency steering.
+    pub rtt: super::rtt::LocRtt,
 }
 
 /// The last `window` pass fractions, kept exact (see [`super::score`]).

@@ -12,7 +12,7 @@ mod view;
 
 use std::collections::BTreeMap;
 
-use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Resolved, Snapshot};
+use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Resolved, Rtts, Snapshot};
 
 use crate::core::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
 use crate::core::feed::{Feed, delta_of};
@@ -60,6 +60,16 @@ fn add_resolved(delta: &mut gslb_shared::Delta, resolved: &[(MemberId, Option<Re
         match r {
             Some(r) => delta.resolved.push((*id, r.clone())),
             None => delta.unresolved.push(*id),
+        }
+    }
+}
+
+/// Put a commit's round-trip tables into its delta.
+fn add_rtt(delta: &mut gslb_shared::Delta, rtt: &[(MemberId, Option<Rtts>)]) {
+    for (id, r) in rtt {
+        match r {
+            Some(r) => delta.rtt.push((*id, r.clone())),
+            None => delta.unmeasured.push(*id),
         }
     }
 }
@@ -152,6 +162,7 @@ impl Control {
             state,
             latched,
             resolved,
+            rtt,
             first_start,
         } = store.load()?;
         let mut control = Self {
@@ -206,6 +217,9 @@ impl Control {
         let resolved = (resolved.into_iter())
             .filter(|(id, _)| catalog.members.contains_key(id))
             .collect();
+        let rtt = (rtt.into_iter())
+            .filter(|(id, _)| catalog.members.contains_key(id))
+            .collect();
         let mut snapshot = Snapshot {
             version: control.state.version,
             epoch: control.state.epoch,
@@ -213,6 +227,7 @@ impl Control {
             catalog,
             facts: facts.into_iter().collect(),
             resolved,
+            rtt,
         };
         snapshot.catalog.checks.clear();
         control.feed = Feed::new(snapshot, FEED_WINDOW);
@@ -535,7 +550,9 @@ impl Control {
     /// ([`Control::flush_deferred`]).
     fn publish(&mut self, changes: &[Change], now: Timestamp) -> Result<(), ControlError> {
         let mut decided = self.take_decisions(now)?;
-        let decisive = !decided.facts.is_empty() || !decided.expired.is_empty();
+        let decisive =
+            !decided.facts.is_empty() || !decided.rtt.is_empty() || !decided.expired.is_empty();
+        let rtt: Vec<_> = std::mem::take(&mut decided.rtt).into_iter().collect();
         let single = !self.store.one_version_per_commit();
         let deferrable = single
             && !self.deferred.settled
@@ -551,6 +568,7 @@ impl Control {
                 pending.version = self.state.version;
                 pending.last_id = self.state.last_id;
                 pending.latched.append(&mut decided.latched);
+                pending.rtt.extend(rtt.iter().cloned());
             }
             self.deferred.log.append(&mut decided.log);
         } else {
@@ -561,6 +579,7 @@ impl Control {
                 last_id: self.state.last_id,
                 version: self.state.version + 1,
                 latched: std::mem::take(&mut decided.latched),
+                rtt: rtt.clone(),
                 ..Commit::default()
             });
             if commit.is_some() || !decided.log.is_empty() {
@@ -581,6 +600,7 @@ impl Control {
         all.extend(decided.expired);
         let facts: Vec<_> = decided.facts.into_iter().collect();
         let mut delta = delta_of(&all, &facts, now.0);
+        add_rtt(&mut delta, &rtt);
         delta.epoch = self.state.epoch;
         self.feed
             .publish_over(delta, self.state.version, &self.state.catalog);
@@ -627,6 +647,8 @@ impl Control {
                 commit.reserved = None;
                 let latest: BTreeMap<_, _> = commit.latched.drain(..).collect();
                 commit.latched = latest.into_iter().collect();
+                let latest: BTreeMap<_, _> = commit.rtt.drain(..).collect();
+                commit.rtt = latest.into_iter().collect();
                 self.deferred.commit = Some(commit);
                 let mut log = log;
                 if log.len() > MAX_DEFERRED_LOG {

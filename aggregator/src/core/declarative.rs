@@ -123,6 +123,9 @@ pub struct DesiredDynamic {
     /// Answer the addresses hostname members resolve to.
     #[serde(default)]
     pub flatten: bool,
+    /// Latency steering: the probe locations nearest each client region.
+    #[serde(default)]
+    pub region_locations: std::collections::BTreeMap<Region, Vec<gslb_shared::LocationId>>,
 }
 
 /// A geo branch with pools named.

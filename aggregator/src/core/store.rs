@@ -81,6 +81,8 @@ pub struct Loaded {
     pub latched: BTreeMap<MemberId, Latched>,
     /// Hostname members' addresses as last resolved (for flattening).
     pub resolved: BTreeMap<MemberId, Resolved>,
+    /// Round-trip times as last published (latency steering).
+    pub rtt: BTreeMap<MemberId, gslb_shared::Rtts>,
     /// True when the store was empty (a first start).
     pub first_start: bool,
 }
@@ -105,6 +107,9 @@ pub struct Commit {
     /// Hostname members' addresses to set (`None` forgets them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resolved: Vec<(MemberId, Option<Resolved>)>,
+    /// Round-trip tables to set (`None`: no location measures it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rtt: Vec<(MemberId, Option<gslb_shared::Rtts>)>,
     /// Raise the version reservation to this: every version up to it may
     /// already have been published before it was durable, so a restart
     /// continues above it (a single node's deferred decisions).

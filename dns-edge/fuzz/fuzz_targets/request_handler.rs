@@ -89,6 +89,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                     geo: vec![GeoBranch::for_regions(vec![Region::new("eu")], vec![PoolId(1)])],
                     first_n: 2,
                     flatten: false,
+                    region_locations: Default::default(),
                 }),
             ),
             (
@@ -188,6 +189,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                     geo: vec![],
                     first_n: 0,
                     flatten: false,
+                    region_locations: Default::default(),
                 }),
             ),
             (
@@ -200,6 +202,23 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                     geo: vec![],
                     first_n: 3,
                     flatten: true,
+                    region_locations: Default::default(),
+                }),
+            ),
+            // Latency steering: eu clients by fra's times, others by all.
+            (
+                15,
+                "l.a.test",
+                RecordType::A,
+                RecordData::Dynamic(DynamicRecord {
+                    steering: Steering::Latency,
+                    pools: vec![PoolId(1)],
+                    geo: vec![],
+                    first_n: 2,
+                    flatten: false,
+                    region_locations: [(Region::new("eu"), vec![LocationId::new("fra")])]
+                        .into_iter()
+                        .collect(),
                 }),
             ),
         ];
@@ -227,6 +246,12 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
             );
             s.catalog.members.insert(m.id, m);
             s.facts.insert(MemberId(i), MemberFacts::UP);
+            let at = |location: &str, micros: u32| LocationRtt {
+                location: LocationId::new(location),
+                micros,
+            };
+            let k = i as u32;
+            s.rtt.insert(MemberId(i), Rtts(vec![at("fra", 4_000 * k), at("nyc", 30_000 / k)]));
         }
         s.catalog.pools.insert(PoolId(2), Pool::new(PoolId(2), "hosts"));
         for (i, host) in [(4u64, "x.example.net"), (5, "y.example.net")] {

@@ -191,6 +191,10 @@ impl Responder {
                 // A sticky answer is the client subnet's own: keyed on it,
                 // never templated, scoped to it for resolvers' caches.
                 let sticky = dynamic.record.steering == gslb_shared::Steering::Sticky;
+                // A latency set answers the client region's fastest members:
+                // never templated either (a template holds one member list).
+                let latency = dynamic.record.steering == gslb_shared::Steering::Latency;
+                let region = found.map(|m| m.region);
                 let affinity = sticky.then(|| {
                     let (key, subnet) = gslb_shared::selection::affinity(addr, source);
                     if source.is_some() {
@@ -198,7 +202,7 @@ impl Responder {
                     }
                     key
                 });
-                let index = dynamic.decision_index(found.map(|m| m.region), &place);
+                let index = dynamic.decision_index(region, &place);
                 let Some(decision) = dynamic.decisions.get(index) else {
                     return Ok(nodata);
                 };
@@ -230,7 +234,7 @@ impl Responder {
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();
-                        self.chosen.extend_from_slice(&decision.chosen);
+                        self.chosen.extend_from_slice(decision.steered(region));
                         let r = &dynamic.record;
                         let cname = set.rtype == RecordType::Cname;
                         let keep = if cname { 1 } else { r.first_n };
@@ -275,7 +279,7 @@ impl Responder {
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. }
-                        if self.template_mode && !signing && !sticky =>
+                        if self.template_mode && !signing && !sticky && !latency =>
                     {
                         // Every candidate, in decision order, each record
                         // the same length (owners are pointers).
@@ -314,12 +318,15 @@ impl Responder {
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
-                        self.templatable =
-                            !dynamic.geo() && !sticky && !decision.chosen.is_empty() && !signing;
+                        self.templatable = !dynamic.geo()
+                            && !sticky
+                            && !latency
+                            && !decision.chosen.is_empty()
+                            && !signing;
                         let rotation = &mut self.rotation[*slot as usize];
                         *rotation = rotation.wrapping_add(1);
                         self.chosen.clear();
-                        self.chosen.extend_from_slice(&decision.chosen);
+                        self.chosen.extend_from_slice(decision.steered(region));
                         let r = &dynamic.record;
                         steer(
                             &mut self.chosen,

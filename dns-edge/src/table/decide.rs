@@ -8,10 +8,11 @@ use std::net::IpAddr;
 
 use domain::rdata::{Cname, ZoneRecordData};
 use gslb_shared::selection::{
-    Candidate, Family, Outcome, PoolRef, SelectionInput, Selector, fallback,
+    Candidate, Family, Outcome, PoolRef, SelectionInput, Selector, fallback, latency,
 };
 use gslb_shared::{
-    DynamicRecord, Member, MemberAddress, MemberFacts, MemberId, Pool, PoolId, Resolved, Snapshot,
+    DynamicRecord, Member, MemberAddress, MemberFacts, MemberId, Pool, PoolId, Region, Resolved,
+    Snapshot, Steering,
 };
 
 use super::{Data, address_data, wire_name};
@@ -40,6 +41,50 @@ pub struct Decision {
     /// Index into `chosen` (and `expanded`) by member, for `expanded`
     /// decisions: a query finds each steered member's records in O(1).
     pub positions: FxHashMap<gslb_shared::MemberId, u32>,
+    /// Latency steering's fastest members per client region, decided with
+    /// the rest (round-trip times arrive in the snapshot like health).
+    pub latency: Option<LatencyPlan>,
+}
+
+/// The members latency steering answers, per client region.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyPlan {
+    /// For each region the record maps to locations: its fastest members.
+    pub regions: FxHashMap<Region, Box<[Candidate]>>,
+    /// For any other client: the fastest by the mean over every location.
+    pub other: Box<[Candidate]>,
+}
+
+impl Decision {
+    /// The members steering orders for a client in `region`: the fastest
+    /// for latency steering, else all chosen.
+    pub fn steered(&self, region: Option<&Region>) -> &[Candidate] {
+        match &self.latency {
+            Some(plan) => region
+                .and_then(|r| plan.regions.get(r))
+                .unwrap_or(&plan.other),
+            None => &self.chosen,
+        }
+    }
+}
+
+/// Latency steering's plan over `chosen` (see [`LatencyPlan`]).
+fn latency_plan(
+    record: &DynamicRecord,
+    chosen: &[Candidate],
+    rtt: &gslb_shared::Map<MemberId, gslb_shared::Rtts>,
+) -> LatencyPlan {
+    let fastest = |locations: Option<&[gslb_shared::LocationId]>| {
+        let mut set = chosen.to_vec();
+        latency::keep_fastest(&mut set, locations, rtt, None);
+        set.into_boxed_slice()
+    };
+    LatencyPlan {
+        regions: (record.region_locations.iter())
+            .map(|(region, locations)| (region.clone(), fastest(Some(locations))))
+            .collect(),
+        other: fastest(None),
+    }
 }
 
 /// The pools one record names, with copies of their members and facts.
@@ -152,6 +197,7 @@ impl<'s> Decider<'s> {
         self.load(record);
         let view = &self.view;
         let selector = &mut self.selector;
+        let rtt = &self.snapshot.rtt;
         std::iter::once(record.pools.as_slice())
             .chain(record.geo.iter().map(|b| b.pools.as_slice()))
             .map(|branch| {
@@ -179,6 +225,8 @@ impl<'s> Decider<'s> {
                         .map(|(i, c)| (c.id, i as u32))
                         .collect()
                 };
+                let latency = (record.steering == Steering::Latency && !chosen.is_empty())
+                    .then(|| latency_plan(record, &chosen, rtt));
                 Decision {
                     outcome,
                     chosen,
@@ -186,6 +234,7 @@ impl<'s> Decider<'s> {
                     expanded,
                     ttl_cap,
                     positions,
+                    latency,
                 }
             })
             .collect()

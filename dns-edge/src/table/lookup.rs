@@ -347,6 +347,7 @@ mod tests {
                     geo: vec![],
                     first_n: 0,
                     flatten: false,
+                    region_locations: Default::default(),
                 }),
             ),
             (

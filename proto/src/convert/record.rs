@@ -271,6 +271,7 @@ impl From<&RecordSet> for pb::RecordSet {
                     Steering::RoundRobin => pb::Steering::RoundRobin,
                     Steering::Weighted => pb::Steering::Weighted,
                     Steering::Sticky => pb::Steering::Sticky,
+                    Steering::Latency => pb::Steering::Latency,
                 } as i32,
                 pools: d.pools.iter().map(|p| p.0).collect(),
                 geo: d
@@ -287,6 +288,12 @@ impl From<&RecordSet> for pb::RecordSet {
                     .collect(),
                 first_n: d.first_n,
                 flatten: d.flatten,
+                region_locations: (d.region_locations.iter())
+                    .map(|(region, locations)| pb::RegionLocations {
+                        region: region.to_string(),
+                        locations: locations.iter().map(ToString::to_string).collect(),
+                    })
+                    .collect(),
             }),
         };
         pb::RecordSet {
@@ -322,10 +329,11 @@ impl TryFrom<pb::RecordSet> for RecordSet {
                     Ok(pb::Steering::RoundRobin) => Steering::RoundRobin,
                     Ok(pb::Steering::Weighted) => Steering::Weighted,
                     Ok(pb::Steering::Sticky) => Steering::Sticky,
+                    Ok(pb::Steering::Latency) => Steering::Latency,
                     _ => {
                         return Err(bad(
                             "data.dynamic.steering",
-                            "must be roundrobin, weighted or sticky",
+                            "must be roundrobin, weighted, sticky or latency",
                         ));
                     }
                 },
@@ -344,6 +352,7 @@ impl TryFrom<pb::RecordSet> for RecordSet {
                     .collect(),
                 first_n: d.first_n,
                 flatten: d.flatten,
+                region_locations: region_locations_from_pb(d.region_locations)?,
             }),
         };
         Ok(RecordSet {
@@ -355,4 +364,36 @@ impl TryFrom<pb::RecordSet> for RecordSet {
             data,
         })
     }
+}
+
+/// `regionLocations` from the wire, within the validation limits (the
+/// record rules check names and repeats).
+fn region_locations_from_pb(
+    entries: Vec<pb::RegionLocations>,
+) -> Result<std::collections::BTreeMap<Region, Vec<gslb_shared::LocationId>>, ValidationError> {
+    use gslb_shared::validate::{MAX_LOCATIONS_PER_REGION, MAX_REGION_LOCATIONS};
+    let field = "data.dynamic.regionLocations";
+    if entries.len() > MAX_REGION_LOCATIONS {
+        return Err(bad(
+            field,
+            format!("must map at most {MAX_REGION_LOCATIONS} regions"),
+        ));
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for e in entries {
+        if e.locations.len() > MAX_LOCATIONS_PER_REGION {
+            return Err(bad(
+                &format!("{field}.{}", e.region),
+                format!("must list 1 to {MAX_LOCATIONS_PER_REGION} locations"),
+            ));
+        }
+        let locations = e.locations.into_iter().map(gslb_shared::LocationId::new);
+        if out
+            .insert(Region::new(e.region.clone()), locations.collect())
+            .is_some()
+        {
+            return Err(bad(&format!("{field}.{}", e.region), "region mapped twice"));
+        }
+    }
+    Ok(out)
 }

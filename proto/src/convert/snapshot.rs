@@ -2,8 +2,8 @@
 
 use gslb_shared::validate::ValidationError;
 use gslb_shared::{
-    Delta, FeedUpdate, MAX_RESOLVED_ADDRESSES, MemberFacts, MemberId, PoolId, RecordSetId,
-    Resolved, Snapshot, TsigKeyId, ZoneId,
+    Delta, FeedUpdate, LocationId, LocationRtt, MAX_RESOLVED_ADDRESSES, MAX_RTT_LOCATIONS,
+    MemberFacts, MemberId, PoolId, RecordSetId, Resolved, Rtts, Snapshot, TsigKeyId, ZoneId,
 };
 
 use crate::pb;
@@ -72,6 +72,54 @@ fn resolved_from_pb(
         .collect()
 }
 
+fn rtt_to_pb<'a>(rtt: impl Iterator<Item = (&'a MemberId, &'a Rtts)>) -> Vec<pb::MemberRtt> {
+    rtt.map(|(id, r)| pb::MemberRtt {
+        member_id: id.0,
+        locations: (r.0.iter())
+            .map(|l| pb::LocationRtt {
+                location: l.location.to_string(),
+                micros: l.micros,
+            })
+            .collect(),
+    })
+    .collect()
+}
+
+/// Round-trip tables from the wire: at most [`MAX_RTT_LOCATIONS`] each,
+/// valid location names, sorted with none twice.
+fn rtt_from_pb(rtt: Vec<pb::MemberRtt>) -> Result<Vec<(MemberId, Rtts)>, ValidationError> {
+    rtt.into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let field = format!("rtt[{i}].locations");
+            if r.locations.len() > MAX_RTT_LOCATIONS {
+                return Err(super::bad(
+                    &field,
+                    format!("must list at most {MAX_RTT_LOCATIONS} locations"),
+                ));
+            }
+            let mut table = Vec::with_capacity(r.locations.len());
+            for l in r.locations {
+                let location = LocationId::new(l.location);
+                gslb_shared::validate::location_id(&location)
+                    .map_err(|rule| super::bad(&field, rule))?;
+                table.push(LocationRtt {
+                    location,
+                    micros: l.micros,
+                });
+            }
+            let table = Rtts(table);
+            if !table.is_sorted_unique() {
+                return Err(super::bad(
+                    &field,
+                    "must be sorted by location, each location once",
+                ));
+            }
+            Ok((MemberId(r.member_id), table))
+        })
+        .collect()
+}
+
 fn all<P, D: TryFrom<P, Error = ValidationError>>(
     kind: &str,
     items: Vec<P>,
@@ -107,6 +155,7 @@ impl From<&Snapshot> for pb::Snapshot {
             facts: facts_to_pb(s.facts.iter()),
             tsig_keys: c.tsig_keys.values().map(pb::TsigKey::from).collect(),
             resolved: resolved_to_pb(s.resolved.iter()),
+            rtt: rtt_to_pb(s.rtt.iter()),
         }
     }
 }
@@ -139,6 +188,7 @@ pub fn snapshot_from_pb(
     }
     out.facts = facts_from_pb(s.facts)?.into_iter().collect();
     out.resolved = resolved_from_pb(s.resolved)?.into_iter().collect();
+    out.rtt = rtt_from_pb(s.rtt)?.into_iter().collect();
     Ok(out)
 }
 
@@ -161,6 +211,8 @@ impl From<&Delta> for pb::SnapshotDelta {
             removed_tsig_keys: d.removed_tsig_keys.iter().map(|i| i.0).collect(),
             resolved: resolved_to_pb(d.resolved.iter().map(|(id, r)| (id, r))),
             unresolved: d.unresolved.iter().map(|i| i.0).collect(),
+            rtt: rtt_to_pb(d.rtt.iter().map(|(id, r)| (id, r))),
+            unmeasured: d.unmeasured.iter().map(|i| i.0).collect(),
         }
     }
 }
@@ -185,6 +237,8 @@ pub fn delta_from_pb(d: pb::SnapshotDelta, published_at_ms: u64) -> Result<Delta
         removed_tsig_keys: d.removed_tsig_keys.into_iter().map(TsigKeyId).collect(),
         resolved: resolved_from_pb(d.resolved)?,
         unresolved: d.unresolved.into_iter().map(MemberId).collect(),
+        rtt: rtt_from_pb(d.rtt)?,
+        unmeasured: d.unmeasured.into_iter().map(MemberId).collect(),
     })
 }
 

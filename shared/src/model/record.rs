@@ -4,7 +4,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
-use super::{DnsName, GeoCode, Place, PoolId, RecordSetId, Region, ZoneId};
+use super::{DnsName, GeoCode, LocationId, Place, PoolId, RecordSetId, Region, ZoneId};
 
 /// Default TTL of dynamic records (DESIGN.md).
 pub const DEFAULT_DYNAMIC_TTL: u32 = 30;
@@ -358,6 +358,11 @@ pub struct DynamicRecord {
     /// records only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub flatten: bool,
+    /// For `latency` steering: the probe locations nearest each client
+    /// region, whose round-trip times its clients are answered by. A client
+    /// in no listed region is answered by the mean over every location.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub region_locations: std::collections::BTreeMap<Region, Vec<LocationId>>,
 }
 
 /// How the answer set is ordered before `firstN` trims it.
@@ -372,6 +377,9 @@ pub enum Steering {
     /// Weighted, but a client subnet gets the same members while the set is
     /// unchanged (weighted rendezvous hashing; NS1's Weighted Sticky).
     Sticky,
+    /// The members with the lowest round-trip time from the locations
+    /// nearest the client's region (within a tolerance band), rotated.
+    Latency,
 }
 
 /// Clients in any of `regions` (the edge's CIDR table), `countries`,
@@ -465,5 +473,20 @@ impl DynamicRecord {
     /// True when a branch matches on a geo database's answer.
     pub fn needs_place(&self) -> bool {
         self.geo.iter().any(GeoBranch::needs_place)
+    }
+
+    /// True when its answers depend on the client's region: a geo branch
+    /// matches on regions, or latency steering maps regions to locations.
+    pub fn needs_region(&self) -> bool {
+        self.geo.iter().any(|b| !b.regions.is_empty())
+            || (self.steering == Steering::Latency && !self.region_locations.is_empty())
+    }
+
+    /// The locations whose round-trip times answer a client in `region`
+    /// (latency steering): its `regionLocations` entry, or every location.
+    pub fn locations_for(&self, region: Option<&Region>) -> Option<&[LocationId]> {
+        region
+            .and_then(|r| self.region_locations.get(r))
+            .map(Vec::as_slice)
     }
 }

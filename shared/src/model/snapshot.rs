@@ -3,7 +3,7 @@
 
 use super::{
     Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, RecordSet, RecordSetId, Resolved,
-    TsigKey, TsigKeyId, Zone, ZoneId,
+    Rtts, TsigKey, TsigKeyId, Zone, ZoneId,
 };
 
 /// Zones, records, pools and members (no checks) with member facts.
@@ -22,6 +22,8 @@ pub struct Snapshot {
     pub facts: Map<MemberId, MemberFacts>,
     /// Addresses of hostname members that flattened records answer with.
     pub resolved: Map<MemberId, Resolved>,
+    /// Round-trip times per member and location (latency steering).
+    pub rtt: Map<MemberId, Rtts>,
 }
 
 /// The changes from `base_version` to `version`.
@@ -61,6 +63,10 @@ pub struct Delta {
     pub resolved: Vec<(MemberId, Resolved)>,
     /// Hostname members whose addresses are no longer known.
     pub unresolved: Vec<MemberId>,
+    /// Round-trip tables set.
+    pub rtt: Vec<(MemberId, Rtts)>,
+    /// Members no location measures any more.
+    pub unmeasured: Vec<MemberId>,
 }
 
 /// One step of an edge's feed: a whole snapshot, or the changes to the
@@ -92,6 +98,8 @@ impl Delta {
             && self.facts.is_empty()
             && self.resolved.is_empty()
             && self.unresolved.is_empty()
+            && self.rtt.is_empty()
+            && self.unmeasured.is_empty()
     }
 
     /// True when it creates, replaces or removes a catalog object.
@@ -110,8 +118,8 @@ impl Delta {
 }
 
 impl Delta {
-    /// The members whose facts or resolved addresses it sets or drops,
-    /// when that is all it changes: a holder can then re-decide only what
+    /// The members whose facts, resolved addresses or round-trip times it
+    /// sets or drops, when that is all it changes: a holder can then re-decide only what
     /// names their pools. `None` when it changes the catalog.
     pub fn health_only(&self) -> Option<Vec<MemberId>> {
         if self.changes_catalog() {
@@ -119,10 +127,13 @@ impl Delta {
         }
         let facts = self.facts.iter().map(|(id, _)| *id);
         let resolved = self.resolved.iter().map(|(id, _)| *id);
+        let rtt = self.rtt.iter().map(|(id, _)| *id);
         Some(
             facts
                 .chain(resolved)
                 .chain(self.unresolved.iter().copied())
+                .chain(rtt)
+                .chain(self.unmeasured.iter().copied())
                 .collect(),
         )
     }
@@ -195,8 +206,16 @@ impl Snapshot {
         for id in d.removed_members.iter().chain(&d.unresolved) {
             self.resolved.remove(id);
         }
+        for id in d.removed_members.iter().chain(&d.unmeasured) {
+            self.rtt.remove(id);
+        }
         for id in &d.removed_members {
             self.facts.remove(id);
+        }
+        for (id, rtt) in &d.rtt {
+            if self.catalog.members.contains_key(id) {
+                self.rtt.insert(*id, rtt.clone());
+            }
         }
         for (id, facts) in &d.facts {
             if self.catalog.members.contains_key(id) {

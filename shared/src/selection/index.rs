@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, Resolved};
+use crate::model::{Catalog, Map, Member, MemberFacts, MemberId, Pool, PoolId, Resolved, Rtts};
 
 /// A pool together with its members and their facts.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +25,13 @@ pub struct PoolRef<'a> {
 pub trait SelectionInput {
     /// A pool, its members and their facts.
     fn pool(&self, id: PoolId) -> Option<PoolRef<'_>>;
+
+    /// Round-trip times per member, for latency steering (none known by
+    /// default).
+    fn rtts(&self) -> &Map<MemberId, Rtts> {
+        static NONE: std::sync::LazyLock<Map<MemberId, Rtts>> = std::sync::LazyLock::new(Map::new);
+        &NONE
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +47,7 @@ struct IndexedPool {
 pub struct CatalogIndex {
     pools: FxHashMap<PoolId, IndexedPool>,
     resolved: Map<MemberId, Resolved>,
+    rtt: Map<MemberId, Rtts>,
 }
 
 impl CatalogIndex {
@@ -77,12 +85,19 @@ impl CatalogIndex {
         Self {
             pools,
             resolved: Map::new(),
+            rtt: Map::new(),
         }
     }
 
     /// The same, with what hostname members resolved to (a snapshot's).
     pub fn with_resolved(mut self, resolved: Map<MemberId, Resolved>) -> Self {
         self.resolved = resolved;
+        self
+    }
+
+    /// The same, with round-trip times per member (a snapshot's).
+    pub fn with_rtt(mut self, rtt: Map<MemberId, Rtts>) -> Self {
+        self.rtt = rtt;
         self
     }
 
@@ -110,5 +125,9 @@ impl SelectionInput for CatalogIndex {
             facts: &e.facts,
             resolved: Some(&self.resolved),
         })
+    }
+
+    fn rtts(&self) -> &Map<MemberId, Rtts> {
+        &self.rtt
     }
 }

@@ -138,7 +138,8 @@ pub fn steer<R: rand::Rng + ?Sized>(
         let tier_slice = &mut set[start..end];
         let want = (keep - start).min(tier_slice.len());
         match (steering, affinity) {
-            (Steering::RoundRobin, _) => {
+            // Latency steering has already kept the fastest: it rotates them.
+            (Steering::RoundRobin | Steering::Latency, _) => {
                 let len = tier_slice.len();
                 tier_slice.rotate_left((rotation % len as u64) as usize);
             }

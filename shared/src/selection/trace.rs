@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
+use super::latency::Compared;
 use super::{Answer, Exclusion, Outcome, PoolVerdict};
-use crate::model::{FailMode, Health, MemberId, Place, PoolId, Region, Steering};
+use crate::model::{FailMode, Health, LocationId, MemberId, Place, PoolId, Region, Steering};
 
 /// A step of selection and what it decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -95,6 +96,19 @@ pub enum Step {
         mode: FailMode,
         /// What it led to.
         outcome: Outcome,
+    },
+    /// Step 8, latency steering: the round-trip times compared.
+    Latency {
+        /// The client region.
+        region: Option<Region>,
+        /// Its locations (`regionLocations`); none means every location.
+        locations: Option<Vec<LocationId>>,
+        /// The fastest member's time (µs), if any member is measured.
+        fastest_micros: Option<u32>,
+        /// The slowest time answered (the band's edge).
+        limit_micros: Option<u32>,
+        /// Every chosen member's time and whether it is answered.
+        compared: Vec<Compared>,
     },
     /// Step 8: the final answer.
     Answer {

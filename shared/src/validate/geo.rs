@@ -96,3 +96,51 @@ pub fn keys_once(
 fn is_letters(s: &str, len: usize) -> bool {
     s.len() == len && s.bytes().all(|b| b.is_ascii_uppercase())
 }
+
+/// Most regions `regionLocations` maps.
+pub const MAX_REGION_LOCATIONS: usize = 256;
+/// Most locations one region maps to.
+pub const MAX_LOCATIONS_PER_REGION: usize = 16;
+
+/// Check latency steering's `regionLocations`: only with `steering:
+/// latency`, valid region and location names, each region mapped to 1 to
+/// [`MAX_LOCATIONS_PER_REGION`] distinct locations.
+pub fn region_locations(f: &mut Findings, dynamic: &crate::model::DynamicRecord) {
+    let at = "data.dynamic.regionLocations";
+    let map = &dynamic.region_locations;
+    if map.is_empty() {
+        return;
+    }
+    f.require(
+        dynamic.steering == crate::model::Steering::Latency,
+        at,
+        "is only for steering: latency",
+    );
+    f.require(
+        map.len() <= MAX_REGION_LOCATIONS,
+        at,
+        format!("must map at most {MAX_REGION_LOCATIONS} regions"),
+    );
+    for (region, locations) in map {
+        let here = format!("{at}.{region}");
+        if let Err(rule) = super::region(region) {
+            f.add(&here, format!("region name {rule}"));
+        }
+        f.require(
+            (1..=MAX_LOCATIONS_PER_REGION).contains(&locations.len()),
+            &here,
+            format!("must list 1 to {MAX_LOCATIONS_PER_REGION} locations"),
+        );
+        let mut seen = HashSet::new();
+        for (i, location) in locations.iter().enumerate() {
+            if let Err(rule) = super::location_id(location) {
+                f.add(&format!("{here}[{i}]"), rule);
+            }
+            f.require(
+                seen.insert(location),
+                &format!("{here}[{i}]"),
+                format!("location {location} is listed twice"),
+            );
+        }
+    }
+}

@@ -62,6 +62,7 @@ pub fn record(record: &RecordSet, zone: &Zone) -> Result<(), ValidationError> {
                 MAX_FIRST_N,
             );
             pool_list(&mut f, "data.dynamic.pools", &dynamic.pools);
+            super::geo::region_locations(&mut f, dynamic);
             let mut seen_regions = HashSet::new();
             let mut seen_keys = HashSet::new();
             for (i, branch) in dynamic.geo.iter().enumerate() {

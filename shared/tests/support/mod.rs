@@ -12,6 +12,7 @@ pub struct World {
     pub catalog: Catalog,
     pub facts: HashMap<MemberId, MemberFacts>,
     pub resolved: Map<MemberId, Resolved>,
+    pub rtt: Map<MemberId, Rtts>,
     next: u64,
 }
 
@@ -21,6 +22,7 @@ impl World {
             catalog: Catalog::default(),
             facts: HashMap::new(),
             resolved: Map::new(),
+            rtt: Map::new(),
             next: 1,
         }
     }
@@ -70,8 +72,22 @@ impl World {
         }
     }
 
+    /// Set a member's round-trip times (`(location, µs)`, any order).
+    pub fn rtt(&mut self, id: MemberId, times: &[(&str, u32)]) {
+        let mut table: Vec<_> = (times.iter())
+            .map(|(l, micros)| LocationRtt {
+                location: LocationId::new(*l),
+                micros: *micros,
+            })
+            .collect();
+        table.sort_by(|a, b| a.location.cmp(&b.location));
+        self.rtt.insert(id, Rtts(table));
+    }
+
     pub fn index(&self) -> CatalogIndex {
-        CatalogIndex::new(&self.catalog, &self.facts).with_resolved(self.resolved.clone())
+        CatalogIndex::new(&self.catalog, &self.facts)
+            .with_resolved(self.resolved.clone())
+            .with_rtt(self.rtt.clone())
     }
 }
 
@@ -82,6 +98,7 @@ pub fn record(pools: &[PoolId]) -> DynamicRecord {
         geo: Vec::new(),
         first_n: 0,
         flatten: false,
+        region_locations: Default::default(),
     }
 }
 

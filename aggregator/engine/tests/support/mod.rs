@@ -91,22 +91,37 @@ impl Harness {
     /// Run one cycle for `member`: location i reports `pattern[i]` (None =
     /// no report), then time moves to the cycle's deadline and ticks.
     pub fn cycle(&mut self, member: u64, pattern: &[Option<bool>]) {
+        let reports: Vec<_> = (pattern.iter().enumerate())
+            .map(|(i, outcome)| {
+                let failure = |pass: bool| (!pass).then_some(FailReason::Timeout);
+                outcome.map(|pass| (failure(pass), 1_000 + i as u32))
+            })
+            .collect();
+        self.run_cycle(member, &reports);
+    }
+
+    /// One cycle where location i passes in `latencies[i]` µs (None = no
+    /// report), then time moves to the cycle's deadline and ticks.
+    pub fn timed_cycle(&mut self, member: u64, latencies: &[Option<u32>]) {
+        let reports: Vec<_> = latencies.iter().map(|l| l.map(|us| (None, us))).collect();
+        self.run_cycle(member, &reports);
+    }
+
+    /// Location i reports `reports[i]` (failure, latency) in the next cycle.
+    fn run_cycle(&mut self, member: u64, reports: &[Option<(Option<FailReason>, u32)>]) {
         let k = self.next_cycle;
         self.next_cycle += 1;
-        let report_at = Timestamp(k * INTERVAL_MS + 2_000);
-        self.now = self.now.max(report_at);
-        for (i, outcome) in pattern.iter().enumerate() {
-            let Some(pass) = outcome else { continue };
+        self.now = self.now.max(Timestamp(k * INTERVAL_MS + 2_000));
+        for (i, report) in reports.iter().enumerate() {
+            let Some((failure, latency_us)) = report else {
+                continue;
+            };
             let result = ProbeResult {
                 member: MemberId(member),
                 check: self.check.id,
                 cycle: k,
-                failure: if *pass {
-                    None
-                } else {
-                    Some(FailReason::Timeout)
-                },
-                latency_us: 1_000 + i as u32,
+                failure: *failure,
+                latency_us: *latency_us,
             };
             let location = self.locations[i].clone();
             self.step(Input::Results {
@@ -118,6 +133,17 @@ impl Harness {
         let deadline = Timestamp((k + 1) * INTERVAL_MS + 5_000 + 500);
         self.now = self.now.max(deadline);
         self.step(Input::Tick).unwrap();
+    }
+
+    /// The round-trip tables published for `member`, in order.
+    pub fn rtt_published(&self, member: u64) -> Vec<Rtts> {
+        self.out
+            .iter()
+            .filter_map(|o| match o {
+                Output::Rtt { member: m, rtt } if *m == MemberId(member) => Some(rtt.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Location `i` reports cycle `cycle` for `member` now.

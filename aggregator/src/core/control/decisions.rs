@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use gslb_shared::{MemberFacts, MemberId};
+use gslb_shared::{MemberFacts, MemberId, Rtts};
 
 use super::{Control, ControlError};
 use crate::core::catalog::{Change, ObjectRef, Op};
@@ -15,6 +15,9 @@ use gslb_engine::{Output, Timestamp};
 pub(super) struct Decisions {
     /// New facts per member.
     pub facts: BTreeMap<MemberId, MemberFacts>,
+    /// New round-trip tables per member (`None`: no longer measured), only
+    /// those that differ from what is published.
+    pub rtt: BTreeMap<MemberId, Option<Rtts>>,
     /// Latched state to store.
     pub latched: Vec<(MemberId, Option<Latched>)>,
     /// Catalog deletions of expired ephemeral members.
@@ -27,7 +30,10 @@ fn log_member(output: &Output) -> Option<MemberId> {
     match output {
         Output::Transition(t) => Some(t.member),
         Output::Warmup { member, .. } | Output::Expired { member, .. } => Some(*member),
-        Output::Facts { .. } | Output::Quarantine { .. } | Output::StartupGateOpened { .. } => None,
+        Output::Facts { .. }
+        | Output::Rtt { .. }
+        | Output::Quarantine { .. }
+        | Output::StartupGateOpened { .. } => None,
     }
 }
 
@@ -43,11 +49,16 @@ impl Control {
                 Output::Facts { member, facts } => {
                     d.facts.insert(*member, *facts);
                 }
+                Output::Rtt { member, rtt } => {
+                    let rtt = (!rtt.0.is_empty()).then(|| rtt.clone());
+                    d.rtt.insert(*member, rtt);
+                }
                 Output::Expired { member, .. } => {
                     if self.state.exists(ObjectRef::Member(*member)) {
                         let change = self.state.apply(Op::Delete(ObjectRef::Member(*member)))?;
                         d.expired.push(change);
                         d.facts.remove(member);
+                        d.rtt.remove(member);
                         d.latched.push((*member, None));
                     }
                 }
@@ -97,6 +108,17 @@ impl Control {
                 }
             }
         }
+        // Only what changes what edges hold (a member deleted meanwhile,
+        // or a table equal to the published one, is dropped).
+        let held = &self.feed.snapshot().rtt;
+        let members = &self.state.catalog.members;
+        d.rtt.retain(|id, rtt| {
+            members.contains_key(id)
+                && match rtt {
+                    Some(r) => held.get(id) != Some(r),
+                    None => held.contains_key(id),
+                }
+        });
         for (member, value) in &d.latched {
             if value.is_none() {
                 self.latched.remove(member);

@@ -90,6 +90,7 @@ impl Control {
         }
         let mut delta = delta_of(&commit.changes, &facts, now.0);
         super::add_resolved(&mut delta, &commit.resolved);
+        super::add_rtt(&mut delta, &commit.rtt);
         delta.epoch = self.state.epoch;
         self.feed.publish(delta, version);
         Ok(())

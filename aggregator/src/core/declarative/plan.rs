@@ -472,5 +472,6 @@ fn dynamic(
             .collect::<Result<_, ValidationError>>()?,
         first_n: d.first_n,
         flatten: d.flatten,
+        region_locations: d.region_locations.clone(),
     })
 }

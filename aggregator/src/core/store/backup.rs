@@ -91,6 +91,8 @@ pub fn restore(dir: &Path, backup: &Backup) -> Result<u64, StoreError> {
         latched: backup.latched.iter().copied().collect(),
         // Resolved again by the new leader within seconds.
         resolved: Default::default(),
+        // Measured again within a few cycles.
+        rtt: Default::default(),
         first_start: false,
     };
     store.replace_all(&loaded, &[])?;

@@ -37,6 +37,7 @@ const KINDS: [TableDefinition<u64, &[u8]>; 6] = [
 ];
 const LATCHED: TableDefinition<u64, &[u8]> = TableDefinition::new("latched");
 const RESOLVED: TableDefinition<u64, &[u8]> = TableDefinition::new("resolved");
+const RTT: TableDefinition<u64, &[u8]> = TableDefinition::new("rtt");
 const LOG: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("log");
 
 /// redb-backed store.
@@ -220,6 +221,7 @@ impl RedbStore {
         }
         w.open_table(LATCHED).map_err(db_err)?;
         w.open_table(RESOLVED).map_err(db_err)?;
+        w.open_table(RTT).map_err(db_err)?;
         w.open_table(LOG).map_err(db_err)?;
         w.commit().map_err(db_err)?;
         let r = db.begin_read().map_err(db_err)?;
@@ -284,6 +286,15 @@ impl RedbStore {
                 decode::<gslb_shared::Resolved>("resolved", value.value())?,
             );
         }
+        let mut rtt = std::collections::BTreeMap::new();
+        let table = txn.open_table(RTT).map_err(db_err)?;
+        for item in table.iter().map_err(db_err)? {
+            let (key, value) = item.map_err(db_err)?;
+            rtt.insert(
+                MemberId(key.value()),
+                decode::<gslb_shared::Rtts>("rtt", value.value())?,
+            );
+        }
         let meta = keys
             .iter()
             .map(|k| meta_in(&txn, k))
@@ -292,6 +303,7 @@ impl RedbStore {
             state,
             latched,
             resolved,
+            rtt,
             first_start: empty,
         };
         Ok((loaded, meta))
@@ -344,7 +356,7 @@ impl RedbStore {
     /// in one transaction. The health log is kept.
     pub fn replace_all(&self, loaded: &Loaded, meta: MetaEntries<'_>) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(db_err)?;
-        for table in KINDS.into_iter().chain([LATCHED, RESOLVED]) {
+        for table in KINDS.into_iter().chain([LATCHED, RESOLVED, RTT]) {
             w.delete_table(table).map_err(db_err)?;
             w.open_table(table).map_err(db_err)?;
         }
@@ -367,6 +379,10 @@ impl RedbStore {
                 resolved
                     .insert(member.0, encode(r).as_slice())
                     .map_err(db_err)?;
+            }
+            let mut rtt = w.open_table(RTT).map_err(db_err)?;
+            for (member, r) in &loaded.rtt {
+                rtt.insert(member.0, encode(r).as_slice()).map_err(db_err)?;
             }
         }
         let state = &loaded.state;
@@ -404,6 +420,7 @@ fn open_kinds(
 fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError> {
     let mut latched = w.open_table(LATCHED).map_err(db_err)?;
     let mut resolved = w.open_table(RESOLVED).map_err(db_err)?;
+    let mut rtt = w.open_table(RTT).map_err(db_err)?;
     let mut kinds = open_kinds(w)?;
     for change in &commit.changes {
         match &change.what {
@@ -419,6 +436,7 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
                 if let ObjectRef::Member(m) = r {
                     latched.remove(m.0).map_err(db_err)?;
                     resolved.remove(m.0).map_err(db_err)?;
+                    rtt.remove(m.0).map_err(db_err)?;
                 }
             }
         }
@@ -431,6 +449,12 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
                     .map_err(db_err)?,
             ),
             None => drop(resolved.remove(member.0).map_err(db_err)?),
+        }
+    }
+    for (member, r) in &commit.rtt {
+        match r {
+            Some(r) => drop(rtt.insert(member.0, encode(r).as_slice()).map_err(db_err)?),
+            None => drop(rtt.remove(member.0).map_err(db_err)?),
         }
     }
     for (member, l) in &commit.latched {

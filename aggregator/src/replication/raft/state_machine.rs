@@ -33,6 +33,8 @@ struct Body {
     latched: Vec<(MemberId, Latched)>,
     #[serde(default)]
     resolved: Vec<(MemberId, gslb_shared::Resolved)>,
+    #[serde(default)]
+    rtt: Vec<(MemberId, gslb_shared::Rtts)>,
 }
 
 /// The last snapshot built or installed, kept for followers that need it.
@@ -148,6 +150,7 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
             state: loaded.state,
             latched: loaded.latched.into_iter().collect(),
             resolved: loaded.resolved.into_iter().collect(),
+            rtt: loaded.rtt.into_iter().collect(),
         };
         let data = encode(&body)?;
         let meta = SnapshotMeta {
@@ -247,6 +250,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             state: body.state,
             latched: body.latched.into_iter().collect(),
             resolved: body.resolved.into_iter().collect(),
+            rtt: body.rtt.into_iter().collect(),
             first_start: false,
         };
         let stored = Stored {

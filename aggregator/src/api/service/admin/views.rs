@@ -202,7 +202,10 @@ pub fn log_entry(output: &Output) -> Option<pb::HealthLogEntry> {
             reason: "expired: no heartbeat within the delete timeout".into(),
             ..Default::default()
         },
-        Output::Facts { .. } | Output::Quarantine { .. } | Output::StartupGateOpened { .. } => {
+        Output::Facts { .. }
+        | Output::Rtt { .. }
+        | Output::Quarantine { .. }
+        | Output::StartupGateOpened { .. } => {
             return None;
         }
     })
@@ -239,8 +242,9 @@ pub fn explain(
     let region =
         (!r.client.is_empty() && client_ip.is_none()).then(|| Region::new(r.client.clone()));
     let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
-    let index =
-        CatalogIndex::new(&snapshot.catalog, &facts).with_resolved(snapshot.resolved.clone());
+    let index = CatalogIndex::new(&snapshot.catalog, &facts)
+        .with_resolved(snapshot.resolved.clone())
+        .with_rtt(snapshot.rtt.clone());
     let mut trace = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let query = Query {
