@@ -472,11 +472,14 @@ pub struct Backend {
 impl Backend {
     /// Serve on `addr` (in `netns` when given) until killed.
     pub fn start(netns: Option<&str>, addr: &str) -> Backend {
-        let proc = Proc::spawn(
-            netns,
-            &bin("gslb-demo-backend"),
-            &["--listen", addr, "--name", addr],
-        );
+        Backend::start_with(netns, addr, &[])
+    }
+
+    /// [`Backend::start`] with `extra` flags (`--delays FILE`).
+    pub fn start_with(netns: Option<&str>, addr: &str, extra: &[&str]) -> Backend {
+        let mut args = vec!["--listen", addr, "--name", addr];
+        args.extend_from_slice(extra);
+        let proc = Proc::spawn(netns, &bin("gslb-demo-backend"), &args);
         let addr = proc.stdout.listening("backend", START_SECS);
         Backend {
             proc,

@@ -13,6 +13,7 @@ mod ephemeral;
 mod geo_mmdb;
 mod hardening;
 mod hostnames;
+mod latency;
 mod partition;
 mod quorum;
 mod restart;
