@@ -928,15 +928,17 @@ fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
         any::<u32>(),
         any::<bool>(),
         any::<bool>(),
+        prop::option::of(1u32..),
     )
         .prop_map(
-            |(location, cycle, failure, latency_us, stale, quarantined)| {
+            |(location, cycle, failure, latency_us, stale, quarantined, rtt_us)| {
                 status::LocationStatusView {
                     location,
                     cycle,
                     passed: failure.is_none(),
                     failure,
                     latency_us,
+                    rtt_us,
                     stale,
                     quarantined,
                 }

@@ -58,6 +58,9 @@ pub struct LocationStatusView {
     pub failure: Option<FailReason>,
     /// Probe latency.
     pub latency_us: u32,
+    /// The smoothed round-trip time published for latency steering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<u32>,
     /// Not heard for two cycles.
     pub stale: bool,
     /// The location is quarantined.

@@ -289,13 +289,14 @@ pub fn member_status(s: &MemberStatusView, out: Output) -> String {
                     l.cycle.to_string(),
                     result,
                     format!("{}us", l.latency_us),
+                    l.rtt_us.map_or_else(String::new, |us| format!("{us}us")),
                     note.into(),
                 ]
             })
             .collect();
         text.push('\n');
         text.push_str(&render(
-            &["LOCATION", "CYCLE", "RESULT", "LATENCY", ""],
+            &["LOCATION", "CYCLE", "RESULT", "LATENCY", "RTT", ""],
             &rows,
         ));
     }

@@ -125,6 +125,7 @@ fn status_of<'a>(
             passed: r.failure.is_none(),
             failure: r.failure,
             latency_us: r.latency_us,
+            rtt_us: r.rtt.published(),
             stale: check.is_some_and(|c| c.is_stale(slot, now.cycle(c.interval()))),
             quarantined: quarantined.contains(slot),
         })

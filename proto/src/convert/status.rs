@@ -33,6 +33,7 @@ impl From<&MemberStatusView> for pb::MemberStatus {
                     latency_us: l.latency_us,
                     stale: l.stale,
                     quarantined: l.quarantined,
+                    rtt_us: l.rtt_us.unwrap_or(0),
                 })
                 .collect(),
             decisions_paused: s.decisions_paused,
@@ -71,6 +72,7 @@ impl TryFrom<&pb::MemberStatus> for MemberStatusView {
                         passed: failure.is_none(),
                         failure,
                         latency_us: l.latency_us,
+                        rtt_us: (l.rtt_us > 0).then_some(l.rtt_us),
                         stale: l.stale,
                         quarantined: l.quarantined,
                     })

@@ -185,6 +185,23 @@ fn answers_follow_the_fastest_member_per_region_without_flapping() {
     assert!(explain.contains(r#""rttMicros""#), "{explain}");
     assert!(explain.contains(r#""locations":["loc-eu"]"#), "{explain}");
     assert!(explain.contains(NYC), "{explain}");
+
+    // The member's status shows each location's published time.
+    let status = agg.member("web", "fra");
+    let from = |location: &str| {
+        (status["status"]["locations"]
+            .as_array()
+            .into_iter()
+            .flatten())
+        .find(|l| l["location"] == location)
+        .and_then(|l| l["rttUs"].as_u64())
+        .unwrap_or_else(|| panic!("no rttUs from {location} in {status}"))
+    };
+    // eu moved to nyc only once fra's time from there (30 ms before the
+    // change) passed nyc's band (nyc about 65 ms, + 20%); from us fra's
+    // path is 70 ms.
+    assert!(from("loc-eu") > 60_000, "{status}");
+    assert!((60_000..85_000).contains(&from("loc-us")), "{status}");
 }
 
 /// Bad mappings are refused at the API, naming the field; nothing stored.
