@@ -29,25 +29,7 @@ fn rtt(times: &[(&str, u32)]) -> Rtts {
 
 /// `fast.example.test`: member 1 near fra, member 2 near nyc.
 fn snapshot() -> Snapshot {
-    let mut s = Snapshot {
-        version: 1,
-        ..Snapshot::default()
-    };
-    s.catalog.zones.insert(ZoneId(1), zone(1, "example.test"));
-    s.catalog
-        .pools
-        .insert(PoolId(1), Pool::new(PoolId(1), "web"));
-    for id in 1..=2u64 {
-        let m = Member::new(
-            MemberId(id),
-            PoolId(1),
-            format!("m{id}"),
-            format!("10.0.0.{id}").parse().unwrap(),
-            80,
-        );
-        s.catalog.members.insert(m.id, m);
-        s.facts.insert(MemberId(id), MemberFacts::UP);
-    }
+    let mut s = pool_snapshot(2);
     s.rtt
         .insert(MemberId(1), rtt(&[("fra", 4_000), ("nyc", 80_000)]));
     s.rtt

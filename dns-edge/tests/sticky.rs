@@ -20,25 +20,7 @@ use hickory_proto::rr::{Name, RecordType as Rt};
 
 /// `sticky.example.test`: six members up, one answered per query.
 fn snapshot() -> Snapshot {
-    let mut s = Snapshot {
-        version: 1,
-        ..Snapshot::default()
-    };
-    s.catalog.zones.insert(ZoneId(1), zone(1, "example.test"));
-    s.catalog
-        .pools
-        .insert(PoolId(1), Pool::new(PoolId(1), "web"));
-    for id in 1..=6u64 {
-        let m = Member::new(
-            MemberId(id),
-            PoolId(1),
-            format!("m{id}"),
-            format!("10.0.0.{id}").parse().unwrap(),
-            80,
-        );
-        s.catalog.members.insert(m.id, m);
-        s.facts.insert(MemberId(id), MemberFacts::UP);
-    }
+    let mut s = pool_snapshot(6);
     let rs = record(
         1,
         "sticky.example.test",

@@ -88,6 +88,50 @@ impl Drop for Netns {
     }
 }
 
+/// A core namespace holding `core_addrs` on its loopback (aggregator,
+/// backends, edge) and `locations` namespaces around it: location `i`
+/// (from 1) is linked to the core by a veth pair on `10.{net}.{i}.0/24`
+/// (`uplink` there, `{tag}{i}` in the core, the core end `.1`) and routes
+/// `10.{served}.0.0/24` through it. Deleted with it on drop.
+pub struct Star {
+    /// The core namespace.
+    pub core: Netns,
+    /// One namespace per location, in order.
+    pub locations: Vec<Netns>,
+}
+
+impl Star {
+    /// Create it; `tag` names the namespaces (`gslb{pid}{tag}core`, ...).
+    pub fn create(tag: &str, core_addrs: &[&str], locations: usize, net: u8, served: u8) -> Star {
+        let pid = std::process::id();
+        let core = Netns::create(&format!("gslb{pid}{tag}core"));
+        for addr in core_addrs {
+            core.ip(&["addr", "add", &format!("{addr}/32"), "dev", "lo"]);
+        }
+        let locations = (1..=locations)
+            .map(|i| {
+                let ns = Netns::create(&format!("gslb{pid}{tag}{i}"));
+                ns.veth(
+                    "uplink",
+                    &format!("10.{net}.{i}.2/24"),
+                    &core,
+                    &format!("{tag}{i}"),
+                    &format!("10.{net}.{i}.1/24"),
+                );
+                ns.ip(&[
+                    "route",
+                    "add",
+                    &format!("10.{served}.0.0/24"),
+                    "via",
+                    &format!("10.{net}.{i}.1"),
+                ]);
+                ns
+            })
+            .collect();
+        Star { core, locations }
+    }
+}
+
 /// Move the calling thread (only it) into namespace `name`, so a helper
 /// thread can observe processes inside it over their loopback addresses.
 pub fn enter(name: &str) {

@@ -16,6 +16,31 @@ pub fn name(s: &str) -> DnsName {
     DnsName::parse(s).unwrap()
 }
 
+/// Version 1 of zone `example.test` with pool 1 (`web`) of `members` IP
+/// members `10.0.0.1`, `10.0.0.2`, ..., all up.
+pub fn pool_snapshot(members: u64) -> Snapshot {
+    let mut s = Snapshot {
+        version: 1,
+        ..Snapshot::default()
+    };
+    s.catalog.zones.insert(ZoneId(1), zone(1, "example.test"));
+    s.catalog
+        .pools
+        .insert(PoolId(1), Pool::new(PoolId(1), "web"));
+    for id in 1..=members {
+        let m = Member::new(
+            MemberId(id),
+            PoolId(1),
+            format!("m{id}"),
+            format!("10.0.0.{id}").parse().unwrap(),
+            80,
+        );
+        s.catalog.members.insert(m.id, m);
+        s.facts.insert(MemberId(id), MemberFacts::UP);
+    }
+    s
+}
+
 pub fn record(id: u64, owner: &str, rtype: RecordType, ttl: u32, data: RecordData) -> RecordSet {
     record_in(1, id, owner, rtype, ttl, data)
 }

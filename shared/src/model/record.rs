@@ -483,7 +483,8 @@ impl DynamicRecord {
     }
 
     /// The locations whose round-trip times answer a client in `region`
-    /// (latency steering): its `regionLocations` entry, or every location.
+    /// (latency steering): its `regionLocations` entry; `None`, meaning
+    /// every location, when the region is unknown or not listed.
     pub fn locations_for(&self, region: Option<&Region>) -> Option<&[LocationId]> {
         region
             .and_then(|r| self.region_locations.get(r))

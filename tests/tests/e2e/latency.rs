@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use gslb_e2e::catalog::{http_check, member, pool};
 use gslb_e2e::dns::short;
-use gslb_e2e::netns::{self, Netns};
+use gslb_e2e::netns::{self, Star};
 use gslb_e2e::{Agent, Aggregator, Backend, Edge, ZONE, temp_dir, wait_until};
 
 const AGGREGATOR: &str = "10.251.0.1";
@@ -20,46 +20,6 @@ const FRA: &str = "10.251.0.10";
 const NYC: &str = "10.251.0.11";
 /// Location i's uplink network is 10.201.i.0/24.
 const LOCATIONS: [(&str, &str); 2] = [("loc-eu", "eu"), ("loc-us", "us")];
-
-/// The core namespace (aggregator, backends, edge) and one per location.
-struct Topology {
-    core: Netns,
-    _locations: Vec<Netns>,
-}
-
-impl Topology {
-    fn create() -> Topology {
-        let tag = std::process::id();
-        let core = Netns::create(&format!("gslb{tag}latcore"));
-        for addr in [AGGREGATOR, FRA, NYC] {
-            core.ip(&["addr", "add", &format!("{addr}/32"), "dev", "lo"]);
-        }
-        let locations = (1..=LOCATIONS.len())
-            .map(|i| {
-                let ns = Netns::create(&format!("gslb{tag}lat{i}"));
-                ns.veth(
-                    "uplink",
-                    &format!("10.201.{i}.2/24"),
-                    &core,
-                    &format!("lat{i}"),
-                    &format!("10.201.{i}.1/24"),
-                );
-                ns.ip(&[
-                    "route",
-                    "add",
-                    "10.251.0.0/24",
-                    "via",
-                    &format!("10.201.{i}.1"),
-                ]);
-                ns
-            })
-            .collect();
-        Topology {
-            core,
-            _locations: locations,
-        }
-    }
-}
 
 /// Delays of one backend: from the eu location, and from the us location
 /// (milliseconds, ± jitter).
@@ -101,7 +61,8 @@ fn answers_follow_the_fastest_member_per_region_without_flapping() {
         eprintln!("SKIPPED: the latency-steering test needs root (network namespaces)");
         return;
     }
-    let topo = Topology::create();
+    // The core (aggregator, backends, edge) and one namespace per location.
+    let topo = Star::create("lat", &[AGGREGATOR, FRA, NYC], LOCATIONS.len(), 201, 251);
     let core = topo.core.name.as_str();
     let dir = temp_dir("e2e-latency");
     let (fra_delays, nyc_delays) = (dir.join("fra.delays"), dir.join("nyc.delays"));
@@ -127,7 +88,7 @@ fn answers_follow_the_fastest_member_per_region_without_flapping() {
         ),
     ];
     let url = agg.url();
-    let _agents: Vec<Agent> = (topo._locations.iter().zip(LOCATIONS))
+    let _agents: Vec<Agent> = (topo.locations.iter().zip(LOCATIONS))
         .map(|(ns, (location, region))| Agent::start(Some(&ns.name), location, region, &url))
         .collect();
     let geo = dir.join("regions.txt");

@@ -8,7 +8,7 @@
 
 use gslb_e2e::catalog::{a_record, member, pool, tcp_check};
 use gslb_e2e::dns::short;
-use gslb_e2e::netns::{self, Netns};
+use gslb_e2e::netns::{self, Netns, Star};
 use gslb_e2e::{Agent, Aggregator, Backend, Edge, ZONE, temp_dir, wait_until};
 
 const AGGREGATOR: &str = "10.250.0.1";
@@ -24,31 +24,8 @@ struct Topology {
 
 impl Topology {
     fn create() -> Topology {
-        let tag = std::process::id();
-        let core = Netns::create(&format!("gslb{tag}core"));
-        for addr in [AGGREGATOR, CUT, KEPT] {
-            core.ip(&["addr", "add", &format!("{addr}/32"), "dev", "lo"]);
-        }
-        let locations = (1..=LOCATIONS)
-            .map(|i| {
-                let ns = Netns::create(&format!("gslb{tag}loc{i}"));
-                ns.veth(
-                    "uplink",
-                    &format!("10.200.{i}.2/24"),
-                    &core,
-                    &format!("loc{i}"),
-                    &format!("10.200.{i}.1/24"),
-                );
-                ns.ip(&[
-                    "route",
-                    "add",
-                    "10.250.0.0/24",
-                    "via",
-                    &format!("10.200.{i}.1"),
-                ]);
-                ns
-            })
-            .collect();
+        let Star { core, locations } =
+            Star::create("loc", &[AGGREGATOR, CUT, KEPT], LOCATIONS, 200, 250);
         Topology { core, locations }
     }
 
