@@ -199,6 +199,15 @@ impl Drop for Scenario {
 #[tokio::test]
 async fn a_window_mean_exactly_at_fall_holds() {
     let mut s = Scenario::up("fall", &["--no-quarantine"], 3).await;
+    for line in [
+        r#"gslb_aggregator_member_up{pool="web",member="web-1"} 1"#,
+        r#"gslb_aggregator_members_by_health{health="up"} 1"#,
+        r#"gslb_aggregator_pool_eligible{pool="web"} 1"#,
+        r#"gslb_aggregator_pool_fail_open{pool="web"} 0"#,
+        r#"gslb_aggregator_agent_connected{agent="loc1-scripted",location="loc1"} 1"#,
+    ] {
+        wait_for_metric(s.aggregator(), line).await;
+    }
     let (c, locations) = (&mut s.c, &mut s.locations);
     for _ in 0..2 {
         cycle(c, locations, 5).await; // window [1, 1, 1]
@@ -213,6 +222,36 @@ async fn a_window_mean_exactly_at_fall_holds() {
     assert!((at_fall.score.unwrap() - 0.2).abs() < 1e-9);
     let below = cycle(c, locations, 0).await; // [0, 0, 0]
     assert!(!below.healthy, "below fall goes down: {below:?}");
+    // The health gauges follow the published view: the only member is
+    // down, so the pool (min-healthy 1, fail mode open) is not eligible
+    // and answers every member.
+    let a = s.aggregator();
+    for line in [
+        r#"gslb_aggregator_member_up{pool="web",member="web-1"} 0"#,
+        r#"gslb_aggregator_members_by_health{health="down"} 1"#,
+        r#"gslb_aggregator_members_by_health{health="up"} 0"#,
+        r#"gslb_aggregator_pool_eligible{pool="web"} 0"#,
+        r#"gslb_aggregator_pool_fail_open{pool="web"} 1"#,
+        r#"gslb_aggregator_pool_protected{pool="web"} 0"#,
+    ] {
+        wait_for_metric(a, line).await;
+    }
+}
+
+/// Wait (5 s at most) until the aggregator's `/metrics` has `line`.
+async fn wait_for_metric(a: &Aggregator, line: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, metrics) = http_get(&a.http, "/metrics").await;
+        if metrics.lines().any(|l| l == line) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {line} in:\n{metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Five locations up, then every one silent for four cycles (a stall or a
@@ -315,6 +354,18 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
         }
     }
     assert!(set_aside, "loc5 was never quarantined");
+    let a = s.aggregator.as_ref().unwrap();
+    wait_for_metric(
+        a,
+        r#"gslb_aggregator_location_quarantined{location="loc5"} 1"#,
+    )
+    .await;
+    wait_for_metric(
+        a,
+        r#"gslb_aggregator_location_quarantined{location="loc1"} 0"#,
+    )
+    .await;
+    let (c, locations) = (&mut s.c, &mut s.locations);
     // Healed, but its results arrive 150 ms after the others'.
     let mut released = false;
     for _ in 0..20 {
@@ -330,6 +381,12 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
         }
     }
     assert!(released, "a healed location reporting late is released");
+    let a = s.aggregator();
+    wait_for_metric(
+        a,
+        r#"gslb_aggregator_location_quarantined{location="loc5"} 0"#,
+    )
+    .await;
 }
 
 /// `gslbctl ARGS` against the aggregator; its output (it must succeed).

@@ -309,6 +309,8 @@ fn applied_version(out: &str) -> Option<u64> {
 pub struct Agent {
     /// The process (killed on drop).
     pub proc: Proc,
+    /// Its metrics listener.
+    pub metrics: SocketAddr,
 }
 
 impl Agent {
@@ -346,8 +348,8 @@ impl Agent {
         args.extend(extra.iter().map(|a| (*a).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let proc = Proc::spawn(netns, &bin("gslb-agent"), &args);
-        proc.stdout.listening("metrics", START_SECS);
-        Agent { proc }
+        let metrics = proc.stdout.listening("metrics", START_SECS);
+        Agent { proc, metrics }
     }
 }
 

@@ -344,3 +344,74 @@ fn kubernetes_manifests_run_valid_commands_with_probes_the_binaries_serve() {
     assert!(locations.len() >= 3, "agents in {locations:?}");
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// Issue 23: the alert rules load in Prometheus' own checker and pass
+/// their unit tests (`deploy/prometheus/alerts_test.yml`: each rule fires
+/// on the series that should raise it, after its `for`, and only then).
+#[test]
+fn alert_rules_pass_promtool_check_and_unit_tests() {
+    let dir = deploy().join("prometheus");
+    for args in [
+        ["check", "rules", "alerts.yml"],
+        ["test", "rules", "alerts_test.yml"],
+    ] {
+        let out = std::process::Command::new("promtool")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("promtool (Debian package prometheus; scripts/packages.sh)");
+        assert!(
+            out.status.success(),
+            "promtool {}:\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Issue 23: the Grafana dashboard is one that Grafana imports: unique
+/// panel ids, every panel on the 24-column grid without overlapping
+/// another, every query on the dashboard's Prometheus data source. (That
+/// every metric it names exists is checked against running components in
+/// the e2e suite, `observability.rs`.)
+#[test]
+fn the_grafana_dashboard_is_well_formed() {
+    let text = read(&deploy().join("grafana/gslb.json"));
+    let dash: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(dash["uid"], "gslb-overview");
+    let panels = dash["panels"].as_array().unwrap();
+    let mut ids = std::collections::HashSet::new();
+    let mut cells = std::collections::HashSet::new();
+    for p in panels {
+        let title = p["title"].as_str().unwrap();
+        assert!(ids.insert(p["id"].as_u64().unwrap()), "{title}: id reused");
+        let g = &p["gridPos"];
+        let [x, y, w, h] = ["x", "y", "w", "h"].map(|k| g[k].as_u64().unwrap());
+        assert!(w > 0 && h > 0 && x + w <= 24, "{title}: {g}");
+        for cell in (x..x + w).flat_map(|cx| (y..y + h).map(move |cy| (cx, cy))) {
+            assert!(
+                cells.insert(cell),
+                "{title} overlaps another panel at {cell:?}"
+            );
+        }
+        if p["type"] == "row" {
+            continue;
+        }
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{title}");
+        let targets = p["targets"].as_array().unwrap();
+        assert!(!targets.is_empty(), "{title}: no query");
+        for t in targets {
+            assert!(
+                t["expr"].as_str().is_some_and(|e| e.contains("gslb_")),
+                "{title}: {t}"
+            );
+        }
+    }
+    let variables = dash["templating"]["list"].as_array().unwrap();
+    assert!(
+        variables
+            .iter()
+            .any(|v| v["name"] == "datasource" && v["query"] == "prometheus")
+    );
+}

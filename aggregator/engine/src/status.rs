@@ -179,6 +179,13 @@ impl Engine {
             .collect()
     }
 
+    /// Every location known, and whether it is set aside.
+    pub fn location_quarantine(&self) -> Vec<(LocationId, bool)> {
+        (self.locations.iter().enumerate())
+            .map(|(slot, l)| (l.id.clone(), self.quarantined.contains(slot)))
+            .collect()
+    }
+
     /// Number of members tracked.
     pub fn member_count(&self) -> usize {
         self.member_slots.len()

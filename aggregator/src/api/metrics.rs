@@ -6,11 +6,16 @@ use std::sync::{Arc, Mutex, Weak};
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 use crate::api::service::{Service, lock};
+
+mod health;
+
+use health::HealthFigures;
 
 /// What the control core reports at a scrape.
 #[derive(Debug, Clone, Default)]
@@ -21,11 +26,17 @@ struct CoreFigures {
     counters: gslb_engine::Counters,
     gate: bool,
     hold: crate::core::catalog::DecisionHold,
+    /// Every location the engine knows, and whether it is set aside.
+    locations: Vec<(gslb_shared::LocationId, bool)>,
 }
 
 /// Reads the service (and the core's figures of this scrape).
 #[derive(Debug)]
-struct State(Weak<Service>, Arc<Mutex<CoreFigures>>);
+struct State(
+    Weak<Service>,
+    Arc<Mutex<CoreFigures>>,
+    Arc<Mutex<HealthFigures>>,
+);
 
 /// The aggregator's metrics: a registry and the core figures it shows.
 #[derive(Debug)]
@@ -33,6 +44,7 @@ pub struct Metrics {
     registry: Registry,
     service: Weak<Service>,
     figures: Arc<Mutex<CoreFigures>>,
+    health: Arc<Mutex<HealthFigures>>,
 }
 
 /// Encode a gauge.
@@ -72,8 +84,15 @@ impl Collector for State {
             counters,
             gate,
             hold,
+            ..
         } = lock(&self.1).clone();
-        let agents = lock(&service.agents).rows().filter(|a| a.connected).count() as u64;
+        // (agent, location, connected) of every registered agent: a bounded
+        // set (the registry keeps at most 1,000 disconnected rows).
+        let rows: Vec<(String, String, bool)> = lock(&service.agents)
+            .rows()
+            .map(|a| (a.agent_id.clone(), a.location.to_string(), a.connected))
+            .collect();
+        let agents = rows.iter().filter(|a| a.2).count() as u64;
         let (edges, lag) = {
             let edges = lock(&service.edges);
             let connected = edges.values().filter(|x| x.connected);
@@ -85,6 +104,18 @@ impl Collector for State {
         gauge(&mut e, "version", "Current snapshot version", version)?;
         gauge(&mut e, "members", "Configured members", members)?;
         gauge(&mut e, "agents_connected", "Agent streams open", agents)?;
+        {
+            let mut family = e.encode_descriptor(
+                "agent_connected",
+                "1 while a registered agent's stream is open here, 0 after it closed (kept for the agent retention)",
+                None,
+                MetricType::Gauge,
+            )?;
+            for (agent, location, connected) in &rows {
+                let labels = [("agent", agent.as_str()), ("location", location.as_str())];
+                ConstGauge::new(i64::from(*connected)).encode(family.encode_family(&labels)?)?;
+            }
+        }
         gauge(&mut e, "edges_connected", "Edge subscriptions open", edges)?;
         gauge(
             &mut e,
@@ -111,6 +142,7 @@ impl Collector for State {
             "Pools whose health decisions an operator pauses one by one",
             hold.pools.len() as u64,
         )?;
+        lock(&self.2).encode(&mut e)?;
         if let Some(cluster) = service.cluster() {
             let m = cluster.raft.metrics().borrow().clone();
             gauge(
@@ -177,15 +209,18 @@ impl Metrics {
     /// Metrics of `service`.
     pub fn new(service: &Arc<Service>) -> Self {
         let figures = Arc::new(Mutex::new(CoreFigures::default()));
+        let health = Arc::new(Mutex::new(HealthFigures::default()));
         let mut registry = Registry::with_prefix("gslb_aggregator");
         registry.register_collector(Box::new(State(
             Arc::downgrade(service),
             Arc::clone(&figures),
+            Arc::clone(&health),
         )));
         Self {
             registry,
             service: Arc::downgrade(service),
             figures,
+            health,
         }
     }
 
@@ -206,9 +241,15 @@ impl Metrics {
                     counters: c.engine().counters(),
                     gate: c.engine().decisions_enabled(),
                     hold: c.hold().clone(),
+                    locations: c.engine().location_quarantine(),
                 })
                 .await;
+            let view = service.view();
+            let locations = figures.locations.clone();
+            let health =
+                crate::api::service::off_worker(move || HealthFigures::of(&view, locations)).await;
             *lock(&self.figures) = figures;
+            *lock(&self.health) = health;
         }
         let mut out = String::new();
         // Writing into a String cannot fail.

@@ -8,6 +8,9 @@
 //! and is read at every request, so a test changes delays while it runs.
 //! It stands in for path latency per probe location where the kernel has
 //! no `netem` qdisc.
+//!
+//! With `--tls-cert` and `--tls-key` it serves HTTPS instead, so HTTPS
+//! checks (and the certificate-expiry metric they feed) have a server.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -33,6 +36,12 @@ struct Args {
     /// Answer peers in a CIDR later: a file of `CIDR MILLIS [JITTER]` lines.
     #[arg(long)]
     delays: Option<PathBuf>,
+    /// Serve HTTPS with this certificate chain (PEM; needs --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 struct Shared {
@@ -126,6 +135,9 @@ async fn main() -> anyhow::Result<()> {
     {
         println!("backend listening on {}", listener.local_addr()?);
     }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        return serve_tls(listener, app, cert, key).await;
+    }
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -135,6 +147,38 @@ async fn main() -> anyhow::Result<()> {
     })
     .await?;
     Ok(())
+}
+
+/// Serve `app` over TLS on `listener` until the process stops: one task
+/// per connection, its peer address given to the handlers as axum's
+/// `ConnectInfo`.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> anyhow::Result<()> {
+    use gslb_proto::link::tls;
+    let mut config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(tls::read_chain(cert)?, tls::read_key(key)?)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    loop {
+        let (tcp, peer) = listener.accept().await?;
+        let (acceptor, app) = (acceptor.clone(), app.clone());
+        tokio::spawn(async move {
+            // A failed handshake ends only this connection.
+            let Ok(stream) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let app = app.layer(axum::Extension(ConnectInfo(peer)));
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
 #[cfg(test)]

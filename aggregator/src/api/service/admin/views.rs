@@ -18,7 +18,11 @@ use gslb_engine::{EvidenceOutcome, Output, Reason, StatusView, Timestamp};
 
 /// (eligible, protected, fail-open) of a pool as selection sees it in
 /// `snapshot`; `ids` are its members. Costs the pool's size.
-fn pool_flags(snapshot: &Snapshot, pool: PoolId, ids: &[MemberId]) -> (bool, bool, bool) {
+pub(crate) fn pool_flags(
+    snapshot: &Snapshot,
+    pool: PoolId,
+    ids: &[MemberId],
+) -> (bool, bool, bool) {
     let Some(p) = snapshot.catalog.pools.get(&pool) else {
         return (false, false, true);
     };
