@@ -226,6 +226,45 @@ async fn a_window_mean_exactly_at_fall_holds() {
     // down, so the pool (min-healthy 1, fail mode open) is not eligible
     // and answers every member.
     let a = s.aggregator();
+    // Issue 23: the health log in RFC 3339 (UTC unless --local), each
+    // location's result on a line of its own under the transition.
+    let log = gslbctl(a, &["logs", "3"]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["AT", "CHANGE", "LOCATION", "RESULT", "REASON"],
+        "{log}"
+    );
+    let down = lines
+        .iter()
+        .position(|l| l.contains("up → down"))
+        .expect("the fall is logged");
+    let at = lines[down].split("  ").next().unwrap();
+    assert!(
+        at.len() == 24 && at.ends_with('Z') && at.as_bytes()[10] == b'T',
+        "{log}"
+    );
+    assert!(
+        lines[down].contains("  loc1      fail (refused)  quorum: score 0.00"),
+        "{log}"
+    );
+    // Columns in characters (the arrow is 3 bytes).
+    let column = |line: &str, word: &str| line.find(word).map(|b| line[..b].chars().count());
+    for (i, loc) in ["loc1", "loc2", "loc3", "loc4", "loc5"].iter().enumerate() {
+        let line = lines[down + i];
+        assert_eq!(column(line, loc), column(lines[0], "LOCATION"), "{log}");
+        assert!(
+            line.contains(&format!("{loc}      fail (refused)")),
+            "{log}"
+        );
+    }
+    // The same instant in the zone TZ names (a POSIX rule: UTC+05:30).
+    let local = gslbctl_in(a, "IST-5:30", &["logs", "3", "--local"]);
+    let shifted = local.lines().find(|l| l.contains("up → down")).unwrap();
+    assert!(
+        shifted.split("  ").next().unwrap().ends_with("+05:30"),
+        "{local}"
+    );
     for line in [
         r#"gslb_aggregator_member_up{pool="web",member="web-1"} 0"#,
         r#"gslb_aggregator_members_by_health{health="down"} 1"#,
@@ -391,7 +430,13 @@ async fn a_quarantined_location_reporting_late_in_the_cycle_is_released() {
 
 /// `gslbctl ARGS` against the aggregator; its output (it must succeed).
 fn gslbctl(a: &Aggregator, args: &[&str]) -> String {
+    gslbctl_in(a, "UTC", args)
+}
+
+/// [`gslbctl`] with `TZ` set to `tz`.
+fn gslbctl_in(a: &Aggregator, tz: &str, args: &[&str]) -> String {
     let out = std::process::Command::new(support::process::gslbctl_bin())
+        .env("TZ", tz)
         .arg("--server")
         .arg(&a.grpc)
         .env("GSLB_TOKEN", &a.token)

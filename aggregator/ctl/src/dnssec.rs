@@ -295,8 +295,9 @@ fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {
                         key.key_tag().to_string(),
                         s.algorithm.to_string(),
                         k.state.to_string(),
-                        k.since.max(k.created).to_string(),
-                        k.ds_seen.map_or_else(|| "-".to_owned(), |t| t.to_string()),
+                        crate::time::at_secs(k.since.max(k.created)),
+                        k.ds_seen
+                            .map_or_else(|| "-".to_owned(), crate::time::at_secs),
                     ]
                 })
                 .collect();

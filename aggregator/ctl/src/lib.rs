@@ -6,9 +6,11 @@ mod certs;
 mod cluster;
 mod crud;
 mod dnssec;
+mod explain;
 mod query;
 mod render;
 pub mod table;
+pub mod time;
 mod tokens;
 mod tsig;
 mod zonefile;
@@ -52,6 +54,10 @@ pub struct Cli {
     /// Output format.
     #[arg(long, short, global = true, value_enum, default_value_t = Output::Table)]
     pub output: Output,
+    /// Show times in the system's time zone (`TZ`, else /etc/localtime)
+    /// instead of UTC; both in RFC 3339.
+    #[arg(long, global = true)]
+    pub local: bool,
     /// Read from the node reached, even a follower (may be behind the
     /// leader); reads are otherwise answered by the leader, linearizably.
     #[arg(long, global = true)]
@@ -390,6 +396,11 @@ fn object<T: serde::de::DeserializeOwned>(
 
 /// Run a command; the text to print.
 pub async fn run(cli: Cli) -> Result<String, CtlError> {
+    time::set_zone(if cli.local {
+        time::Zone::Local
+    } else {
+        time::Zone::Utc
+    });
     if let Command::Completions { shell } = cli.command {
         let mut out = Vec::new();
         clap_complete::generate(

@@ -244,6 +244,7 @@ pub fn member_status(s: &MemberStatusView, out: Output) -> String {
         &[
             "MEMBER",
             "HEALTH",
+            "SINCE",
             "SCORE",
             "WARMING",
             "PROTECTED",
@@ -254,6 +255,11 @@ pub fn member_status(s: &MemberStatusView, out: Output) -> String {
         &[vec![
             s.member_id.to_string(),
             health_of(s.health).to_owned(),
+            if s.since_ms == 0 {
+                "-".to_owned()
+            } else {
+                crate::time::at_ms(s.since_ms)
+            },
             s.score.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
             if s.warming {
                 format!("{}/{}", s.warmup_passes, s.warmup_threshold)
@@ -387,10 +393,7 @@ fn decisions_word(paused: bool) -> &'static str {
 
 /// The operator's hold in words, with the times it was set.
 fn decisions_state(e: &pb::EngineStatus) -> String {
-    let at = |ms: u64| {
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
-        humantime::format_rfc3339_seconds(t).to_string()
-    };
+    let at = crate::time::at_ms;
     let mut parts = Vec::new();
     if e.paused_since_ms != 0 {
         parts.push(format!(
@@ -479,35 +482,48 @@ pub fn log(log: &pb::HealthLog, out: Output) -> String {
         .entries
         .iter()
         .map(|e| {
-            json!({"atMs": e.at_ms, "from": health_name(e.from), "to": health_name(e.to), "reason": e.reason, "cycle": e.cycle,
+            json!({"atMs": e.at_ms, "at": crate::time::at_ms(e.at_ms), "from": health_name(e.from), "to": health_name(e.to), "reason": e.reason, "cycle": e.cycle,
                 "evidence": e.evidence.iter().map(|ev| json!({"location": ev.location, "outcome": ev.outcome, "failure": failure_name(ev.failure)})).collect::<Vec<_>>()})
         })
         .collect();
     if out == Output::Json {
         return pretty(&Value::Array(entries));
     }
-    let rows: Vec<Vec<String>> = log
-        .entries
-        .iter()
-        .map(|e| {
-            let evidence = e
-                .evidence
-                .iter()
-                .map(|ev| match failure_name(ev.failure).as_str() {
-                    Some(f) => format!("{}:{}({f})", ev.location, ev.outcome),
-                    None => format!("{}:{}", ev.location, ev.outcome),
-                })
-                .collect::<Vec<_>>()
-                .join(" ");
-            let change = if e.from == 0 && e.to == 0 {
-                "-".into()
-            } else {
-                format!("{}->{}", health_word(e.from), health_word(e.to))
-            };
-            vec![e.at_ms.to_string(), change, e.reason.clone(), evidence]
-        })
-        .collect();
-    render(&["AT(ms)", "CHANGE", "REASON", "EVIDENCE"], &rows)
+    // One row per entry with its reason, then one per location of its
+    // evidence: locations and results line up down the whole log.
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for e in &log.entries {
+        let change = if e.from == 0 && e.to == 0 {
+            "-".into()
+        } else {
+            format!("{} → {}", health_word(e.from), health_word(e.to))
+        };
+        let result = |ev: &pb::Evidence| match failure_name(ev.failure).as_str() {
+            Some(f) => format!("{} ({f})", ev.outcome),
+            None => ev.outcome.clone(),
+        };
+        let (location, outcome) = e.evidence.first().map_or_else(
+            || ("-".into(), String::new()),
+            |ev| (ev.location.clone(), result(ev)),
+        );
+        rows.push(vec![
+            crate::time::at_ms(e.at_ms),
+            change,
+            location,
+            outcome,
+            e.reason.clone(),
+        ]);
+        for ev in e.evidence.iter().skip(1) {
+            rows.push(vec![
+                String::new(),
+                String::new(),
+                ev.location.clone(),
+                result(ev),
+                String::new(),
+            ]);
+        }
+    }
+    render(&["AT", "CHANGE", "LOCATION", "RESULT", "REASON"], &rows)
 }
 
 /// Explain.
@@ -522,16 +538,7 @@ pub fn explain(r: &pb::ExplainResponse, out: Output) -> String {
             &json!({"outcome": serde_json::from_str::<Value>(&r.outcome).unwrap_or(Value::Null), "answers": r.answers, "steps": steps}),
         );
     }
-    let mut text = String::new();
-    for s in &r.steps {
-        text.push_str(&format!("{:<12} {}\n", s.step, s.detail_json));
-    }
-    text.push_str(&format!(
-        "outcome      {}\nanswers      {}\n",
-        r.outcome,
-        r.answers.join(" ")
-    ));
-    text
+    crate::explain::render(r)
 }
 
 /// An apply's plan.
@@ -627,4 +634,59 @@ pub fn edges(list: &pb::EdgeList, out: Output) -> String {
         })
         .collect();
     render(&["EDGE", "VERSION", "LAG", "CONNECTED", "STATE"], &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evidence(location: &str, outcome: &str, failure: pb::FailReason) -> pb::Evidence {
+        pb::Evidence {
+            location: location.into(),
+            outcome: outcome.into(),
+            failure: failure as i32,
+            latency_us: 0,
+        }
+    }
+
+    /// The whole table, as an operator sees it (times in UTC).
+    #[test]
+    fn a_health_log_lines_up_times_changes_locations_results_and_reasons() {
+        let entries = pb::HealthLog {
+            entries: vec![
+                pb::HealthLogEntry {
+                    member_id: 3,
+                    at_ms: 1_796_160_686_938,
+                    from: pb::Health::Up as i32,
+                    to: pb::Health::Down as i32,
+                    reason: "quorum: score 0.00 (cycle 0.00) against rise 0.85 / fall 0.2".into(),
+                    evidence: vec![
+                        evidence("fra1", "fail", pb::FailReason::Refused),
+                        evidence("iad1", "fail", pb::FailReason::Timeout),
+                        evidence("sin1-long", "quarantined", pb::FailReason::Unspecified),
+                    ],
+                    ..Default::default()
+                },
+                pb::HealthLogEntry {
+                    member_id: 3,
+                    at_ms: 1_796_160_690_001,
+                    from: pb::Health::Down as i32,
+                    to: pb::Health::Up as i32,
+                    reason: "quorum: score 1.00".into(),
+                    ..Default::default()
+                },
+            ],
+        };
+        let want = "\
+AT                        CHANGE     LOCATION   RESULT          REASON
+2026-12-01T21:31:26.938Z  up → down  fra1       fail (refused)  quorum: score 0.00 (cycle 0.00) against rise 0.85 / fall 0.2
+                                     iad1       fail (timeout)
+                                     sin1-long  quarantined
+2026-12-01T21:31:30.001Z  down → up  -                          quorum: score 1.00
+";
+        assert_eq!(log(&entries, Output::Table), want);
+        let json: Value = serde_json::from_str(&log(&entries, Output::Json)).unwrap();
+        assert_eq!(json[0]["at"], "2026-12-01T21:31:26.938Z");
+        assert_eq!(json[0]["atMs"], 1_796_160_686_938_u64);
+    }
 }

@@ -11,9 +11,20 @@ use gslb_shared::validate::invisible;
 /// A cell as shown: every character a terminal would act on or hide is
 /// escaped (`\u{202e}`), and the result cut at [`MAX_CELL`] characters.
 pub fn clean(cell: &str) -> String {
+    escape(cell, MAX_CELL)
+}
+
+/// A line of text as shown: escaped as [`clean`] does, never cut.
+pub fn clean_line(text: &str) -> String {
+    escape(text, usize::MAX)
+}
+
+/// `text` with every character a terminal would act on or hide escaped,
+/// cut after `limit` characters.
+fn escape(text: &str, limit: usize) -> String {
     let mut out = String::new();
-    for (shown, c) in cell.chars().enumerate() {
-        if shown >= MAX_CELL {
+    for (shown, c) in text.chars().enumerate() {
+        if shown >= limit {
             out.push('…');
             break;
         }

@@ -118,8 +118,9 @@ fn list(tokens: &[TokenEntry], now: SystemTime, out: Output) -> String {
                 t.id.clone(),
                 t.name.clone(),
                 t.role.to_string(),
-                time(t.created),
-                t.expires.map_or_else(|| "never".to_owned(), time),
+                crate::time::at_secs(t.created),
+                t.expires
+                    .map_or_else(|| "never".to_owned(), crate::time::at_secs),
                 if t.expired(now) { "expired" } else { "valid" }.to_owned(),
             ]
         })

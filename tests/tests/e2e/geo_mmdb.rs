@@ -137,7 +137,7 @@ fn branches_follow_country_continent_subdivision_and_asn_and_the_files_on_disk()
     );
 
     let explain = agg.ctl(&["explain", "www.example.test", "--client-ip", "198.51.100.7"]);
-    assert!(explain.contains(r#""country":"DE""#), "{explain}");
+    assert!(explain.contains("country DE"), "{explain}");
     assert!(explain.contains("127.0.30.1"), "{explain}");
 
     // geoipupdate replaces the file: the edge follows without a restart.
@@ -146,7 +146,7 @@ fn branches_follow_country_continent_subdivision_and_asn_and_the_files_on_disk()
         ask(&edge, "198.51.100.7/32").0 == "127.0.30.5"
     });
     let explain = agg.ctl(&["explain", "www.example.test", "--client-ip", "198.51.100.7"]);
-    assert!(explain.contains(r#""country":"FR""#), "{explain}");
+    assert!(explain.contains("country FR"), "{explain}");
 
     // A broken file is refused, and the last good one stays in use.
     std::fs::write(&city_file, b"not a MaxMind DB").unwrap();

@@ -142,10 +142,23 @@ fn answers_follow_the_fastest_member_per_region_without_flapping() {
 
     // Explain shows the times compared for a region.
     let explain = agg.ctl(&["explain", "www.example.test", "--client", "eu"]);
-    assert!(explain.contains(r#""step":"latency""#), "{explain}");
-    assert!(explain.contains(r#""rttMicros""#), "{explain}");
-    assert!(explain.contains(r#""locations":["loc-eu"]"#), "{explain}");
+    let latency = explain.lines().find(|l| l.starts_with("latency"));
+    assert!(
+        latency
+            .is_some_and(|l| l.contains("region eu, times from loc-eu: fastest ")
+                && l.contains(" ms (kept)")),
+        "{explain}"
+    );
     assert!(explain.contains(NYC), "{explain}");
+    let raw = agg.ctl(&[
+        "explain",
+        "www.example.test",
+        "--client",
+        "eu",
+        "-o",
+        "json",
+    ]);
+    assert!(raw.contains(r#""rttMicros""#), "{raw}");
 
     // The member's status shows each location's published time.
     let status = agg.member("web", "fra");

@@ -77,7 +77,10 @@ fn a_member_back_up_ramps_its_share_of_answers_over_slow_start() {
     let back = Instant::now();
     assert!(line.contains("slow start 10% (weight 10)"), "{line}");
     let explain = mesh.agg.ctl(&["explain", "www.example.test"]);
-    assert!(explain.contains("\"ramping\""), "{explain}");
+    assert!(
+        explain.contains("slow start web-") && explain.contains("at 10% (weight 10 of 100)"),
+        "{explain}"
+    );
 
     // Sample the share in windows until the ramp is over, and a while after.
     let mut samples: Vec<(f64, f64)> = Vec::new();

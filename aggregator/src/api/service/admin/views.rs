@@ -236,9 +236,8 @@ pub fn explain(
         .ok_or_else(|| Status::not_found(format!("no {rtype:?} record set at {name}")))?;
     let RecordData::Dynamic(dynamic) = &record.data else {
         return Ok(pb::ExplainResponse {
-            steps: vec![],
-            answers: vec![],
             outcome: "static record: answered as configured".into(),
+            ..Default::default()
         });
     };
     let family = Family::of(rtype).unwrap_or(Family::V4);
@@ -279,6 +278,7 @@ pub fn explain(
         .collect();
     Ok(pb::ExplainResponse {
         steps,
+        names: trace_names(view, &trace),
         // A hostname member answers with its name (a CNAME pool) or, in a
         // flattened record, with the addresses it resolved to.
         answers: answers
@@ -301,6 +301,28 @@ pub fn explain(
             .collect(),
         outcome: serde_json::to_string(&outcome).unwrap_or_default(),
     })
+}
+
+/// Names of the pools `trace` branches to and of their members, by id.
+/// Costs the size of those pools.
+fn trace_names(view: &View, trace: &[gslb_shared::selection::Step]) -> HashMap<u64, String> {
+    let catalog = view.catalog();
+    let mut names = HashMap::new();
+    let pools = trace.iter().flat_map(|s| match s {
+        gslb_shared::selection::Step::Branch { pools, .. } => pools.as_slice(),
+        _ => &[],
+    });
+    for pool in pools {
+        if let Some(p) = catalog.pools.get(pool) {
+            names.insert(pool.0, p.name.clone());
+        }
+        for id in view.state().pool_member_ids(*pool) {
+            if let Some(m) = catalog.members.get(&id) {
+                names.insert(id.0, m.name.clone());
+            }
+        }
+    }
+    names
 }
 
 /// The agent registry.
