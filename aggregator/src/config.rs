@@ -110,6 +110,16 @@ pub struct Settings {
     #[arg(long, value_delimiter = ',')]
     #[serde(default)]
     pub peers: Vec<String>,
+    /// Take --node-id from the host name's trailing ordinal: the pod
+    /// `NAME-N` of a StatefulSet is node N+1.
+    #[arg(long)]
+    #[serde(default)]
+    pub node_id_from_hostname: bool,
+    /// Who forms the cluster of --peers: `auto`, the lowest id on its
+    /// first start, or `manual`, an operator with `gslbctl cluster init`
+    /// [default: auto].
+    #[arg(long, value_enum)]
+    pub bootstrap: Option<crate::replication::cluster::Bootstrap>,
     /// Shortest Raft election timeout (the longest is twice it) [default: 600ms].
     #[arg(long)]
     pub election_timeout: Option<String>,
@@ -227,6 +237,8 @@ impl Settings {
             },
             log_format: self.log_format.or(file.log_format),
             node_id: self.node_id.or(file.node_id),
+            node_id_from_hostname: self.node_id_from_hostname || file.node_id_from_hostname,
+            bootstrap: self.bootstrap.or(file.bootstrap),
             peers: if self.peers.is_empty() {
                 file.peers
             } else {
@@ -414,7 +426,17 @@ impl Settings {
     }
 
     fn cluster(&self) -> Result<Option<ClusterConfig>, ConfigError> {
-        let Some(node_id) = self.node_id else {
+        let node_id = match (self.node_id, self.node_id_from_hostname) {
+            (Some(_), true) => {
+                return Err(invalid(
+                    "node-id-from-hostname",
+                    "conflicts with --node-id (one of them names this node)",
+                ));
+            }
+            (None, true) => Some(ordinal_node_id(&hostname())?),
+            (id, false) => id,
+        };
+        let Some(node_id) = node_id else {
             if !self.peers.is_empty() {
                 return Err(invalid(
                     "peers",
@@ -485,13 +507,71 @@ impl Settings {
             heartbeat,
             election: (election, election * 2),
             snapshot_every,
+            bootstrap: self.bootstrap.unwrap_or_default(),
         }))
     }
+}
+
+/// This host's name: the kernel's (a pod's name in Kubernetes), else `HOSTNAME`.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default()
+}
+
+/// The node id of a StatefulSet pod named `NAME-N`: N+1 (ids start at 1).
+pub fn ordinal_node_id(host: &str) -> Result<u64, ConfigError> {
+    host.rsplit_once('-')
+        .and_then(|(_, n)| n.parse::<u64>().ok())
+        .and_then(|n| n.checked_add(1))
+        .ok_or_else(|| {
+            invalid(
+                "node-id-from-hostname",
+                format!("the host name {host:?} does not end in -N (a StatefulSet pod's ordinal)"),
+            )
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_statefulset_pod_is_node_its_ordinal_plus_one() {
+        assert_eq!(ordinal_node_id("gslb-aggregator-0").unwrap(), 1);
+        assert_eq!(ordinal_node_id("gslb-aggregator-2").unwrap(), 3);
+        for bad in [
+            "gslb-aggregator",
+            "host",
+            "",
+            "a-b",
+            "x-18446744073709551615",
+        ] {
+            let e = ordinal_node_id(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("node-id-from-hostname") && e.contains("-N"),
+                "{bad}: {e}"
+            );
+        }
+        let both = Settings::try_parse_from([
+            "gslb-aggregator",
+            "--data-dir",
+            "/tmp/x",
+            "--node-id",
+            "1",
+            "--node-id-from-hostname",
+        ])
+        .unwrap()
+        .validate()
+        .unwrap_err();
+        assert!(
+            both.to_string().contains("conflicts with --node-id"),
+            "{both}"
+        );
+    }
 
     #[test]
     fn the_example_config_parses_and_validates() {

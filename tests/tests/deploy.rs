@@ -27,6 +27,8 @@ struct Parsed {
     listen: HashMap<&'static str, u16>,
     min_drain: Option<Duration>,
     location: Option<String>,
+    /// An aggregator's node id and initial members (`--peers`).
+    cluster: Option<(u64, std::collections::BTreeMap<u64, String>)>,
 }
 
 /// Parse `argv` (binary name first) with that binary's settings, reading
@@ -70,6 +72,7 @@ fn parse_command(argv: &[String], files: &HashMap<String, String>, scratch: &Pat
                 .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
             parsed.listen.insert("grpc", c.listen_grpc.port());
             parsed.listen.insert("http", c.listen_http.port());
+            parsed.cluster = c.cluster.map(|k| (k.node_id, k.peers));
         }
         "gslb-agent" => {
             let c = gslb_agent::config::Settings::try_parse_from(&argv)
@@ -240,6 +243,88 @@ fn port(container: &Yaml, name: &Yaml) -> u16 {
         .unwrap_or_else(|| panic!("no container port {name}")) as u16
 }
 
+/// Issue 23: the aggregator StatefulSet is a 3-node Raft cluster. Each
+/// replica's command (pod N as node N+1) validates, names itself in
+/// `--peers` at its own pod's name under the headless Service, which
+/// publishes addresses before readiness (peers elect before any is ready);
+/// pods start in parallel (an ordered start would wait forever on the
+/// first pod's readiness, which needs a leader); a disruption budget keeps
+/// a quorum; the bootstrap is manual (`gslbctl cluster init`).
+fn aggregator_cluster(
+    file: &str,
+    sts: &Yaml,
+    docs: &[(String, Yaml)],
+    replicas: i64,
+    cluster_of: impl Fn(i64) -> Option<(u64, std::collections::BTreeMap<u64, String>)>,
+) {
+    assert_eq!(replicas, 3, "{file}: the aggregator runs 3 replicas");
+    assert_eq!(
+        sts["spec"]["podManagementPolicy"].as_str(),
+        Some("Parallel"),
+        "{file}"
+    );
+    let name = sts["metadata"]["name"].as_str().unwrap();
+    let namespace = sts["metadata"]["namespace"].as_str().unwrap();
+    let service = sts["spec"]["serviceName"].as_str().unwrap();
+    let headless = docs
+        .iter()
+        .map(|(_, d)| d)
+        .find(|d| {
+            d["kind"].as_str() == Some("Service") && d["metadata"]["name"].as_str() == Some(service)
+        })
+        .unwrap_or_else(|| panic!("{file}: no Service {service}"));
+    assert_eq!(
+        headless["spec"]["clusterIP"].as_str(),
+        Some("None"),
+        "{file}: {service} must be headless"
+    );
+    assert_eq!(
+        headless["spec"]["publishNotReadyAddresses"].as_bool(),
+        Some(true),
+        "{file}"
+    );
+    let mut all = None;
+    for ordinal in 0..replicas {
+        let (id, peers) =
+            cluster_of(ordinal).unwrap_or_else(|| panic!("{file}: pod {ordinal} runs alone"));
+        assert_eq!(id, ordinal as u64 + 1);
+        let own = format!("{name}-{ordinal}.{service}.{namespace}.svc.cluster.local:7000");
+        assert_eq!(
+            peers.get(&id),
+            Some(&own),
+            "{file}: pod {ordinal} in --peers"
+        );
+        assert_eq!(
+            peers.len() as i64,
+            replicas,
+            "{file}: --peers lists every replica"
+        );
+        assert!(
+            all.get_or_insert_with(|| peers.clone()) == &peers,
+            "{file}: one --peers for all"
+        );
+    }
+    let budget = docs
+        .iter()
+        .map(|(_, d)| d)
+        .find(|d| d["kind"].as_str() == Some("PodDisruptionBudget"))
+        .unwrap_or_else(|| panic!("{file}: no PodDisruptionBudget"));
+    assert_eq!(
+        budget["spec"]["maxUnavailable"].as_i64(),
+        Some(1),
+        "{file}: keep a quorum of 2"
+    );
+    let config = docs
+        .iter()
+        .map(|(_, d)| d)
+        .find(|d| {
+            d["kind"].as_str() == Some("ConfigMap") && d["metadata"]["name"].as_str() == Some(name)
+        })
+        .unwrap();
+    let toml = config["data"]["aggregator.toml"].as_str().unwrap();
+    assert!(toml.contains("bootstrap = \"manual\""), "{file}: {toml}");
+}
+
 #[test]
 fn kubernetes_manifests_run_valid_commands_with_probes_the_binaries_serve() {
     let scratch = gslb_e2e::temp_dir("deploy-kubernetes");
@@ -272,7 +357,20 @@ fn kubernetes_manifests_run_valid_commands_with_probes_the_binaries_serve() {
                 .chain(container["args"].as_vec().into_iter().flatten())
                 .map(|a| a.as_str().unwrap().to_owned())
                 .collect();
-            let parsed = parse_command(&argv, &files, &scratch);
+            // A pod takes its node id from its name: check the command
+            // each replica runs (pod N is node N+1).
+            let replicas = doc["spec"]["replicas"].as_i64().unwrap_or(1);
+            let per_pod = |ordinal: i64| -> Vec<String> {
+                argv.iter()
+                    .flat_map(|a| match a.as_str() {
+                        "--node-id-from-hostname" => {
+                            vec!["--node-id".to_owned(), (ordinal + 1).to_string()]
+                        }
+                        _ => vec![a.clone()],
+                    })
+                    .collect()
+            };
+            let parsed = parse_command(&per_pod(0), &files, &scratch);
             let probe = |name: &str| {
                 let p = &container[name]["httpGet"];
                 (p["path"].as_str().map(str::to_owned), p["port"].clone())
@@ -321,6 +419,9 @@ fn kubernetes_manifests_run_valid_commands_with_probes_the_binaries_serve() {
                         port(container, &Yaml::String("grpc".into())),
                         parsed.listen["grpc"]
                     );
+                    aggregator_cluster(file, doc, &docs, replicas, |ordinal| {
+                        parse_command(&per_pod(ordinal), &files, &scratch).cluster
+                    });
                 }
                 "gslb-agent" => {
                     serves(probe("livenessProbe"), "metrics");

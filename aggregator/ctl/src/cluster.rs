@@ -1,4 +1,4 @@
-//! `gslbctl cluster status|join|remove`. Status comes from the leader (a
+//! `gslbctl cluster status|init|join|remove`. Status comes from the leader (a
 //! follower's refusal names it and gslbctl follows, like every call); each
 //! node is then asked, stale, for its own applied index.
 
@@ -27,6 +27,9 @@ pub enum ClusterAction {
         #[arg(long)]
         address: String,
     },
+    /// Form the cluster of the reached node's --peers, once (nodes started
+    /// with --bootstrap manual wait for this).
+    Init,
     /// Remove a node from the cluster.
     Remove {
         /// The node's id.
@@ -52,6 +55,7 @@ pub async fn run(
             c.add_node(pb::AddNodeRequest { id, address }).await?
         }
         ClusterAction::Remove { id } => c.remove_node(pb::RemoveNodeRequest { id }).await?,
+        ClusterAction::Init => c.form_cluster(pb::FormClusterRequest {}).await?,
     }
     .into_inner();
     let mut applied = Vec::new();

@@ -37,6 +37,7 @@ pub(crate) fn writes(method: &str) -> bool {
         "Reset",
         "Start",
         "Confirm",
+        "Form",
     ]
     .iter()
     .any(|verb| method.starts_with(verb))
@@ -75,6 +76,11 @@ impl Admission for Leader {
         let method = request.uri().path().rsplit('/').next().unwrap_or_default();
         let write = writes(method);
         let stale = request.headers().contains_key(STALE);
+        // Forming the cluster is what makes a leader: the reached node
+        // takes it (and refuses it once formed).
+        if method == "FormCluster" {
+            return Box::pin(async { Ok(()) });
+        }
         Box::pin(async move { admit(&service, write, stale).await })
     }
 }

@@ -155,6 +155,26 @@ impl pb::cluster_service_server::ClusterService for Membership {
         Ok(Response::new(status(&self.0)))
     }
 
+    async fn form_cluster(
+        &self,
+        _: Request<pb::FormClusterRequest>,
+    ) -> Result<Response<pb::ClusterStatus>, Status> {
+        let cluster = cluster(&self.0)?;
+        cluster.form().await.map_err(|e| match e {
+            crate::replication::cluster::FormError::NoPeers => Status::failed_precondition(
+                "this node was started without --peers: it joins a cluster with gslbctl cluster join",
+            ),
+            crate::replication::cluster::FormError::Formed => {
+                Status::already_exists("the cluster is already formed")
+            }
+            crate::replication::cluster::FormError::Failed(why) => {
+                Status::unavailable(format!("forming the cluster: {why}"))
+            }
+        })?;
+        tracing::info!(node = cluster.id, "cluster formed (gslbctl cluster init)");
+        Ok(Response::new(status(&self.0)))
+    }
+
     async fn remove_node(
         &self,
         request: Request<pb::RemoveNodeRequest>,

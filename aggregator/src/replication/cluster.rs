@@ -45,6 +45,58 @@ pub struct ClusterConfig {
     pub election: (Duration, Duration),
     /// Log entries between snapshots.
     pub snapshot_every: u64,
+    /// Who forms the cluster of `peers`.
+    pub bootstrap: Bootstrap,
+}
+
+/// Who forms a cluster of `--peers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Bootstrap {
+    /// The lowest id forms it on its first start.
+    #[default]
+    Auto,
+    /// No node forms it until an operator runs `gslbctl cluster init`
+    /// (so a node that lost its data never forms a second cluster alone).
+    Manual,
+}
+
+/// Why `gslbctl cluster init` was refused.
+#[derive(Debug)]
+pub enum FormError {
+    /// The node has no `--peers`.
+    NoPeers,
+    /// A cluster exists already.
+    Formed,
+    /// openraft refused or the runtime failed.
+    Failed(String),
+}
+
+/// Form the cluster of `peers` on `raft` (openraft's `initialize`).
+async fn form(
+    handle: &tokio::runtime::Handle,
+    raft: &Raft<TypeConfig>,
+    peers: &BTreeMap<u64, String>,
+) -> Result<(), FormError> {
+    if peers.is_empty() {
+        return Err(FormError::NoPeers);
+    }
+    let members: BTreeMap<u64, BasicNode> = peers
+        .iter()
+        .map(|(id, addr)| (*id, BasicNode::new(addr)))
+        .collect();
+    let raft = raft.clone();
+    match handle
+        .spawn(async move { raft.initialize(members).await })
+        .await
+    {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(RaftError::APIError(openraft::error::InitializeError::NotAllowed(_)))) => {
+            Err(FormError::Formed)
+        }
+        Ok(Err(e)) => Err(FormError::Failed(e.to_string())),
+        Err(e) => Err(FormError::Failed(e.to_string())),
+    }
 }
 
 /// How long a write waits for a quorum before it is reported unreplicated.
@@ -74,6 +126,8 @@ pub struct Cluster {
     leader_http: Mutex<Option<(u64, String)>>,
     /// How this node reaches its peers (TLS, scheme).
     pub link: Link,
+    /// The initial members it was started with (`--peers`).
+    peers: BTreeMap<u64, String>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -146,21 +200,18 @@ impl Cluster {
         // the leader the first already has (openraft only makes that safe
         // when every node calls it before any election).
         let founder = config.peers.keys().next() == Some(&id);
-        if founder {
-            let members: BTreeMap<u64, BasicNode> = config
-                .peers
-                .iter()
-                .map(|(id, addr)| (*id, BasicNode::new(addr)))
-                .collect();
-            let raft = node.raft.clone();
-            let formed = handle
-                .spawn(async move { raft.initialize(members).await })
-                .await?;
-            match formed {
+        if config.bootstrap == Bootstrap::Manual && !config.peers.is_empty() {
+            tracing::info!(
+                node = id,
+                "bootstrap manual: the cluster forms when an operator runs gslbctl cluster init (once, on any node)"
+            );
+        } else if founder {
+            match form(&handle, &node.raft, &config.peers).await {
                 Ok(()) => tracing::info!(peers = ?config.peers, "cluster formed"),
                 // Already formed (a restart, or another member was first).
-                Err(RaftError::APIError(openraft::error::InitializeError::NotAllowed(_))) => {}
-                Err(e) => return Err(e).context("forming the cluster"),
+                Err(FormError::Formed) => {}
+                Err(FormError::NoPeers) => unreachable!("a founder has peers"),
+                Err(FormError::Failed(why)) => anyhow::bail!("forming the cluster: {why}"),
             }
         } else if config.peers.is_empty() {
             tracing::info!(
@@ -185,8 +236,14 @@ impl Cluster {
             events: diverged,
             leader_http: Mutex::new(None),
             link,
+            peers: config.peers.clone(),
         };
         Ok((Arc::new(cluster), received))
+    }
+
+    /// Form the cluster of this node's `--peers` (`gslbctl cluster init`).
+    pub async fn form(&self) -> Result<(), FormError> {
+        form(&self.handle, &self.raft, &self.peers).await
     }
 
     /// The gRPC service peers send this node's Raft messages to.

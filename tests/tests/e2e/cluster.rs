@@ -592,3 +592,43 @@ fn readyz_is_unavailable_while_no_leader_is_known() {
     }
     wait_until(60, "a leader again", || readyz(&cluster, kept).0 == 200);
 }
+
+/// Issue 23: with `--bootstrap manual` no node forms the cluster on its
+/// own (in Kubernetes, a pod that lost its volume must not form a second
+/// cluster alone); `gslbctl cluster init` on any node forms it of that
+/// node's `--peers`, once: a second init is refused, naming why.
+#[test]
+fn a_manual_bootstrap_forms_the_cluster_only_on_gslbctl_cluster_init() {
+    let dir = temp_dir("cluster-manual");
+    let cluster = Cluster::start(&dir, 24, 3, &["--bootstrap", "manual"]);
+    // In auto mode node 1 has formed the cluster before its listeners
+    // open; here every node answers with no membership and no leader.
+    for id in 1..=3 {
+        let s = cluster.status(id);
+        assert_eq!(s["leaderId"], 0, "node {id}: {s}");
+        assert!(
+            s["nodes"].as_array().is_some_and(Vec::is_empty),
+            "node {id} is in a cluster before init: {s}"
+        );
+    }
+    let (ok, out, err) = cluster.node(2).try_ctl(&["cluster", "init"]);
+    assert!(ok, "{out}{err}");
+    let leader = cluster.leader(30);
+    let s = cluster.status(leader);
+    let ids: Vec<u64> = s["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3], "{s}");
+    let (ok, _, err) = cluster.node(3).try_ctl(&["cluster", "init"]);
+    assert!(
+        !ok && err.contains("the cluster is already formed"),
+        "{err}"
+    );
+    // The formed cluster takes writes.
+    cluster.node(leader).apply(ZONE, &dir);
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
