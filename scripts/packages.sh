@@ -18,8 +18,10 @@
 #   libmaxmind-db-       MaxMind's own writer: the geo tests' .mmdb files
 #     writer-perl        (real GeoLite2 files cannot be downloaded here)
 #   prometheus           promtool: the alert rules' check and unit tests
-GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus)
-GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver promtool)
+#   systemd              systemd-analyze, -sysusers, -tmpfiles: the Debian
+#                        package's check (scripts/check-deb.sh)
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd)
+GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver promtool systemd-analyze)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
 gslb_missing_tools() {
