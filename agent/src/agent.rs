@@ -35,7 +35,8 @@ impl Agent {
     /// before anything runs).
     pub async fn build(config: &AgentConfig) -> anyhow::Result<Self> {
         let tls = ProbeTls::new(config.probe_ca_file.as_deref(), config.system_roots)?;
-        let metrics = Metrics::new();
+        let own_cert = config.link_tls.identity.as_ref().map(|(c, _)| c.clone());
+        let metrics = Metrics::with_cert(own_cert);
         let buffer = Arc::new(ResultBuffer::new(config.buffer_capacity, config.batch_size));
         let resolver =
             gslb_proto::link::resolve::Resolver::configured(config.resolver, RESOLVE_TIMEOUT);

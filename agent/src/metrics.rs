@@ -86,6 +86,28 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.000_1, 2.0, 18))
 }
 
+/// The expiry of the agent's own certificate (`--tls-cert`), read at each
+/// scrape so a rotated file shows its new date.
+#[derive(Debug)]
+struct OwnCert(std::path::PathBuf);
+
+impl prometheus_client::collector::Collector for OwnCert {
+    fn encode(&self, mut e: prometheus_client::encoding::DescriptorEncoder) -> std::fmt::Result {
+        use prometheus_client::encoding::EncodeMetric;
+        let family = e.encode_descriptor(
+            "tls_cert_expiry_timestamp_seconds",
+            gslb_proto::link::tls::EXPIRY_HELP,
+            None,
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        // A file that does not read is no sample: TLS itself reports it.
+        match gslb_proto::link::tls::not_after(&self.0) {
+            Ok(at) => prometheus_client::metrics::gauge::ConstGauge::new(at).encode(family),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
 /// Every metric the agent exports.
 #[derive(Debug)]
 pub struct Metrics {
@@ -115,7 +137,16 @@ pub struct Metrics {
 impl Metrics {
     /// A fresh registry with every metric registered.
     pub fn new() -> Arc<Self> {
+        Self::with_cert(None)
+    }
+
+    /// [`Metrics::new`], with the expiry of the agent's own certificate
+    /// `cert` (its `--tls-cert`) when it has one.
+    pub fn with_cert(cert: Option<std::path::PathBuf>) -> Arc<Self> {
         let mut registry = Registry::with_prefix("gslb_agent");
+        if let Some(cert) = cert {
+            registry.register_collector(Box::new(OwnCert(cert)));
+        }
         let probes = Family::<ProbeLabels, Counter>::default();
         let latency = Family::<ProtocolLabels, Histogram, fn() -> Histogram>::new_with_constructor(
             latency_histogram,

@@ -96,7 +96,8 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     let status_addr = status.local_addr()?;
     announce("status", status_addr);
     tracing::info!(addr = %status_addr, "status listener bound");
-    let app = crate::status::app(Arc::clone(&shared));
+    let cert = cfg.link_tls.identity.as_ref().map(|(cert, _)| cert.clone());
+    let app = crate::status::app(Arc::clone(&shared), cert);
     tokio::spawn(async move {
         if let Err(e) = axum::serve(status, app).await {
             tracing::error!(error = %e, "status listener failed");

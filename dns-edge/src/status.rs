@@ -19,9 +19,10 @@ struct App {
     registry: prometheus_client::registry::Registry,
 }
 
-/// The status routes over `shared`.
-pub fn app(shared: Arc<Shared>) -> Router {
-    let registry = exposition::registry(Arc::clone(&shared));
+/// The status routes over `shared`; `/metrics` shows the expiry of the
+/// edge's certificate `cert` too.
+pub fn app(shared: Arc<Shared>, cert: Option<std::path::PathBuf>) -> Router {
+    let registry = exposition::registry(Arc::clone(&shared), cert);
     Router::new()
         .route("/livez", get(livez))
         .route("/readyz", get(readyz))

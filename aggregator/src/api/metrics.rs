@@ -28,6 +28,8 @@ struct CoreFigures {
     hold: crate::core::catalog::DecisionHold,
     /// Every location the engine knows, and whether it is set aside.
     locations: Vec<(gslb_shared::LocationId, bool)>,
+    /// When this node's certificate expires (seconds since the epoch).
+    cert_expiry: Option<i64>,
 }
 
 /// Reads the service (and the core's figures of this scrape).
@@ -45,6 +47,8 @@ pub struct Metrics {
     service: Weak<Service>,
     figures: Arc<Mutex<CoreFigures>>,
     health: Arc<Mutex<HealthFigures>>,
+    /// This node's certificate (`--tls-cert`), if it runs TLS.
+    cert: Option<std::path::PathBuf>,
 }
 
 /// Encode a gauge.
@@ -84,6 +88,7 @@ impl Collector for State {
             counters,
             gate,
             hold,
+            cert_expiry,
             ..
         } = lock(&self.1).clone();
         // (agent, location, connected) of every registered agent: a bounded
@@ -143,6 +148,17 @@ impl Collector for State {
             hold.pools.len() as u64,
         )?;
         lock(&self.2).encode(&mut e)?;
+        {
+            let family = e.encode_descriptor(
+                "tls_cert_expiry_timestamp_seconds",
+                gslb_proto::link::tls::EXPIRY_HELP,
+                None,
+                MetricType::Gauge,
+            )?;
+            if let Some(at) = cert_expiry {
+                ConstGauge::new(at).encode(family)?;
+            }
+        }
         if let Some(cluster) = service.cluster() {
             let m = cluster.raft.metrics().borrow().clone();
             gauge(
@@ -221,7 +237,14 @@ impl Metrics {
             service: Arc::downgrade(service),
             figures,
             health,
+            cert: None,
         }
+    }
+
+    /// The same metrics with the expiry of the certificate in `cert`.
+    pub fn with_cert(mut self, cert: Option<std::path::PathBuf>) -> Self {
+        self.cert = cert;
+        self
     }
 
     /// The same metrics with `collector`'s beside them (the web UI's).
@@ -233,7 +256,7 @@ impl Metrics {
     /// The text exposition, as of now.
     pub async fn scrape(&self) -> String {
         if let Some(service) = self.service.upgrade() {
-            let figures = service
+            let mut figures = service
                 .call(|c| CoreFigures {
                     version: c.version(),
                     members: c.catalog().members.len() as u64,
@@ -242,8 +265,12 @@ impl Metrics {
                     gate: c.engine().decisions_enabled(),
                     hold: c.hold().clone(),
                     locations: c.engine().location_quarantine(),
+                    cert_expiry: None,
                 })
                 .await;
+            // A file that does not read is no sample: TLS itself reports it.
+            figures.cert_expiry =
+                (self.cert.as_deref()).and_then(|c| gslb_proto::link::tls::not_after(c).ok());
             let view = service.view();
             let locations = figures.locations.clone();
             let health =

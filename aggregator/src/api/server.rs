@@ -137,7 +137,12 @@ pub async fn run(
     )?;
     let http_server = http::serve(
         http_listener,
-        router(service.clone(), security.tokens.clone(), limits.http_idle),
+        router(
+            service.clone(),
+            security.tokens.clone(),
+            limits.http_idle,
+            security.tls.as_ref().map(|t| t.files().cert.clone()),
+        ),
         limits.http_header,
         stop.clone(),
     );
@@ -206,9 +211,14 @@ fn router(
     service: Arc<Service>,
     tokens: Arc<crate::api::tokens::Tokens>,
     idle: Duration,
+    cert: Option<std::path::PathBuf>,
 ) -> Router {
     let (ui, ui_metrics) = crate::api::ui::router(service.clone(), tokens.clone(), idle);
-    let metrics = Arc::new(crate::api::metrics::Metrics::new(&service).with(Box::new(ui_metrics)));
+    let metrics = Arc::new(
+        crate::api::metrics::Metrics::new(&service)
+            .with(Box::new(ui_metrics))
+            .with_cert(cert),
+    );
     let ready = service.clone();
     let operations = Router::new()
         .route("/livez", get(|| async { "ok" }))

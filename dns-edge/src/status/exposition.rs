@@ -15,8 +15,9 @@ use crate::answer::{QTYPES, RCODES};
 use crate::metrics::{LATENCY_BUCKETS, load};
 use crate::state::Shared;
 
+/// The edge's state, and its own certificate (`--tls-cert`) if any.
 #[derive(Debug)]
-struct Collect(Arc<Shared>);
+struct Collect(Arc<Shared>, Option<std::path::PathBuf>);
 
 fn gauge(e: &mut DescriptorEncoder, name: &str, help: &str, v: i64) -> std::fmt::Result {
     let m = ConstGauge::new(v);
@@ -235,13 +236,25 @@ impl Collector for Collect {
             "1 while draining",
             i64::from(shared.draining()),
         )?;
+        let family = e.encode_descriptor(
+            "gslb_edge_tls_cert_expiry_timestamp_seconds",
+            gslb_proto::link::tls::EXPIRY_HELP,
+            None,
+            MetricType::Gauge,
+        )?;
+        // A file that does not read is no sample: TLS itself reports it.
+        if let Some(at) = (self.1.as_deref()).and_then(|c| gslb_proto::link::tls::not_after(c).ok())
+        {
+            ConstGauge::new(at).encode(family)?;
+        }
         Ok(())
     }
 }
 
-/// A registry that reads `shared` on every scrape.
-pub fn registry(shared: Arc<Shared>) -> Registry {
+/// A registry that reads `shared` (and the certificate in `cert`) on every
+/// scrape.
+pub fn registry(shared: Arc<Shared>, cert: Option<std::path::PathBuf>) -> Registry {
     let mut r = Registry::default();
-    r.register_collector(Box::new(Collect(shared)));
+    r.register_collector(Box::new(Collect(shared, cert)));
     r
 }

@@ -59,6 +59,19 @@ pub fn read_chain(path: &Path) -> anyhow::Result<Vec<rustls::pki_types::Certific
     Ok(chain)
 }
 
+/// When the first certificate in PEM file `path` (this component's own,
+/// `tls-cert`) expires, in seconds since the Unix epoch. Read at each
+/// call, so a rotated file shows its new date.
+pub fn not_after(path: &Path) -> anyhow::Result<i64> {
+    let chain = read_chain(path)?;
+    let (_, cert) = x509_parser::parse_x509_certificate(chain[0].as_ref())
+        .map_err(|e| anyhow::anyhow!("tls-cert {}: {e}", path.display()))?;
+    Ok(cert.validity().not_after.timestamp())
+}
+
+/// Help text of each component's `tls_cert_expiry_timestamp_seconds`.
+pub const EXPIRY_HELP: &str = "When this component's own certificate (--tls-cert) expires, in seconds since the Unix epoch (read at each scrape; no sample without one)";
+
 /// The private key in PEM file `path` (flag `tls-key`).
 pub fn read_key(path: &Path) -> anyhow::Result<rustls::pki_types::PrivateKeyDer<'static>> {
     use anyhow::Context;
