@@ -5,9 +5,10 @@
 //! thread asks `/livez` every 5 ms and a writer thread updates the zone every
 //! 10 ms (a durable write through the control core), it times: the
 //! declarative apply that creates them, `GET /api/v1/pools/{id}/status` of
-//! the big pool, `gslbctl status`, and `gslbctl members list` of the mid
-//! pool; each phase prints its duration and the /livez and write latencies
-//! seen meanwhile (p50, p99, max).
+//! the big pool, `gslbctl status`, `gslbctl members list` of the mid
+//! pool, and a `/metrics` scrape (the health gauges of every member); each
+//! phase prints its duration and the /livez and write latencies seen
+//! meanwhile (p50, p99, max).
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::fmt::Write as _;
@@ -162,6 +163,21 @@ fn main() {
         "a header and one row per member"
     );
     report(&format!("gslbctl members list, {mid} members"), secs, &seen);
+    // The health gauges: every pool evaluated and one member_up series per
+    // member, computed at the scrape from the published view.
+    let ((code, text), secs, seen) = during(&agg, zone, || {
+        gslb_e2e::dns::http_get(agg.http, "/metrics")
+    });
+    assert_eq!(code, 200);
+    let series = text
+        .lines()
+        .filter(|l| l.starts_with("gslb_aggregator_member_up{"))
+        .count();
+    report(
+        &format!("GET /metrics, {series} member series ({} KiB)", text.len() / 1024),
+        secs,
+        &seen,
+    );
     let (_, secs, seen) = during(&agg, zone, || std::thread::sleep(Duration::from_secs(2)));
     report("idle (baseline)", secs, &seen);
     let _ = std::fs::remove_dir_all(&dir);
