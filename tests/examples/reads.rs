@@ -165,16 +165,18 @@ fn main() {
     report(&format!("gslbctl members list, {mid} members"), secs, &seen);
     // The health gauges: every pool evaluated and one member_up series per
     // member, computed at the scrape from the published view.
-    let ((code, text), secs, seen) = during(&agg, zone, || {
-        gslb_e2e::dns::http_get(agg.http, "/metrics")
-    });
+    let ((code, text), secs, seen) =
+        during(&agg, zone, || gslb_e2e::dns::http_get(agg.http, "/metrics"));
     assert_eq!(code, 200);
     let series = text
         .lines()
         .filter(|l| l.starts_with("gslb_aggregator_member_up{"))
         .count();
     report(
-        &format!("GET /metrics, {series} member series ({} KiB)", text.len() / 1024),
+        &format!(
+            "GET /metrics, {series} member series ({} KiB)",
+            text.len() / 1024
+        ),
         secs,
         &seen,
     );
