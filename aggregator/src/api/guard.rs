@@ -253,6 +253,21 @@ mod tests {
             code(Access::Cluster, a, status, None),
             Some(PermissionDenied)
         );
+        // Forming the cluster (gslbctl cluster init) is a write: an
+        // operator with the write token, no one else.
+        let form = "/gslb.v1.ClusterService/FormCluster";
+        assert_eq!(code(Access::Cluster, o, form, Some(write)), None);
+        assert_eq!(
+            code(Access::Cluster, o, form, Some(read)),
+            Some(PermissionDenied)
+        );
+        assert_eq!(code(Access::Cluster, o, form, None), Some(Unauthenticated));
+        for other in [a, e, g] {
+            assert_eq!(
+                code(Access::Cluster, other, form, Some(write)),
+                Some(PermissionDenied)
+            );
+        }
         // The refusal names the roles that may make that very call.
         let message = |role, path: &str| {
             admit(
