@@ -29,8 +29,9 @@ struct PoolFigures {
 pub(super) struct HealthFigures {
     /// Enabled members that are up, down, and not yet decided.
     by_health: [u64; 3],
-    /// (pool, member, up) of each enabled member with a decision.
-    members: Vec<(String, String, bool)>,
+    /// (index into `pools`, member, up) of each enabled member with a
+    /// decision: the pool's name is not copied per member.
+    members: Vec<(usize, String, bool)>,
     pools: Vec<PoolFigures>,
     /// Every location the engine knows, and whether it is set aside.
     locations: Vec<(LocationId, bool)>,
@@ -67,9 +68,8 @@ impl HealthFigures {
                 };
                 figures.by_health[slot] += 1;
                 if let Some(up) = up {
-                    figures
-                        .members
-                        .push((pool.name.clone(), member.name.clone(), up));
+                    let pool = figures.pools.len() - 1;
+                    figures.members.push((pool, member.name.clone(), up));
                 }
             }
         }
@@ -97,7 +97,8 @@ impl HealthFigures {
                 MetricType::Gauge,
             )?;
             for (pool, member, up) in &self.members {
-                let labels = [("pool", pool.as_str()), ("member", member.as_str())];
+                let pool = self.pools[*pool].name.as_str();
+                let labels = [("pool", pool), ("member", member.as_str())];
                 gauge_in(&mut family, &labels, u64::from(*up))?;
             }
         }
