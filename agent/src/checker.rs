@@ -87,19 +87,19 @@ pub struct Registry {
 /// Connect over TCP to `addr` unless it, or the address the socket ended up
 /// connected to, is denied (then the socket closes with nothing sent).
 pub async fn connect_tcp(addr: SocketAddr, deny: &DenyList) -> Result<TcpStream, Failure> {
-    deny.check(addr)?;
+    destination::check(deny, addr)?;
     let stream = TcpStream::connect(addr)
         .await
         .map_err(|e| Failure::io("connect", &e))?;
     let peer = stream.peer_addr().map_err(|e| Failure::io("connect", &e))?;
-    deny.check(peer)?;
+    destination::check(deny, peer)?;
     Ok(stream)
 }
 
 /// A UDP socket connected to `addr` (so an ICMP port-unreachable reads
 /// as refused) unless it, or the peer the socket ended up with, is denied.
 pub async fn connect_udp(addr: SocketAddr, deny: &DenyList) -> Result<UdpSocket, Failure> {
-    deny.check(addr)?;
+    destination::check(deny, addr)?;
     let local: IpAddr = if addr.is_ipv4() {
         Ipv4Addr::UNSPECIFIED.into()
     } else {
@@ -112,7 +112,10 @@ pub async fn connect_udp(addr: SocketAddr, deny: &DenyList) -> Result<UdpSocket,
         .connect(addr)
         .await
         .map_err(|e| Failure::io("connect", &e))?;
-    deny.check(socket.peer_addr().map_err(|e| Failure::io("connect", &e))?)?;
+    destination::check(
+        deny,
+        socket.peer_addr().map_err(|e| Failure::io("connect", &e))?,
+    )?;
     Ok(socket)
 }
 

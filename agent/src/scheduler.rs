@@ -231,10 +231,10 @@ pub async fn probe_once(
     // anything is sent; socket checkers check the connected peer again. A
     // hostname target's addresses are checked once resolved.
     if target.resolve.is_none()
-        && let Err(denied) = ctx
-            .registry
-            .deny()
-            .check(std::net::SocketAddr::new(target.address, target.port))
+        && let Err(denied) = crate::checker::destination::check(
+            ctx.registry.deny(),
+            std::net::SocketAddr::new(target.address, target.port),
+        )
     {
         return (Err(denied), Duration::ZERO, protocol);
     }
@@ -310,10 +310,10 @@ async fn probe_each_address(
         })?;
         (ctx.registry.deny())
             .check(std::net::SocketAddr::new(address, at.port))
-            .map_err(|f| {
+            .map_err(|why| {
                 Failure::new(
-                    f.reason,
-                    format!("{name} resolved to {address}: {}", f.detail),
+                    FailReason::DeniedDestination,
+                    format!("{name} resolved to {address}: {why}"),
                 )
             })?;
         targets.push(at);

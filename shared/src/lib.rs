@@ -7,6 +7,7 @@ pub mod clock;
 pub mod config;
 pub mod cycle;
 pub mod defaults;
+pub mod destination;
 pub mod dnssec;
 pub mod duration;
 pub mod geo_db;
