@@ -12,6 +12,7 @@ pub mod guard;
 pub mod leader;
 pub mod membership;
 pub mod metrics;
+pub mod notify;
 pub mod rest;
 pub mod rest_auth;
 pub mod roles;

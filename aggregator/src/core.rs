@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod control;
 pub mod declarative;
 pub mod feed;
+pub mod notify;
 pub mod store;
 pub mod strict_json;
 pub mod zonefile;

@@ -126,6 +126,10 @@ async fn main() -> anyhow::Result<()> {
         gslb_proto::link::resolve::Resolver::configured(config.resolver, RESOLVE_TIMEOUT),
     ));
     let rolling = tokio::spawn(gslb_aggregator::api::rollover::run(service.clone()));
+    let notifying = tokio::spawn(gslb_aggregator::api::notify::run(
+        service.clone(),
+        gslb_aggregator::api::notify::Sender::new(service.deny()),
+    ));
     let served = gslb_aggregator::api::server::run(
         service.clone(),
         grpc,
@@ -138,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
     .await;
     flattening.abort();
     rolling.abort();
+    notifying.abort();
     if let Some(follower) = follower {
         follower.abort();
     }

@@ -9,6 +9,7 @@ mod assignment;
 mod check;
 mod facts;
 mod member;
+mod notifier;
 mod pool;
 mod probe;
 mod record;
@@ -22,6 +23,7 @@ use gslb_shared::{DnsName, Region};
 
 pub use assignment::{assignments_to_pb, offers_from_pb};
 pub use facts::{health_from_pb, health_to_pb, ramp_from_pb};
+pub use notifier::notifier_kind;
 pub use probe::{fail_reason_from_pb, fail_reason_to_pb};
 pub use record::rtype_from_pb;
 pub use snapshot::{

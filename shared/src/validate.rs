@@ -11,6 +11,7 @@ mod geo;
 pub mod hostnames;
 mod http;
 mod member;
+mod notifier;
 mod pool;
 mod probe;
 mod record;
@@ -28,6 +29,9 @@ pub use error::{FieldError, ValidationError};
 pub use geo::{CONTINENTS, MAX_GEO_KEYS, MAX_LOCATIONS_PER_REGION, MAX_REGION_LOCATIONS};
 pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;
+pub use notifier::{
+    MAX_FILTER_ENTRIES, MAX_NOTIFIER_SECRET, MAX_URL_LEN, MIN_SIGNING_SECRET, notifier, url,
+};
 pub use pool::{MAX_SLOW_START, MIN_SLOW_START, pool};
 pub use probe::{
     MAX_GRPC_SERVICE, MAX_HEADERS, MAX_MATCH_TEXT, MAX_PAYLOAD, MAX_RCODES, MAX_REDIRECTS,

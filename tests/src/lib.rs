@@ -15,6 +15,7 @@ pub mod mmdb;
 pub mod netns;
 pub mod pki;
 pub mod process;
+pub mod receiver;
 pub mod secondary;
 pub mod unbound;
 pub mod wait;

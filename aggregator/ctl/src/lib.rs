@@ -7,6 +7,7 @@ mod cluster;
 mod crud;
 mod dnssec;
 mod explain;
+mod notifications;
 mod query;
 mod render;
 pub mod table;
@@ -182,6 +183,12 @@ pub enum Command {
         /// Action.
         #[command(subcommand)]
         action: dnssec::DnssecAction,
+    },
+    /// Notification targets (webhook, Slack, PagerDuty) and their deliveries.
+    Notifications {
+        /// Action.
+        #[command(subcommand)]
+        action: notifications::NotificationsAction,
     },
     /// TSIG keys for zone transfers to secondaries.
     Tsig {
@@ -551,6 +558,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         Command::Zones(args) => crud::run::<Zone>(&mut c, args.action, out).await,
         Command::Zone { action } => zonefile::run(&mut c, action, out).await,
         Command::Tsig { action } => tsig::run(&mut c, action, out).await,
+        Command::Notifications { action } => notifications::run(&mut c, action, out).await,
         Command::Dnssec { action } => dnssec::run(&mut c, action, out).await,
         Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
         Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,

@@ -152,6 +152,24 @@ fn table() -> Table {
     .add(Method::GET, "/api/v1/tsig-keys/{id}", tsig::get)
     .add(Method::PUT, "/api/v1/tsig-keys/{id}", tsig::update)
     .add(Method::DELETE, "/api/v1/tsig-keys/{id}", tsig::delete)
+    .add(Method::GET, "/api/v1/notifiers", objects::list_notifiers)
+    .add(Method::POST, "/api/v1/notifiers", objects::create_notifier)
+    .add(Method::GET, "/api/v1/notifiers/{id}", objects::get_notifier)
+    .add(
+        Method::PUT,
+        "/api/v1/notifiers/{id}",
+        objects::update_notifier,
+    )
+    .add(
+        Method::DELETE,
+        "/api/v1/notifiers/{id}",
+        objects::delete_notifier,
+    )
+    .add(
+        Method::GET,
+        "/api/v1/notifications/status",
+        objects::notification_status,
+    )
     .add(Method::GET, "/api/v1/explain", status::explain)
     .add(Method::POST, "/api/v1/apply", objects::apply)
     .add(Method::POST, "/api/v1/config", objects::apply_config)

@@ -52,7 +52,7 @@ pub fn creates(ops: &[Op]) -> Vec<bool> {
 pub fn shown(mut changes: Vec<Change>, creates: &[bool]) -> Vec<Change> {
     for (i, change) in changes.iter_mut().enumerate() {
         if let Written::Upserted(object) = &mut change.what
-            && matches!(object.as_ref(), Object::TsigKey(_))
+            && matches!(object.as_ref(), Object::TsigKey(_) | Object::Notifier(_))
             && !creates.get(i).copied().unwrap_or(false)
         {
             **object = object.redacted();

@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod agents;
+pub mod deliveries;
 pub mod edges;
 pub mod keys;
 mod owner;
@@ -129,6 +130,11 @@ pub struct Service {
     own_listeners: std::sync::OnceLock<Vec<std::net::SocketAddr>>,
     /// MaxMind files explain places client addresses with (`--geo-mmdb`).
     geo: std::sync::OnceLock<crate::api::geo::ExplainGeo>,
+    /// Where notifications may not go: the denied ranges and, once bound,
+    /// this node's own listeners.
+    deny: std::sync::OnceLock<Arc<gslb_shared::destination::DenyList>>,
+    /// Each notification target's delivery on this node.
+    notifications: Arc<deliveries::Board>,
     /// The core's state as reads see it: replaced by the owner after every
     /// operation that moved the version or the catalog (before answering
     /// it), so reads take it without ever waiting for the core.
@@ -179,6 +185,8 @@ impl Service {
             http_address: std::sync::OnceLock::new(),
             own_listeners: std::sync::OnceLock::new(),
             geo: std::sync::OnceLock::new(),
+            deny: std::sync::OnceLock::new(),
+            notifications: Arc::default(),
             view,
         }
     }
@@ -205,6 +213,7 @@ impl Service {
     /// acknowledged or refused on its own.
     pub async fn write_one(&self, mut op: Op) -> Result<Change, ControlError> {
         crate::core::catalog::refuse_client_ids(std::slice::from_ref(&op))?;
+        deliveries::refuse_denied(self, std::slice::from_ref(&op)).await?;
         crate::api::secrets::fill(std::slice::from_mut(&mut op));
         let (reply, outcome) = oneshot::channel();
         if self
@@ -234,9 +243,28 @@ impl Service {
         let _ = self.http_address.set(address);
     }
 
-    /// Record the bound listeners (once).
+    /// Record the bound listeners (once); notifications never go to them.
     pub fn set_own_listeners(&self, listeners: Vec<std::net::SocketAddr>) {
+        let deny =
+            gslb_shared::destination::DenyList::new(gslb_shared::destination::default_ranges());
+        let text: Vec<String> = listeners.iter().map(ToString::to_string).collect();
+        deny.deny_listeners(&text);
+        let _ = self.deny.set(Arc::new(deny));
         let _ = self.own_listeners.set(listeners);
+    }
+
+    /// Where notifications may not go.
+    pub fn deny(&self) -> Arc<gslb_shared::destination::DenyList> {
+        Arc::clone(self.deny.get_or_init(|| {
+            Arc::new(gslb_shared::destination::DenyList::new(
+                gslb_shared::destination::default_ranges(),
+            ))
+        }))
+    }
+
+    /// Each notification target's delivery on this node.
+    pub fn notifications(&self) -> &deliveries::Board {
+        &self.notifications
     }
 
     /// Set the MaxMind files explain uses (once).

@@ -32,6 +32,8 @@ pub enum Object {
     Check(Check),
     /// A TSIG key.
     TsigKey(TsigKey),
+    /// A notification target.
+    Notifier(Notifier),
 }
 
 /// The id of a configured object.
@@ -50,6 +52,8 @@ pub enum ObjectRef {
     Check(CheckId),
     /// A TSIG key.
     TsigKey(TsigKeyId),
+    /// A notification target.
+    Notifier(NotifierId),
 }
 
 impl std::fmt::Display for ObjectRef {
@@ -61,6 +65,7 @@ impl std::fmt::Display for ObjectRef {
             ObjectRef::Member(id) => write!(f, "member {id}"),
             ObjectRef::Check(id) => write!(f, "check {id}"),
             ObjectRef::TsigKey(id) => write!(f, "TSIG key {id}"),
+            ObjectRef::Notifier(id) => write!(f, "notification target {id}"),
         }
     }
 }
@@ -75,6 +80,7 @@ impl Object {
             Object::Member(m) => ObjectRef::Member(m.id),
             Object::Check(c) => ObjectRef::Check(c.id),
             Object::TsigKey(k) => ObjectRef::TsigKey(k.id),
+            Object::Notifier(n) => ObjectRef::Notifier(n.id),
         }
     }
 
@@ -86,6 +92,7 @@ impl Object {
             Object::Member(m) => m.id = MemberId(id),
             Object::Check(c) => c.id = CheckId(id),
             Object::TsigKey(k) => k.id = TsigKeyId(id),
+            Object::Notifier(n) => n.id = NotifierId(id),
         }
     }
 
@@ -95,6 +102,7 @@ impl Object {
     pub fn redacted(&self) -> Self {
         match self {
             Object::TsigKey(k) => Object::TsigKey(k.redacted()),
+            Object::Notifier(n) => Object::Notifier(n.redacted()),
             Object::Zone(z) => Object::Zone(z.redacted()),
             other => other.clone(),
         }
@@ -125,20 +133,32 @@ impl Shown for TsigKey {
     }
 }
 
+impl Shown for Notifier {
+    fn shown(&self) -> std::borrow::Cow<'_, Self> {
+        std::borrow::Cow::Owned(self.redacted())
+    }
+}
+
 impl Shown for RecordSet {}
 impl Shown for Pool {}
 impl Shown for Member {}
 impl Shown for Check {}
 
-/// Give every TSIG key created without a secret one from `generate`
-/// (called where writes enter, before they are validated and replicated,
-/// so every replica stores the same secret).
+/// Give every TSIG key and webhook target created without a secret one
+/// from `generate` (called where writes enter, before they are validated
+/// and replicated, so every replica stores the same secret).
 pub fn fill_secrets(ops: &mut [Op], mut generate: impl FnMut() -> Vec<u8>) {
     for op in ops {
-        if let Op::Create(Object::TsigKey(k)) = op
-            && k.secret.is_empty()
-        {
-            k.secret = Secret(generate());
+        match op {
+            Op::Create(Object::TsigKey(k)) if k.secret.is_empty() => {
+                k.secret = Secret(generate());
+            }
+            Op::Create(Object::Notifier(n))
+                if n.secret.is_empty() && n.kind == NotifierKind::Webhook =>
+            {
+                n.secret = Secret(generate());
+            }
+            _ => {}
         }
     }
 }
@@ -381,6 +401,13 @@ impl CatalogState {
                 {
                     k.secret = old.secret.clone();
                 }
+                if let Object::Notifier(n) = &mut object
+                    && n.secret.is_empty()
+                    && let Some(old) = self.catalog.notifiers.get(&n.id)
+                    && old.kind == n.kind
+                {
+                    n.secret = old.secret.clone();
+                }
                 if let Object::Zone(z) = &mut object
                     && let Some(old) = self.catalog.zones.get(&z.id)
                 {
@@ -451,6 +478,7 @@ impl CatalogState {
             ObjectRef::Member(id) => c.members.contains_key(&id),
             ObjectRef::Check(id) => c.checks.contains_key(&id),
             ObjectRef::TsigKey(id) => c.tsig_keys.contains_key(&id),
+            ObjectRef::Notifier(id) => c.notifiers.contains_key(&id),
         }
     }
 
@@ -463,6 +491,7 @@ impl CatalogState {
             .chain(c.members.values().cloned().map(Object::Member))
             .chain(c.checks.values().cloned().map(Object::Check))
             .chain(c.tsig_keys.values().cloned().map(Object::TsigKey))
+            .chain(c.notifiers.values().cloned().map(Object::Notifier))
     }
 
     /// Store an already-validated object (also used when loading from disk).
@@ -491,6 +520,7 @@ impl CatalogState {
             }
             Object::Check(k) => drop(c.checks.insert(k.id, k)),
             Object::TsigKey(k) => drop(c.tsig_keys.insert(k.id, k)),
+            Object::Notifier(n) => drop(c.notifiers.insert(n.id, n)),
         }
     }
 
@@ -520,6 +550,7 @@ impl CatalogState {
             }
             ObjectRef::Check(id) => drop(c.checks.remove(&id)),
             ObjectRef::TsigKey(id) => drop(c.tsig_keys.remove(&id)),
+            ObjectRef::Notifier(id) => drop(c.notifiers.remove(&id)),
         }
     }
 
@@ -734,6 +765,23 @@ impl CatalogState {
                 }
                 Ok(())
             }
+            Object::Notifier(n) => {
+                validate::notifier(n).map_err(CatalogError::Invalid)?;
+                if let Some(other) = c
+                    .notifiers
+                    .values()
+                    .find(|o| o.name == n.name && o.id != n.id)
+                {
+                    return Err(invalid(
+                        "name",
+                        format!(
+                            "notification target {} is already named {:?}",
+                            other.id, n.name
+                        ),
+                    ));
+                }
+                self.check_filter(&n.filter)
+            }
             Object::Check(k) => {
                 validate::check(k).map_err(CatalogError::Invalid)?;
                 if let Some(other) = c.checks.values().find(|o| o.name == k.name && o.id != k.id) {
@@ -789,8 +837,41 @@ impl CatalogState {
                 Some(z) => in_use(format!("zone {} ({}) transfers with it", z.id, z.apex)),
                 None => Ok(()),
             },
-            ObjectRef::Member(_) => Ok(()),
+            // A filter names pools and members by name: deleting one
+            // leaves a name that matches nothing, as a typo would have.
+            ObjectRef::Member(_) | ObjectRef::Notifier(_) => Ok(()),
         }
+    }
+
+    /// A filter's zones, pools and members must exist when it is written
+    /// (a typo would otherwise silence the target).
+    fn check_filter(&self, filter: &NotifyFilter) -> Result<(), CatalogError> {
+        let c = &self.catalog;
+        for (i, apex) in filter.zones.iter().enumerate() {
+            if !c.zones.values().any(|z| &z.apex == apex) {
+                return Err(invalid(
+                    &format!("filter.zones[{i}]"),
+                    format!("zone {apex} does not exist"),
+                ));
+            }
+        }
+        for (i, name) in filter.pools.iter().enumerate() {
+            if !c.pools.values().any(|p| &p.name == name) {
+                return Err(invalid(
+                    &format!("filter.pools[{i}]"),
+                    format!("pool {name:?} does not exist"),
+                ));
+            }
+        }
+        for (i, name) in filter.members.iter().enumerate() {
+            if !c.members.values().any(|m| &m.name == name) {
+                return Err(invalid(
+                    &format!("filter.members[{i}]"),
+                    format!("no member is named {name:?}"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// A zone whose transfer settings name the key `name`.
@@ -836,5 +917,6 @@ fn object_id(object: &Object) -> u64 {
         Object::Member(m) => m.id.0,
         Object::Check(c) => c.id.0,
         Object::TsigKey(k) => k.id.0,
+        Object::Notifier(n) => n.id.0,
     }
 }

@@ -164,6 +164,7 @@ impl Control {
             resolved,
             rtt,
             first_start,
+            ..
         } = store.load()?;
         let mut control = Self {
             feed: Feed::new(Snapshot::default(), FEED_WINDOW),
@@ -230,6 +231,7 @@ impl Control {
             rtt,
         };
         snapshot.catalog.checks.clear();
+        snapshot.catalog.notifiers.clear();
         control.feed = Feed::new(snapshot, FEED_WINDOW);
         Ok(control)
     }
@@ -479,7 +481,7 @@ impl Control {
                         self.engine.step(now, member_input(catalog, member), out)?;
                     }
                 }
-                Object::Zone(_) | Object::Record(_) | Object::TsigKey(_) => {}
+                Object::Zone(_) | Object::Record(_) | Object::TsigKey(_) | Object::Notifier(_) => {}
             },
             Written::Deleted(ObjectRef::Check(id)) => {
                 self.engine.step(now, Input::RemoveCheck(*id), out)?
@@ -550,8 +552,10 @@ impl Control {
     /// ([`Control::flush_deferred`]).
     fn publish(&mut self, changes: &[Change], now: Timestamp) -> Result<(), ControlError> {
         let mut decided = self.take_decisions(now)?;
-        let decisive =
-            !decided.facts.is_empty() || !decided.rtt.is_empty() || !decided.expired.is_empty();
+        let decisive = !decided.facts.is_empty()
+            || !decided.rtt.is_empty()
+            || !decided.expired.is_empty()
+            || !decided.events.is_empty();
         let rtt: Vec<_> = std::mem::take(&mut decided.rtt).into_iter().collect();
         let single = !self.store.one_version_per_commit();
         let deferrable = single
@@ -569,6 +573,7 @@ impl Control {
                 pending.last_id = self.state.last_id;
                 pending.latched.append(&mut decided.latched);
                 pending.rtt.extend(rtt.iter().cloned());
+                pending.events.append(&mut decided.events);
             }
             self.deferred.log.append(&mut decided.log);
         } else {
@@ -580,6 +585,7 @@ impl Control {
                 version: self.state.version + 1,
                 latched: std::mem::take(&mut decided.latched),
                 rtt: rtt.clone(),
+                events: std::mem::take(&mut decided.events),
                 ..Commit::default()
             });
             if commit.is_some() || !decided.log.is_empty() {

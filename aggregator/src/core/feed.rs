@@ -55,7 +55,7 @@ pub fn delta_of(
                 Object::Pool(p) => d.pools.push(p.clone()),
                 Object::Member(m) => d.members.push(m.clone()),
                 Object::TsigKey(k) => d.tsig_keys.push(k.clone()),
-                Object::Check(_) => {}
+                Object::Check(_) | Object::Notifier(_) => {}
             },
             Written::Deleted(r) => match *r {
                 ObjectRef::Zone(id) => d.removed_zones.push(id),
@@ -63,7 +63,7 @@ pub fn delta_of(
                 ObjectRef::Pool(id) => d.removed_pools.push(id),
                 ObjectRef::Member(id) => d.removed_members.push(id),
                 ObjectRef::TsigKey(id) => d.removed_tsig_keys.push(id),
-                ObjectRef::Check(_) => {}
+                ObjectRef::Check(_) | ObjectRef::Notifier(_) => {}
             },
         }
     }
@@ -122,13 +122,14 @@ impl Feed {
             Some(catalog) => {
                 let mut shared = catalog.clone();
                 shared.checks.clear();
+                shared.notifiers.clear();
                 #[cfg(debug_assertions)]
                 {
                     let mut applied = self.current.clone();
                     let _ = applied.apply(&delta);
                     debug_assert!(
                         applied.catalog == shared,
-                        "the feed's catalog is the core's without its checks"
+                        "the feed's catalog is the core's without its checks and notification targets"
                     );
                 }
                 self.current.advance(&delta, shared)

@@ -18,6 +18,7 @@ pub(crate) use redb_store::open_locked;
 pub use redb_store::{DEFAULT_CACHE_MIB, FILE, MetaEntries, RedbStore, set_cache_mib};
 
 use crate::core::catalog::{CatalogState, Change};
+use crate::core::notify::{Event, Outbox, OutboxDump, OutboxWrite};
 
 /// The on-disk schema this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -83,6 +84,8 @@ pub struct Loaded {
     pub resolved: BTreeMap<MemberId, Resolved>,
     /// Round-trip times as last published (latency steering).
     pub rtt: BTreeMap<MemberId, gslb_shared::Rtts>,
+    /// The notification outbox.
+    pub outbox: OutboxDump,
     /// True when the store was empty (a first start).
     pub first_start: bool,
 }
@@ -115,6 +118,10 @@ pub struct Commit {
     /// continues above it (a single node's deferred decisions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserved: Option<u64>,
+    /// Notification events the decisions amount to (numbered by the store
+    /// as it applies them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Event>,
 }
 
 /// A storage failure.
@@ -223,4 +230,10 @@ pub trait Store: Send + Sync + 'static {
     fn one_version_per_commit(&self) -> bool {
         false
     }
+    /// The notification outbox's bookkeeping.
+    fn outbox(&self) -> Result<Outbox, StoreError>;
+    /// At most `limit` outbox events after sequence number `after`.
+    fn outbox_events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError>;
+    /// Write to the outbox (durable, and replicated, on return).
+    fn write_outbox(&self, write: &OutboxWrite) -> Result<(), StoreError>;
 }

@@ -52,13 +52,17 @@ pub struct Command {
     pub commit: Option<Commit>,
     /// Health-log lines that go with it.
     pub log: Vec<LogRecord>,
+    /// A write to the notification outbox (the leader's deliveries and
+    /// watched events), with no version either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outbox: Option<crate::core::notify::OutboxWrite>,
 }
 
 /// What the state machine tells the node's control core, in log order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// A commit was applied at this log index (its version).
-    Committed(u64, Commit),
+    Committed(u64, Box<Commit>),
     /// A snapshot replaced the whole state: reload it.
     Installed,
     /// A proposal failed after the leader's control core had moved on:
@@ -79,6 +83,7 @@ impl Command {
                 ..Commit::default()
             }),
             log: Vec::new(),
+            outbox: None,
         }
     }
 }

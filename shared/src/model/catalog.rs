@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Check, CheckId, Member, MemberId, Pool, PoolId, RecordSet, RecordSetId, TsigKey, TsigKeyId,
-    Zone, ZoneId,
+    Check, CheckId, Member, MemberId, Notifier, NotifierId, Pool, PoolId, RecordSet, RecordSetId,
+    TsigKey, TsigKeyId, Zone, ZoneId,
 };
 
 /// The map the catalog keeps its objects in: persistent (a clone shares
@@ -13,7 +13,8 @@ use super::{
 /// catalog costs nothing and a reader holds it without blocking writers.
 pub type Map<K, V> = imbl::OrdMap<K, V>;
 
-/// All configured zones, records, pools, members, checks and TSIG keys.
+/// All configured zones, records, pools, members, checks, TSIG keys and
+/// notification targets.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Catalog {
@@ -35,6 +36,9 @@ pub struct Catalog {
     /// TSIG keys by id.
     #[serde(default)]
     pub tsig_keys: Map<TsigKeyId, TsigKey>,
+    /// Notification targets by id (never sent to edges).
+    #[serde(default)]
+    pub notifiers: Map<NotifierId, Notifier>,
 }
 
 impl Catalog {

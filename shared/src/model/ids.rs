@@ -44,6 +44,10 @@ numeric_id!(
     /// Identifies a TSIG key.
     TsigKeyId
 );
+numeric_id!(
+    /// Identifies a notification target.
+    NotifierId
+);
 
 macro_rules! text_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{FieldError, Findings, ValidationError};
-use super::{check, cuts, member, pool, record, tsig_key, zone};
+use super::{check, cuts, member, notifier, pool, record, tsig_key, zone};
 use crate::model::{Catalog, RecordType};
 
 fn nested(f: &mut Findings, prefix: String, result: Result<(), ValidationError>) {
@@ -51,6 +51,20 @@ pub fn catalog(catalog: &Catalog) -> Result<(), ValidationError> {
             key_names.insert(&k.name),
             &format!("tsigKeys[{id}].name"),
             format!("key {} is defined twice", k.name),
+        );
+    }
+    let mut notifier_names = HashSet::new();
+    for (id, n) in &catalog.notifiers {
+        nested(&mut f, format!("notifiers[{id}]"), notifier(n));
+        f.require(
+            id == &n.id,
+            &format!("notifiers[{id}].id"),
+            "must match its key",
+        );
+        f.require(
+            notifier_names.insert(&n.name),
+            &format!("notifiers[{id}].name"),
+            format!("notification target {} is defined twice", n.name),
         );
     }
     for (id, z) in &catalog.zones {

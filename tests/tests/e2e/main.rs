@@ -14,6 +14,7 @@ mod geo_mmdb;
 mod hardening;
 mod hostnames;
 mod latency;
+mod notifications;
 mod observability;
 mod partition;
 mod quorum;

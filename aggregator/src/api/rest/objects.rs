@@ -58,6 +58,8 @@ pub async fn write(service: &Service, op: Op, created: bool) -> Reply {
             // The one time the secret is shown: to the client creating it.
             Object::TsigKey(x) if created => to_json(&x),
             Object::TsigKey(x) => to_json(&x.redacted()),
+            Object::Notifier(x) if created => to_json(&x),
+            Object::Notifier(x) => to_json(&x.redacted()),
         },
         Written::Deleted(_) => Value::Null,
     };
@@ -193,6 +195,29 @@ object_routes!(
     base(Kind::Record)
 );
 
+object_routes!(
+    list_notifiers,
+    create_notifier,
+    get_notifier,
+    update_notifier,
+    delete_notifier,
+    Notifier,
+    Notifier,
+    Notifier,
+    NotifierId,
+    notifiers,
+    serde_json::json!({})
+);
+
+/// Each notification target's delivery (`gslbctl notifications status`).
+pub async fn notification_status(State(s): State<Arc<Service>>) -> Result<Json<Value>, ApiError> {
+    let service = Arc::clone(&s);
+    let view = off_worker(move || crate::api::service::deliveries::status(&service))
+        .await
+        .map_err(|e| ApiError::from(crate::core::control::ControlError::from(e)))?;
+    Ok(Json(to_json(&view)))
+}
+
 /// `?zoneId=` filter of the record list.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -236,6 +261,7 @@ pub struct ApplyBody {
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     let ApplyBody { mut ops, dry_run } = decode(&body)?;
+    crate::api::service::deliveries::refuse_denied(&s, &ops).await?;
     crate::api::secrets::fill(&mut ops);
     let creates = crate::api::secrets::creates(&ops);
     let (changes, version) = s.call(move |c| c.apply_ops(ops, dry_run, now())).await?;

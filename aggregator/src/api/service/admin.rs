@@ -89,6 +89,7 @@ impl Admin {
             ObjectRef::Member(i) => i.0,
             ObjectRef::Check(i) => i.0,
             ObjectRef::TsigKey(i) => i.0,
+            ObjectRef::Notifier(i) => i.0,
         };
         Ok(Response::new(pb::DeleteResponse {
             id,
@@ -170,6 +171,35 @@ impl AdminService for Admin {
                 .collect(),
         })
         .await
+    }
+    async fn create_notifier(&self, r: Request<pb::Notifier>) -> Reply<pb::Notifier> {
+        self.create::<Notifier>(r).await
+    }
+    async fn update_notifier(&self, r: Request<pb::Notifier>) -> Reply<pb::Notifier> {
+        let mut target = self.update::<Notifier>(r).await?;
+        target.get_mut().secret.clear();
+        Ok(target)
+    }
+    async fn delete_notifier(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
+        self.delete_of::<Notifier>(r).await
+    }
+    async fn list_notifiers(&self, _r: Request<pb::ListRequest>) -> Reply<pb::NotifierList> {
+        self.list(|c| pb::NotifierList {
+            notifiers: (c.notifiers.values())
+                .map(|n| (&n.redacted()).into())
+                .collect(),
+        })
+        .await
+    }
+    async fn get_notification_status(
+        &self,
+        _r: Request<pb::ListRequest>,
+    ) -> Reply<pb::NotificationStatus> {
+        let service = Arc::clone(&self.0);
+        off_worker(move || crate::api::service::deliveries::status(&service))
+            .await
+            .map(|v| Response::new(v.into()))
+            .map_err(|e| Status::unavailable(e.to_string()))
     }
     async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
         self.list(|c| pb::ZoneList {
@@ -382,6 +412,7 @@ impl AdminService for Admin {
     async fn apply(&self, r: Request<pb::ApplyRequest>) -> Reply<pb::ApplyResponse> {
         let r = r.into_inner();
         let mut ops = apply::ops_from_pb(r.ops)?;
+        crate::api::service::deliveries::refuse_denied(&self.0, &ops).await?;
         crate::api::secrets::fill(&mut ops);
         let creates = crate::api::secrets::creates(&ops);
         let (changes, version) = self

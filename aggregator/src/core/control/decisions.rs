@@ -7,6 +7,8 @@ use gslb_shared::{MemberFacts, MemberId, Rtts};
 
 use super::{Control, ControlError};
 use crate::core::catalog::{Change, ObjectRef, Op};
+use crate::core::notify::Event;
+use crate::core::notify::detect::{member_event, pool_events, pool_flags, quarantine_event};
 use crate::core::store::{Latched, LogRecord};
 use gslb_engine::{Output, Timestamp};
 
@@ -24,6 +26,8 @@ pub(super) struct Decisions {
     pub expired: Vec<Change>,
     /// Health log entries.
     pub log: Vec<LogRecord>,
+    /// Notification events (members, pools, locations).
+    pub events: Vec<Event>,
 }
 
 fn log_member(output: &Output) -> Option<MemberId> {
@@ -68,12 +72,14 @@ impl Control {
                     ..
                 } => {
                     tracing::warn!(%location, quarantined, "location quarantine changed");
+                    d.events.extend(quarantine_event(&output));
                 }
                 Output::StartupGateOpened { .. } => {
                     tracing::info!("startup gate open: health decisions resume")
                 }
                 Output::Transition(t) => {
                     tracing::info!(member = %t.member, from = ?t.from, to = ?t.to, reason = ?t.reason, "health transition");
+                    d.events.extend(member_event(&self.state.catalog, t));
                 }
                 Output::Warmup {
                     member,
@@ -108,6 +114,7 @@ impl Control {
                 }
             }
         }
+        self.pool_events(&mut d, now);
         // Only what changes what edges hold (a member deleted meanwhile,
         // or a table equal to the published one, is dropped).
         let held = &self.feed.snapshot().rtt;
@@ -125,5 +132,36 @@ impl Control {
             }
         }
         Ok(d)
+    }
+}
+
+impl Control {
+    /// The pool events of `d`'s new facts: each pool with a member whose
+    /// facts changed, its flags before and after (under the current
+    /// catalog, so only what the decisions changed counts).
+    fn pool_events(&self, d: &mut Decisions, now: Timestamp) {
+        if d.facts.is_empty() {
+            return;
+        }
+        let catalog = &self.state.catalog;
+        let snapshot = self.feed.snapshot();
+        let mut pools: Vec<_> = (d.facts.keys())
+            .filter_map(|m| catalog.members.get(m).map(|m| m.pool))
+            .collect();
+        pools.sort_unstable();
+        pools.dedup();
+        let held = |id: MemberId| snapshot.facts.get(&id).copied().unwrap_or_default();
+        let fresh = |id: MemberId| d.facts.get(&id).copied().unwrap_or_else(|| held(id));
+        let mut events = Vec::new();
+        for pool in pools {
+            let Some(p) = catalog.pools.get(&pool) else {
+                continue;
+            };
+            let ids: Vec<MemberId> = self.state.pool_member_ids(pool).collect();
+            let before = pool_flags(catalog, pool, &ids, &held, &snapshot.resolved);
+            let after = pool_flags(catalog, pool, &ids, &fresh, &snapshot.resolved);
+            events.extend(pool_events(pool, &p.name, before, after, now.0));
+        }
+        d.events.extend(events);
     }
 }

@@ -70,6 +70,26 @@ impl View {
         Backup::of(&self.state, &self.latched, now_ms)
     }
 
+    /// The notification outbox's bookkeeping, read from the store.
+    pub fn outbox(&self) -> Result<crate::core::notify::Outbox, StoreError> {
+        self.store.outbox()
+    }
+
+    /// At most `limit` outbox events after sequence number `after`.
+    pub fn outbox_events(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::core::notify::Event>, StoreError> {
+        self.store.outbox_events(after, limit)
+    }
+
+    /// Write to the outbox through this view's store (replicated in a
+    /// cluster; blocking until durable).
+    pub fn write_outbox(&self, write: &crate::core::notify::OutboxWrite) -> Result<(), StoreError> {
+        self.store.write_outbox(write)
+    }
+
     /// The newest `limit` health log entries of a member (JSON, oldest
     /// first), read from the store directly (it serves concurrent reads).
     pub fn health_log(

@@ -129,6 +129,7 @@ fn object_id(r: &ObjectRef) -> u64 {
         ObjectRef::Member(i) => i.0,
         ObjectRef::Check(i) => i.0,
         ObjectRef::TsigKey(i) => i.0,
+        ObjectRef::Notifier(i) => i.0,
     }
 }
 

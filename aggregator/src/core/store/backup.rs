@@ -93,6 +93,8 @@ pub fn restore(dir: &Path, backup: &Backup) -> Result<u64, StoreError> {
         resolved: Default::default(),
         // Measured again within a few cycles.
         rtt: Default::default(),
+        // Undelivered notifications are not part of a backup.
+        outbox: Default::default(),
         first_start: false,
     };
     store.replace_all(&loaded, &[])?;

@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 
 use super::{Commit, Latched, Loaded, LogRecord, SCHEMA_VERSION, Store, StoreError, marker};
 use crate::core::catalog::{CatalogState, Object, ObjectRef, Written};
+use crate::core::notify::{Event, Outbox, OutboxWrite};
 
 /// Most health log entries kept per member.
 pub const LOG_PER_MEMBER: usize = 1_000;
@@ -26,14 +27,17 @@ pub const LOG_PER_MEMBER: usize = 1_000;
 /// The database file inside the data directory.
 pub const FILE: &str = "gslb.redb";
 
+mod outbox;
+
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const KINDS: [TableDefinition<u64, &[u8]>; 6] = [
+const KINDS: [TableDefinition<u64, &[u8]>; 7] = [
     TableDefinition::new("zones"),
     TableDefinition::new("records"),
     TableDefinition::new("pools"),
     TableDefinition::new("members"),
     TableDefinition::new("checks"),
     TableDefinition::new("tsig_keys"),
+    TableDefinition::new("notifiers"),
 ];
 const LATCHED: TableDefinition<u64, &[u8]> = TableDefinition::new("latched");
 const RESOLVED: TableDefinition<u64, &[u8]> = TableDefinition::new("resolved");
@@ -76,6 +80,7 @@ fn kind_index(r: &ObjectRef) -> (usize, u64) {
         ObjectRef::Member(id) => (3, id.0),
         ObjectRef::Check(id) => (4, id.0),
         ObjectRef::TsigKey(id) => (5, id.0),
+        ObjectRef::Notifier(id) => (6, id.0),
     }
 }
 
@@ -223,6 +228,7 @@ impl RedbStore {
         w.open_table(RESOLVED).map_err(db_err)?;
         w.open_table(RTT).map_err(db_err)?;
         w.open_table(LOG).map_err(db_err)?;
+        outbox::create(&w)?;
         w.commit().map_err(db_err)?;
         let r = db.begin_read().map_err(db_err)?;
         let log_seq = u64_in(&r, "log_seq")?;
@@ -304,6 +310,7 @@ impl RedbStore {
             latched,
             resolved,
             rtt,
+            outbox: outbox::dump(&txn)?,
             first_start: empty,
         };
         Ok((loaded, meta))
@@ -326,9 +333,23 @@ impl RedbStore {
         commit: Option<&Commit>,
         meta: MetaEntries<'_>,
     ) -> Result<(), StoreError> {
+        self.commit_all(commit, None, meta)
+    }
+
+    /// Write `commit` and `outbox` (if any) and the raw `meta` entries in
+    /// one transaction, durable on return.
+    pub fn commit_all(
+        &self,
+        commit: Option<&Commit>,
+        write: Option<&OutboxWrite>,
+        meta: MetaEntries<'_>,
+    ) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(db_err)?;
         if let Some(commit) = commit {
             apply_commit(&w, commit)?;
+        }
+        if let Some(write) = write {
+            outbox::write(&w, write)?;
         }
         put_meta(&w, meta)?;
         w.commit().map_err(db_err)?;
@@ -385,6 +406,7 @@ impl RedbStore {
                 rtt.insert(member.0, encode(r).as_slice()).map_err(db_err)?;
             }
         }
+        outbox::replace(&w, &loaded.outbox)?;
         let state = &loaded.state;
         let own = [
             ("version", state.version.to_be_bytes().to_vec()),
@@ -438,6 +460,9 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
                     resolved.remove(m.0).map_err(db_err)?;
                     rtt.remove(m.0).map_err(db_err)?;
                 }
+                if let ObjectRef::Notifier(n) = r {
+                    outbox::forget_target(w, *n)?;
+                }
             }
         }
     }
@@ -467,6 +492,7 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
             None => drop(latched.remove(member.0).map_err(db_err)?),
         }
     }
+    outbox::append(w, &commit.events)?;
     let mut meta = vec![
         ("version", commit.version.to_be_bytes().to_vec()),
         ("last_id", commit.last_id.to_be_bytes().to_vec()),
@@ -554,5 +580,17 @@ impl Store for RedbStore {
 
     fn reserved(&self) -> Result<u64, StoreError> {
         u64_in(&self.db.begin_read().map_err(db_err)?, "reserved")
+    }
+
+    fn outbox(&self) -> Result<Outbox, StoreError> {
+        outbox::state(&self.db.begin_read().map_err(db_err)?)
+    }
+
+    fn outbox_events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
+        outbox::events(&self.db.begin_read().map_err(db_err)?, after, limit)
+    }
+
+    fn write_outbox(&self, write: &OutboxWrite) -> Result<(), StoreError> {
+        self.commit_all(None, Some(write), &[])
     }
 }

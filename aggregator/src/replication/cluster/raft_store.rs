@@ -7,6 +7,7 @@ use std::sync::Arc;
 use gslb_shared::MemberId;
 
 use super::Cluster;
+use crate::core::notify::{Event, Outbox, OutboxWrite};
 use crate::core::store::{Commit, Loaded, LogRecord, Store, StoreError};
 use crate::replication::raft::Command;
 
@@ -32,6 +33,7 @@ impl Store for RaftStore {
         self.cluster.propose(Command {
             commit: Some(commit.clone()),
             log: Vec::new(),
+            outbox: None,
         })
     }
 
@@ -48,6 +50,7 @@ impl Store for RaftStore {
         let index = self.cluster.propose(Command {
             commit: commit.cloned(),
             log: log.to_vec(),
+            outbox: None,
         })?;
         Ok(commit.map(|_| index))
     }
@@ -62,6 +65,24 @@ impl Store for RaftStore {
 
     fn one_version_per_commit(&self) -> bool {
         true
+    }
+
+    fn outbox(&self) -> Result<Outbox, StoreError> {
+        self.cluster.state.store().outbox()
+    }
+
+    fn outbox_events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError> {
+        self.cluster.state.store().outbox_events(after, limit)
+    }
+
+    fn write_outbox(&self, write: &OutboxWrite) -> Result<(), StoreError> {
+        self.cluster
+            .propose(Command {
+                commit: None,
+                log: Vec::new(),
+                outbox: Some(write.clone()),
+            })
+            .map(drop)
     }
 
     fn size_on_disk(&self) -> u64 {

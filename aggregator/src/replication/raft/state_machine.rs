@@ -35,6 +35,9 @@ struct Body {
     resolved: Vec<(MemberId, gslb_shared::Resolved)>,
     #[serde(default)]
     rtt: Vec<(MemberId, gslb_shared::Rtts)>,
+    /// The notification outbox (absent from snapshots of older nodes).
+    #[serde(default)]
+    outbox: crate::core::notify::OutboxDump,
 }
 
 /// The last snapshot built or installed, kept for followers that need it.
@@ -151,6 +154,7 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
             latched: loaded.latched.into_iter().collect(),
             resolved: loaded.resolved.into_iter().collect(),
             rtt: loaded.rtt.into_iter().collect(),
+            outbox: loaded.outbox,
         };
         let data = encode(&body)?;
         let meta = SnapshotMeta {
@@ -196,6 +200,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             let mut meta = vec![(APPLIED, encode(&Some(id))?)];
             let mut commit = None;
             let mut log = Vec::new();
+            let mut outbox = None;
             match entry.payload {
                 EntryPayload::Blank => {}
                 EntryPayload::Normal(command) => {
@@ -208,13 +213,14 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                         c
                     });
                     log = command.log;
+                    outbox = command.outbox;
                 }
                 EntryPayload::Membership(m) => {
                     meta.push((MEMBERSHIP, encode(&StoredMembership::new(Some(id), m))?));
                 }
             }
             self.store
-                .commit_with_meta(commit.as_ref(), &meta)
+                .commit_all(commit.as_ref(), outbox.as_ref(), &meta)
                 .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
             if !log.is_empty() {
                 self.store
@@ -222,7 +228,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                     .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
             }
             if let Some(commit) = commit {
-                self.announce(Event::Committed(id.index, commit));
+                self.announce(Event::Committed(id.index, Box::new(commit)));
             }
             replies.push(Applied { index: id.index });
         }
@@ -251,6 +257,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             latched: body.latched.into_iter().collect(),
             resolved: body.resolved.into_iter().collect(),
             rtt: body.rtt.into_iter().collect(),
+            outbox: body.outbox,
             first_start: false,
         };
         let stored = Stored {

@@ -26,7 +26,7 @@ fn object(o: pb::Object) -> Result<Object, ValidationError> {
     let missing = || {
         ValidationError::single(
             "object",
-            "must hold a zone, recordSet, pool, member, check or tsigKey",
+            "must hold a zone, recordSet, pool, member, check, tsigKey or notifier",
         )
     };
     Ok(match o.kind.ok_or_else(missing)? {
@@ -36,6 +36,7 @@ fn object(o: pb::Object) -> Result<Object, ValidationError> {
         Kind::Member(x) => Object::Member(x.try_into()?),
         Kind::Check(x) => Object::Check(x.try_into()?),
         Kind::TsigKey(x) => Object::TsigKey(x.try_into()?),
+        Kind::Notifier(x) => Object::Notifier(x.try_into()?),
     })
 }
 
@@ -45,7 +46,7 @@ fn reference(r: pb::ObjectRef) -> Result<ObjectRef, ValidationError> {
         match r.kind.ok_or_else(|| {
             ValidationError::single(
                 "delete",
-                "must name a zone, recordSet, pool, member, check or tsigKey",
+                "must name a zone, recordSet, pool, member, check, tsigKey or notifier",
             )
         })? {
             Kind::Zone(id) => ObjectRef::Zone(ZoneId(id)),
@@ -54,6 +55,7 @@ fn reference(r: pb::ObjectRef) -> Result<ObjectRef, ValidationError> {
             Kind::Member(id) => ObjectRef::Member(MemberId(id)),
             Kind::Check(id) => ObjectRef::Check(CheckId(id)),
             Kind::TsigKey(id) => ObjectRef::TsigKey(TsigKeyId(id)),
+            Kind::Notifier(id) => ObjectRef::Notifier(NotifierId(id)),
         },
     )
 }
@@ -87,6 +89,7 @@ fn object_to_pb(o: &Object) -> pb::Object {
         Object::Member(x) => Kind::Member(x.into()),
         Object::Check(x) => Kind::Check(x.into()),
         Object::TsigKey(x) => Kind::TsigKey(x.into()),
+        Object::Notifier(x) => Kind::Notifier(x.into()),
     };
     pb::Object { kind: Some(kind) }
 }
@@ -100,6 +103,7 @@ fn reference_to_pb(r: &ObjectRef) -> pb::ObjectRef {
         ObjectRef::Member(id) => Kind::Member(id.0),
         ObjectRef::Check(id) => Kind::Check(id.0),
         ObjectRef::TsigKey(id) => Kind::TsigKey(id.0),
+        ObjectRef::Notifier(id) => Kind::Notifier(id.0),
     };
     pb::ObjectRef { kind: Some(kind) }
 }

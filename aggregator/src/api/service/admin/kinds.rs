@@ -50,3 +50,4 @@ kind!(Pool, pb::Pool, Pool, PoolId, pools);
 kind!(Member, pb::Member, Member, MemberId, members);
 kind!(Check, pb::Check, Check, CheckId, checks);
 kind!(TsigKey, pb::TsigKey, TsigKey, TsigKeyId, tsig_keys);
+kind!(Notifier, pb::Notifier, Notifier, NotifierId, notifiers);

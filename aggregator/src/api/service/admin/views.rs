@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
 use gslb_proto::pb;
-use gslb_shared::selection::{CatalogIndex, Family, PoolRef, Query, Selector, pool_state};
+use gslb_shared::selection::{CatalogIndex, Family, Query, Selector};
 use gslb_shared::status::{MemberStatusView, PoolStatusView};
 use gslb_shared::*;
 use rand::SeedableRng;
@@ -23,24 +23,17 @@ pub(crate) fn pool_flags(
     pool: PoolId,
     ids: &[MemberId],
 ) -> (bool, bool, bool) {
-    let Some(p) = snapshot.catalog.pools.get(&pool) else {
-        return (false, false, true);
-    };
-    let members: Vec<Member> = ids
-        .iter()
-        .filter_map(|id| snapshot.catalog.members.get(id).cloned())
-        .collect();
-    let facts: Vec<MemberFacts> = members
-        .iter()
-        .map(|m| snapshot.facts.get(&m.id).copied().unwrap_or_default())
-        .collect();
-    let state = pool_state(PoolRef {
-        pool: p,
-        members: &members,
-        facts: &facts,
-        resolved: Some(&snapshot.resolved),
-    });
-    (state.eligible, state.protected, state.fail_open)
+    let facts = |id| snapshot.facts.get(&id).copied().unwrap_or_default();
+    match crate::core::notify::detect::state_of(
+        &snapshot.catalog,
+        pool,
+        ids,
+        &facts,
+        &snapshot.resolved,
+    ) {
+        Some(state) => (state.eligible, state.protected, state.fail_open),
+        None => (false, false, true),
+    }
 }
 
 /// A member's status: the core is asked only for its engine view (O(1));
