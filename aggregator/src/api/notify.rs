@@ -32,6 +32,7 @@ const TICK: Duration = Duration::from_secs(1);
 pub async fn run(service: Arc<Service>, sender: Sender) {
     let (seq_tx, seq_rx) = tokio::sync::watch::channel(0u64);
     let mut version = service.watch_version();
+    let mut flushed = service.watch_outbox();
     let mut workers: HashMap<NotifierId, tokio::task::JoinHandle<()>> = HashMap::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -39,6 +40,12 @@ pub async fn run(service: Arc<Service>, sender: Sender) {
         let ticked = tokio::select! {
             _ = tick.tick() => true,
             changed = version.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                false
+            }
+            changed = flushed.changed() => {
                 if changed.is_err() {
                     return;
                 }

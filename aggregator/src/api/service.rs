@@ -108,6 +108,8 @@ pub struct Service {
     catalog: watch::Receiver<u64>,
     /// Member cycles closed; the web UI's live view waits on it.
     health: watch::Receiver<u64>,
+    /// Moved when a single node's deferred notification events are durable.
+    outbox: watch::Receiver<u64>,
     /// Agents by id.
     pub(crate) agents: Mutex<registry::Registry>,
     /// How long a disconnected agent's row is kept.
@@ -160,6 +162,7 @@ impl Service {
         let (version_tx, version) = watch::channel(control.version());
         let (catalog_tx, catalog) = watch::channel(control.catalog_generation());
         let (health_tx, health) = watch::channel(control.engine().counters().closed);
+        let (outbox_tx, outbox) = watch::channel(0);
         let view = Arc::new(arc_swap::ArcSwap::from_pointee(control.view()));
         let core = owner::spawn(
             control,
@@ -168,6 +171,7 @@ impl Service {
                 version: version_tx,
                 catalog: catalog_tx,
                 health: health_tx,
+                outbox: outbox_tx,
             },
         );
         Self {
@@ -175,6 +179,7 @@ impl Service {
             version,
             catalog,
             health,
+            outbox,
             agents: Mutex::default(),
             agent_retention: Mutex::new(DEFAULT_AGENT_RETENTION),
             locations: Mutex::default(),
@@ -379,6 +384,12 @@ impl Service {
     /// A receiver that moves whenever member cycles closed.
     pub fn watch_health(&self) -> watch::Receiver<u64> {
         self.health.clone()
+    }
+
+    /// Moves when a single node's deferred notification events reach the
+    /// outbox (a cluster's are there before the version moves).
+    pub fn watch_outbox(&self) -> watch::Receiver<u64> {
+        self.outbox.clone()
     }
 }
 

@@ -613,6 +613,12 @@ impl Control {
         Ok(())
     }
 
+    /// True when decisions published ahead of their fsync carry
+    /// notification events (they reach the outbox with the next flush).
+    pub fn deferred_events(&self) -> bool {
+        (self.deferred.commit.as_ref()).is_some_and(|c| !c.events.is_empty())
+    }
+
     /// Make the decisions published ahead of their fsync durable, and keep
     /// the version reservation ahead of what may be published next. Every
     /// other commit calls this first, so the store never goes back a

@@ -47,6 +47,10 @@ pub(super) struct Published {
     /// Member cycles closed so far; the web UI's live view waits on it
     /// (scores and warm-up passes move without a new version).
     pub health: watch::Sender<u64>,
+    /// Bumped when a single node's deferred decisions that carried
+    /// notification events became durable (they reach the outbox only
+    /// then); the notifier waits on it besides the version.
+    pub outbox: watch::Sender<u64>,
 }
 
 impl Published {
@@ -88,9 +92,14 @@ pub(super) fn spawn(control: Control, published: Published) -> mpsc::Sender<Comm
 /// Make the decisions just published durable: after the edges were told
 /// (`Published::show`) and the callers answered, so the fsync is on
 /// neither path, and before the next operation.
-fn durable(control: &mut Control) {
-    if let Err(e) = control.flush_deferred() {
-        tracing::error!(error = %e, "published decisions not yet durable; retried with the next operation");
+fn durable(control: &mut Control, published: &Published) {
+    let events = control.deferred_events();
+    match control.flush_deferred() {
+        Ok(()) if events => published.outbox.send_modify(|n| *n += 1),
+        Ok(()) => {}
+        Err(e) => {
+            tracing::error!(error = %e, "published decisions not yet durable; retried with the next operation")
+        }
     }
 }
 
@@ -114,7 +123,7 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
                     Ok(reply) => reply(),
                     Err(_) => tracing::error!("an operation on the control core panicked"),
                 }
-                durable(&mut control);
+                durable(&mut control, published);
             }
             Command::Write(op, reply) => {
                 let mut writes = vec![(*op, reply)];
@@ -143,7 +152,7 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
                     }
                     Err(_) => tracing::error!("a group of writes panicked on the control core"),
                 }
-                durable(&mut control);
+                durable(&mut control, published);
             }
         }
     }
