@@ -20,7 +20,12 @@
 #   prometheus           promtool: the alert rules' check and unit tests
 #   systemd              systemd-analyze, -sysusers, -tmpfiles: the Debian
 #                        package's check (scripts/check-deb.sh)
-GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd)
+#   python3-pip          pip, for the one PyPI package below
+#
+# From PyPI (GSLB_PIP):
+#   openapi-spec-validator   validates /api/v1/openapi.json (tests/tests/e2e/openapi.rs)
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd python3-pip)
+GSLB_PIP=(openapi-spec-validator==0.9.0)
 GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver promtool systemd-analyze)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
@@ -30,6 +35,7 @@ gslb_missing_tools() {
     command -v "$t" >/dev/null 2>&1 || echo "$t"
   done
   perl -MMaxMind::DB::Writer::Tree -e 1 >/dev/null 2>&1 || echo "MaxMind::DB::Writer::Tree"
+  python3 -c 'import openapi_spec_validator' >/dev/null 2>&1 || echo "openapi-spec-validator"
 }
 
 # gslb_install_packages: install GSLB_PACKAGES with apt-get (as root). No
@@ -47,4 +53,7 @@ gslb_install_packages() {
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${GSLB_PACKAGES[@]}" >/dev/null
   [ "$created_policy" = 0 ] || rm -f /usr/sbin/policy-rc.d
+  # A Debian python3 refuses pip installs into its own tree unless told.
+  python3 -m pip install --quiet --disable-pip-version-check "${GSLB_PIP[@]}" 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${GSLB_PIP[@]}"
 }

@@ -17,6 +17,7 @@ if [ -n "$missing" ]; then
   else
     echo "test.sh: missing $missing; install them with:" >&2
     echo "  sudo apt-get install -y --no-install-recommends ${GSLB_PACKAGES[*]}" >&2
+    echo "  python3 -m pip install ${GSLB_PIP[*]}" >&2
     exit 2
   fi
 fi

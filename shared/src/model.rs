@@ -19,6 +19,7 @@ mod probe;
 mod record;
 mod resolved;
 mod rtt;
+mod schema;
 mod signing;
 mod snapshot;
 mod tsig;

@@ -7,6 +7,7 @@ mod dnssec;
 mod error;
 mod members;
 mod objects;
+pub mod openapi;
 pub(crate) mod status;
 mod tsig;
 mod zonefile;
@@ -83,6 +84,7 @@ fn table() -> Table {
         router: Router::new(),
         list: Vec::new(),
     }
+    .add(Method::GET, "/api/v1/openapi.json", openapi::openapi_json)
     .add(Method::GET, "/api/v1/zones", objects::list_zones)
     .add(Method::POST, "/api/v1/zones", objects::create_zone)
     .add(Method::GET, "/api/v1/zones/{id}", objects::get_zone)

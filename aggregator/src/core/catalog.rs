@@ -36,8 +36,60 @@ pub enum Object {
     Notifier(Notifier),
 }
 
+/// The OpenAPI schema of [`Object`] (`{"kind": "zone", "object": {...}}`),
+/// written out because utoipa reads a type named `Object` as its own
+/// free-form object.
+pub struct ObjectSchema;
+
+impl utoipa::PartialSchema for ObjectSchema {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::ToSchema;
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let kind = |kind: &str, schema: std::borrow::Cow<'static, str>| {
+            ObjectBuilder::new()
+                .property(
+                    "kind",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some([kind])),
+                )
+                .property("object", utoipa::openapi::Ref::from_schema_name(schema))
+                .required("kind")
+                .required("object")
+        };
+        OneOfBuilder::new()
+            .item(kind("zone", Zone::name()))
+            .item(kind("record", RecordSet::name()))
+            .item(kind("pool", Pool::name()))
+            .item(kind("member", Member::name()))
+            .item(kind("check", Check::name()))
+            .item(kind("tsigKey", TsigKey::name()))
+            .item(kind("notifier", Notifier::name()))
+            .description(Some("A catalog object: its kind and the object"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ObjectSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CatalogObject")
+    }
+}
+
 /// The id of a configured object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "camelCase", tag = "kind", content = "id")]
 pub enum ObjectRef {
     /// A zone.
@@ -167,12 +219,14 @@ pub fn fill_secrets(ops: &mut [Op], mut generate: impl FnMut() -> Vec<u8>) {
 pub const GENERATED_SECRET_BYTES: usize = 32;
 
 /// One requested write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", tag = "op")]
 pub enum Op {
     /// Create; the server assigns the id (see [`CatalogState::prepare`]).
+    #[schema(value_type = ObjectSchema)]
     Create(Object),
     /// Replace an existing object.
+    #[schema(value_type = ObjectSchema)]
     Update(Object),
     /// Delete an existing object.
     Delete(ObjectRef),

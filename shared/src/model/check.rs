@@ -13,7 +13,7 @@ pub const DEFAULT_RISE: f64 = 0.85;
 pub const DEFAULT_FALL: f64 = 0.20;
 
 /// A health check, shared by the members of the pools that name it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Check {
     /// Check id.
@@ -26,9 +26,11 @@ pub struct Check {
     pub port: Option<u16>,
     /// Time between cycles.
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     pub interval: Duration,
     /// Time one probe may take.
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     pub timeout: Duration,
     /// Score at or above which a member becomes healthy.
     pub rise: f64,
@@ -41,6 +43,7 @@ pub struct Check {
     pub locations: Vec<LocationId>,
     /// Probe this address instead of the answered one (e.g. the VIP's host).
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     pub probe_address: Option<IpAddr>,
     /// A control check targets something known to be up: a location failing
     /// it is a broken vantage point, not evidence against targets.
@@ -59,6 +62,7 @@ pub struct Check {
         with = "crate::duration::optional",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schema(value_type = Option<String>)]
     pub latency_threshold: Option<Duration>,
     /// The check passes when the probe fails and fails when it passes
     /// (Route 53's "inverted"); the probe's own reason is logged.
@@ -67,7 +71,7 @@ pub struct Check {
 }
 
 /// The protocol of a check with its protocol-specific settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Probe {
     /// No active check: health is up unless manually set.
@@ -108,7 +112,7 @@ impl Probe {
 }
 
 /// Settings of TCP and UDP checks.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StreamProbe {
     /// Payload sent after connecting (TCP) or as the datagram (UDP): text,
@@ -154,7 +158,7 @@ pub fn expect_pattern(expect: &str) -> Result<String, String> {
 }
 
 /// Transport of a DNS check's query.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DnsTransport {
     /// One datagram (a truncated reply counts as a reply).
@@ -165,7 +169,7 @@ pub enum DnsTransport {
 }
 
 /// Settings of DNS checks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DnsProbe {
     /// The name asked for.
@@ -211,7 +215,7 @@ impl DnsProbe {
 }
 
 /// Settings of gRPC health checks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GrpcProbe {
     /// The service asked about; empty asks about the server as a whole.
@@ -240,7 +244,7 @@ impl Default for GrpcProbe {
 }
 
 /// Settings of HTTP and HTTPS checks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HttpProbe {
     /// Request method (default `GET`).
@@ -311,7 +315,7 @@ impl Default for HttpProbe {
 }
 
 /// One custom request header.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
     /// Header name (an HTTP token).
@@ -321,7 +325,7 @@ pub struct Header {
 }
 
 /// An inclusive range of HTTP status codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusRange {
     /// First accepted code.
@@ -331,7 +335,7 @@ pub struct StatusRange {
 }
 
 /// BGP-style route-flap damping parameters (RFC 2439's shape).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FlapDamping {
     /// Penalty added on every transition.
@@ -342,6 +346,7 @@ pub struct FlapDamping {
     pub reuse: f64,
     /// Time for the penalty to halve.
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     pub half_life: Duration,
     /// The penalty never grows above this, which bounds suppression time.
     pub max_penalty: f64,

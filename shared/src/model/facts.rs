@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A member's health as decided by the engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Health {
     /// Passing: answered.
@@ -28,7 +30,9 @@ impl Health {
 }
 
 /// The facts about one member that decide whether it may be answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema,
+)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberFacts {
     /// Effective health (manual override and check `none` already applied).

@@ -14,7 +14,7 @@ pub const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(15);
 pub const DEFAULT_DELETE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A pool member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Member {
     /// Member id.
@@ -47,7 +47,7 @@ pub struct Member {
 }
 
 /// Who owns a member's health.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum MemberKind {
     /// Checked by agents (or manual when the pool check is `none`).
@@ -57,33 +57,39 @@ pub enum MemberKind {
 }
 
 /// Heartbeat timing of an ephemeral member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, from = "PolicyInput")]
 pub struct EphemeralPolicy {
     /// How often the member's client means to send a heartbeat (seed 004's
     /// `heartbeatInterval`); `heartbeatTimeout` must exceed it. Unset, it is
     /// a third of the timeout (Nacos's 5 s / 15 s).
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     pub heartbeat_interval: Duration,
     /// Down when no heartbeat arrived for this long.
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     pub heartbeat_timeout: Duration,
     /// Removed when no heartbeat arrived for this long (if `expire`).
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     pub delete_timeout: Duration,
     /// Whether the member is removed after `deleteTimeout`.
     pub expire: bool,
 }
 
 /// An ephemeral policy as written: the interval may be left out.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PolicyInput {
     #[serde(default, with = "crate::duration::optional")]
+    #[schema(value_type = Option<String>)]
     heartbeat_interval: Option<Duration>,
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     heartbeat_timeout: Duration,
     #[serde(with = "crate::duration")]
+    #[schema(value_type = String)]
     delete_timeout: Duration,
     expire: bool,
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{DnsName, NotifierId, Secret};
 
 /// What a target speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NotifierKind {
     /// Our JSON event, signed with HMAC-SHA256 over the timestamp and body.
@@ -38,7 +38,19 @@ impl fmt::Display for NotifierKind {
 }
 
 /// A change worth telling someone about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// A member's decided health became unhealthy.
@@ -154,7 +166,7 @@ impl fmt::Display for EventKind {
 
 /// Which events a target gets. An empty list does not narrow: no events
 /// listed means every kind, no zones, pools or members means every one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotifyFilter {
     /// Zones: a member or pool event matches when its pool answers a
@@ -185,7 +197,7 @@ impl NotifyFilter {
 }
 
 /// A notification target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Notifier {
     /// Target id.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{CheckId, PoolId};
 
 /// A pool of members.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Pool {
     /// Pool id.
@@ -26,6 +26,7 @@ pub struct Pool {
     pub fail_mode: FailMode,
     /// Fixed addresses answered in `static` fail mode.
     #[serde(default)]
+    #[schema(value_type = Vec<String>)]
     pub fallback: Vec<IpAddr>,
     /// A member entering rotation ramps its weight from 10% to 100% over
     /// this long (slow start); `None` gives it its full weight at once.
@@ -34,11 +35,12 @@ pub struct Pool {
         with = "crate::duration::optional",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schema(value_type = Option<String>)]
     pub slow_start: Option<Duration>,
 }
 
 /// Behaviour when every pool of a record has failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FailMode {
     /// Answer all candidates of the first pool that has any.

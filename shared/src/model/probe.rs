@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{CheckId, MemberId};
 
 /// Why a probe failed, short and machine-readable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailReason {
     /// The probe did not finish within the check timeout.
@@ -61,7 +61,7 @@ impl FailReason {
 }
 
 /// A probe result for one (member, check) target and cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeResult {
     /// The probed member.

@@ -161,7 +161,7 @@ impl<'de> Deserialize<'de> for RecordType {
 }
 
 /// A record set `(name, type)` in a zone.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecordSet {
     /// Record set id.
@@ -180,7 +180,7 @@ pub struct RecordSet {
 }
 
 /// What a record set answers with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum RecordData {
     /// Fixed resource records.
@@ -190,12 +190,14 @@ pub enum RecordData {
 }
 
 /// One static resource record's data.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Rdata {
     /// IPv4 address.
+    #[schema(value_type = String, format = Ipv4)]
     A(Ipv4Addr),
     /// IPv6 address.
+    #[schema(value_type = String, format = Ipv6)]
     Aaaa(Ipv6Addr),
     /// Canonical name target.
     Cname(DnsName),
@@ -321,7 +323,7 @@ impl Rdata {
 }
 
 /// The data of an SVCB or HTTPS record (RFC 9460).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServiceBinding {
     /// 0 for alias mode; otherwise lower is preferred.
@@ -338,7 +340,7 @@ pub struct ServiceBinding {
 
 /// A pool-backed record: A or AAAA (addresses), or CNAME (a hostname
 /// member's name).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DynamicRecord {
     /// How members of the answering pool are ordered (default round-robin).
@@ -366,7 +368,9 @@ pub struct DynamicRecord {
 }
 
 /// How the answer set is ordered before `firstN` trims it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Steering {
     /// Rotate the set by one position per query (the default, seed 002).
@@ -385,7 +389,7 @@ pub enum Steering {
 /// Clients in any of `regions` (the edge's CIDR table), `countries`,
 /// `continents`, `subdivisions` or `asns` (its MaxMind databases) are
 /// answered from `pools` (priority order).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GeoBranch {
     /// Client regions this branch serves.

@@ -10,10 +10,11 @@ use serde::{Deserialize, Serialize};
 pub const MAX_RESOLVED_ADDRESSES: usize = 8;
 
 /// A hostname's addresses as last resolved.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Resolved {
     /// Sorted, at most [`MAX_RESOLVED_ADDRESSES`].
+    #[schema(value_type = Vec<String>)]
     pub addresses: Vec<IpAddr>,
     /// The smallest TTL of the records that gave them (seconds): flattened
     /// answers never carry a longer one.

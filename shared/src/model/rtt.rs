@@ -12,7 +12,7 @@ use super::LocationId;
 pub const MAX_RTT_LOCATIONS: usize = 256;
 
 /// One location's smoothed round-trip time to a member.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LocationRtt {
     /// The probe location.
@@ -23,7 +23,7 @@ pub struct LocationRtt {
 
 /// A member's round-trip times, one per location that measured it, sorted
 /// by location (at most [`MAX_RTT_LOCATIONS`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(transparent)]
 pub struct Rtts(pub Vec<LocationRtt>);
 

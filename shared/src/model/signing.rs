@@ -48,7 +48,9 @@ text_forms!(KeyState {
 });
 
 /// The algorithms zones are signed with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub enum SigningAlgorithm {
     /// ECDSA P-256 with SHA-256 (13): the default.
     #[default]
@@ -70,7 +72,9 @@ impl SigningAlgorithm {
 }
 
 /// How a zone's keys are divided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyScheme {
     /// One combined signing key (CSK) signs everything: the default.
@@ -81,7 +85,7 @@ pub enum KeyScheme {
 }
 
 /// What a key does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyRole {
     /// Combined: signs every set (DNSKEY flags 257).
@@ -113,7 +117,9 @@ impl KeyRole {
 }
 
 /// Where a key is in its life (see `crate::rollover`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeyState {
     /// Made for a rollover of a key-signing key: only its DS is shown, for
@@ -137,7 +143,7 @@ impl KeyState {
 }
 
 /// One signing key of a zone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SigningKey {
     /// What it signs.
@@ -205,7 +211,7 @@ fn default_offset() -> u32 {
 }
 
 /// A zone's DNSSEC settings: present when the zone is signed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ZoneSigning {
     /// Signing algorithm.

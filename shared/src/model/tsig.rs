@@ -55,7 +55,9 @@ impl<'de> Deserialize<'de> for Secret {
 
 /// The MAC algorithm of a key. HMAC-SHA256 only: RFC 8945 makes it the
 /// one every implementation must support, and the older ones are weak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema,
+)]
 pub enum TsigAlgorithm {
     /// `hmac-sha256`.
     #[default]
@@ -70,7 +72,7 @@ impl fmt::Display for TsigAlgorithm {
 }
 
 /// A TSIG key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TsigKey {
     /// Key id.
@@ -98,20 +100,22 @@ impl TsigKey {
 }
 
 /// A secondary allowed to transfer a zone.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TransferPeer {
     /// The address its requests come from.
+    #[schema(value_type = String)]
     pub address: IpAddr,
     /// The name of the TSIG key its requests must be signed with.
     pub key: DnsName,
 }
 
 /// A secondary told of each change with NOTIFY (RFC 1996).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotifyTarget {
     /// Where to send it (`192.0.2.1:53`).
+    #[schema(value_type = String)]
     pub address: SocketAddr,
     /// The TSIG key to sign it with; unsigned when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,7 +123,7 @@ pub struct NotifyTarget {
 }
 
 /// Who may transfer a zone, and whom to notify: nobody by default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Transfer {
     /// Secondaries allowed to request AXFR and IXFR.

@@ -6,7 +6,7 @@ use super::{DnsName, Transfer, ZoneId, ZoneSigning};
 
 /// An authoritative zone. The SOA serial is not stored: it follows the
 /// snapshot version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Zone {
     /// Zone id.
@@ -28,7 +28,7 @@ pub struct Zone {
 }
 
 /// SOA fields other than the serial.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Soa {
     /// Primary name server.

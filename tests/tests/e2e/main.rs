@@ -16,6 +16,7 @@ mod hostnames;
 mod latency;
 mod notifications;
 mod observability;
+mod openapi;
 mod partition;
 mod quorum;
 mod restart;

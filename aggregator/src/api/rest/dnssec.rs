@@ -2,6 +2,8 @@
 //! new DS is at the parent. Each replies with the zone as views show it
 //! (public keys, their states).
 
+use super::error::ErrorBody;
+use gslb_shared::Zone;
 use std::sync::Arc;
 
 use axum::Json;
@@ -16,9 +18,9 @@ use crate::api::service::Service;
 use crate::core::catalog::{Change, Object, Written};
 
 /// The body of a rollover.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct Rollover {
+pub struct Rollover {
     /// zsk, ksk or csk.
     role: String,
 }
@@ -34,6 +36,16 @@ fn zone_of(change: Option<Change>) -> Result<Json<Value>, ApiError> {
 }
 
 /// `POST /api/v1/zones/{id}/dnssec/rollover` with `{"role": "zsk"}`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/zones/{id}/dnssec/rollover",
+    operation_id = "dnssec_rollover",
+    tag = "zones",
+    summary = "Start a key rollover of a signed zone",
+    params(("id" = u64, Path, description = "The zone's id")),
+    request_body(content = Rollover),
+    responses((status = 200, description = "The zone (public keys only)", body = Zone), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn rollover(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -48,6 +60,15 @@ pub async fn rollover(
 }
 
 /// `POST /api/v1/zones/{id}/dnssec/ds-seen`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/zones/{id}/dnssec/ds-seen",
+    operation_id = "dnssec_ds_seen",
+    tag = "zones",
+    summary = "Confirm the new DS is at the parent (KSK and CSK rollovers)",
+    params(("id" = u64, Path, description = "The zone's id")),
+    responses((status = 200, description = "The zone (public keys only)", body = Zone), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn ds_seen(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,

@@ -20,15 +20,22 @@ pub struct ApiError {
     field: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Inner<'a>,
+/// Every error's body.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorBody<'a> {
+    /// What went wrong.
+    error: ErrorDetail<'a>,
 }
 
-#[derive(Serialize)]
-struct Inner<'a> {
+/// What went wrong.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail<'a> {
+    /// invalid_argument, not_found, failed_precondition, unavailable,
+    /// unauthenticated, permission_denied, method_not_allowed, ...
     code: &'a str,
+    /// The field and the rule, or what is missing.
     message: &'a str,
+    /// The field refused, for invalid_argument.
     #[serde(skip_serializing_if = "Option::is_none")]
     field: Option<&'a str>,
 }
@@ -123,8 +130,8 @@ impl From<ControlError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = Body {
-            error: Inner {
+        let body = ErrorBody {
+            error: ErrorDetail {
                 code: self.code,
                 message: &self.message,
                 field: self.field.as_deref(),
@@ -164,8 +171,8 @@ pub async fn as_json(response: Response) -> Response {
     } else {
         text
     };
-    let body = Body {
-        error: Inner {
+    let body = ErrorBody {
+        error: ErrorDetail {
             code,
             message: &message,
             field: None,

@@ -4,6 +4,7 @@
 //! with `warmupThreshold`. An `ephemeral` policy in the body registers a
 //! heartbeat-kept member.
 
+use super::error::ErrorBody;
 use std::sync::Arc;
 
 use axum::Json;
@@ -22,6 +23,33 @@ use crate::core::catalog::{ObjectRef, Op};
 use gslb_engine::Input;
 
 pub use super::objects::member_view as view;
+
+/// A member as REST shows and takes it: the model's fields, with the
+/// address as `ipAddress` and the pool as `poolId` (seed 000's names).
+pub struct MemberView;
+
+impl utoipa::PartialSchema for MemberView {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let mut schema = <Member as utoipa::PartialSchema>::schema();
+        if let utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object)) =
+            &mut schema
+        {
+            for (model, rest) in [("address", "ipAddress"), ("pool", "poolId")] {
+                if let Some(property) = object.properties.remove(model) {
+                    object.properties.insert(rest.to_owned(), property);
+                }
+                for required in object.required.iter_mut() {
+                    if required == model {
+                        *required = rest.to_owned();
+                    }
+                }
+            }
+        }
+        schema
+    }
+}
+
+impl utoipa::ToSchema for MemberView {}
 
 /// Turn an API body into the model's field names, validating the address
 /// text as a plain IP (seed 004) under the name the client used.
@@ -55,6 +83,16 @@ fn normalised(body: &[u8], pool: Option<PoolId>) -> Result<Vec<u8>, ApiError> {
 }
 
 /// `POST /api/v1/pools/{poolId}/members`.
+#[utoipa::path(
+    post,
+    path = "/api/v1/pools/{id}/members",
+    operation_id = "members_create",
+    tag = "members",
+    summary = "Create a member in a pool",
+    params(("id" = u64, Path, description = "The pool's id")),
+    request_body(content = MemberView, description = "The member (ipAddress for address; defaults fill what is left out)"),
+    responses((status = 201, description = "The member as stored", body = MemberView), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn create(
     State(s): State<Arc<Service>>,
     Path(pool): Path<u64>,
@@ -86,6 +124,15 @@ pub async fn create(
 }
 
 /// `GET /api/v1/pools/{poolId}/members`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/pools/{id}/members",
+    operation_id = "members_list",
+    tag = "members",
+    summary = "List a pool's members",
+    params(("id" = u64, Path, description = "The pool's id")),
+    responses((status = 200, description = "Its members", body = Vec<MemberView>), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn list(
     State(s): State<Arc<Service>>,
     Path(pool): Path<u64>,
@@ -103,6 +150,15 @@ pub async fn list(
 }
 
 /// `GET /api/v1/members/{id}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/members/{id}",
+    operation_id = "members_get",
+    tag = "members",
+    summary = "Read a member",
+    params(("id" = u64, Path, description = "The object's id")),
+    responses((status = 200, description = "The member", body = MemberView), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn get(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -117,6 +173,16 @@ pub async fn get(
 }
 
 /// `PUT /api/v1/members/{id}`: fields not sent keep their value.
+#[utoipa::path(
+    put,
+    path = "/api/v1/members/{id}",
+    operation_id = "members_update",
+    tag = "members",
+    summary = "Update a member (fields not sent keep their value)",
+    params(("id" = u64, Path, description = "The object's id")),
+    request_body(content = MemberView, description = "Fields to change"),
+    responses((status = 200, description = "The member as stored", body = MemberView), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn update(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -140,6 +206,15 @@ pub async fn update(
 }
 
 /// `DELETE /api/v1/members/{id}` (also deregisters an ephemeral member).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/members/{id}",
+    operation_id = "members_delete",
+    tag = "members",
+    summary = "Delete a member (an ephemeral one is deregistered)",
+    params(("id" = u64, Path, description = "The object's id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn delete(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -150,14 +225,25 @@ pub async fn delete(
 }
 
 /// Body of the manual-health call: `{"health": "up" | "down" | null}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ManualBody {
+    /// up or down; null clears it.
     health: Option<Health>,
 }
 
 /// `PUT /api/v1/members/{id}/health`: only for members whose pool check is
 /// `none` (else 409 with who owns the health).
+#[utoipa::path(
+    put,
+    path = "/api/v1/members/{id}/health",
+    operation_id = "members_manual_health",
+    tag = "members",
+    summary = "Set or clear a member's health (pools whose check is none)",
+    params(("id" = u64, Path, description = "The object's id")),
+    request_body(content = ManualBody),
+    responses((status = 200, description = "The member's status", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn manual_health(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -178,6 +264,15 @@ pub async fn manual_health(
 }
 
 /// `POST /api/v1/members/{id}/heartbeat` for ephemeral members.
+#[utoipa::path(
+    post,
+    path = "/api/v1/members/{id}/heartbeat",
+    operation_id = "members_heartbeat",
+    tag = "members",
+    summary = "Heartbeat of an ephemeral member",
+    params(("id" = u64, Path, description = "The object's id")),
+    responses((status = 200, description = "Its health", body = serde_json::Value), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn heartbeat(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,

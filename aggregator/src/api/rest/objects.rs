@@ -13,7 +13,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::error::{ApiError, decode};
+use super::error::{ApiError, ErrorBody, decode};
+use crate::api::service::deliveries::StatusView;
 use crate::api::service::{Service, now, off_worker};
 use crate::core::catalog::{Change, Object, ObjectRef, Op, Shown, Written};
 use gslb_shared::defaults::{Kind, base, to_json};
@@ -87,8 +88,10 @@ fn current<T: Serialize + Shown>(
 }
 
 macro_rules! object_routes {
-    ($list:ident, $create:ident, $get:ident, $update:ident, $delete:ident, $ty:ty, $variant:ident, $refv:ident, $idty:ident, $map:ident, $base:expr) => {
+    ($list:ident, $create:ident, $get:ident, $update:ident, $delete:ident, $ty:ty, $variant:ident, $refv:ident, $idty:ident, $map:ident, $base:expr, $coll:literal, $item:literal, $tag:literal) => {
         /// List.
+        #[utoipa::path(get, path = $coll, tag = $tag, operation_id = stringify!($list), summary = "List",
+            responses((status = 200, description = "Every one, secrets left out", body = Vec<$ty>)))]
         pub async fn $list(State(s): State<Arc<Service>>) -> Json<Value> {
             let view = s.view();
             Json(
@@ -106,12 +109,23 @@ macro_rules! object_routes {
         }
 
         /// Create from the body over the defaults.
+        #[utoipa::path(post, path = $coll, tag = $tag, operation_id = stringify!($create), summary = "Create (defaults fill what is left out; the id is the server's)",
+            request_body = $ty,
+            responses(
+                (status = 201, description = "As stored (a generated secret shown this once)", body = $ty),
+                (status = 400, description = "Refused: the field and the rule", body = ErrorBody),
+                (status = 503, description = "Not stored: no leader or quorum", body = ErrorBody)))]
         pub async fn $create(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
             let object: $ty = merged($base, &body, 0)?;
             write(&s, Op::Create(Object::$variant(object)), true).await
         }
 
         /// Read one.
+        #[utoipa::path(get, path = $item, tag = $tag, operation_id = stringify!($get), summary = "Read one",
+            params(("id" = u64, Path, description = "The object's id")),
+            responses(
+                (status = 200, description = "The object, secrets left out", body = $ty),
+                (status = 404, description = "No such object", body = ErrorBody)))]
         pub async fn $get(
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
@@ -121,6 +135,14 @@ macro_rules! object_routes {
         }
 
         /// Merge-patch one.
+        #[utoipa::path(put, path = $item, tag = $tag, operation_id = stringify!($update), summary = "Merge-patch one (fields not sent keep their value)",
+            params(("id" = u64, Path, description = "The object's id")),
+            request_body = $ty,
+            responses(
+                (status = 200, description = "As stored", body = $ty),
+                (status = 400, description = "Refused: the field and the rule", body = ErrorBody),
+                (status = 404, description = "No such object", body = ErrorBody),
+                (status = 503, description = "Not stored: no leader or quorum", body = ErrorBody)))]
         pub async fn $update(
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
@@ -133,6 +155,13 @@ macro_rules! object_routes {
         }
 
         /// Delete one.
+        #[utoipa::path(delete, path = $item, tag = $tag, operation_id = stringify!($delete), summary = "Delete one",
+            params(("id" = u64, Path, description = "The object's id")),
+            responses(
+                (status = 204, description = "Deleted"),
+                (status = 404, description = "No such object", body = ErrorBody),
+                (status = 409, description = "In use", body = ErrorBody),
+                (status = 503, description = "Not stored: no leader or quorum", body = ErrorBody)))]
         pub async fn $delete(
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
@@ -153,7 +182,10 @@ object_routes!(
     Zone,
     ZoneId,
     zones,
-    base(Kind::Zone)
+    base(Kind::Zone),
+    "/api/v1/zones",
+    "/api/v1/zones/{id}",
+    "zones"
 );
 object_routes!(
     list_pools,
@@ -166,7 +198,10 @@ object_routes!(
     Pool,
     PoolId,
     pools,
-    base(Kind::Pool)
+    base(Kind::Pool),
+    "/api/v1/pools",
+    "/api/v1/pools/{id}",
+    "pools"
 );
 object_routes!(
     list_checks,
@@ -179,7 +214,10 @@ object_routes!(
     Check,
     CheckId,
     checks,
-    base(Kind::Check)
+    base(Kind::Check),
+    "/api/v1/checks",
+    "/api/v1/checks/{id}",
+    "checks"
 );
 object_routes!(
     list_records_all,
@@ -192,7 +230,10 @@ object_routes!(
     Record,
     RecordSetId,
     records,
-    base(Kind::Record)
+    base(Kind::Record),
+    "/api/v1/records",
+    "/api/v1/records/{id}",
+    "records"
 );
 
 object_routes!(
@@ -206,10 +247,21 @@ object_routes!(
     Notifier,
     NotifierId,
     notifiers,
-    serde_json::json!({})
+    serde_json::json!({}),
+    "/api/v1/notifiers",
+    "/api/v1/notifiers/{id}",
+    "notifications"
 );
 
 /// Each notification target's delivery (`gslbctl notifications status`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/notifications/status",
+    operation_id = "notification_status",
+    tag = "notifications",
+    summary = "The notification outbox and each target's delivery",
+    responses((status = 200, description = "Outbox and targets", body = StatusView), (status = 503, description = "The store could not be read", body = ErrorBody))
+)]
 pub async fn notification_status(State(s): State<Arc<Service>>) -> Result<Json<Value>, ApiError> {
     let service = Arc::clone(&s);
     let view = off_worker(move || crate::api::service::deliveries::status(&service))
@@ -219,13 +271,24 @@ pub async fn notification_status(State(s): State<Arc<Service>>) -> Result<Json<V
 }
 
 /// `?zoneId=` filter of the record list.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct RecordFilter {
+    /// Only the record sets of this zone.
     zone_id: Option<u64>,
 }
 
 /// List record sets, optionally of one zone.
+#[utoipa::path(
+    get,
+    path = "/api/v1/records",
+    operation_id = "list_records",
+    tag = "records",
+    summary = "List record sets, of one zone with zoneId",
+    params(RecordFilter),
+    responses((status = 200, description = "Record sets", body = Vec<RecordSet>))
+)]
 pub async fn list_records(
     State(s): State<Arc<Service>>,
     Query(f): Query<RecordFilter>,
@@ -250,15 +313,26 @@ pub async fn list_records(
 }
 
 /// Body of `POST /api/v1/apply`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplyBody {
+    /// Operations, in order.
     ops: Vec<Op>,
+    /// Check only.
     #[serde(default)]
     dry_run: bool,
 }
 
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
+#[utoipa::path(
+    post,
+    path = "/api/v1/apply",
+    operation_id = "apply",
+    tag = "catalog",
+    summary = "Apply create, update and delete operations all or nothing (dryRun only checks)",
+    request_body(content = ApplyBody),
+    responses((status = 200, description = "The changes and the version after them", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     let ApplyBody { mut ops, dry_run } = decode(&body)?;
     crate::api::service::deliveries::refuse_denied(&s, &ops).await?;
@@ -273,9 +347,11 @@ pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
 }
 
 /// `?dryRun=` of the config apply.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct ConfigQuery {
+    /// Plan and check only.
     #[serde(default)]
     dry_run: bool,
     /// Delete what the document leaves out (refused otherwise).
@@ -284,6 +360,16 @@ pub struct ConfigQuery {
 }
 
 /// `POST /api/v1/config`: make the catalog match a TOML or JSON document.
+#[utoipa::path(
+    post,
+    path = "/api/v1/config",
+    operation_id = "apply_config",
+    tag = "catalog",
+    summary = "Make the catalog match a declarative TOML or JSON document (prune deletes what it leaves out)",
+    params(ConfigQuery),
+    request_body(content = String, content_type = "application/toml", description = "The document (TOML, or JSON)"),
+    responses((status = 200, description = "The plan and the version after it", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn apply_config(
     State(s): State<Arc<Service>>,
     Query(q): Query<ConfigQuery>,

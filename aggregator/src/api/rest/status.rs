@@ -1,6 +1,7 @@
 //! Status, health logs, explain, agents and edges as JSON: the same views as
 //! the gRPC API (built once in `service::admin::views`), in seed 000's shape.
 
+use super::error::ErrorBody;
 use std::sync::Arc;
 
 use axum::Json;
@@ -22,6 +23,15 @@ fn status_error(status: tonic::Status) -> ApiError {
 }
 
 /// `GET /api/v1/members/{id}/status`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/members/{id}/status",
+    operation_id = "status_member_status",
+    tag = "status",
+    summary = "A member's health, warm-up, per-location results and answer state",
+    params(("id" = u64, Path, description = "The object's id")),
+    responses((status = 200, description = "The member's status", body = serde_json::Value), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn member_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -35,6 +45,15 @@ pub async fn member_status(
 /// `GET /api/v1/pools/{id}/status`: `members` keyed by member id (each entry
 /// carries `ipAddress` and `port`); `membersByAddress` keeps seed 000's
 /// shape, keyed by IP (`ip:port` where two members share an IP).
+#[utoipa::path(
+    get,
+    path = "/api/v1/pools/{id}/status",
+    operation_id = "status_pool_status",
+    tag = "status",
+    summary = "A pool's eligibility, protection and fail mode, and every member's status (members by id; membersByAddress keyed by IP)",
+    params(("id" = u64, Path, description = "The pool's id")),
+    responses((status = 200, description = "The pool's status", body = serde_json::Value), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn pool_status(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -168,12 +187,23 @@ impl Serialize for Keyed<'_> {
 }
 
 /// `?limit=` of the log.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LogQuery {
+    /// The newest this many entries (1 to 1,000; 100 by default).
     limit: Option<usize>,
 }
 
 /// `GET /api/v1/members/{id}/logs`: transitions with per-location evidence.
+#[utoipa::path(
+    get,
+    path = "/api/v1/members/{id}/logs",
+    operation_id = "status_member_logs",
+    tag = "status",
+    summary = "A member's health log: transitions with each location's result",
+    params(("id" = u64, Path, description = "The member's id"), LogQuery),
+    responses((status = 200, description = "Entries, oldest first", body = Vec<serde_json::Value>), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn member_logs(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -204,11 +234,15 @@ pub async fn member_logs(
 }
 
 /// `?name=&type=&client=` of explain.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ExplainQuery {
+    /// The name asked.
     name: String,
+    /// The type asked (A by default).
     #[serde(rename = "type", default = "a_record")]
     rtype: String,
+    /// The client: a region, or an address placed with the MaxMind files.
     #[serde(default)]
     client: String,
 }
@@ -218,6 +252,15 @@ fn a_record() -> String {
 }
 
 /// `GET /api/v1/explain`: every selection step for a name, type and client.
+#[utoipa::path(
+    get,
+    path = "/api/v1/explain",
+    operation_id = "status_explain",
+    tag = "status",
+    summary = "Every selection step of an answer for a name, type and client",
+    params(ExplainQuery),
+    responses((status = 200, description = "The steps and the answer", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn explain(
     State(s): State<Arc<Service>>,
     Query(q): Query<ExplainQuery>,
@@ -254,6 +297,14 @@ pub async fn explain(
 }
 
 /// `GET /api/v1/agents`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/agents",
+    operation_id = "status_agents",
+    tag = "status",
+    summary = "Agents: location, version, connection, results",
+    responses((status = 200, description = "One row per agent", body = Vec<serde_json::Value>))
+)]
 pub async fn agents(State(s): State<Arc<Service>>) -> Json<Value> {
     let list = views::agents(&s);
     Json(Value::Array(
@@ -269,6 +320,14 @@ pub async fn agents(State(s): State<Arc<Service>>) -> Json<Value> {
 }
 
 /// `GET /api/v1/edges`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/edges",
+    operation_id = "status_edges",
+    tag = "status",
+    summary = "Edges: applied version, lag, connection",
+    responses((status = 200, description = "One row per edge", body = Vec<serde_json::Value>))
+)]
 pub async fn edges(State(s): State<Arc<Service>>) -> Json<Value> {
     let list = views::edges(&s);
     Json(Value::Array(

@@ -2,6 +2,7 @@
 //! reply is the only place the secret is ever shown; lists, reads and
 //! update replies leave it out. An update without `secret` keeps it.
 
+use super::error::ErrorBody;
 use std::sync::Arc;
 
 use axum::Json;
@@ -23,6 +24,14 @@ fn view(key: &TsigKey) -> Value {
 }
 
 /// List, secrets left out.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tsig-keys",
+    operation_id = "tsig_list",
+    tag = "tsig keys",
+    summary = "List TSIG keys (secrets left out)",
+    responses((status = 200, description = "Keys", body = Vec<TsigKey>))
+)]
 pub async fn list(State(s): State<Arc<Service>>) -> Json<Value> {
     let view_ = s.view();
     Json(Value::Array(
@@ -31,6 +40,15 @@ pub async fn list(State(s): State<Arc<Service>>) -> Json<Value> {
 }
 
 /// Read one, its secret left out.
+#[utoipa::path(
+    get,
+    path = "/api/v1/tsig-keys/{id}",
+    operation_id = "tsig_get",
+    tag = "tsig keys",
+    summary = "Read a TSIG key (secret left out)",
+    params(("id" = u64, Path, description = "The object's id")),
+    responses((status = 200, description = "The key", body = TsigKey), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn get(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
@@ -45,12 +63,31 @@ pub async fn get(
 }
 
 /// Create: `{"name": …, "secret"?: base64}`; the reply shows the secret.
+#[utoipa::path(
+    post,
+    path = "/api/v1/tsig-keys",
+    operation_id = "tsig_create",
+    tag = "tsig keys",
+    summary = "Create a TSIG key; the reply is the only one that shows its secret",
+    request_body(content = TsigKey),
+    responses((status = 201, description = "The key, its secret shown this once", body = TsigKey), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn create(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     let key: TsigKey = merged(json!({}), &body, 0)?;
     write(&s, Op::Create(Object::TsigKey(key)), true).await
 }
 
 /// Merge-patch one (a rename, or a new secret).
+#[utoipa::path(
+    put,
+    path = "/api/v1/tsig-keys/{id}",
+    operation_id = "tsig_update",
+    tag = "tsig keys",
+    summary = "Merge-patch a TSIG key (without secret it keeps its own)",
+    params(("id" = u64, Path, description = "The object's id")),
+    request_body(content = TsigKey),
+    responses((status = 200, description = "The key", body = TsigKey), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn update(State(s): State<Arc<Service>>, Path(id): Path<u64>, body: Bytes) -> Reply {
     let base = get(State(Arc::clone(&s)), Path(id)).await?.0;
     let key: TsigKey = merged(base, &body, id)?;
@@ -58,6 +95,15 @@ pub async fn update(State(s): State<Arc<Service>>, Path(id): Path<u64>, body: By
 }
 
 /// Delete one (refused while a zone names it).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/tsig-keys/{id}",
+    operation_id = "tsig_delete",
+    tag = "tsig keys",
+    summary = "Delete a TSIG key (refused while a zone names it)",
+    params(("id" = u64, Path, description = "The object's id")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn delete(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,

@@ -2,6 +2,7 @@
 //! into its zone (the plan as `apply` shows it, applied all or nothing),
 //! `GET /api/v1/zonefile?apex=` writes the zone as one.
 
+use super::error::ErrorBody;
 use std::sync::Arc;
 
 use axum::Json;
@@ -18,7 +19,8 @@ use crate::api::service::{Service, now, off_worker};
 use crate::core::zonefile;
 
 /// `?apex=&dryRun=` of a zone file import or export.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct ZoneFileQuery {
     /// The zone (export), or the origin of relative names (import).
@@ -37,6 +39,16 @@ fn apex(q: &ZoneFileQuery) -> Result<Option<DnsName>, ApiError> {
 }
 
 /// `POST /api/v1/zonefile`: import a master file (the body, text).
+#[utoipa::path(
+    post,
+    path = "/api/v1/zonefile",
+    operation_id = "zonefile_import",
+    tag = "zone files",
+    summary = "Import an RFC 1035 master file (all or nothing)",
+    params(ZoneFileQuery),
+    request_body(content = String, content_type = "text/dns", description = "The master file (48 MiB, 500,000 records at most; no $INCLUDE)"),
+    responses((status = 200, description = "The plan and the version after it", body = serde_json::Value), (status = 201, description = "Applied: the plan and the version after it", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+)]
 pub async fn import(
     State(s): State<Arc<Service>>,
     Query(q): Query<ZoneFileQuery>,
@@ -63,6 +75,15 @@ pub async fn import(
 }
 
 /// `GET /api/v1/zonefile?apex=`: the zone as a master file (`text/dns`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/zonefile",
+    operation_id = "zonefile_export",
+    tag = "zone files",
+    summary = "A zone as a master file",
+    params(ZoneFileQuery),
+    responses((status = 200, description = "The master file", body = String, content_type = "text/dns"), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody))
+)]
 pub async fn export(
     State(s): State<Arc<Service>>,
     Query(q): Query<ZoneFileQuery>,

@@ -17,7 +17,7 @@ use crate::core::control::ControlError;
 use crate::core::lock;
 
 /// What one target's deliveries have done on this node.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetStatus {
     /// Events delivered.
@@ -120,7 +120,7 @@ pub async fn refuse_denied(service: &Service, ops: &[Op]) -> Result<(), ControlE
 }
 
 /// One target's delivery, as the status API shows it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetView {
     /// Target id.
@@ -141,7 +141,7 @@ pub struct TargetView {
 }
 
 /// The outbox and each target's delivery, as the status API shows them.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusView {
     /// Events kept.
