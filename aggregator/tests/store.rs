@@ -256,3 +256,84 @@ fn a_log_record_in_the_old_text_form_still_decodes() {
     let bad = r#"{"member":7,"json":"not json"}"#;
     assert!(serde_json::from_str::<LogRecord>(bad).is_err());
 }
+
+fn event(
+    kind: EventKind,
+    subject: gslb_aggregator::core::notify::Subject,
+) -> gslb_aggregator::core::notify::Event {
+    gslb_aggregator::core::notify::Event {
+        seq: 0,
+        at_ms: 1_000,
+        kind,
+        subject,
+        detail: String::new(),
+    }
+}
+
+#[test]
+fn the_outbox_numbers_events_keeps_positions_trims_and_survives_a_reopen() {
+    use gslb_aggregator::core::notify::{OutboxWrite, Subject};
+    let dir = TempDir::new("outbox");
+    let member = Subject::Member {
+        id: MemberId(5),
+        name: "web-1".into(),
+        pool: PoolId(2),
+        pool_name: "web".into(),
+    };
+    let edge = Subject::Edge { name: "e1".into() };
+    {
+        let store = RedbStore::open(&dir.0).unwrap();
+        // Events ride on a commit (a decision) and are numbered as applied.
+        let commit = Commit {
+            version: 1,
+            events: vec![
+                event(EventKind::MemberDown, member.clone()),
+                event(EventKind::MemberUp, member.clone()),
+            ],
+            ..Commit::default()
+        };
+        store.commit(&commit).unwrap();
+        store
+            .write_outbox(&OutboxWrite {
+                events: vec![event(EventKind::EdgeStale, edge.clone())],
+                cursors: vec![(NotifierId(7), 1)],
+                ..OutboxWrite::default()
+            })
+            .unwrap();
+        let outbox = store.outbox().unwrap();
+        assert_eq!((outbox.first_seq, outbox.last_seq, outbox.len()), (1, 3, 3));
+        assert_eq!(outbox.cursors.get(&NotifierId(7)), Some(&1));
+        // Only the watcher's own problems are levels.
+        assert_eq!(outbox.watched.iter().collect::<Vec<_>>(), ["edge/e1/stale"]);
+        let after: Vec<(u64, EventKind)> = (store.outbox_events(1, 10).unwrap().iter())
+            .map(|e| (e.seq, e.kind))
+            .collect();
+        assert_eq!(after, [(2, EventKind::MemberUp), (3, EventKind::EdgeStale)]);
+        store
+            .write_outbox(&OutboxWrite {
+                trim_through: Some(2),
+                forget: vec!["edge/e1/stale".into()],
+                ..OutboxWrite::default()
+            })
+            .unwrap();
+    }
+    let store = RedbStore::open(&dir.0).unwrap();
+    let outbox = store.outbox().unwrap();
+    assert_eq!((outbox.first_seq, outbox.last_seq, outbox.len()), (3, 3, 1));
+    assert!(outbox.watched.is_empty());
+    assert_eq!(store.outbox_events(0, 10).unwrap()[0].seq, 3);
+    // The whole outbox comes back with the rest, for a Raft snapshot.
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.outbox.events.len(), 1);
+    assert_eq!(loaded.outbox.outbox, outbox);
+    // Deleting a target forgets its position.
+    let state = CatalogState::default();
+    let change = Change {
+        version: 2,
+        what: Written::Deleted(ObjectRef::Notifier(NotifierId(7))),
+    };
+    store
+        .commit(&commit_of(&state, vec![change], vec![]))
+        .unwrap();
+    assert!(store.outbox().unwrap().cursors.is_empty());
+}

@@ -14,7 +14,9 @@ use prometheus_client::registry::Registry;
 use crate::api::service::{Service, lock};
 
 mod health;
+mod notifications;
 
+use crate::api::service::deliveries::StatusView;
 use health::HealthFigures;
 
 /// What the control core reports at a scrape.
@@ -38,6 +40,7 @@ struct State(
     Weak<Service>,
     Arc<Mutex<CoreFigures>>,
     Arc<Mutex<HealthFigures>>,
+    Arc<Mutex<Option<StatusView>>>,
 );
 
 /// The aggregator's metrics: a registry and the core figures it shows.
@@ -47,6 +50,8 @@ pub struct Metrics {
     service: Weak<Service>,
     figures: Arc<Mutex<CoreFigures>>,
     health: Arc<Mutex<HealthFigures>>,
+    /// The notification outbox and deliveries of this scrape.
+    notifications: Arc<Mutex<Option<StatusView>>>,
     /// This node's certificate (`--tls-cert`), if it runs TLS.
     cert: Option<std::path::PathBuf>,
 }
@@ -217,6 +222,9 @@ impl Collector for State {
             "invalid-target results (never counted)",
             counters.invalid_target,
         )?;
+        if let Some(view) = lock(&self.3).as_ref() {
+            notifications::encode(view, &mut e)?;
+        }
         Ok(())
     }
 }
@@ -226,17 +234,20 @@ impl Metrics {
     pub fn new(service: &Arc<Service>) -> Self {
         let figures = Arc::new(Mutex::new(CoreFigures::default()));
         let health = Arc::new(Mutex::new(HealthFigures::default()));
+        let notifications = Arc::new(Mutex::new(None));
         let mut registry = Registry::with_prefix("gslb_aggregator");
         registry.register_collector(Box::new(State(
             Arc::downgrade(service),
             Arc::clone(&figures),
             Arc::clone(&health),
+            Arc::clone(&notifications),
         )));
         Self {
             registry,
             service: Arc::downgrade(service),
             figures,
             health,
+            notifications,
             cert: None,
         }
     }
@@ -275,8 +286,15 @@ impl Metrics {
             let locations = figures.locations.clone();
             let health =
                 crate::api::service::off_worker(move || HealthFigures::of(&view, locations)).await;
+            // A store that does not read leaves the notification figures out.
+            let reader = Arc::clone(&service);
+            let notifications = crate::api::service::off_worker(move || {
+                crate::api::service::deliveries::status(&reader).ok()
+            })
+            .await;
             *lock(&self.figures) = figures;
             *lock(&self.health) = health;
+            *lock(&self.notifications) = notifications;
         }
         let mut out = String::new();
         // Writing into a String cannot fail.

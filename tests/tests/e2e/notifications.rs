@@ -251,6 +251,15 @@ fn a_receiver_answering_500_gets_retries_and_the_failures_show() {
         let s = agg.ctl_json(&["notifications", "status"]);
         s["targets"][0]["delivered"] == 1 && s["targets"][0]["failures"] == 3
     });
+    // And the metrics say the same.
+    for (name, value) in [
+        ("gslb_aggregator_notification_failures_total{", 3),
+        ("gslb_aggregator_notification_delivered_total{", 1),
+        ("gslb_aggregator_notification_retrying{", 0),
+        ("gslb_aggregator_notification_pending_events{", 0),
+    ] {
+        assert_eq!(agg.metric(name), value, "{name}");
+    }
 }
 
 #[test]

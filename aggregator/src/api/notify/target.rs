@@ -129,7 +129,11 @@ pub async fn run(
                 cursors: vec![(id, done)],
                 ..OutboxWrite::default()
             };
-            super::write_outbox(&view, write).await;
+            // Not recorded (no quorum, leadership lost): the same events
+            // are posted again later, not at once.
+            if !super::write_outbox(&view, write).await {
+                tokio::time::sleep(IDLE).await;
+            }
         }
         if let Some(at) = wait_until {
             let wait = at.saturating_sub(gslb_shared::clock::now_ms());

@@ -6,7 +6,7 @@
 use redb::{ReadTransaction, ReadableTable, TableDefinition, WriteTransaction};
 
 use super::{db_err, decode, encode, put_meta, u64_in};
-use crate::core::notify::{Event, MAX_OUTBOX_EVENTS, Outbox, OutboxDump, OutboxWrite};
+use crate::core::notify::{Event, MAX_OUTBOX_EVENTS, Outbox, OutboxDump, OutboxWrite, Subject};
 use crate::core::store::StoreError;
 use gslb_shared::NotifierId;
 
@@ -62,11 +62,15 @@ pub(super) fn append(w: &WriteTransaction, events: &[Event]) -> Result<(), Store
             table
                 .insert(last, encode(&event).as_slice())
                 .map_err(db_err)?;
-            let key = Outbox::watch_key(&event);
-            if event.kind.is_recovery() {
-                watched.remove(key.as_str()).map_err(db_err)?;
-            } else {
-                watched.insert(key.as_str(), ()).map_err(db_err)?;
+            // Only the watcher's own problems (edges, agents) are levels it
+            // compares against; decisions carry their own state.
+            if matches!(event.subject, Subject::Edge { .. } | Subject::Agent { .. }) {
+                let key = Outbox::watch_key(&event);
+                if event.kind.is_recovery() {
+                    watched.remove(key.as_str()).map_err(db_err)?;
+                } else {
+                    watched.insert(key.as_str(), ()).map_err(db_err)?;
+                }
             }
         }
         while last + 1 - first > MAX_OUTBOX_EVENTS {
