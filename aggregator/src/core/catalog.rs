@@ -456,11 +456,16 @@ impl CatalogState {
                     k.secret = old.secret.clone();
                 }
                 if let Object::Notifier(n) = &mut object
-                    && n.secret.is_empty()
                     && let Some(old) = self.catalog.notifiers.get(&n.id)
-                    && old.kind == n.kind
                 {
-                    n.secret = old.secret.clone();
+                    // Views show neither the secret nor the URL's path, so
+                    // a client sending them back as shown keeps the real ones.
+                    if n.secret.is_empty() && old.kind == n.kind {
+                        n.secret = old.secret.clone();
+                    }
+                    if n.url == shown_url(&old.url) {
+                        n.url = old.url.clone();
+                    }
                 }
                 if let Object::Zone(z) = &mut object
                     && let Some(old) = self.catalog.zones.get(&z.id)

@@ -219,12 +219,57 @@ pub struct Notifier {
     pub secret: Secret,
 }
 
+/// What views show of a URL's path and query: they may hold a token (a
+/// Slack webhook's path is its credential).
+pub const REDACTED_PATH: &str = "/redacted";
+
+/// `url` as views show it: scheme, host and port, the path and query
+/// replaced by [`REDACTED_PATH`] unless there are none.
+pub fn shown_url(url: &str) -> String {
+    match url.parse::<http::Uri>() {
+        Ok(uri) => match (uri.scheme_str(), uri.authority()) {
+            (Some(scheme), Some(authority)) => {
+                let path = uri.path_and_query().map_or("/", |p| p.as_str());
+                if path == "/" || path.is_empty() {
+                    format!("{scheme}://{authority}/")
+                } else {
+                    format!("{scheme}://{authority}{REDACTED_PATH}")
+                }
+            }
+            _ => REDACTED_PATH.to_owned(),
+        },
+        Err(_) => REDACTED_PATH.to_owned(),
+    }
+}
+
 impl Notifier {
-    /// The target as views show it: the secret left out.
+    /// The target as views show it: the secret left out, and the URL's
+    /// path and query (see [`shown_url`]).
     pub fn redacted(&self) -> Self {
         Self {
             secret: Secret::default(),
+            url: shown_url(&self.url),
             ..self.clone()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn views_show_scheme_host_and_port_but_not_path_or_query() {
+        let shown = |u: &str| shown_url(u);
+        assert_eq!(
+            shown("https://hooks.slack.com/services/T0/B0/XXXX"),
+            "https://hooks.slack.com/redacted"
+        );
+        assert_eq!(
+            shown("http://127.0.0.1:9000/hook?token=abc"),
+            "http://127.0.0.1:9000/redacted"
+        );
+        assert_eq!(shown("http://[::1]:8080"), "http://[::1]:8080/");
+        assert_eq!(shown("not a url"), REDACTED_PATH);
     }
 }

@@ -165,6 +165,18 @@ fn every_flip_arrives_in_order_signed_and_a_denied_url_is_refused() {
     let listed = agg.ctl_json(&["notifications", "list"]);
     assert_eq!(listed.as_array().unwrap().len(), 2);
     assert!(listed.to_string().find("secret").is_none(), "{listed}");
+    // Views hide the URL's path (it may hold a token); a merge-patch that
+    // does not name the URL keeps the real one (the flips below arrive).
+    let ops = (listed.as_array().unwrap().iter())
+        .find(|t| t["name"] == "ops")
+        .unwrap();
+    assert_eq!(ops["url"], format!("http://{}/redacted", receiver.addr));
+    let (code, _) = agg.rest("GET", "/api/v1/notifiers", "");
+    assert_eq!(code, 200);
+    let path = format!("/api/v1/notifiers/{}", ops["id"]);
+    let (code, body) = agg.rest("PUT", &path, r#"{"filter": {"events": []}}"#);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["url"], ops["url"], "{body}");
     // A target only hears of what happens after it exists.
     wait_until(20, "both targets positioned", || {
         let s = agg.ctl_json(&["notifications", "status"]);

@@ -3,6 +3,9 @@
 //! weight change does not.
 
 use gslb_e2e::catalog::{a_record, http_check, member, pool};
+use std::time::Duration;
+
+use gslb_e2e::dns::query_a;
 use gslb_e2e::{Backend, LocalMesh, ZONE, wait_until};
 
 fn config(one: &Backend, two: Option<(&Backend, &str)>) -> String {
@@ -25,24 +28,35 @@ fn config(one: &Backend, two: Option<(&Backend, &str)>) -> String {
     )
 }
 
-/// Watch `web-2` through its warm-up: the STATUS column must step through
+/// Watch `web-2` through its warm-up: its status must step through
 /// `warming 1/3` and `warming 2/3` while DNS leaves it out, then DNS must
-/// answer it once the gate opens.
+/// answer it once the gate opens. Each poll is one in-process DNS query and
+/// one REST read (no process started), so a step of a 3 s cycle is seen
+/// even on a loaded machine.
 fn watch_gate(mesh: &LocalMesh, two: &str) {
+    let id = mesh.agg.member("web", "web-2")["id"].as_u64().unwrap();
+    let path = format!("/api/v1/members/{id}/status");
+    let two: std::net::Ipv4Addr = two.parse().unwrap();
     let mut seen = Vec::new();
     wait_until(30, "web-2 to finish warming up", || {
         // DNS first: the gate is a latch, so an answer seen before a
         // status that still says warming is a real violation, not a race.
-        let answered = mesh.answers("www.example.test").contains(&two.to_owned());
-        let status = mesh.agg.status_column("web", "web-2");
-        if status.starts_with("warming") {
-            assert!(!answered, "web-2 answered while {status}");
-            if seen.last() != Some(&status) {
-                seen.push(status);
+        let answered = query_a(mesh.dns, "www.example.test", Duration::from_secs(2))
+            .is_ok_and(|a| a.contains(&two));
+        let (code, status) = mesh.agg.rest("GET", &path, "");
+        assert_eq!(code, 200, "{status}");
+        if status["warming"] == true {
+            let step = format!(
+                "warming {}/{}",
+                status["warmupPasses"], status["warmupThreshold"]
+            );
+            assert!(!answered, "web-2 answered while {step}");
+            if seen.last() != Some(&step) {
+                seen.push(step);
             }
             false
         } else {
-            assert_eq!(status, "healthy");
+            assert_eq!(status["health"], "up", "{status}");
             true
         }
     });
@@ -51,7 +65,8 @@ fn watch_gate(mesh: &LocalMesh, two: &str) {
         "warm-up steps seen: {seen:?}"
     );
     wait_until(10, "web-2 in the answer after warm-up", || {
-        mesh.answers("www.example.test").contains(&two.to_owned())
+        query_a(mesh.dns, "www.example.test", Duration::from_secs(2))
+            .is_ok_and(|a| a.contains(&two))
     });
 }
 
