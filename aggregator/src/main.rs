@@ -126,10 +126,9 @@ async fn main() -> anyhow::Result<()> {
         gslb_proto::link::resolve::Resolver::configured(config.resolver, RESOLVE_TIMEOUT),
     ));
     let rolling = tokio::spawn(gslb_aggregator::api::rollover::run(service.clone()));
-    let notifying = tokio::spawn(gslb_aggregator::api::notify::run(
-        service.clone(),
-        gslb_aggregator::api::notify::Sender::new(service.deny()),
-    ));
+    let sender = gslb_aggregator::api::notify::Sender::new(service.deny())
+        .context("the notifications' TLS client configuration")?;
+    let notifying = tokio::spawn(gslb_aggregator::api::notify::run(service.clone(), sender));
     let served = gslb_aggregator::api::server::run(
         service.clone(),
         grpc,

@@ -40,34 +40,22 @@ impl std::fmt::Debug for Sender {
 
 impl Sender {
     /// A sender trusting the system's roots, refusing `deny`'s destinations.
-    pub fn new(deny: Arc<DenyList>) -> Self {
+    pub fn new(deny: Arc<DenyList>) -> Result<Self, rustls::Error> {
         let mut roots = rustls::RootCertStore::empty();
         for cert in rustls_native_certs::load_native_certs().certs {
             // One unparsable system certificate must not disable HTTPS.
             let _ = roots.add(cert);
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map(|b| b.with_root_certificates(roots).with_no_client_auth());
-        let config = match config {
-            Ok(mut c) => {
-                c.alpn_protocols = vec![b"http/1.1".to_vec()];
-                c
-            }
-            // The ring provider supports the default versions; were it not
-            // to, HTTPS targets fail with the handshake's error.
-            Err(e) => {
-                tracing::error!(error = %e, "notifications: no TLS client configuration");
-                rustls::ClientConfig::builder()
-                    .with_root_certificates(rustls::RootCertStore::empty())
-                    .with_no_client_auth()
-            }
-        };
-        Sender {
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(Sender {
             tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
             deny,
-        }
+        })
     }
 
     /// The deny-list deliveries go through.
