@@ -30,7 +30,8 @@ pub use geo::{CONTINENTS, MAX_GEO_KEYS, MAX_LOCATIONS_PER_REGION, MAX_REGION_LOC
 pub use http::{HttpTargetError, header, http_path, method};
 pub use member::member;
 pub use notifier::{
-    MAX_FILTER_ENTRIES, MAX_NOTIFIER_SECRET, MAX_URL_LEN, MIN_SIGNING_SECRET, notifier, url,
+    MAX_FILTER_ENTRIES, MAX_NOTIFIER_SECRET, MAX_URL_LEN, MIN_SIGNING_SECRET, endpoint, notifier,
+    url,
 };
 pub use pool::{MAX_SLOW_START, MIN_SLOW_START, pool};
 pub use probe::{

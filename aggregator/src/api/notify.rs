@@ -17,11 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gslb_shared::NotifierId;
-pub use send::{DELIVERY_TIMEOUT, MAX_ANSWER_BYTES, Sender};
-pub use watch::WATCH_GRACE;
+pub use send::Sender;
 
 use crate::api::service::Service;
-pub use crate::api::service::deliveries::{Board, StatusView, TargetStatus, TargetView, status};
 use crate::core::control::Role;
 use crate::core::notify::OutboxWrite;
 

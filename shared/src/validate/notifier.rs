@@ -75,6 +75,20 @@ pub fn notifier(n: &Notifier) -> Result<(), ValidationError> {
     f.finish()
 }
 
+/// The host (an IPv6 address without its brackets) and port a URL
+/// reaches: the port given, or 443 for `https` and 80 otherwise.
+pub fn endpoint(uri: &Uri) -> Option<(&str, u16)> {
+    let authority = uri.authority()?;
+    let https = uri.scheme_str() == Some("https");
+    let host = (authority.host())
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    Some((
+        host,
+        authority.port_u16().unwrap_or(if https { 443 } else { 80 }),
+    ))
+}
+
 /// The rule a notification URL breaks, if any. A host given as an address
 /// is checked against the default denied ranges here; a host name is
 /// checked at each delivery, on every address it resolves to.
@@ -98,13 +112,9 @@ pub fn url(text: &str) -> Result<Uri, String> {
     if authority.port_u16() == Some(0) {
         return Err("must name a port other than 0".into());
     }
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    if host.is_empty() {
+    let Some((host, _)) = endpoint(&uri).filter(|(h, _)| !h.is_empty()) else {
         return Err("must name a host".into());
-    }
+    };
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         if ip.is_unspecified() || ip.is_multicast() {
             return Err(format!("{ip} is not a unicast address"));

@@ -16,6 +16,7 @@ use hyper::Request;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+use crate::api::service::deliveries::addresses;
 use crate::core::notify::payload::Post;
 
 /// How long one delivery may take, resolving and connecting included.
@@ -74,12 +75,8 @@ impl Sender {
     async fn try_send(&self, url: &str, post: &Post) -> Result<(), String> {
         let uri = gslb_shared::validate::url(url)?;
         let https = uri.scheme_str() == Some("https");
-        let authority = uri.authority().ok_or("the URL names no host")?.clone();
-        let host = authority
-            .host()
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let authority = uri.authority().ok_or("the URL names no host")?;
+        let (host, port) = gslb_shared::validate::endpoint(&uri).ok_or("the URL names no host")?;
         let addr = self.resolve(host, port).await?;
         let tcp = TcpStream::connect(addr)
             .await
@@ -117,13 +114,8 @@ impl Sender {
 
     /// The first address of `host` the deny-list allows.
     async fn resolve(&self, host: &str, port: u16) -> Result<SocketAddr, String> {
-        let addrs: Vec<SocketAddr> = match host.parse::<std::net::IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => tokio::net::lookup_host((host, port))
-                .await
-                .map_err(|e| format!("resolve {host}: {e}"))?
-                .collect(),
-        };
+        // The delivery's own deadline bounds the lookup.
+        let addrs = addresses(host, port, DELIVERY_TIMEOUT).await?;
         let mut why = format!("{host} resolved to no address");
         for addr in addrs {
             match self.deny.check(addr) {

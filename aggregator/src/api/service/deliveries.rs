@@ -70,6 +70,26 @@ impl Board {
 /// How long the API waits for a target's host name to resolve.
 const RESOLVE_AT_API: Duration = Duration::from_secs(2);
 
+/// The addresses of `host` (an address itself, or a name resolved within
+/// `timeout`) at `port`.
+pub async fn addresses(
+    host: &str,
+    port: u16,
+    timeout: Duration,
+) -> Result<Vec<std::net::SocketAddr>, String> {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(vec![std::net::SocketAddr::new(ip, port)]);
+    }
+    match tokio::time::timeout(timeout, tokio::net::lookup_host((host, port))).await {
+        Ok(Ok(addrs)) => Ok(addrs.collect()),
+        Ok(Err(e)) => Err(format!("resolve {host}: {e}")),
+        Err(_) => Err(format!(
+            "resolve {host}: no answer within {} s",
+            timeout.as_secs()
+        )),
+    }
+}
+
 /// Refuse a write of a notification target whose URL reaches a denied
 /// destination: a denied range, or one of this node's own listeners (by
 /// address, or by a host name resolving to one). A name that does not
@@ -83,24 +103,12 @@ pub async fn refuse_denied(service: &Service, ops: &[Op]) -> Result<(), ControlE
         let Ok(uri) = gslb_shared::validate::url(&n.url) else {
             continue; // validation names the rule
         };
-        let Some(authority) = uri.authority() else {
+        let Some((host, port)) = gslb_shared::validate::endpoint(&uri) else {
             continue;
         };
-        let https = uri.scheme_str() == Some("https");
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let host = authority
-            .host()
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        let addrs: Vec<std::net::SocketAddr> = match host.parse::<std::net::IpAddr>() {
-            Ok(ip) => vec![std::net::SocketAddr::new(ip, port)],
-            Err(_) => tokio::time::timeout(RESOLVE_AT_API, tokio::net::lookup_host((host, port)))
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .map(Iterator::collect)
-                .unwrap_or_default(),
-        };
+        let addrs = addresses(host, port, RESOLVE_AT_API)
+            .await
+            .unwrap_or_default();
         for addr in addrs {
             if let Err(why) = deny.check(addr) {
                 let field = if ops.len() == 1 {

@@ -8,7 +8,9 @@ use gslb_shared::{MemberFacts, MemberId, Rtts};
 use super::{Control, ControlError};
 use crate::core::catalog::{Change, ObjectRef, Op};
 use crate::core::notify::Event;
-use crate::core::notify::detect::{member_event, pool_events, pool_flags, quarantine_event};
+use crate::core::notify::detect::{
+    flags_before_after, member_event, pool_events, quarantine_event,
+};
 use crate::core::store::{Latched, LogRecord};
 use gslb_engine::{Output, Timestamp};
 
@@ -158,8 +160,8 @@ impl Control {
                 continue;
             };
             let ids: Vec<MemberId> = self.state.pool_member_ids(pool).collect();
-            let before = pool_flags(catalog, pool, &ids, &held, &snapshot.resolved);
-            let after = pool_flags(catalog, pool, &ids, &fresh, &snapshot.resolved);
+            let (before, after) =
+                flags_before_after(catalog, pool, &ids, &held, &fresh, &snapshot.resolved);
             events.extend(pool_events(pool, &p.name, before, after, now.0));
         }
         d.events.extend(events);

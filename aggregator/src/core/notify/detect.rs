@@ -8,7 +8,7 @@
 use gslb_engine::{EvidenceOutcome, Output, Reason, Transition};
 use gslb_shared::selection::{PoolRef, PoolState, pool_state};
 use gslb_shared::{
-    Catalog, EventKind, FailMode, Health, Member, MemberFacts, MemberId, PoolId, Resolved,
+    Catalog, EventKind, FailMode, Health, Member, MemberFacts, MemberId, Pool, PoolId, Resolved,
 };
 
 use super::{Event, Subject};
@@ -35,37 +35,55 @@ pub fn state_of(
     resolved: &gslb_shared::Map<MemberId, Resolved>,
 ) -> Option<PoolState> {
     let p = catalog.pools.get(&pool)?;
-    let members: Vec<Member> = (ids.iter())
-        .filter_map(|id| catalog.members.get(id).cloned())
-        .collect();
-    let facts: Vec<MemberFacts> = members.iter().map(|m| facts(m.id)).collect();
-    Some(pool_state(PoolRef {
-        pool: p,
-        members: &members,
-        facts: &facts,
-        resolved: Some(resolved),
-    }))
+    Some(state_with(p, &members_of(catalog, ids), facts, resolved))
 }
 
-/// The flags of pool `pool` (see [`state_of`]).
-pub fn pool_flags(
+/// The members `ids` that exist, in order.
+fn members_of(catalog: &Catalog, ids: &[MemberId]) -> Vec<Member> {
+    (ids.iter())
+        .filter_map(|id| catalog.members.get(id).cloned())
+        .collect()
+}
+
+/// Selection's view of `pool` with `members` and their facts from `facts`.
+fn state_with(
+    pool: &Pool,
+    members: &[Member],
+    facts: &dyn Fn(MemberId) -> MemberFacts,
+    resolved: &gslb_shared::Map<MemberId, Resolved>,
+) -> PoolState {
+    let facts: Vec<MemberFacts> = members.iter().map(|m| facts(m.id)).collect();
+    pool_state(PoolRef {
+        pool,
+        members,
+        facts: &facts,
+        resolved: Some(resolved),
+    })
+}
+
+/// The flags of pool `pool` (members `ids`) with the facts `before` and
+/// `after` a batch of decisions; the members are read once for both.
+pub fn flags_before_after(
     catalog: &Catalog,
     pool: PoolId,
     ids: &[MemberId],
-    facts: &dyn Fn(MemberId) -> MemberFacts,
+    before: &dyn Fn(MemberId) -> MemberFacts,
+    after: &dyn Fn(MemberId) -> MemberFacts,
     resolved: &gslb_shared::Map<MemberId, Resolved>,
-) -> PoolFlags {
-    let (Some(p), Some(state)) = (
-        catalog.pools.get(&pool),
-        state_of(catalog, pool, ids, facts, resolved),
-    ) else {
-        return PoolFlags::default();
+) -> (PoolFlags, PoolFlags) {
+    let Some(p) = catalog.pools.get(&pool) else {
+        return (PoolFlags::default(), PoolFlags::default());
     };
-    PoolFlags {
-        eligible: state.eligible,
-        protected: state.protected,
-        fail_open: state.fail_open && p.fail_mode == FailMode::Open,
-    }
+    let members = members_of(catalog, ids);
+    let flags = |facts| {
+        let state = state_with(p, &members, facts, resolved);
+        PoolFlags {
+            eligible: state.eligible,
+            protected: state.protected,
+            fail_open: state.fail_open && p.fail_mode == FailMode::Open,
+        }
+    };
+    (flags(before), flags(after))
 }
 
 /// The member event of a transition, if it is one: any move to down, and
