@@ -66,6 +66,8 @@ const SHARDS: usize = 32;
 pub struct Limiter {
     cfg: RrlConfig,
     shards: Box<[Mutex<FxHashMap<u128, Bucket>>]>,
+    /// The origin of `check`'s clock, one for every worker of both paths.
+    epoch: std::time::Instant,
 }
 
 impl Limiter {
@@ -74,7 +76,13 @@ impl Limiter {
         (cfg.rate > 0).then(|| Self {
             cfg,
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            epoch: std::time::Instant::now(),
         })
+    }
+
+    /// `at` on this limiter's clock, in nanoseconds.
+    pub fn clock(&self, at: std::time::Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_nanos() as u64
     }
 
     /// The bucket key of a client: its subnet, tagged with the family.

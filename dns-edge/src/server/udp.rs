@@ -7,22 +7,20 @@
 //! spends most of its time.
 
 use std::io::{IoSlice, IoSliceMut};
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arc_swap::Cache;
 use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg};
 
-use crate::answer::{self, Responder, Transport};
-use crate::metrics::Counters;
-use crate::rrl::{Limiter, Verdict};
+use super::handler::Handler;
+use crate::answer::Responder;
+use crate::rrl::Limiter;
 use crate::state::Shared;
-use crate::table::Table;
-use crate::warmup::hot::Sampler;
 
 /// How often an idle worker looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
@@ -47,7 +45,6 @@ pub fn spawn(
     rrl: Option<Arc<Limiter>>,
     stop: &Arc<AtomicBool>,
 ) -> std::io::Result<Vec<JoinHandle<()>>> {
-    let epoch = Instant::now();
     let mut responders = responders.into_iter();
     sockets
         .into_iter()
@@ -62,12 +59,7 @@ pub fn spawn(
                 .name(format!("dns-udp-{i}"))
                 .spawn(move || {
                     let mut w = Worker {
-                        counters: shared.metrics.worker(),
-                        responder,
-                        sampler: shared.warmup.hot.get().map(|h| h.sampler()),
-                        shared: &shared,
-                        rrl: rrl.as_deref(),
-                        epoch,
+                        handler: Handler::new(&shared, rrl.as_deref(), responder),
                     };
                     w.run(&socket, &stop);
                 })
@@ -77,13 +69,7 @@ pub fn spawn(
 
 /// One worker's state.
 struct Worker<'a> {
-    counters: Arc<Counters>,
-    responder: Responder,
-    /// Offers one answered query in N to the hot keys (seed 001).
-    sampler: Option<Sampler>,
-    shared: &'a Shared,
-    rrl: Option<&'a Limiter>,
-    epoch: Instant,
+    handler: Handler<'a>,
 }
 
 fn peer_of(addr: &SockaddrStorage) -> Option<SocketAddr> {
@@ -97,7 +83,7 @@ fn peer_of(addr: &SockaddrStorage) -> Option<SocketAddr> {
 impl Worker<'_> {
     fn run(&mut self, socket: &UdpSocket, stop: &AtomicBool) {
         let fd = socket.as_raw_fd();
-        let mut tables = Cache::new(Arc::clone(&self.shared.table));
+        let mut tables = Cache::new(Arc::clone(&self.handler.shared().table));
         // On the heap (2 MiB, allocated once): the slices over them are
         // rebuilt per batch without allocating.
         let mut inbox: Box<[[u8; MAX_QUERY]; BATCH]> = vec![[0u8; MAX_QUERY]; BATCH]
@@ -141,7 +127,10 @@ impl Worker<'_> {
             for (i, &(len, peer)) in received.iter().enumerate() {
                 let Some(peer) = peer else { continue };
                 let query = &inbox[i][..len.min(MAX_QUERY)];
-                if self.answer(table, query, peer, &mut outbox[n]) {
+                if self
+                    .handler
+                    .answer(table, query, peer, "udp", &mut outbox[n])
+                {
                     peers.push(Some(SockaddrStorage::from(peer)));
                     n += 1;
                 }
@@ -161,70 +150,5 @@ impl Worker<'_> {
                 tracing::debug!(error = %e, "udp send failed");
             }
         }
-    }
-
-    /// Answer one datagram into `out`; false when nothing is to be sent.
-    fn answer(&mut self, table: &Table, query: &[u8], peer: SocketAddr, out: &mut Vec<u8>) -> bool {
-        let started = Instant::now();
-        let _busy = self.counters.begin();
-        let client: IpAddr = peer.ip();
-        self.shared.log_drain_query(query, peer, "udp");
-        let Some(mut summary) =
-            self.responder
-                .respond(table, &self.shared.geo, query, client, Transport::Udp, out)
-        else {
-            self.counters.dropped();
-            return false;
-        };
-        // The responder refuses transfers (and an IXFR, with its SOA in
-        // the authority section, is FORMERR to it); an IXFR over UDP from
-        // a secondary gets the transfer checks and, if it passes, our SOA.
-        if matches!(
-            summary.rcode,
-            answer::FORMERR_BUCKET | answer::REFUSED_BUCKET
-        ) && let Some((reply, verdict)) =
-            crate::xfr::serve::respond_udp(&self.shared.transfers, query, client)
-        {
-            match verdict {
-                crate::xfr::serve::Verdict::Transfer(kind) => {
-                    self.shared.transfers.count_served(kind);
-                    summary.rcode = 0;
-                }
-                _ => self.shared.transfers.count_refused(),
-            }
-            out.clear();
-            out.extend_from_slice(&reply);
-        }
-        if let Some(limiter) = self.rrl {
-            let now = started.duration_since(self.epoch).as_nanos() as u64;
-            match limiter.check(client, now) {
-                Verdict::Send => {}
-                Verdict::Slip => {
-                    self.counters.rrl_slipped();
-                    if !answer::truncated(query, out) {
-                        return false;
-                    }
-                }
-                Verdict::Drop => {
-                    self.counters.rrl_dropped();
-                    return false;
-                }
-            }
-        }
-        self.counters.answered(&summary, started);
-        if let Some(sampler) = &mut self.sampler
-            && sampler.due()
-            && summary.rcode == 0
-            && !summary.truncated
-            && out.get(6..8).is_some_and(|ancount| ancount != [0, 0])
-            && let Some(key) = self.responder.last_key()
-        {
-            // Only answers with data: a flood of random names (NXDOMAIN,
-            // or a signed zone's NOERROR denial) must not push the real
-            // hot keys out.
-            let region = self.shared.geo.lookup(client).map(|m| m.region.as_str());
-            sampler.offer(key, region);
-        }
-        true
     }
 }
