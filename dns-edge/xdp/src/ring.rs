@@ -1,0 +1,249 @@
+//! One AF_XDP socket with its UMEM and four rings (fill, RX, TX,
+//! completion), from the `xdp` crate, behind a safe interface: frames are
+//! lent to a closure as byte slices and never outlive the UMEM. This is
+//! the only module of the edge where `unsafe` is allowed; each block says
+//! why it holds.
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use xdp::nic::NicIndex;
+use xdp::slab::{HeapSlab, Slab};
+use xdp::socket::{PollTimeout, XdpSocket, XdpSocketBuilder};
+use xdp::umem::{FrameSize, UmemCfgBuilder};
+use xdp::{CompletionRing, RingConfigBuilder, RxRing, Umem, WakableFillRing, WakableTxRing};
+
+/// Frames in each socket's UMEM (4 KiB each: 16 MiB per queue).
+pub const FRAMES: u32 = 4096;
+/// Entries of each ring (a power of two; the fill ring holds half the
+/// frames, the other half is for replies in flight).
+const RING: u32 = 2048;
+/// Frames taken from the RX ring per call at most.
+pub const BATCH: usize = 64;
+
+/// Why a socket could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum RingError {
+    /// Mapping the UMEM failed.
+    #[error("UMEM of {FRAMES} frames: {0}")]
+    Umem(io::Error),
+    /// Ring or socket set-up failed (no permission, no AF_XDP support).
+    #[error("AF_XDP socket: {0}")]
+    Socket(String),
+    /// Binding to the interface queue failed in both zero-copy and copy mode.
+    #[error("binding queue {queue}: {error}")]
+    Bind {
+        /// The queue.
+        queue: u32,
+        /// The copy-mode error.
+        error: String,
+    },
+}
+
+/// What one call of [`Socket::serve`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// Frames received.
+    pub received: usize,
+    /// Replies queued for sending.
+    pub sent: usize,
+    /// Replies dropped because the TX ring was full.
+    pub tx_full: usize,
+}
+
+/// An AF_XDP socket bound to one queue of one interface.
+pub struct Socket {
+    // Field order is drop order: rings and socket before the UMEM they use.
+    rx: RxRing,
+    tx: WakableTxRing,
+    fill: WakableFillRing,
+    completion: CompletionRing,
+    socket: XdpSocket,
+    rx_slab: HeapSlab,
+    tx_slab: HeapSlab,
+    zero_copy: bool,
+    umem: Umem,
+}
+
+struct Bound {
+    socket: XdpSocket,
+    rx: RxRing,
+    tx: WakableTxRing,
+    fill: WakableFillRing,
+    completion: CompletionRing,
+}
+
+fn bind(umem: &Umem, ifindex: u32, queue: u32, zero_copy: bool) -> Result<Bound, String> {
+    let mut builder = XdpSocketBuilder::new().map_err(|e| e.to_string())?;
+    let cfg = RingConfigBuilder {
+        rx_count: RING,
+        tx_count: RING,
+        fill_count: RING,
+        completion_count: RING,
+    }
+    .build()
+    .map_err(|e| format!("{e:?}"))?;
+    let (rings, mut flags) = builder
+        .build_wakable_rings(umem, cfg)
+        .map_err(|e| e.to_string())?;
+    if zero_copy {
+        flags.force_zerocopy();
+    } else {
+        flags.force_copy();
+    }
+    let socket = builder
+        .bind(NicIndex::new(ifindex), queue, flags)
+        .map_err(|e| e.to_string())?;
+    let (Some(rx), Some(tx)) = (rings.rx_ring, rings.tx_ring) else {
+        return Err("the kernel mapped no RX or TX ring".into());
+    };
+    Ok(Bound {
+        socket,
+        rx,
+        tx,
+        fill: rings.fill_ring,
+        completion: rings.completion_ring,
+    })
+}
+
+impl Socket {
+    /// Open a socket on queue `queue` of interface `ifindex`: zero-copy if
+    /// the driver allows it, copy mode otherwise.
+    pub fn open(ifindex: u32, queue: u32) -> Result<Socket, RingError> {
+        let cfg = UmemCfgBuilder {
+            frame_size: FrameSize::FourK,
+            frame_count: FRAMES,
+            ..UmemCfgBuilder::default()
+        }
+        .build()
+        .map_err(|e| RingError::Socket(format!("{e:?}")))?;
+        let mut umem = Umem::map(cfg).map_err(RingError::Umem)?;
+        let (bound, zero_copy) = match bind(&umem, ifindex, queue, true) {
+            Ok(b) => (b, true),
+            Err(zc) => match bind(&umem, ifindex, queue, false) {
+                Ok(b) => {
+                    tracing::debug!(queue, zero_copy_error = %zc, "zero-copy bind refused; copy mode");
+                    (b, false)
+                }
+                Err(error) => return Err(RingError::Bind { queue, error }),
+            },
+        };
+        let Bound {
+            socket,
+            rx,
+            tx,
+            mut fill,
+            completion,
+        } = bound;
+        // SAFETY: the frames given to the kernel belong to `umem`, which
+        // is dropped after the socket and its rings (field order of
+        // `Socket`), so the kernel never writes to unmapped memory.
+        unsafe { fill.enqueue(&mut umem, RING as usize, true) }
+            .map_err(|e| RingError::Socket(format!("fill ring: {e}")))?;
+        Ok(Socket {
+            rx,
+            tx,
+            fill,
+            completion,
+            socket,
+            rx_slab: HeapSlab::with_capacity(BATCH),
+            tx_slab: HeapSlab::with_capacity(BATCH),
+            zero_copy,
+            umem,
+        })
+    }
+
+    /// True when bound in zero-copy mode.
+    pub fn zero_copy(&self) -> bool {
+        self.zero_copy
+    }
+
+    /// The socket's descriptor, for the XDP program's socket map.
+    pub fn fd(&self) -> RawFd {
+        self.socket.as_raw_fd()
+    }
+
+    /// Wait up to `timeout` for a frame; true if one is ready.
+    pub fn wait(&self, timeout: Duration) -> io::Result<bool> {
+        self.socket.poll_read(PollTimeout::new(Some(timeout)))
+    }
+
+    /// Give free frames to the kernel to receive into. The ring takes a
+    /// request whole or not at all, so frames go in batches until it is
+    /// full or none is free.
+    fn refill(&mut self) -> io::Result<()> {
+        loop {
+            let n = self.umem.allocatable().min(BATCH);
+            if n == 0 {
+                return Ok(());
+            }
+            // SAFETY: as in `open`, the frames belong to `umem`, which
+            // outlives the socket.
+            if unsafe { self.fill.enqueue(&mut self.umem, n, false) }? < n {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Take up to [`BATCH`] received frames and offer each to `answer` as
+    /// (the frame's whole buffer, the frame's length). `answer` returns the
+    /// length of the reply it wrote into the same buffer, or `None` to
+    /// drop the frame. Replies are sent, sent frames reclaimed, and free
+    /// frames given back to the kernel.
+    pub fn serve(
+        &mut self,
+        mut answer: impl FnMut(&mut [u8], usize) -> Option<usize>,
+    ) -> io::Result<Served> {
+        let mut served = Served::default();
+        self.completion.dequeue(&mut self.umem, RING as usize);
+        self.refill()?;
+        // SAFETY: the packets point into `umem`; they are all either
+        // queued for TX or freed back to `umem` before this call returns,
+        // so none outlives it.
+        served.received = unsafe { self.rx.recv(&self.umem, &mut self.rx_slab) };
+        while let Some(mut packet) = self.rx_slab.pop_back() {
+            let len = packet.len();
+            let room = packet.capacity() - len;
+            let grown = i32::try_from(room)
+                .ok()
+                .is_some_and(|r| packet.adjust_tail(r).is_ok());
+            let reply = if grown {
+                answer(&mut packet[..], len)
+            } else {
+                None
+            };
+            match reply {
+                Some(n) if n <= packet.len() => {
+                    let shrink = i32::try_from(packet.len() - n).unwrap_or(i32::MAX);
+                    if packet.adjust_tail(-shrink).is_ok() {
+                        if let Some(p) = self.tx_slab.push_front(packet) {
+                            self.umem.free_packet(p);
+                            served.tx_full += 1;
+                        }
+                    } else {
+                        self.umem.free_packet(packet);
+                    }
+                }
+                _ => self.umem.free_packet(packet),
+            }
+        }
+        if !self.tx_slab.is_empty() {
+            // SAFETY: the packets belong to `umem`, which outlives the
+            // socket; the kernel hands them back on the completion ring.
+            served.sent = unsafe { self.tx.send(&mut self.tx_slab, true) }?;
+            if served.sent == 0 {
+                // The ring takes a batch whole or not at all: make room
+                // from the completions and try once more.
+                self.completion.dequeue(&mut self.umem, RING as usize);
+                // SAFETY: as above.
+                served.sent = unsafe { self.tx.send(&mut self.tx_slab, true) }?;
+            }
+            while let Some(p) = self.tx_slab.pop_back() {
+                self.umem.free_packet(p);
+                served.tx_full += 1;
+            }
+        }
+        Ok(served)
+    }
+}
