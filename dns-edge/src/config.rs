@@ -52,6 +52,12 @@ pub struct Settings {
     /// UDP worker threads, one socket each [default: number of CPUs].
     #[arg(long)]
     pub udp_workers: Option<usize>,
+    /// Network interface whose UDP queries to --listen-dns are taken by an
+    /// XDP program and answered from AF_XDP sockets, one per queue (needs
+    /// root or CAP_BPF + CAP_NET_ADMIN; without them, or without XDP on
+    /// the interface, the edge logs why and answers on the kernel path).
+    #[arg(long)]
+    pub xdp: Option<String>,
     /// Close a DNS TCP connection idle this long [default: 10s].
     #[arg(long)]
     pub tcp_idle_timeout: Option<String>,
@@ -144,6 +150,8 @@ pub struct EdgeConfig {
     pub edge_id: String,
     /// UDP workers.
     pub udp_workers: usize,
+    /// Interface of the AF_XDP path, if any.
+    pub xdp: Option<String>,
     /// TCP limits.
     pub tcp: TcpConfig,
     /// Minimum drain window.
@@ -160,6 +168,25 @@ pub struct EdgeConfig {
     pub log_format: LogFormat,
     /// Hot keys and warm-up from peers (seed 001).
     pub warmup: WarmupConfig,
+}
+
+/// An interface name as Linux takes it: 1 to 15 bytes, no `/`, no
+/// whitespace, not `.` or `..`.
+fn validate_iface(name: &str) -> Result<(), ConfigError> {
+    let bad = name.is_empty()
+        || name.len() > 15
+        || name == "."
+        || name == ".."
+        || name
+            .chars()
+            .any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control());
+    if bad {
+        return Err(invalid(
+            "xdp",
+            "must be a network interface name: 1 to 15 bytes, without '/', ':' or whitespace",
+        ));
+    }
+    Ok(())
 }
 
 impl Settings {
@@ -187,6 +214,7 @@ impl Settings {
             },
             edge_id: self.edge_id.or(file.edge_id),
             udp_workers: self.udp_workers.or(file.udp_workers),
+            xdp: self.xdp.or(file.xdp),
             tcp_idle_timeout: self.tcp_idle_timeout.or(file.tcp_idle_timeout),
             tcp_write_timeout: self.tcp_write_timeout.or(file.tcp_write_timeout),
             tcp_drain_timeout: self.tcp_drain_timeout.or(file.tcp_drain_timeout),
@@ -306,6 +334,9 @@ impl Settings {
                 format!("must be at most {}", crate::xfr::MAX_JOURNAL_DEPTH),
             ));
         }
+        if let Some(iface) = &self.xdp {
+            validate_iface(iface)?;
+        }
         let edge_id = self
             .edge_id
             .unwrap_or_else(|| format!("edge-{:08x}", rand::random::<u32>()));
@@ -325,6 +356,7 @@ impl Settings {
             geo_mmdb: self.geo_mmdb,
             edge_id,
             udp_workers,
+            xdp: self.xdp,
             tcp_drain,
             tcp: TcpConfig {
                 idle_timeout: idle,

@@ -178,7 +178,21 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     let dns_addr = bound.addr;
     let stop_udp = Arc::new(AtomicBool::new(false));
     let rrl = Limiter::new(cfg.rrl).map(Arc::new);
-    let workers = server::udp::spawn(bound.udp, responders, &shared, rrl, &stop_udp)?;
+    let kernel_udp = bound.udp[0].try_clone()?;
+    let workers = server::udp::spawn(bound.udp, responders, &shared, rrl.clone(), &stop_udp)?;
+    let mut xdp = cfg.xdp.as_deref().and_then(|iface| {
+        let setup = server::xdp::XdpSetup {
+            iface,
+            addr: dns_addr,
+            kernel: &kernel_udp,
+            rrl,
+        };
+        server::xdp::start(&shared, setup)
+            .inspect_err(|reason| {
+                tracing::warn!(iface, %reason, "XDP path not started: answering on the kernel path");
+            })
+            .ok()
+    });
     let (stop_tcp, stop_rx) = tokio::sync::watch::channel(false);
     let listener = tokio::net::TcpListener::from_std(bound.tcp)?;
     let tcp = tokio::spawn(server::tcp::serve(
@@ -192,7 +206,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     tracing::info!(addr = %dns_addr, udp_workers = cfg.udp_workers, rrl = cfg.rrl.rate > 0, "DNS listeners bound");
 
     shutdown.await;
-    drain(&shared, &cfg, &stop_udp, &stop_tcp).await;
+    drain(&shared, &cfg, xdp.as_mut(), &stop_udp, &stop_tcp).await;
     let _ = tcp.await;
     for w in workers {
         let _ = tokio::task::spawn_blocking(move || w.join()).await;
@@ -372,10 +386,17 @@ async fn from_peers(
 async fn drain(
     shared: &Shared,
     cfg: &EdgeConfig,
+    xdp: Option<&mut server::xdp::XdpPath>,
     stop_udp: &AtomicBool,
     stop_tcp: &tokio::sync::watch::Sender<bool>,
 ) {
     shared.start_drain();
+    if let Some(xdp) = xdp {
+        // The kernel's sockets answer the window; nothing is left attached
+        // to the interface whatever ends the process after it.
+        xdp.stop();
+        tracing::info!("XDP program detached: the drain window is answered on the kernel path");
+    }
     tracing::info!(
         min_drain_secs = cfg.min_drain.as_secs(),
         in_flight = shared.metrics.in_flight(),

@@ -13,6 +13,31 @@ pub const LATENCY_BUCKETS: [f64; 10] = [
     0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.01, 0.1,
 ];
 
+/// What became of a frame on the AF_XDP path (`gslb_edge_xdp_frames`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XdpOutcome {
+    /// Answered from the ring.
+    Answered = 0,
+    /// The reply did not fit a frame (or the MTU): sent through the
+    /// kernel's UDP socket instead, which fragments.
+    KernelSent = 1,
+    /// Its headers failed the checks (dropped).
+    Rejected = 2,
+    /// The handler sent nothing (a response, RRL, no snapshot).
+    Unanswered = 3,
+    /// The reply was dropped: the TX ring was full.
+    TxFull = 4,
+}
+
+/// The label of each [`XdpOutcome`], in order.
+pub const XDP_OUTCOMES: [&str; 5] = [
+    "answered",
+    "kernel_sent",
+    "rejected",
+    "unanswered",
+    "tx_full",
+];
+
 /// The start-up window whose answers are counted apart.
 pub const FIRST_MINUTE: Duration = Duration::from_secs(60);
 
@@ -32,6 +57,8 @@ pub struct Counters {
     /// copied from a prebuilt reply (0) or encoded (1). How warm a start
     /// was, in the figures that matter.
     pub(crate) first_minute: [AtomicU64; 2],
+    /// Frames of the AF_XDP path, by [`XdpOutcome`].
+    pub(crate) xdp: [AtomicU64; XDP_OUTCOMES.len()],
     /// When the DNS listeners were bound (or these counters made).
     ready_at: Instant,
     /// Queries this worker is answering right now (for the drain's count).
@@ -52,6 +79,7 @@ impl Default for Counters {
             rrl_slipped: AtomicU64::new(0),
             prebuilt: AtomicU64::new(0),
             first_minute: std::array::from_fn(|_| AtomicU64::new(0)),
+            xdp: std::array::from_fn(|_| AtomicU64::new(0)),
             ready_at: Instant::now(),
             in_flight: AtomicU64::new(0),
             _pad: [0; 8],
@@ -99,6 +127,16 @@ impl Counters {
         InFlight(&self.in_flight)
     }
 
+    /// One frame of the AF_XDP path and what became of it.
+    pub fn xdp(&self, outcome: XdpOutcome) {
+        bump(&self.xdp[outcome as usize]);
+    }
+
+    /// `n` frames with the same outcome.
+    pub fn xdp_n(&self, outcome: XdpOutcome, n: usize) {
+        self.xdp[outcome as usize].fetch_add(n as u64, Ordering::Relaxed);
+    }
+
     /// A response rate limiting withheld.
     pub fn rrl_dropped(&self) {
         bump(&self.rrl_dropped);
@@ -130,6 +168,11 @@ pub struct Metrics {
     pub(crate) applies: [AtomicU64; 2],
     /// How long the last of each took, µs.
     pub(crate) last_apply_us: [AtomicU64; 2],
+    /// The AF_XDP path: attached (1) or not, sockets bound, of which
+    /// zero-copy.
+    pub(crate) xdp_attached: AtomicU64,
+    pub(crate) xdp_sockets: AtomicU64,
+    pub(crate) xdp_zero_copy: AtomicU64,
 }
 
 impl Metrics {
@@ -143,6 +186,18 @@ impl Metrics {
         let i = usize::from(refresh);
         bump(&self.applies[i]);
         self.last_apply_us[i].store(us, Ordering::Relaxed);
+    }
+
+    /// The AF_XDP path is attached with `sockets` sockets, `zero_copy` of
+    /// them in zero-copy mode; or detached (`None`).
+    pub fn set_xdp(&self, sockets: Option<(usize, usize)>) {
+        let (attached, n, zc) = match sockets {
+            Some((n, zc)) => (1, n as u64, zc as u64),
+            None => (0, 0, 0),
+        };
+        self.xdp_attached.store(attached, Ordering::Relaxed);
+        self.xdp_sockets.store(n, Ordering::Relaxed);
+        self.xdp_zero_copy.store(zc, Ordering::Relaxed);
     }
 
     /// Counters for a new worker.

@@ -3,9 +3,11 @@
 //! listener on the same port. Bound only once a snapshot is applied. And
 //! the TLS warm-up listener peers take the snapshot from (seed 001).
 
+pub mod handler;
 pub mod tcp;
 pub mod udp;
 pub mod warmup;
+pub mod xdp;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, UdpSocket};

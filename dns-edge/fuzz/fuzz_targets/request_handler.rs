@@ -6,6 +6,10 @@
 //! (no amplification from garbage). Round trip on the decoder: a reply that
 //! `domain` parses has the same section counts in hickory. The zone is
 //! signed, so queries with DO reach online signing and compact denial.
+//! The AF_XDP path too: the bytes as a whole Ethernet frame (its header
+//! checks, and a reply's headers written in place that parse back with the
+//! addresses swapped), and as the DNS payload of a well-formed frame,
+//! answered byte for byte as the kernel path answers the bare datagram.
 #![no_main]
 
 use std::net::IpAddr;
@@ -17,6 +21,7 @@ use gslb_edge::table::Table;
 use gslb_edge::xfr::Transfers;
 use gslb_edge::xfr::serve::{Reply, Verdict, respond, respond_udp, transfer_type};
 use gslb_shared::*;
+use gslb_xdp::frame;
 use libfuzzer_sys::fuzz_target;
 
 fn name(s: &str) -> DnsName {
@@ -276,8 +281,59 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
     })
 }
 
+/// `payload` inside an Ethernet/IPv4/UDP frame from 10.1.2.3:4000 to
+/// 10.0.0.53:53, as a client's kernel would send it.
+fn framed(payload: &[u8]) -> Vec<u8> {
+    let udp_len = (8 + payload.len()) as u16;
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend_from_slice(&[0x45, 0]);
+    f.extend_from_slice(&(20 + udp_len).to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 10, 1, 2, 3, 10, 0, 0, 53]);
+    f.extend_from_slice(&4000u16.to_be_bytes());
+    f.extend_from_slice(&53u16.to_be_bytes());
+    f.extend_from_slice(&udp_len.to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// The XDP path's frame handling around the same responder.
+fn xdp_path(data: &[u8], table: &Table, geo: &GeoTable) {
+    // The bytes as a frame: checked, and if taken, answered in place.
+    if let Ok(q) = frame::parse(data) {
+        assert!(q.header_len + q.payload_len <= data.len());
+        let mut out = Vec::new();
+        let mut buf = data.to_vec();
+        buf.resize(4096, 0);
+        if Responder::new(7)
+            .respond(table, geo, q.payload(data), q.peer.ip(), Transport::Udp, &mut out)
+            .is_some()
+        {
+            buf[q.header_len..q.header_len + out.len()].copy_from_slice(&out);
+            let n = q.write_reply(&mut buf, out.len()).expect("a UDP reply fits a frame");
+            let r = frame::parse(&buf[..n]).expect("our reply frame parses");
+            assert_eq!((r.peer, r.local), (q.local, q.peer), "addresses swapped");
+            assert_eq!(r.payload(&buf), &out[..]);
+        }
+    }
+    // The bytes as a DNS payload: the same answer as the bare datagram.
+    if data.len() <= 1400 {
+        let f = framed(data);
+        let q = frame::parse(&f).expect("a well-formed frame parses");
+        assert_eq!(q.payload(&f), data);
+        let client: IpAddr = "10.1.2.3".parse().unwrap();
+        assert_eq!(q.peer.ip(), client);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let ra = Responder::new(7).respond(table, geo, q.payload(&f), q.peer.ip(), Transport::Udp, &mut a);
+        let rb = Responder::new(7).respond(table, geo, data, client, Transport::Udp, &mut b);
+        assert_eq!(ra.is_some(), rb.is_some());
+        assert_eq!(a, b, "both paths answer alike");
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let (table, geo, transfers) = table();
+    xdp_path(data, table, geo);
     let client: IpAddr = "10.1.2.3".parse().unwrap();
     // A transfer request goes where TCP sends it: every reply decodes and
     // echoes the id; nothing but a verified request gets zone data.

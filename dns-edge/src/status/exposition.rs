@@ -12,7 +12,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 use crate::answer::{QTYPES, RCODES};
-use crate::metrics::{LATENCY_BUCKETS, load};
+use crate::metrics::{LATENCY_BUCKETS, XDP_OUTCOMES, load};
 use crate::state::Shared;
 
 /// The edge's state, and its own certificate (`--tls-cert`) if any.
@@ -84,6 +84,36 @@ impl Collector for Collect {
             "gslb_edge_dropped",
             "Messages not answered (responses, shorter than a header)",
             m.sum(|c| load(&c.dropped)),
+        )?;
+        {
+            let mut family = e.encode_descriptor(
+                "gslb_edge_xdp_frames",
+                "Frames taken from the AF_XDP sockets, by outcome",
+                None,
+                MetricType::Counter,
+            )?;
+            for (i, outcome) in XDP_OUTCOMES.iter().enumerate() {
+                let v = m.sum(|c| load(&c.xdp[i]));
+                ConstCounter::new(v).encode(family.encode_family(&[("outcome", *outcome)])?)?;
+            }
+        }
+        gauge(
+            &mut e,
+            "gslb_edge_xdp_attached",
+            "1 while the XDP program is attached (--xdp), else 0",
+            load(&m.xdp_attached) as i64,
+        )?;
+        gauge(
+            &mut e,
+            "gslb_edge_xdp_sockets",
+            "AF_XDP sockets answering (one per interface queue)",
+            load(&m.xdp_sockets) as i64,
+        )?;
+        gauge(
+            &mut e,
+            "gslb_edge_xdp_zero_copy_sockets",
+            "AF_XDP sockets bound in zero-copy mode (the rest copy)",
+            load(&m.xdp_zero_copy) as i64,
         )?;
         counter(
             &mut e,

@@ -13,3 +13,4 @@ mod resolver;
 mod rrl;
 mod support;
 mod tcp;
+mod xdp;

@@ -61,7 +61,20 @@ impl Edge {
 
 /// Run `tool` (dig or kdig) against `server`; returns stdout.
 pub fn query_tool(tool: &str, server: SocketAddr, args: &[&str]) -> String {
-    let out = Command::new(tool)
+    query_tool_in(None, tool, server, args)
+}
+
+/// [`query_tool`] inside network namespace `netns`, if given.
+pub fn query_tool_in(netns: Option<&str>, tool: &str, server: SocketAddr, args: &[&str]) -> String {
+    let mut cmd = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, tool]);
+            c
+        }
+        None => Command::new(tool),
+    };
+    let out = cmd
         .arg(format!("@{}", server.ip()))
         .args(["-p", &server.port().to_string()])
         .args(if tool == "kdig" {

@@ -1,0 +1,283 @@
+//! The AF_XDP path (`--xdp IFACE`): the XDP program takes UDP queries for
+//! the DNS address off the interface's queues, one worker thread per queue
+//! answers them from its AF_XDP socket with the same request handler as
+//! the kernel path, and writes the reply into the same frame. Everything
+//! else (TCP, fragments, other ports) stays with the kernel. Any failure to
+//! set it up is logged and leaves the edge on the kernel path.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use arc_swap::Cache;
+use gslb_xdp::frame;
+use gslb_xdp::{Program, Socket};
+
+use super::handler::Handler;
+use crate::answer::Responder;
+use crate::metrics::XdpOutcome;
+use crate::rrl::Limiter;
+use crate::state::Shared;
+
+/// How long an idle worker waits for a frame before it looks at the stop flag.
+const POLL: Duration = Duration::from_millis(100);
+/// Longest wait for the workers to open their sockets.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most queues served (the program's socket map has 256 entries).
+const MAX_QUEUES: usize = 256;
+
+/// The running AF_XDP path.
+pub struct XdpPath {
+    program: Program,
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<()>>,
+    shared: Arc<Shared>,
+}
+
+/// What [`start`] needs besides the edge's state.
+pub struct XdpSetup<'a> {
+    /// The interface.
+    pub iface: &'a str,
+    /// The DNS address the edge is bound to.
+    pub addr: SocketAddr,
+    /// A kernel UDP socket bound to `addr`: replies too big for one frame
+    /// leave through it (the kernel fragments them).
+    pub kernel: &'a UdpSocket,
+    /// Response rate limiting, shared with the kernel path.
+    pub rrl: Option<Arc<Limiter>>,
+}
+
+/// The addresses the program matches: the bound one, or every address of
+/// the interface in its family when bound to the unspecified address.
+fn addresses(iface: &str, addr: IpAddr) -> Result<(Vec<Ipv4Addr>, Vec<Ipv6Addr>), String> {
+    if !addr.is_unspecified() {
+        return Ok(match addr {
+            IpAddr::V4(a) => (vec![a], vec![]),
+            IpAddr::V6(a) => (vec![], vec![a]),
+        });
+    }
+    let (mut v4, mut v6) = (Vec::new(), Vec::new());
+    let all = nix::ifaddrs::getifaddrs().map_err(|e| format!("listing addresses: {e}"))?;
+    for a in all.filter(|a| a.interface_name == iface) {
+        let Some(sa) = a.address else { continue };
+        if let Some(s) = sa.as_sockaddr_in()
+            && addr.is_ipv4()
+        {
+            v4.push(s.ip());
+        } else if let Some(s) = sa.as_sockaddr_in6()
+            && addr.is_ipv6()
+        {
+            v6.push(s.ip());
+        }
+    }
+    if v4.is_empty() && v6.is_empty() {
+        return Err(format!(
+            "{iface} has no {} address to answer on",
+            if addr.is_ipv4() { "IPv4" } else { "IPv6" }
+        ));
+    }
+    Ok((v4, v6))
+}
+
+fn sys_number(iface: &str, file: &str) -> Option<usize> {
+    std::fs::read_to_string(format!("/sys/class/net/{iface}/{file}"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The interface's receive queues, from sysfs (1 if unknown).
+fn queues(iface: &str) -> usize {
+    std::fs::read_dir(format!("/sys/class/net/{iface}/queues"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+                .count()
+        })
+        .unwrap_or(1)
+        .clamp(1, MAX_QUEUES)
+}
+
+/// Attach the program and start one worker per queue. `Err` says why the
+/// edge stays on the kernel path (nothing is left attached then).
+pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, String> {
+    let iface = setup.iface;
+    let ifindex =
+        nix::net::if_::if_nametoindex(iface).map_err(|e| format!("interface {iface:?}: {e}"))?;
+    let (v4, v6) = addresses(iface, setup.addr.ip())?;
+    // Frames larger than the MTU cannot leave the interface.
+    let mtu = sys_number(iface, "mtu").unwrap_or(1500);
+    let max_frame = frame::ETH_LEN + mtu;
+    let mut program =
+        Program::attach(iface, setup.addr.port(), &v4, &v6).map_err(|e| e.to_string())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let mut workers = Vec::new();
+    for queue in 0..queues(iface) as u32 {
+        let shared = Arc::clone(shared);
+        let stop = Arc::clone(&stop);
+        let rrl = setup.rrl.clone();
+        let kernel = setup
+            .kernel
+            .try_clone()
+            .map_err(|e| format!("kernel socket: {e}"))?;
+        let tx = tx.clone();
+        let worker = std::thread::Builder::new()
+            .name(format!("dns-xdp-{queue}"))
+            .spawn(move || {
+                // Opened on its own thread: the UMEM and rings stay there.
+                let mut socket = match Socket::open(ifindex, queue) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let _ = tx.send(Ok((queue, socket.fd(), socket.zero_copy())));
+                drop(tx);
+                let responder = Responder::new(u64::from(queue) ^ 0x5851_f42d_4c95_7f2d);
+                let mut w = Worker {
+                    handler: Handler::new(&shared, rrl.as_deref(), responder),
+                    kernel,
+                    max_frame,
+                    out: Vec::with_capacity(4096),
+                };
+                w.run(&mut socket, &stop);
+            })
+            .map_err(|e| format!("starting a worker: {e}"))?;
+        workers.push(worker);
+    }
+    drop(tx);
+    let (mut bound, mut zero_copy, mut errors) = (0, 0, Vec::new());
+    for _ in 0..workers.len() {
+        match rx.recv_timeout(OPEN_TIMEOUT) {
+            Ok(Ok((queue, fd, zc))) => match program.register(queue, fd) {
+                Ok(()) => {
+                    bound += 1;
+                    zero_copy += usize::from(zc);
+                }
+                Err(e) => errors.push(e.to_string()),
+            },
+            Ok(Err(e)) => errors.push(e),
+            Err(_) => errors.push("a worker did not open its socket in time".into()),
+        }
+    }
+    let mut path = XdpPath {
+        program,
+        stop,
+        workers,
+        shared: Arc::clone(shared),
+    };
+    if bound == 0 {
+        path.stop();
+        return Err(errors.join("; "));
+    }
+    for e in &errors {
+        tracing::warn!(iface, error = %e, "an AF_XDP queue was not opened: its queries go to the kernel path");
+    }
+    shared.metrics.set_xdp(Some((bound, zero_copy)));
+    tracing::info!(
+        iface,
+        attach = path.program.mode().as_str(),
+        sockets = bound,
+        bind = if zero_copy == bound { "zero-copy" } else if zero_copy == 0 { "copy" } else { "mixed" },
+        zero_copy_sockets = zero_copy,
+        addresses = ?v4.iter().map(|a| IpAddr::V4(*a)).chain(v6.iter().map(|a| IpAddr::V6(*a))).collect::<Vec<_>>(),
+        port = setup.addr.port(),
+        "XDP path attached: UDP queries on this interface are answered from AF_XDP sockets"
+    );
+    Ok(path)
+}
+
+impl XdpPath {
+    /// Detach the program (every frame goes to the kernel again) and stop
+    /// the workers. Idempotent.
+    pub fn stop(&mut self) {
+        self.program.detach();
+        self.stop.store(true, Ordering::Relaxed);
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        self.shared.metrics.set_xdp(None);
+    }
+}
+
+impl Drop for XdpPath {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// One queue's worker.
+struct Worker<'a> {
+    handler: Handler<'a>,
+    kernel: UdpSocket,
+    max_frame: usize,
+    out: Vec<u8>,
+}
+
+impl Worker<'_> {
+    fn run(&mut self, socket: &mut Socket, stop: &AtomicBool) {
+        let mut tables = Cache::new(Arc::clone(&self.handler.shared().table));
+        while !stop.load(Ordering::Relaxed) {
+            let Some(table) = tables.load().as_deref() else {
+                std::thread::sleep(POLL);
+                continue;
+            };
+            let served = socket.serve(|buf, len| self.answer(table, buf, len));
+            match served {
+                Ok(s) => {
+                    let missed = s.tx_full;
+                    if missed > 0 {
+                        self.handler.counters().xdp_n(XdpOutcome::TxFull, missed);
+                    }
+                    if s.received == 0 {
+                        let _ = socket.wait(POLL);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "AF_XDP ring error");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+
+    /// Answer the frame in `buf[..len]` in place; the reply frame's length.
+    fn answer(&mut self, table: &crate::table::Table, buf: &mut [u8], len: usize) -> Option<usize> {
+        let counters = self.handler.counters();
+        let query = match frame::parse(&buf[..len]) {
+            Ok(q) => q,
+            Err(_) => {
+                counters.xdp(XdpOutcome::Rejected);
+                return None;
+            }
+        };
+        if !self
+            .handler
+            .answer(table, query.payload(buf), query.peer, "xdp", &mut self.out)
+        {
+            self.handler.counters().xdp(XdpOutcome::Unanswered);
+            return None;
+        }
+        let room = buf.len().min(self.max_frame) - query.header_len;
+        if self.out.len() > room {
+            // Too big for one frame: the kernel sends it (fragmented).
+            let _ = self.kernel.send_to(&self.out, query.peer);
+            self.handler.counters().xdp(XdpOutcome::KernelSent);
+            return None;
+        }
+        buf[query.header_len..query.header_len + self.out.len()].copy_from_slice(&self.out);
+        let n = query.write_reply(buf, self.out.len());
+        self.handler.counters().xdp(if n.is_some() {
+            XdpOutcome::Answered
+        } else {
+            XdpOutcome::Rejected
+        });
+        n
+    }
+}
