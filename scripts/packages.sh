@@ -1,6 +1,6 @@
 # The system packages the tests need, in one place: sourced by .ci/run and
 # scripts/test.sh (the build itself needs none: protobuf is compiled by
-# protox, in Rust). Debian/Ubuntu package names.
+# protox, in Rust; clang, below, adds the edge's XDP program). Debian/Ubuntu package names.
 #
 #   dig, kdig, knotd     the DNS edge's answers and the differential test
 #   nsd                  a second secondary for zone transfers (with knotd)
@@ -21,12 +21,16 @@
 #   systemd              systemd-analyze, -sysusers, -tmpfiles: the Debian
 #                        package's check (scripts/check-deb.sh)
 #   python3-pip          pip, for the one PyPI package below
+#   clang                the edge's XDP program (dns-edge/xdp/bpf), built for
+#                        clang's BPF target by dns-edge/xdp/build.rs; without
+#                        it the edge builds without its XDP path (--xdp then
+#                        logs that and answers on the kernel path)
 #
 # From PyPI (GSLB_PIP):
 #   openapi-spec-validator   validates /api/v1/openapi.json (tests/tests/e2e/openapi.rs)
-GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd python3-pip)
+GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd python3-pip clang)
 GSLB_PIP=(openapi-spec-validator==0.9.0)
-GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver promtool systemd-analyze)
+GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver promtool systemd-analyze clang)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
 gslb_missing_tools() {

@@ -324,6 +324,34 @@ fn fragments_options_and_oversized_replies_go_through_the_kernel_and_bad_frames_
 }
 
 #[test]
+fn rate_limiting_holds_on_the_ring() {
+    if skip() {
+        return;
+    }
+    let (dir, _agg, _edge, _) = mesh("xdp-rrl", &[]);
+    let link = Link::create("r", 45, 1500);
+    let cache = copy_cache(&dir.join("cache"), &dir, "xdp-cache");
+    let rrl = ["--rrl-rate", "5", "--rrl-burst", "5", "--rrl-slip", "2"];
+    let mut args = vec!["--xdp", "xs0"];
+    args.extend_from_slice(&rrl);
+    let edge = start_edge(&link, &cache, link.v4(), &args);
+    let (dns, cli) = (edge.dns, link.cli.name.clone());
+    let (full, truncated) = std::thread::spawn(move || {
+        netns::enter(&cli);
+        crate::rrl::flood(dns, "0.0.0.0:0")
+    })
+    .join()
+    .unwrap();
+    crate::rrl::assert_limited(full, truncated);
+    assert_eq!(
+        edge.answered_by_xdp(&link),
+        (full + truncated) as u64,
+        "every reply left from the ring"
+    );
+    assert!(edge.metric(&link, "gslb_edge_rrl_dropped_total") >= 10);
+}
+
+#[test]
 fn drain_detaches_the_program_and_the_kernel_answers_the_window() {
     if skip() {
         return;
