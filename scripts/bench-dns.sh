@@ -48,14 +48,10 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-# Wait for "NAME listening on ADDR" in FILE; print ADDR.
 # shellcheck source=lib/prepare.sh
 source "$ROOT/scripts/lib/prepare.sh"
 
-python3 "$ROOT/scripts/zone2gslb.py" "$ZONE" >"$WORK/static.toml"
-python3 "$ROOT/scripts/zone2gslb.py" --dynamic "$ZONE" >"$WORK/dynamic.toml"
-prepare "$WORK/static" "$WORK/static.toml"
-prepare "$WORK/dynamic" "$WORK/dynamic.toml"
+prepare_zone "$ZONE"
 
 # Geo: the pool-backed zone with a branch per set, and GEO_NETS /24s (from
 # 11.0.0.0 up) in a CIDR table and in a MaxMind DB file written by

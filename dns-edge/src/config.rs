@@ -451,6 +451,30 @@ mod tests {
     }
 
     #[test]
+    fn the_xdp_interface_is_a_linux_interface_name() {
+        let base = ["--aggregator", "http://127.0.0.1:7000", "--xdp"];
+        let ok = |name: &str| {
+            let mut args = base.to_vec();
+            args.push(name);
+            settings(&args).map(|c| c.xdp)
+        };
+        assert_eq!(ok("eth0").unwrap(), Some("eth0".to_owned()));
+        assert_eq!(ok("enp1s0f1np1").unwrap(), Some("enp1s0f1np1".to_owned()));
+        for bad in ["", "a-name-of-16-byt", "eth0/1", "eth 0", "..", "eth0:1"] {
+            let e = ok(bad).expect_err(bad).to_string();
+            assert!(
+                e.contains("xdp") && e.contains("interface name"),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            settings(&base[..2]).unwrap().xdp,
+            None,
+            "off unless asked for"
+        );
+    }
+
+    #[test]
     fn every_example_config_parses_and_validates() {
         for name in ["edge.toml", "edge-production.toml"] {
             let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/examples"))

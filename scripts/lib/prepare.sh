@@ -1,7 +1,8 @@
 # Shared by the DNS benchmarks (bench-dns.sh, bench-xdp.sh): wait for a
 # process's "NAME listening on ADDR" line, and prepare an edge snapshot
-# cache from a gslbctl configuration. Needs BIN (the binaries' directory)
-# and PIDS (an array the caller's cleanup kills) set by the caller.
+# cache from a gslbctl configuration. Needs ROOT (the repository), BIN
+# (the binaries' directory), WORK (a scratch directory) and PIDS (an array
+# the caller's cleanup kills) set by the caller.
 
 listening() {
   local file="$1" name="$2" i
@@ -39,3 +40,12 @@ prepare() {
   [ -s "$dir/snapshot.bin" ] || { echo "bench: no snapshot cached in $dir" >&2; exit 1; }
 }
 
+
+# Caches $WORK/static and $WORK/dynamic of zone file $1: its sets as static
+# records, and every A/AAAA set pool-backed (scripts/zone2gslb.py).
+prepare_zone() {
+  python3 "$ROOT/scripts/zone2gslb.py" "$1" >"$WORK/static.toml"
+  python3 "$ROOT/scripts/zone2gslb.py" --dynamic "$1" >"$WORK/dynamic.toml"
+  prepare "$WORK/static" "$WORK/static.toml"
+  prepare "$WORK/dynamic" "$WORK/dynamic.toml"
+}

@@ -106,8 +106,7 @@ fn queues(iface: &str) -> usize {
 /// edge stays on the kernel path (nothing is left attached then).
 pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, String> {
     let iface = setup.iface;
-    let ifindex =
-        nix::net::if_::if_nametoindex(iface).map_err(|e| format!("interface {iface:?}: {e}"))?;
+    let ifindex = gslb_xdp::program::if_index(iface).map_err(|e| e.to_string())?;
     let (v4, v6) = addresses(iface, setup.addr.ip())?;
     // Frames larger than the MTU cannot leave the interface.
     let mtu = sys_number(iface, "mtu").unwrap_or(1500);

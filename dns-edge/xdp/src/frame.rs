@@ -37,8 +37,9 @@ pub enum Reject {
     /// Not UDP.
     #[error("not UDP")]
     NotUdp,
-    /// A source that cannot be answered (multicast, broadcast, unspecified, port 0).
-    #[error("unanswerable source")]
+    /// A source or destination that is not one host (multicast,
+    /// broadcast, unspecified, port 0).
+    #[error("not a unicast source and destination")]
     Source,
 }
 
@@ -143,7 +144,9 @@ pub fn parse(frame: &[u8]) -> Result<Query, Reject> {
         return Err(Reject::Length);
     }
     let (sport, dport) = (be16(udp, 0), be16(udp, 2));
-    if !answerable(peer_ip, sport) {
+    // Neither end may be multicast, broadcast, unspecified or port 0: a
+    // reply would come from or go to no single host.
+    if !answerable(peer_ip, sport) || !answerable(local_ip, dport) {
         return Err(Reject::Source);
     }
     Ok(Query {
@@ -167,66 +170,90 @@ impl Query {
     /// Returns the frame's length; `None` if it does not fit `buf` or a
     /// 16-bit length.
     pub fn write_reply(&self, buf: &mut [u8], payload_len: usize) -> Option<usize> {
-        let total = self.header_len + payload_len;
-        let udp_len = u16::try_from(UDP_LEN + payload_len).ok()?;
-        if total > buf.len() {
-            return None;
-        }
-        buf[..6].copy_from_slice(&self.macs[6..12]);
-        buf[6..12].copy_from_slice(&self.macs[..6]);
-        let udp_at = self.header_len - UDP_LEN;
-        // Checksums with xdp's csum, which sums bytes in native order: every
-        // input is fed as bytes in network order and the result is stored
-        // with to_ne_bytes, so no field is byte-swapped by hand.
-        let sum = match (self.local.ip(), self.peer.ip()) {
-            (IpAddr::V4(src), IpAddr::V4(dst)) => {
-                buf[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
-                let ip_total = u16::try_from(IPV4_LEN + usize::from(udp_len)).ok()?;
-                let ip = &mut buf[ETH_LEN..udp_at];
-                ip[0] = 0x45;
-                ip[1] = 0;
-                ip[2..4].copy_from_slice(&ip_total.to_be_bytes());
-                // Identification 0 with DF: never fragmented on the way.
-                ip[4..6].fill(0);
-                ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
-                ip[8] = HOP_LIMIT;
-                ip[9] = PROTO_UDP;
-                ip[10..12].fill(0);
-                ip[12..16].copy_from_slice(&src.octets());
-                ip[16..20].copy_from_slice(&dst.octets());
-                let check = csum::fold_checksum(csum::partial(ip, 0));
-                ip[10..12].copy_from_slice(&check.to_ne_bytes());
-                csum::partial(&ip[12..20], 0)
-            }
-            (IpAddr::V6(src), IpAddr::V6(dst)) => {
-                buf[12..14].copy_from_slice(&ETHERTYPE_IPV6.to_be_bytes());
-                let ip = &mut buf[ETH_LEN..udp_at];
-                ip[..4].copy_from_slice(&[0x60, 0, 0, 0]);
-                ip[4..6].copy_from_slice(&udp_len.to_be_bytes());
-                ip[6] = PROTO_UDP;
-                ip[7] = HOP_LIMIT;
-                ip[8..24].copy_from_slice(&src.octets());
-                ip[24..40].copy_from_slice(&dst.octets());
-                csum::partial(&ip[8..40], 0)
-            }
-            _ => return None,
-        };
-        // The rest of the pseudo header: zero, protocol, UDP length.
-        let [len_hi, len_lo] = udp_len.to_be_bytes();
-        let sum = csum::partial(&[0, PROTO_UDP, len_hi, len_lo], sum);
-        let udp = &mut buf[udp_at..total];
-        udp[..2].copy_from_slice(&self.local.port().to_be_bytes());
-        udp[2..4].copy_from_slice(&self.peer.port().to_be_bytes());
-        udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-        udp[6..8].fill(0);
-        let mut check = csum::fold_checksum(csum::partial(udp, sum));
-        // 0 means "no checksum" in UDP over IPv4 and is invalid over IPv6.
-        if check == 0 {
-            check = 0xffff;
-        }
-        udp[6..8].copy_from_slice(&check.to_ne_bytes());
-        Some(total)
+        let mut macs = [0u8; 12];
+        macs[..6].copy_from_slice(&self.macs[6..12]);
+        macs[6..].copy_from_slice(&self.macs[..6]);
+        write_headers(buf, macs, self.local, self.peer, payload_len)
     }
+}
+
+/// Bytes of Ethernet, IP and UDP headers before the payload of a datagram
+/// between addresses of `family` (`to`'s).
+pub fn header_len(to: SocketAddr) -> usize {
+    ETH_LEN + if to.is_ipv4() { IPV4_LEN } else { IPV6_LEN } + UDP_LEN
+}
+
+/// Write the headers of a datagram `from` → `to` into `buf`, whose payload
+/// of `payload_len` bytes is already at [`header_len`]: `macs` is the
+/// destination MAC then the source MAC, lengths and checksums computed.
+/// Returns the frame's length; `None` if it does not fit `buf` or a 16-bit
+/// length, or the families differ.
+pub fn write_headers(
+    buf: &mut [u8],
+    macs: [u8; 12],
+    from: SocketAddr,
+    to: SocketAddr,
+    payload_len: usize,
+) -> Option<usize> {
+    let header_len = header_len(to);
+    let total = header_len + payload_len;
+    let udp_len = u16::try_from(UDP_LEN + payload_len).ok()?;
+    if total > buf.len() {
+        return None;
+    }
+    buf[..12].copy_from_slice(&macs);
+    let udp_at = header_len - UDP_LEN;
+    // Checksums with xdp's csum, which sums bytes in native order: every
+    // input is fed as bytes in network order and the result is stored
+    // with to_ne_bytes, so no field is byte-swapped by hand.
+    let sum = match (from.ip(), to.ip()) {
+        (IpAddr::V4(src), IpAddr::V4(dst)) => {
+            buf[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
+            let ip_total = u16::try_from(IPV4_LEN + usize::from(udp_len)).ok()?;
+            let ip = &mut buf[ETH_LEN..udp_at];
+            ip[0] = 0x45;
+            ip[1] = 0;
+            ip[2..4].copy_from_slice(&ip_total.to_be_bytes());
+            // Identification 0 with DF: never fragmented on the way.
+            ip[4..6].fill(0);
+            ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
+            ip[8] = HOP_LIMIT;
+            ip[9] = PROTO_UDP;
+            ip[10..12].fill(0);
+            ip[12..16].copy_from_slice(&src.octets());
+            ip[16..20].copy_from_slice(&dst.octets());
+            let check = csum::fold_checksum(csum::partial(ip, 0));
+            ip[10..12].copy_from_slice(&check.to_ne_bytes());
+            csum::partial(&ip[12..20], 0)
+        }
+        (IpAddr::V6(src), IpAddr::V6(dst)) => {
+            buf[12..14].copy_from_slice(&ETHERTYPE_IPV6.to_be_bytes());
+            let ip = &mut buf[ETH_LEN..udp_at];
+            ip[..4].copy_from_slice(&[0x60, 0, 0, 0]);
+            ip[4..6].copy_from_slice(&udp_len.to_be_bytes());
+            ip[6] = PROTO_UDP;
+            ip[7] = HOP_LIMIT;
+            ip[8..24].copy_from_slice(&src.octets());
+            ip[24..40].copy_from_slice(&dst.octets());
+            csum::partial(&ip[8..40], 0)
+        }
+        _ => return None,
+    };
+    // The rest of the pseudo header: zero, protocol, UDP length.
+    let [len_hi, len_lo] = udp_len.to_be_bytes();
+    let sum = csum::partial(&[0, PROTO_UDP, len_hi, len_lo], sum);
+    let udp = &mut buf[udp_at..total];
+    udp[..2].copy_from_slice(&from.port().to_be_bytes());
+    udp[2..4].copy_from_slice(&to.port().to_be_bytes());
+    udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
+    udp[6..8].fill(0);
+    let mut check = csum::fold_checksum(csum::partial(udp, sum));
+    // 0 means "no checksum" in UDP over IPv4 and is invalid over IPv6.
+    if check == 0 {
+        check = 0xffff;
+    }
+    udp[6..8].copy_from_slice(&check.to_ne_bytes());
+    Some(total)
 }
 
 #[cfg(test)]
@@ -358,6 +385,18 @@ mod tests {
         assert_eq!(parse(&bcast), Err(Reject::Source));
         let port0 = frame(v4([10, 0, 0, 1], 0), v4([10, 0, 0, 2], 53), b"a");
         assert_eq!(parse(&port0), Err(Reject::Source));
+        let to_any = frame(v4([10, 0, 0, 1], 1000), v4([0, 0, 0, 0], 53), b"a");
+        assert_eq!(
+            parse(&to_any),
+            Err(Reject::Source),
+            "to the unspecified address"
+        );
+        let to_group = frame(v4([10, 0, 0, 1], 1000), v4([224, 0, 0, 251], 53), b"a");
+        assert_eq!(
+            parse(&to_group),
+            Err(Reject::Source),
+            "to a multicast group"
+        );
         let six = frame(
             "[2001:db8::1]:1000"
                 .parse()

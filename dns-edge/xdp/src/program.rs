@@ -77,6 +77,16 @@ pub fn built() -> bool {
     object().is_some()
 }
 
+/// The index of interface `iface` in this network namespace.
+pub fn if_index(iface: &str) -> Result<u32, ProgramError> {
+    let name =
+        std::ffi::CString::new(iface).map_err(|_| ProgramError::NoInterface(iface.to_owned()))?;
+    match xdp::nic::NicIndex::lookup_by_name(&name) {
+        Ok(Some(i)) => Ok(i.0),
+        _ => Err(ProgramError::NoInterface(iface.to_owned())),
+    }
+}
+
 /// Most addresses the program matches per family (its maps' size).
 pub const MAX_ADDRESSES: usize = 64;
 const PROGRAM: &str = "gslb_dns";

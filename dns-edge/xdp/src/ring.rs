@@ -21,6 +21,8 @@ pub const FRAMES: u32 = 4096;
 const RING: u32 = 2048;
 /// Frames taken from the RX ring per call at most.
 pub const BATCH: usize = 64;
+/// Wake-ups per send at most (copy mode sends 32 frames per wake-up).
+const KICKS: usize = RING as usize / 32;
 
 /// Why a socket could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -169,6 +171,72 @@ impl Socket {
         self.socket.poll_read(PollTimeout::new(Some(timeout)))
     }
 
+    /// Send up to `n` (at most [`BATCH`]) new frames, each written by
+    /// `write` into a free frame's buffer (returning its length, or `None`
+    /// to stop). Returns how many were queued; fewer when no frame or ring
+    /// slot is free (a load generator's side: sent frames come back on the
+    /// completion ring).
+    pub fn transmit(
+        &mut self,
+        n: usize,
+        mut write: impl FnMut(&mut [u8]) -> Option<usize>,
+    ) -> io::Result<usize> {
+        self.completion.dequeue(&mut self.umem, RING as usize);
+        for _ in 0..n.min(BATCH) {
+            // SAFETY: the packet points into `umem`; it is queued for TX or
+            // freed back to `umem` before this call returns.
+            let Some(mut packet) = (unsafe { self.umem.alloc() }) else {
+                break;
+            };
+            let room = i32::try_from(packet.capacity()).unwrap_or(0);
+            let len = if packet.adjust_tail(room).is_ok() {
+                write(&mut packet[..])
+            } else {
+                None
+            };
+            let Some(len) = len.filter(|&l| l <= packet.len()) else {
+                self.umem.free_packet(packet);
+                break;
+            };
+            let shrink = i32::try_from(packet.len() - len).unwrap_or(i32::MAX);
+            if packet.adjust_tail(-shrink).is_err() {
+                self.umem.free_packet(packet);
+                break;
+            }
+            if let Some(p) = self.tx_slab.push_front(packet) {
+                self.umem.free_packet(p);
+                break;
+            }
+        }
+        if self.tx_slab.is_empty() {
+            return Ok(0);
+        }
+        // SAFETY: the packets belong to `umem`, which outlives the socket.
+        let sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
+        self.kick()?;
+        while let Some(p) = self.tx_slab.pop_back() {
+            self.umem.free_packet(p);
+        }
+        Ok(sent)
+    }
+
+    /// Tell the kernel the TX ring has frames. In copy mode one call sends
+    /// a bounded batch and answers EAGAIN while more wait, so it is
+    /// repeated (at most [`KICKS`] times); a full device queue (ENOBUFS)
+    /// or a downed link is left for the next call, as libxdp does.
+    fn kick(&self) -> io::Result<()> {
+        use nix::errno::Errno;
+        let fd = self.socket.as_raw_fd();
+        for _ in 0..KICKS {
+            match nix::sys::socket::send(fd, &[], nix::sys::socket::MsgFlags::MSG_DONTWAIT) {
+                Ok(_) | Err(Errno::ENOBUFS | Errno::ENETDOWN) => return Ok(()),
+                Err(Errno::EAGAIN | Errno::EBUSY | Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
     /// Give free frames to the kernel to receive into. The ring takes a
     /// request whole or not at all, so frames go in batches until it is
     /// full or none is free.
@@ -231,14 +299,15 @@ impl Socket {
         if !self.tx_slab.is_empty() {
             // SAFETY: the packets belong to `umem`, which outlives the
             // socket; the kernel hands them back on the completion ring.
-            served.sent = unsafe { self.tx.send(&mut self.tx_slab, true) }?;
+            served.sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
             if served.sent == 0 {
                 // The ring takes a batch whole or not at all: make room
                 // from the completions and try once more.
                 self.completion.dequeue(&mut self.umem, RING as usize);
                 // SAFETY: as above.
-                served.sent = unsafe { self.tx.send(&mut self.tx_slab, true) }?;
+                served.sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
             }
+            self.kick()?;
             while let Some(p) = self.tx_slab.pop_back() {
                 self.umem.free_packet(p);
                 served.tx_full += 1;
