@@ -116,42 +116,20 @@ pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, Strin
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let mut workers = Vec::new();
+    let mut errors = Vec::new();
     for queue in 0..queues(iface) as u32 {
-        let shared = Arc::clone(shared);
-        let stop = Arc::clone(&stop);
-        let rrl = setup.rrl.clone();
-        let kernel = setup
-            .kernel
-            .try_clone()
-            .map_err(|e| format!("kernel socket: {e}"))?;
-        let tx = tx.clone();
-        let worker = std::thread::Builder::new()
-            .name(format!("dns-xdp-{queue}"))
-            .spawn(move || {
-                // Opened on its own thread: the UMEM and rings stay there.
-                let mut socket = match Socket::open(ifindex, queue) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                let _ = tx.send(Ok((queue, socket.fd(), socket.zero_copy())));
-                drop(tx);
-                let responder = Responder::new(u64::from(queue) ^ 0x5851_f42d_4c95_7f2d);
-                let mut w = Worker {
-                    handler: Handler::new(&shared, rrl.as_deref(), responder),
-                    kernel,
-                    max_frame,
-                    out: Vec::with_capacity(4096),
-                };
-                w.run(&mut socket, &stop);
-            })
-            .map_err(|e| format!("starting a worker: {e}"))?;
-        workers.push(worker);
+        // A failure here ends the loop, not the function: the workers
+        // already started must be stopped with the rest below.
+        match spawn_worker(shared, &setup, ifindex, queue, max_frame, &stop, tx.clone()) {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                errors.push(e);
+                break;
+            }
+        }
     }
     drop(tx);
-    let (mut bound, mut zero_copy, mut errors) = (0, 0, Vec::new());
+    let (mut bound, mut zero_copy) = (0, 0);
     for _ in 0..workers.len() {
         match rx.recv_timeout(OPEN_TIMEOUT) {
             Ok(Ok((queue, fd, zc))) => match program.register(queue, fd) {
@@ -190,6 +168,52 @@ pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, Strin
         "XDP path attached: UDP queries on this interface are answered from AF_XDP sockets"
     );
     Ok(path)
+}
+
+/// What a worker reports once its socket is open (or why not).
+type Opened = Result<(u32, std::os::fd::RawFd, bool), String>;
+
+/// Start queue `queue`'s worker: it opens its socket, reports on `opened`
+/// and answers until `stop`.
+fn spawn_worker(
+    shared: &Arc<Shared>,
+    setup: &XdpSetup<'_>,
+    ifindex: u32,
+    queue: u32,
+    max_frame: usize,
+    stop: &Arc<AtomicBool>,
+    opened: mpsc::Sender<Opened>,
+) -> Result<JoinHandle<()>, String> {
+    let shared = Arc::clone(shared);
+    let stop = Arc::clone(stop);
+    let rrl = setup.rrl.clone();
+    let kernel = setup
+        .kernel
+        .try_clone()
+        .map_err(|e| format!("kernel socket: {e}"))?;
+    std::thread::Builder::new()
+        .name(format!("dns-xdp-{queue}"))
+        .spawn(move || {
+            // Opened on its own thread: the UMEM and rings stay there.
+            let mut socket = match Socket::open(ifindex, queue) {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = opened.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let _ = opened.send(Ok((queue, socket.fd(), socket.zero_copy())));
+            drop(opened);
+            let responder = Responder::new(u64::from(queue) ^ 0x5851_f42d_4c95_7f2d);
+            let mut w = Worker {
+                handler: Handler::new(&shared, rrl.as_deref(), responder),
+                kernel,
+                max_frame,
+                out: Vec::with_capacity(4096),
+            };
+            w.run(&mut socket, &stop);
+        })
+        .map_err(|e| format!("starting a worker: {e}"))
 }
 
 impl XdpPath {

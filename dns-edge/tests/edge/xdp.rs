@@ -83,8 +83,16 @@ impl Link {
     }
 }
 
+/// Wait until the edge writing `cache` has written its snapshot there
+/// (the writer works off the apply path, after the version is served).
+fn wait_cached(cache: &Path) {
+    let file = cache.join("snapshot.bin");
+    wait_until(30, "the snapshot written to the cache", || file.exists());
+}
+
 /// A copy of `cache`'s snapshot in a new directory, for another edge.
 fn copy_cache(cache: &Path, dir: &Path, name: &str) -> PathBuf {
+    wait_cached(cache);
     let to = dir.join(name);
     std::fs::create_dir_all(&to).unwrap();
     std::fs::copy(cache.join("snapshot.bin"), to.join("snapshot.bin")).unwrap();
@@ -515,6 +523,7 @@ fn both_paths_answer_the_shared_query_mix_byte_for_byte_alike() {
     let url = agg.url();
     let feeder = Edge::start(&["--aggregator", &url, "--cache-dir", cache.to_str().unwrap()]);
     feeder.wait_version(version);
+    wait_cached(&cache);
     drop(feeder);
     let link = Link::create("x", 44, 1500);
     let edge = start_edge(&link, &cache, link.v4(), &["--xdp", "xs0"]);

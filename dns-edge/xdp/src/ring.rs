@@ -141,7 +141,8 @@ impl Socket {
         // SAFETY: the frames given to the kernel belong to `umem`, which
         // is dropped after the socket and its rings (field order of
         // `Socket`), so the kernel never writes to unmapped memory.
-        unsafe { fill.enqueue(&mut umem, RING as usize, true) }
+        // No wake-up call here: the first poll wakes the driver.
+        unsafe { fill.enqueue(&mut umem, RING as usize, false) }
             .map_err(|e| RingError::Socket(format!("fill ring: {e}")))?;
         Ok(Socket {
             rx,
