@@ -171,7 +171,17 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
         }
     }
 
-    let responders = warm_up(&shared, &cfg, peers_tls.as_ref(), fetched).await;
+    // The XDP path's workers (one per queue) are warmed with the rest.
+    let xdp_queues = cfg.xdp.as_deref().map_or(0, server::xdp::queue_count);
+    let mut responders = warm_up(
+        &shared,
+        &cfg,
+        peers_tls.as_ref(),
+        fetched,
+        cfg.udp_workers + xdp_queues,
+    )
+    .await;
+    let xdp_responders = responders.split_off(cfg.udp_workers.min(responders.len()));
     let bound = server::bind(cfg.listen_dns, cfg.udp_workers)
         .with_context(|| format!("listen-dns {}", cfg.listen_dns))?;
     shared.metrics.set_ready();
@@ -186,6 +196,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
             addr: dns_addr,
             kernel: &kernel_udp,
             rrl,
+            responders: xdp_responders,
         };
         server::xdp::start(&shared, setup)
             .inspect_err(|reason| {
@@ -282,8 +293,9 @@ async fn warm_up(
     cfg: &EdgeConfig,
     tls: Option<&Arc<rustls::ClientConfig>>,
     fetched: Option<Fetched>,
+    workers: usize,
 ) -> Vec<Responder> {
-    let responders: Vec<Responder> = (0..cfg.udp_workers).map(server::udp::responder).collect();
+    let responders: Vec<Responder> = (0..workers).map(server::udp::responder).collect();
     if cfg.warmup.from.is_empty() {
         return responders;
     }

@@ -48,6 +48,9 @@ pub struct XdpSetup<'a> {
     pub kernel: &'a UdpSocket,
     /// Response rate limiting, shared with the kernel path.
     pub rrl: Option<Arc<Limiter>>,
+    /// One responder per queue, warmed up with the kernel path's (a queue
+    /// beyond them gets a new one).
+    pub responders: Vec<Responder>,
 }
 
 /// The addresses the program matches: the bound one, or every address of
@@ -90,8 +93,9 @@ fn sys_number(iface: &str, file: &str) -> Option<usize> {
         .ok()
 }
 
-/// The interface's receive queues, from sysfs (1 if unknown).
-fn queues(iface: &str) -> usize {
+/// The interface's receive queues, from sysfs (1 if unknown): one worker
+/// and socket each.
+pub fn queue_count(iface: &str) -> usize {
     std::fs::read_dir(format!("/sys/class/net/{iface}/queues"))
         .map(|d| {
             d.filter_map(Result::ok)
@@ -104,7 +108,7 @@ fn queues(iface: &str) -> usize {
 
 /// Attach the program and start one worker per queue. `Err` says why the
 /// edge stays on the kernel path (nothing is left attached then).
-pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, String> {
+pub fn start(shared: &Arc<Shared>, mut setup: XdpSetup<'_>) -> Result<XdpPath, String> {
     let iface = setup.iface;
     let ifindex = gslb_xdp::program::if_index(iface).map_err(|e| e.to_string())?;
     let (v4, v6) = addresses(iface, setup.addr.ip())?;
@@ -117,10 +121,20 @@ pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, Strin
     let (tx, rx) = mpsc::channel();
     let mut workers = Vec::new();
     let mut errors = Vec::new();
-    for queue in 0..queues(iface) as u32 {
+    let mut responders = std::mem::take(&mut setup.responders).into_iter();
+    for queue in 0..queue_count(iface) as u32 {
+        let responder = responders
+            .next()
+            .unwrap_or_else(|| super::udp::responder(MAX_QUEUES + queue as usize));
         // A failure here ends the loop, not the function: the workers
         // already started must be stopped with the rest below.
-        match spawn_worker(shared, &setup, ifindex, queue, max_frame, &stop, tx.clone()) {
+        let worker = Spawn {
+            ifindex,
+            queue,
+            max_frame,
+            responder,
+        };
+        match spawn_worker(shared, &setup, worker, &stop, tx.clone()) {
             Ok(w) => workers.push(w),
             Err(e) => {
                 errors.push(e);
@@ -173,17 +187,30 @@ pub fn start(shared: &Arc<Shared>, setup: XdpSetup<'_>) -> Result<XdpPath, Strin
 /// What a worker reports once its socket is open (or why not).
 type Opened = Result<(u32, std::os::fd::RawFd, bool), String>;
 
+/// One worker to start: its queue and what it answers with.
+struct Spawn {
+    ifindex: u32,
+    queue: u32,
+    /// Largest frame the interface sends (its MTU plus Ethernet).
+    max_frame: usize,
+    responder: Responder,
+}
+
 /// Start queue `queue`'s worker: it opens its socket, reports on `opened`
 /// and answers until `stop`.
 fn spawn_worker(
     shared: &Arc<Shared>,
     setup: &XdpSetup<'_>,
-    ifindex: u32,
-    queue: u32,
-    max_frame: usize,
+    worker: Spawn,
     stop: &Arc<AtomicBool>,
     opened: mpsc::Sender<Opened>,
 ) -> Result<JoinHandle<()>, String> {
+    let Spawn {
+        ifindex,
+        queue,
+        max_frame,
+        responder,
+    } = worker;
     let shared = Arc::clone(shared);
     let stop = Arc::clone(stop);
     let rrl = setup.rrl.clone();
@@ -204,7 +231,6 @@ fn spawn_worker(
             };
             let _ = opened.send(Ok((queue, socket.fd(), socket.zero_copy())));
             drop(opened);
-            let responder = Responder::new(u64::from(queue) ^ 0x5851_f42d_4c95_7f2d);
             let mut w = Worker {
                 handler: Handler::new(&shared, rrl.as_deref(), responder),
                 kernel,
