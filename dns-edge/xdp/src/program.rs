@@ -105,6 +105,26 @@ fn map_error(map: &'static str) -> impl Fn(aya::maps::MapError) -> ProgramError 
     }
 }
 
+/// The program's maps (bpf/dns_redirect.bpf.c).
+const PORT: &str = "gslb_port";
+const ADDRS4: &str = "gslb_addrs4";
+const ADDRS6: &str = "gslb_addrs6";
+const XSKS: &str = "gslb_xsks";
+
+/// The program's map `name` as the aya map type `T`.
+fn map<'a, T>(ebpf: &'a mut Ebpf, name: &'static str) -> Result<T, ProgramError>
+where
+    T: TryFrom<&'a mut aya::maps::Map, Error = aya::maps::MapError>,
+{
+    ebpf.map_mut(name)
+        .ok_or(ProgramError::Map {
+            map: name,
+            error: "not in the object".into(),
+        })?
+        .try_into()
+        .map_err(map_error(name))
+}
+
 impl Program {
     /// Load the program, point it at `port` on `v4` and `v6`, and attach it
     /// to `iface`. No frame is redirected until sockets are registered.
@@ -116,50 +136,20 @@ impl Program {
     ) -> Result<Program, ProgramError> {
         let bytes = object().ok_or(ProgramError::NotBuilt)?;
         let mut ebpf = Ebpf::load(bytes).map_err(|e| ProgramError::Load(e.to_string()))?;
-        {
-            let mut ports: Array<_, u16> = ebpf
-                .map_mut("gslb_port")
-                .ok_or_else(|| {
-                    map_error("gslb_port")(aya::maps::MapError::InvalidName {
-                        name: "gslb_port".into(),
-                    })
-                })?
-                .try_into()
-                .map_err(map_error("gslb_port"))?;
-            // Stored as the packet carries it, in network order.
-            ports
-                .set(0, u16::from_ne_bytes(port.to_be_bytes()), 0)
-                .map_err(map_error("gslb_port"))?;
+        // Stored as the packet carries it, in network order.
+        let port = u16::from_ne_bytes(port.to_be_bytes());
+        map::<Array<_, u16>>(&mut ebpf, PORT)?
+            .set(0, port, 0)
+            .map_err(map_error(PORT))?;
+        let mut addrs4 = map::<HashMap<_, u32, u8>>(&mut ebpf, ADDRS4)?;
+        for a in v4.iter().take(MAX_ADDRESSES) {
+            addrs4
+                .insert(u32::from_ne_bytes(a.octets()), 1, 0)
+                .map_err(map_error(ADDRS4))?;
         }
-        {
-            let mut addrs: HashMap<_, u32, u8> = ebpf
-                .map_mut("gslb_addrs4")
-                .ok_or(ProgramError::Map {
-                    map: "gslb_addrs4",
-                    error: "missing".into(),
-                })?
-                .try_into()
-                .map_err(map_error("gslb_addrs4"))?;
-            for a in v4.iter().take(MAX_ADDRESSES) {
-                addrs
-                    .insert(u32::from_ne_bytes(a.octets()), 1, 0)
-                    .map_err(map_error("gslb_addrs4"))?;
-            }
-        }
-        {
-            let mut addrs: HashMap<_, [u8; 16], u8> = ebpf
-                .map_mut("gslb_addrs6")
-                .ok_or(ProgramError::Map {
-                    map: "gslb_addrs6",
-                    error: "missing".into(),
-                })?
-                .try_into()
-                .map_err(map_error("gslb_addrs6"))?;
-            for a in v6.iter().take(MAX_ADDRESSES) {
-                addrs
-                    .insert(a.octets(), 1, 0)
-                    .map_err(map_error("gslb_addrs6"))?;
-            }
+        let mut addrs6 = map::<HashMap<_, [u8; 16], u8>>(&mut ebpf, ADDRS6)?;
+        for a in v6.iter().take(MAX_ADDRESSES) {
+            addrs6.insert(a.octets(), 1, 0).map_err(map_error(ADDRS6))?;
         }
         let program: &mut Xdp = ebpf
             .program_mut(PROGRAM)
@@ -207,18 +197,12 @@ impl Program {
     /// Send queue `queue`'s matching frames to the AF_XDP socket `fd`.
     pub fn register(&mut self, queue: u32, fd: RawFd) -> Result<(), ProgramError> {
         let ebpf = self.ebpf.as_mut().ok_or(ProgramError::Map {
-            map: "gslb_xsks",
+            map: XSKS,
             error: "the program is detached".into(),
         })?;
-        let mut map: XskMap<_> = ebpf
-            .map_mut("gslb_xsks")
-            .ok_or(ProgramError::Map {
-                map: "gslb_xsks",
-                error: "missing".into(),
-            })?
-            .try_into()
-            .map_err(map_error("gslb_xsks"))?;
-        map.set(queue, fd, 0).map_err(map_error("gslb_xsks"))
+        map::<XskMap<_>>(ebpf, XSKS)?
+            .set(queue, fd, 0)
+            .map_err(map_error(XSKS))
     }
 
     /// Detach and unload the program (idempotent): from now on the kernel
