@@ -5,7 +5,7 @@
 //! else (TCP, fragments, other ports) stays with the kernel. Any failure to
 //! set it up is logged and leaves the edge on the kernel path.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -55,34 +55,29 @@ pub struct XdpSetup<'a> {
 
 /// The addresses the program matches: the bound one, or every address of
 /// the interface in its family when bound to the unspecified address.
-fn addresses(iface: &str, addr: IpAddr) -> Result<(Vec<Ipv4Addr>, Vec<Ipv6Addr>), String> {
+fn addresses(iface: &str, addr: IpAddr) -> Result<Vec<IpAddr>, String> {
     if !addr.is_unspecified() {
-        return Ok(match addr {
-            IpAddr::V4(a) => (vec![a], vec![]),
-            IpAddr::V6(a) => (vec![], vec![a]),
-        });
+        return Ok(vec![addr]);
     }
-    let (mut v4, mut v6) = (Vec::new(), Vec::new());
     let all = nix::ifaddrs::getifaddrs().map_err(|e| format!("listing addresses: {e}"))?;
-    for a in all.filter(|a| a.interface_name == iface) {
-        let Some(sa) = a.address else { continue };
-        if let Some(s) = sa.as_sockaddr_in()
-            && addr.is_ipv4()
-        {
-            v4.push(s.ip());
-        } else if let Some(s) = sa.as_sockaddr_in6()
-            && addr.is_ipv6()
-        {
-            v6.push(s.ip());
-        }
-    }
-    if v4.is_empty() && v6.is_empty() {
+    let found: Vec<IpAddr> = all
+        .filter(|a| a.interface_name == iface)
+        .filter_map(|a| {
+            let sa = a.address?;
+            match (sa.as_sockaddr_in(), sa.as_sockaddr_in6()) {
+                (Some(s), _) if addr.is_ipv4() => Some(IpAddr::V4(s.ip())),
+                (_, Some(s)) if addr.is_ipv6() => Some(IpAddr::V6(s.ip())),
+                _ => None,
+            }
+        })
+        .collect();
+    if found.is_empty() {
         return Err(format!(
             "{iface} has no {} address to answer on",
             if addr.is_ipv4() { "IPv4" } else { "IPv6" }
         ));
     }
-    Ok((v4, v6))
+    Ok(found)
 }
 
 fn sys_number(iface: &str, file: &str) -> Option<usize> {
@@ -111,12 +106,12 @@ pub fn queue_count(iface: &str) -> usize {
 pub fn start(shared: &Arc<Shared>, mut setup: XdpSetup<'_>) -> Result<XdpPath, String> {
     let iface = setup.iface;
     let ifindex = gslb_xdp::program::if_index(iface).map_err(|e| e.to_string())?;
-    let (v4, v6) = addresses(iface, setup.addr.ip())?;
+    let addresses = addresses(iface, setup.addr.ip())?;
     // Frames larger than the MTU cannot leave the interface.
     let mtu = sys_number(iface, "mtu").unwrap_or(1500);
     let max_frame = frame::ETH_LEN + mtu;
     let mut program =
-        Program::attach(iface, setup.addr.port(), &v4, &v6).map_err(|e| e.to_string())?;
+        Program::attach(iface, setup.addr.port(), &addresses).map_err(|e| e.to_string())?;
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let mut workers = Vec::new();
@@ -175,9 +170,15 @@ pub fn start(shared: &Arc<Shared>, mut setup: XdpSetup<'_>) -> Result<XdpPath, S
         iface,
         attach = path.program.mode().as_str(),
         sockets = bound,
-        bind = if zero_copy == bound { "zero-copy" } else if zero_copy == 0 { "copy" } else { "mixed" },
+        bind = if zero_copy == bound {
+            "zero-copy"
+        } else if zero_copy == 0 {
+            "copy"
+        } else {
+            "mixed"
+        },
         zero_copy_sockets = zero_copy,
-        addresses = ?v4.iter().map(|a| IpAddr::V4(*a)).chain(v6.iter().map(|a| IpAddr::V6(*a))).collect::<Vec<_>>(),
+        ?addresses,
         port = setup.addr.port(),
         "XDP path attached: UDP queries on this interface are answered from AF_XDP sockets"
     );

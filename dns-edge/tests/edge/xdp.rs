@@ -43,10 +43,11 @@ impl Link {
             "xs0",
             &format!("10.{net}.0.2/24"),
         );
-        let mtu = mtu.to_string();
-        cli.ip(&["link", "set", "xc0", "mtu", &mtu]);
-        srv.ip(&["link", "set", "xs0", "mtu", &mtu]);
-        if mtu.parse::<u16>().is_ok_and(|m| m >= 1280) {
+        let mtu_s = mtu.to_string();
+        cli.ip(&["link", "set", "xc0", "mtu", &mtu_s]);
+        srv.ip(&["link", "set", "xs0", "mtu", &mtu_s]);
+        // IPv6 needs an MTU of 1280 at least.
+        if mtu >= 1280 {
             cli.ip(&[
                 "addr",
                 "add",

@@ -157,17 +157,7 @@ fn run(a: &Args) -> Result<(), String> {
             .map_err(|e| format!("{}: {e}", a.iface))?,
     )?;
     let frames = frames(a, src_mac)?;
-    let (v4, v6): (Vec<_>, Vec<_>) = match a.local {
-        IpAddr::V4(l) => (vec![l], vec![]),
-        IpAddr::V6(l) => (vec![], vec![l]),
-    };
-    let mut program =
-        Program::attach(&a.iface, SOURCE_PORT, &v4, &v6).map_err(|e| e.to_string())?;
-    let ifindex = gslb_xdp::program::if_index(&a.iface).map_err(|e| e.to_string())?;
-    let mut socket = Socket::open(ifindex, 0).map_err(|e| e.to_string())?;
-    program
-        .register(0, socket.fd())
-        .map_err(|e| e.to_string())?;
+    let (mut program, mut socket) = bind(&a.iface, a.local, SOURCE_PORT)?;
     println!(
         "using interface {}, XDP threads 1, UDP, {} mode",
         a.iface,
@@ -233,18 +223,22 @@ fn run(a: &Args) -> Result<(), String> {
     Ok(())
 }
 
-/// The benchmark ceiling's server: see the module's comment.
-fn sink(a: &Args) -> Result<(), String> {
-    let (v4, v6): (Vec<_>, Vec<_>) = match a.local {
-        IpAddr::V4(l) => (vec![l], vec![]),
-        IpAddr::V6(l) => (vec![], vec![l]),
-    };
-    let mut program = Program::attach(&a.iface, a.port, &v4, &v6).map_err(|e| e.to_string())?;
-    let ifindex = gslb_xdp::program::if_index(&a.iface).map_err(|e| e.to_string())?;
-    let mut socket = Socket::open(ifindex, 0).map_err(|e| e.to_string())?;
+/// Our XDP program on `iface` for `addr`:`port`, and an AF_XDP socket on
+/// its queue 0 receiving what it redirects.
+fn bind(iface: &str, addr: IpAddr, port: u16) -> Result<(Program, Socket), String> {
+    let mut program = Program::attach(iface, port, &[addr]).map_err(|e| e.to_string())?;
+    let ifindex = gslb_xdp::program::if_index(iface).map_err(|e| e.to_string())?;
+    let socket = Socket::open(ifindex, 0).map_err(|e| e.to_string())?;
     program
         .register(0, socket.fd())
         .map_err(|e| e.to_string())?;
+    Ok((program, socket))
+}
+
+/// The benchmark ceiling's server: see the module's comment.
+fn sink(a: &Args) -> Result<(), String> {
+    // Kept to the end: dropping the program detaches it.
+    let (_program, mut socket) = bind(&a.iface, a.local, a.port)?;
     eprintln!("xdpgun: sink on {} {}:{}", a.iface, a.local, a.port);
     loop {
         let served = socket

@@ -3,7 +3,7 @@
 //! one interface (native mode, else generic), and detached on demand or on
 //! drop, so the interface goes back to the kernel path alone.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::os::fd::RawFd;
 
 use aya::Ebpf;
@@ -126,14 +126,9 @@ where
 }
 
 impl Program {
-    /// Load the program, point it at `port` on `v4` and `v6`, and attach it
+    /// Load the program, point it at `port` on `addresses`, and attach it
     /// to `iface`. No frame is redirected until sockets are registered.
-    pub fn attach(
-        iface: &str,
-        port: u16,
-        v4: &[Ipv4Addr],
-        v6: &[Ipv6Addr],
-    ) -> Result<Program, ProgramError> {
+    pub fn attach(iface: &str, port: u16, addresses: &[IpAddr]) -> Result<Program, ProgramError> {
         let bytes = object().ok_or(ProgramError::NotBuilt)?;
         let mut ebpf = Ebpf::load(bytes).map_err(|e| ProgramError::Load(e.to_string()))?;
         // Stored as the packet carries it, in network order.
@@ -142,13 +137,21 @@ impl Program {
             .set(0, port, 0)
             .map_err(map_error(PORT))?;
         let mut addrs4 = map::<HashMap<_, u32, u8>>(&mut ebpf, ADDRS4)?;
-        for a in v4.iter().take(MAX_ADDRESSES) {
+        let v4 = addresses.iter().filter_map(|a| match a {
+            IpAddr::V4(a) => Some(a),
+            IpAddr::V6(_) => None,
+        });
+        for a in v4.take(MAX_ADDRESSES) {
             addrs4
                 .insert(u32::from_ne_bytes(a.octets()), 1, 0)
                 .map_err(map_error(ADDRS4))?;
         }
         let mut addrs6 = map::<HashMap<_, [u8; 16], u8>>(&mut ebpf, ADDRS6)?;
-        for a in v6.iter().take(MAX_ADDRESSES) {
+        let v6 = addresses.iter().filter_map(|a| match a {
+            IpAddr::V6(a) => Some(a),
+            IpAddr::V4(_) => None,
+        });
+        for a in v6.take(MAX_ADDRESSES) {
             addrs6.insert(a.octets(), 1, 0).map_err(map_error(ADDRS6))?;
         }
         let program: &mut Xdp = ebpf

@@ -12,7 +12,9 @@ use xdp::nic::NicIndex;
 use xdp::slab::{HeapSlab, Slab};
 use xdp::socket::{PollTimeout, XdpSocket, XdpSocketBuilder};
 use xdp::umem::{FrameSize, UmemCfgBuilder};
-use xdp::{CompletionRing, RingConfigBuilder, RxRing, Umem, WakableFillRing, WakableTxRing};
+use xdp::{
+    CompletionRing, Packet, RingConfigBuilder, RxRing, Umem, WakableFillRing, WakableTxRing,
+};
 
 /// Frames in each socket's UMEM (4 KiB each: 16 MiB per queue).
 pub const FRAMES: u32 = 4096;
@@ -189,36 +191,51 @@ impl Socket {
             let Some(mut packet) = (unsafe { self.umem.alloc() }) else {
                 break;
             };
-            let room = i32::try_from(packet.capacity()).unwrap_or(0);
-            let len = if packet.adjust_tail(room).is_ok() {
-                write(&mut packet[..])
-            } else {
-                None
-            };
-            let Some(len) = len.filter(|&l| l <= packet.len()) else {
-                self.umem.free_packet(packet);
-                break;
-            };
-            let shrink = i32::try_from(packet.len() - len).unwrap_or(i32::MAX);
-            if packet.adjust_tail(-shrink).is_err() {
+            if !lend(&mut packet, |buf, _| write(buf)) {
                 self.umem.free_packet(packet);
                 break;
             }
-            if let Some(p) = self.tx_slab.push_front(packet) {
+            if !self.queue(packet) {
+                break;
+            }
+        }
+        Ok(self.flush()?.0)
+    }
+
+    /// Queue `packet` for the next [`Self::flush`]; false (and the packet
+    /// freed) when the batch is full.
+    fn queue(&mut self, packet: Packet) -> bool {
+        match self.tx_slab.push_front(packet) {
+            Some(p) => {
                 self.umem.free_packet(p);
-                break;
+                false
             }
+            None => true,
         }
+    }
+
+    /// Send the queued frames: (sent, dropped because the TX ring was full).
+    fn flush(&mut self) -> io::Result<(usize, usize)> {
         if self.tx_slab.is_empty() {
-            return Ok(0);
+            return Ok((0, 0));
         }
-        // SAFETY: the packets belong to `umem`, which outlives the socket.
-        let sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
+        // SAFETY: the packets belong to `umem`, which outlives the socket;
+        // the kernel hands them back on the completion ring.
+        let mut sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
+        if sent == 0 {
+            // The ring takes a batch whole or not at all: make room from
+            // the completions and try once more.
+            self.completion.dequeue(&mut self.umem, RING as usize);
+            // SAFETY: as above.
+            sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
+        }
         self.kick()?;
+        let mut dropped = 0;
         while let Some(p) = self.tx_slab.pop_back() {
             self.umem.free_packet(p);
+            dropped += 1;
         }
-        Ok(sent)
+        Ok((sent, dropped))
     }
 
     /// Tell the kernel the TX ring has frames. In copy mode one call sends
@@ -272,48 +289,30 @@ impl Socket {
         // so none outlives it.
         served.received = unsafe { self.rx.recv(&self.umem, &mut self.rx_slab) };
         while let Some(mut packet) = self.rx_slab.pop_back() {
-            let len = packet.len();
-            let room = packet.capacity() - len;
-            let grown = i32::try_from(room)
-                .ok()
-                .is_some_and(|r| packet.adjust_tail(r).is_ok());
-            let reply = if grown {
-                answer(&mut packet[..], len)
-            } else {
-                None
-            };
-            match reply {
-                Some(n) if n <= packet.len() => {
-                    let shrink = i32::try_from(packet.len() - n).unwrap_or(i32::MAX);
-                    if packet.adjust_tail(-shrink).is_ok() {
-                        if let Some(p) = self.tx_slab.push_front(packet) {
-                            self.umem.free_packet(p);
-                            served.tx_full += 1;
-                        }
-                    } else {
-                        self.umem.free_packet(packet);
-                    }
-                }
-                _ => self.umem.free_packet(packet),
-            }
-        }
-        if !self.tx_slab.is_empty() {
-            // SAFETY: the packets belong to `umem`, which outlives the
-            // socket; the kernel hands them back on the completion ring.
-            served.sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
-            if served.sent == 0 {
-                // The ring takes a batch whole or not at all: make room
-                // from the completions and try once more.
-                self.completion.dequeue(&mut self.umem, RING as usize);
-                // SAFETY: as above.
-                served.sent = unsafe { self.tx.send(&mut self.tx_slab, false) }?;
-            }
-            self.kick()?;
-            while let Some(p) = self.tx_slab.pop_back() {
-                self.umem.free_packet(p);
+            if !lend(&mut packet, &mut answer) {
+                self.umem.free_packet(packet);
+            } else if !self.queue(packet) {
                 served.tx_full += 1;
             }
         }
+        let (sent, dropped) = self.flush()?;
+        served.sent = sent;
+        served.tx_full += dropped;
         Ok(served)
     }
+}
+
+/// Lend `packet`'s whole buffer to `write`, with the length of what it
+/// holds; `write` returns the new length, or `None`. True when it did and
+/// the packet now has that length.
+fn lend(packet: &mut Packet, write: impl FnOnce(&mut [u8], usize) -> Option<usize>) -> bool {
+    let len = packet.len();
+    let grown = i32::try_from(packet.capacity() - len).is_ok_and(|r| packet.adjust_tail(r).is_ok());
+    if !grown {
+        return false;
+    }
+    let Some(n) = write(&mut packet[..], len).filter(|&n| n <= packet.len()) else {
+        return false;
+    };
+    i32::try_from(packet.len() - n).is_ok_and(|shrink| packet.adjust_tail(-shrink).is_ok())
 }

@@ -5,7 +5,7 @@
 //! the UMEM has frames; other ports reach
 //! the kernel; after `detach` everything reaches the kernel.
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -117,7 +117,7 @@ fn the_ring_answers_our_port_and_the_kernel_keeps_the_rest_and_everything_after_
         // Kernel sockets on our port (shadowed while attached) and another.
         let ours = UdpSocket::bind((SERVER, 5300)).expect("kernel socket 5300");
         let other = UdpSocket::bind((SERVER, 5301)).expect("kernel socket 5301");
-        let mut program = Program::attach("xs0", 5300, &[SERVER], &[]).expect("attach");
+        let mut program = Program::attach("xs0", 5300, &[IpAddr::V4(SERVER)]).expect("attach");
         let ifindex = nix::net::if_::if_nametoindex("xs0").expect("ifindex");
         let mut socket = Socket::open(ifindex, 0).expect("AF_XDP socket");
         program.register(0, socket.fd()).expect("register");
