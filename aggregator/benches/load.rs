@@ -151,6 +151,7 @@ async fn configure(server: &str, token: &str, n: u64) {
         .apply(pb::ApplyRequest {
             ops,
             dry_run: false,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -171,7 +172,10 @@ async fn configure(server: &str, token: &str, n: u64) {
     let mut latencies = Vec::new();
     for i in 0..200u64 {
         let mut m = c
-            .get_member(pb::IdRequest { id: 3 + i })
+            .get_member(pb::IdRequest {
+                id: 3 + i,
+                ..Default::default()
+            })
             .await
             .unwrap()
             .into_inner();
@@ -197,10 +201,13 @@ async fn configure(server: &str, token: &str, n: u64) {
         for i in 0..each {
             let id = 1_003 + w * each + i;
             members.push(
-                c.get_member(pb::IdRequest { id })
-                    .await
-                    .unwrap()
-                    .into_inner(),
+                c.get_member(pb::IdRequest {
+                    id,
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .into_inner(),
             );
         }
         sets.push(members);

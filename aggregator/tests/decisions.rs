@@ -102,10 +102,13 @@ impl Location {
 }
 
 async fn status(c: &mut TokenAdminClient) -> pb::MemberStatus {
-    c.get_member_status(pb::IdRequest { id: 3 })
-        .await
-        .unwrap()
-        .into_inner()
+    c.get_member_status(pb::IdRequest {
+        id: 3,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .into_inner()
 }
 
 /// Run one cycle in which the first `passing` locations pass; wait until

@@ -183,10 +183,13 @@ async fn report_each(tx: &mpsc::Sender<pb::AgentMessage>, seq: u64, outcomes: &[
 }
 
 async fn status(c: &mut Admin, member: u64) -> pb::MemberStatus {
-    c.get_member_status(pb::IdRequest { id: member })
-        .await
-        .unwrap()
-        .into_inner()
+    c.get_member_status(pb::IdRequest {
+        id: member,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .into_inner()
 }
 
 #[tokio::test]
@@ -214,13 +217,22 @@ async fn admin_agent_status_log_edge_and_restart() {
             err.message(),
             "address: must be an IP address or a hostname without a port"
         );
-        let err = c.delete_pool(pb::IdRequest { id: 3 }).await.unwrap_err();
+        let err = c
+            .delete_pool(pb::IdRequest {
+                id: 3,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), Code::FailedPrecondition, "{}", err.message());
         assert_eq!(
-            c.get_member(pb::IdRequest { id: 999 })
-                .await
-                .unwrap_err()
-                .code(),
+            c.get_member(pb::IdRequest {
+                id: 999,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err()
+            .code(),
             Code::NotFound
         );
         assert_eq!(
@@ -549,9 +561,12 @@ async fn malformed_results_are_counted_and_an_edge_ahead_resyncs() {
         vec![created.id]
     );
     assert!(delta.removals.is_empty());
-    c.delete_member(pb::IdRequest { id: created.id })
-        .await
-        .unwrap();
+    c.delete_member(pb::IdRequest {
+        id: created.id,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let update = tokio::time::timeout(std::time::Duration::from_secs(5), inbound.message())
         .await
         .unwrap()
@@ -703,9 +718,12 @@ async fn a_connection_kept_ephemeral_member_lives_while_its_stream_does() {
         eventually(Duration::from_secs(10), || {
             let mut c = c.clone();
             async move {
-                c.get_member(pb::IdRequest { id })
-                    .await
-                    .is_err_and(|e| e.code() == Code::NotFound)
+                c.get_member(pb::IdRequest {
+                    id,
+                    ..Default::default()
+                })
+                .await
+                .is_err_and(|e| e.code() == Code::NotFound)
             }
         })
         .await,

@@ -12,6 +12,7 @@ pub mod pb {
 pub mod convert;
 pub mod link;
 pub mod metadata;
+pub mod revised;
 
 /// Largest gRPC message sent on any gslb link: a location with 100,000
 /// targets receives an assignment set, and an edge a full snapshot, far

@@ -14,6 +14,7 @@ use super::{
     Action, Client, CtlError, Output, converted, deleted, member_rows, no_status, object,
     read_object, render, view_of,
 };
+use gslb_proto::revised::Revised;
 use gslb_shared::defaults::{Kind, base, to_json};
 
 /// What one call returns.
@@ -34,7 +35,7 @@ pub(super) trait Crud:
     Sized + Serialize + DeserializeOwned + TryFrom<Self::Wire, Error = ValidationError>
 {
     /// Its protobuf message.
-    type Wire: Clone + for<'a> From<&'a Self>;
+    type Wire: Clone + for<'a> From<&'a Self> + gslb_proto::revised::Revised;
     /// Its defaults, which a create starts from.
     const KIND: Kind;
     /// Its name in "deleted …" lines.
@@ -50,8 +51,8 @@ pub(super) trait Crud:
     async fn create(c: &mut Client, wire: Self::Wire) -> Call<Self::Wire>;
     /// Replace one; the server's copy.
     async fn update(c: &mut Client, wire: Self::Wire) -> Call<Self::Wire>;
-    /// Delete one.
-    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse>;
+    /// Delete one (if still at revision `expected`; 0: any).
+    async fn delete(c: &mut Client, id: u64, expected: u64) -> Call<pb::DeleteResponse>;
     /// Its table (or JSON) of `items`.
     async fn show(c: &mut Client, items: Vec<Self::Wire>, out: Output) -> Result<String, CtlError>;
     /// Its listing in `scope`: the table of [`Crud::list`] unless a kind
@@ -80,7 +81,9 @@ pub(super) async fn run<T: Crud>(
         Action::List { zone, pool } => T::listing(c, Scope { zone, pool }, out).await,
         Action::Get { id } => {
             let one = T::get(c, id).await?;
-            T::show(c, vec![one], out).await
+            let revision = one.revision();
+            let shown = T::show(c, vec![one], out).await?;
+            Ok(with_revision(shown, revision, out))
         }
         Action::Create { file, pool } => {
             let mut patch = read_object(&file)?;
@@ -89,19 +92,58 @@ pub(super) async fn run<T: Crud>(
             let created = T::create(c, T::Wire::from(&new)).await?;
             T::show(c, vec![created], out).await
         }
-        Action::Update { id, file } => {
+        Action::Update {
+            id,
+            file,
+            if_revision,
+        } => {
             let current: T = converted(&[T::get(c, id).await?])?.remove(0);
-            let changed: T = object(to_json(&current), read_object(&file)?, id)?;
-            let updated = T::update(c, T::Wire::from(&changed)).await?;
+            let mut patch = read_object(&file)?;
+            // A revision in the file is a precondition, as --if-revision.
+            let in_file = patch.remove("revision").and_then(|v| v.as_u64());
+            // Only the fields the file names are sent as changed: the
+            // server merges them into the object as it stands then, so a
+            // colleague's change to another field is kept.
+            let mask: Vec<String> = patch.keys().filter(|k| *k != "id").cloned().collect();
+            let changed: T = object(to_json(&current), patch, id)?;
+            let mut wire = T::Wire::from(&changed);
+            wire.guard(if_revision.or(in_file).unwrap_or(0), mask);
+            let updated = T::update(c, wire).await?;
             T::show(c, vec![updated], out).await
         }
-        Action::Delete { id } => Ok(deleted(T::NAME, T::delete(c, id).await?)),
+        Action::Delete { id, if_revision } => Ok(deleted(
+            T::NAME,
+            T::delete(c, id, if_revision.unwrap_or(0)).await?,
+        )),
         Action::Status { id } => T::status(c, id, out).await,
     }
 }
 
+/// One object's text with its revision: a last line of a table, a
+/// `revision` field in JSON.
+fn with_revision(shown: String, revision: u64, out: Output) -> String {
+    if out == Output::Json
+        && let Ok(Value::Array(mut items)) = serde_json::from_str::<Value>(&shown)
+        && let Some(Value::Object(first)) = items.first_mut()
+    {
+        first.insert("revision".into(), Value::from(revision));
+        return format!("{:#}\n", Value::Array(items));
+    }
+    format!("{shown}revision {revision}\n")
+}
+
 fn by_id(id: u64) -> pb::IdRequest {
-    pb::IdRequest { id }
+    pb::IdRequest {
+        id,
+        ..Default::default()
+    }
+}
+
+fn guarded(id: u64, expected_revision: u64) -> pb::IdRequest {
+    pb::IdRequest {
+        id,
+        expected_revision,
+    }
 }
 
 impl Crud for Zone {
@@ -125,8 +167,8 @@ impl Crud for Zone {
     async fn update(c: &mut Client, wire: pb::Zone) -> Call<pb::Zone> {
         Ok(c.update_zone(wire).await?.into_inner())
     }
-    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
-        Ok(c.delete_zone(by_id(id)).await?.into_inner())
+    async fn delete(c: &mut Client, id: u64, expected: u64) -> Call<pb::DeleteResponse> {
+        Ok(c.delete_zone(guarded(id, expected)).await?.into_inner())
     }
     async fn show(_c: &mut Client, items: Vec<pb::Zone>, out: Output) -> Result<String, CtlError> {
         Ok(render::zones(&converted::<_, Zone>(&items)?, out))
@@ -155,8 +197,10 @@ impl Crud for RecordSet {
     async fn update(c: &mut Client, wire: pb::RecordSet) -> Call<pb::RecordSet> {
         Ok(c.update_record_set(wire).await?.into_inner())
     }
-    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
-        Ok(c.delete_record_set(by_id(id)).await?.into_inner())
+    async fn delete(c: &mut Client, id: u64, expected: u64) -> Call<pb::DeleteResponse> {
+        Ok(c.delete_record_set(guarded(id, expected))
+            .await?
+            .into_inner())
     }
     async fn show(
         _c: &mut Client,
@@ -188,8 +232,8 @@ impl Crud for Pool {
     async fn update(c: &mut Client, wire: pb::Pool) -> Call<pb::Pool> {
         Ok(c.update_pool(wire).await?.into_inner())
     }
-    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
-        Ok(c.delete_pool(by_id(id)).await?.into_inner())
+    async fn delete(c: &mut Client, id: u64, expected: u64) -> Call<pb::DeleteResponse> {
+        Ok(c.delete_pool(guarded(id, expected)).await?.into_inner())
     }
     async fn show(_c: &mut Client, items: Vec<pb::Pool>, out: Output) -> Result<String, CtlError> {
         Ok(render::pools(&converted::<_, Pool>(&items)?, out))
@@ -221,8 +265,8 @@ impl Crud for Check {
     async fn update(c: &mut Client, wire: pb::Check) -> Call<pb::Check> {
         Ok(c.update_check(wire).await?.into_inner())
     }
-    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
-        Ok(c.delete_check(by_id(id)).await?.into_inner())
+    async fn delete(c: &mut Client, id: u64, expected: u64) -> Call<pb::DeleteResponse> {
+        Ok(c.delete_check(guarded(id, expected)).await?.into_inner())
     }
     async fn show(_c: &mut Client, items: Vec<pb::Check>, out: Output) -> Result<String, CtlError> {
         Ok(render::checks(&converted::<_, Check>(&items)?, out))
@@ -254,8 +298,8 @@ impl Crud for Member {
     async fn update(c: &mut Client, wire: pb::Member) -> Call<pb::Member> {
         Ok(c.update_member(wire).await?.into_inner())
     }
-    async fn delete(c: &mut Client, id: u64) -> Call<pb::DeleteResponse> {
-        Ok(c.delete_member(by_id(id)).await?.into_inner())
+    async fn delete(c: &mut Client, id: u64, expected: u64) -> Call<pb::DeleteResponse> {
+        Ok(c.delete_member(guarded(id, expected)).await?.into_inner())
     }
     async fn show(c: &mut Client, items: Vec<pb::Member>, out: Output) -> Result<String, CtlError> {
         Ok(render::members(&member_rows(c, items).await?, out))

@@ -137,7 +137,11 @@ pub async fn run(c: &mut Client, action: DnssecAction, out: Output) -> Result<St
         }
         DnssecAction::DsSeen { zone } => {
             let z = find(c, &zone).await?;
-            c.confirm_ds_seen(pb::IdRequest { id: z.id.0 }).await?;
+            c.confirm_ds_seen(pb::IdRequest {
+                id: z.id.0,
+                ..Default::default()
+            })
+            .await?;
             Ok(format!(
                 "zone {zone}: the new key takes over once the parent's DS TTL and the propagation delay have passed; remove the old DS after that (`gslbctl dnssec status {zone}`)\n"
             ))

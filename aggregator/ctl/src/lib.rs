@@ -150,6 +150,10 @@ pub enum Command {
         /// deletes anything is refused).
         #[arg(long)]
         prune: bool,
+        /// Refuse unless the catalog is still at this version: the one a
+        /// `--dry-run` printed, so nothing changed between plan and apply.
+        #[arg(long)]
+        expect_version: Option<u64>,
     },
     /// Set (or clear) a member's health; only for pools whose check is `none`.
     Health {
@@ -303,11 +307,18 @@ pub enum Action {
         /// File.
         #[arg(short, long)]
         file: PathBuf,
+        /// Refuse unless the object is still at this revision (as `get`
+        /// shows it); nothing is written then.
+        #[arg(long)]
+        if_revision: Option<u64>,
     },
     /// Delete.
     Delete {
         /// Id.
         id: u64,
+        /// Refuse unless the object is still at this revision.
+        #[arg(long)]
+        if_revision: Option<u64>,
     },
     /// Health status (members and pools).
     Status {
@@ -587,7 +598,10 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
             let mut statuses = Vec::new();
             for p in &pools {
                 let status = c
-                    .get_pool_status(pb::IdRequest { id: p.id })
+                    .get_pool_status(pb::IdRequest {
+                        id: p.id,
+                        ..Default::default()
+                    })
                     .await?
                     .into_inner();
                 statuses.push((p.name.clone(), view_of(&status)?));
@@ -660,6 +674,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
             file,
             dry_run,
             prune,
+            expect_version,
         } => {
             let document = read_document(&file)?;
             let r = c
@@ -667,6 +682,7 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
                     document,
                     dry_run,
                     prune,
+                    expect_version,
                 })
                 .await?
                 .into_inner();
@@ -734,7 +750,13 @@ pub(crate) async fn member_rows(
     let mut rows = Vec::new();
     let single = members.len() == 1;
     for m in converted::<_, Member>(&members)? {
-        let status = match c.get_member_status(pb::IdRequest { id: m.id.0 }).await {
+        let status = match c
+            .get_member_status(pb::IdRequest {
+                id: m.id.0,
+                ..Default::default()
+            })
+            .await
+        {
             Ok(status) => status.into_inner(),
             // Deleted since the list was read (an ephemeral member expiring):
             // it is no longer a row of the list.
@@ -763,7 +785,13 @@ async fn ephemeral(
             Ok(render::members(&member_rows(c, vec![created]).await?, out))
         }
         EphemeralAction::Heartbeat { id } => {
-            let r = c.heartbeat(pb::IdRequest { id }).await?.into_inner();
+            let r = c
+                .heartbeat(pb::IdRequest {
+                    id,
+                    ..Default::default()
+                })
+                .await?
+                .into_inner();
             Ok(format!(
                 "member {} {}\n",
                 r.member_id,
@@ -772,9 +800,12 @@ async fn ephemeral(
         }
         EphemeralAction::Deregister { id } => Ok(deleted(
             "member",
-            c.deregister_ephemeral(pb::IdRequest { id })
-                .await?
-                .into_inner(),
+            c.deregister_ephemeral(pb::IdRequest {
+                id,
+                ..Default::default()
+            })
+            .await?
+            .into_inner(),
         )),
     }
 }

@@ -101,6 +101,7 @@ pub async fn run(
                         events,
                     }),
                     secret,
+                    ..Default::default()
                 })
                 .await?
                 .into_inner();
@@ -153,7 +154,11 @@ pub async fn run(
             let target = (targets.iter()).find(|t| t.name == name).ok_or_else(|| {
                 CtlError::Input(format!("no notification target is named {name}"))
             })?;
-            c.delete_notifier(pb::IdRequest { id: target.id }).await?;
+            c.delete_notifier(pb::IdRequest {
+                id: target.id,
+                ..Default::default()
+            })
+            .await?;
             Ok(format!(
                 "deleted notification target {} (id {})\n",
                 target.name, target.id

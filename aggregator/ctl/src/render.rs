@@ -545,7 +545,7 @@ pub fn explain(r: &pb::ExplainResponse, out: Output) -> String {
 pub fn plan(r: &pb::ApplyConfigResponse, out: Output) -> String {
     if out == Output::Json {
         return pretty(
-            &json!({"plan": r.plan, "notes": r.notes, "applied": r.applied, "version": r.version}),
+            &json!({"plan": r.plan, "notes": r.notes, "applied": r.applied, "version": r.version, "catalogVersion": r.catalog_version}),
         );
     }
     let mut text: String = r
@@ -560,7 +560,12 @@ pub fn plan(r: &pb::ApplyConfigResponse, out: Output) -> String {
     text.push_str(&if r.applied {
         format!("applied: {} changes, version {}\n", r.plan.len(), r.version)
     } else {
-        format!("dry run: {} changes, nothing applied\n", r.plan.len())
+        format!(
+            "planned against catalog version {v} (apply with --expect-version {v} to refuse it if the catalog moves)\n\
+             dry run: {} changes, nothing applied\n",
+            r.plan.len(),
+            v = r.catalog_version,
+        )
     });
     text
 }

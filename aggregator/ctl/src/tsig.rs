@@ -48,6 +48,7 @@ pub async fn run(c: &mut Client, action: TsigAction, out: Output) -> Result<Stri
                     name,
                     algorithm: "hmac-sha256".into(),
                     secret,
+                    ..Default::default()
                 })
                 .await?
                 .into_inner();
@@ -98,7 +99,11 @@ pub async fn run(c: &mut Client, action: TsigAction, out: Output) -> Result<Stri
                 .iter()
                 .find(|k| k.name == wanted)
                 .ok_or_else(|| CtlError::Input(format!("no TSIG key is named {name}")))?;
-            c.delete_tsig_key(pb::IdRequest { id: key.id }).await?;
+            c.delete_tsig_key(pb::IdRequest {
+                id: key.id,
+                ..Default::default()
+            })
+            .await?;
             Ok(format!("deleted TSIG key {} (id {})\n", key.name, key.id))
         }
     }

@@ -230,6 +230,26 @@ pub enum Op {
     Update(Object),
     /// Delete an existing object.
     Delete(ObjectRef),
+    /// Change some fields of an existing object: `fields` (model names)
+    /// are laid over the object as it stands when this write is validated,
+    /// so concurrent patches of different fields all survive.
+    Patch {
+        /// The object.
+        target: ObjectRef,
+        /// The fields to set, by their model names; the rest keep their value.
+        #[schema(value_type = Object)]
+        fields: serde_json::Map<String, serde_json::Value>,
+    },
+    /// Carry out `write` only if its object's revision is still `revision`
+    /// (a precondition: `If-Match`, `expectedRevision`, `--if-revision`).
+    #[serde(rename_all = "camelCase")]
+    IfRevision {
+        /// The revision the client read.
+        revision: u64,
+        /// The update, patch or delete to carry out.
+        #[schema(value_type = Object)]
+        write: Box<Op>,
+    },
     /// Replace a signed zone's keys with `keys` if they are still `from`
     /// (a rollover step). Made by the server only: never read from a
     /// client's request.
@@ -242,6 +262,20 @@ pub enum Op {
         /// The keys after it.
         keys: Vec<SigningKey>,
     },
+}
+
+impl Op {
+    /// This write under the precondition that its object is still at
+    /// `revision` (none: unconditional).
+    pub fn guarded(self, revision: Option<u64>) -> Op {
+        match revision {
+            None => self,
+            Some(revision) => Op::IfRevision {
+                revision,
+                write: Box::new(self),
+            },
+        }
+    }
 }
 
 /// One applied write, as stored and published.
@@ -289,6 +323,31 @@ pub enum CatalogError {
         what: ObjectRef,
         /// Who uses it.
         by: String,
+    },
+    /// A precondition failed: the object changed since the client read it
+    /// (FAILED_PRECONDITION / 412). Nothing was written.
+    #[error(
+        "{what} is at revision {current}, not {expected}: it changed since you read it; read it again and retry"
+    )]
+    Stale {
+        /// The object.
+        what: ObjectRef,
+        /// The revision the client expected.
+        expected: u64,
+        /// Its revision now.
+        current: u64,
+    },
+    /// The catalog moved since a plan was made (FAILED_PRECONDITION / 412).
+    #[error(
+        "the catalog is at version {current}, not {expected} (the plan's): changed since: {changed}; plan again"
+    )]
+    Moved {
+        /// The catalog version the plan was made against.
+        expected: u64,
+        /// The catalog version now.
+        current: u64,
+        /// What changed since (objects and their revisions).
+        changed: String,
     },
     /// In a batch: which operation failed (0-based), and why.
     #[error("{}: {error}", what.clone().unwrap_or_else(|| format!("operation {index}")))]
@@ -357,6 +416,14 @@ pub struct CatalogState {
     /// Health decisions an operator has paused (`gslbctl decisions pause`).
     #[serde(default)]
     pub hold: DecisionHold,
+    /// Each object's revision: the version of its last change. An object
+    /// written before revisions were kept has none (read as 0).
+    #[serde(default, with = "revisions")]
+    pub revisions: Map<ObjectRef, u64>,
+    /// The version of the catalog's last change (health decisions move
+    /// `version`, not this): what a plan is made against.
+    #[serde(default)]
+    pub catalog_version: u64,
     /// Members by pool, name and endpoint; record sets by name.
     #[serde(skip)]
     pub(crate) index: ObjectIndex,
@@ -489,6 +556,32 @@ impl CatalogState {
                 self.check_delete(reference)?;
                 Written::Deleted(reference)
             }
+            Op::Patch { target, fields } => {
+                return self.prepare(Op::Update(self.patched(target, fields)?));
+            }
+            Op::IfRevision { revision, write } => {
+                let target = match write.as_ref() {
+                    Op::Update(object) => object.reference(),
+                    Op::Delete(r) | Op::Patch { target: r, .. } => *r,
+                    Op::Create(_) | Op::Rekey { .. } | Op::IfRevision { .. } => {
+                        return Err(invalid(
+                            "revision",
+                            "a precondition goes with an update, a patch or a delete",
+                        ));
+                    }
+                };
+                let current = self
+                    .revision(target)
+                    .ok_or(CatalogError::NotFound(target))?;
+                if current != revision {
+                    return Err(CatalogError::Stale {
+                        what: target,
+                        expected: revision,
+                        current,
+                    });
+                }
+                return self.prepare(*write);
+            }
         };
         Ok(Prepared {
             change: Change {
@@ -506,9 +599,129 @@ impl CatalogState {
             Written::Upserted(object) => self.put(object.as_ref().clone()),
             Written::Deleted(r) => self.remove(*r),
         }
+        self.note(&change);
         self.last_id = last_id;
         self.version = change.version;
         change
+    }
+
+    /// Record `change`'s version as its object's revision and the
+    /// catalog's version (again after a Raft store renumbered it).
+    pub fn note(&mut self, change: &Change) {
+        match &change.what {
+            Written::Upserted(object) => {
+                self.revisions.insert(object.reference(), change.version);
+            }
+            Written::Deleted(r) => drop(self.revisions.remove(r)),
+        }
+        self.catalog_version = change.version;
+    }
+
+    /// An existing object's revision (0 when it was written before
+    /// revisions were kept); `None` when it does not exist.
+    pub fn revision(&self, r: ObjectRef) -> Option<u64> {
+        self.exists(r)
+            .then(|| self.revisions.get(&r).copied().unwrap_or(0))
+    }
+
+    /// The object `r`, as stored (secrets included).
+    pub fn object(&self, r: ObjectRef) -> Option<Object> {
+        let c = &self.catalog;
+        match r {
+            ObjectRef::Zone(id) => c.zones.get(&id).cloned().map(Object::Zone),
+            ObjectRef::Record(id) => c.records.get(&id).cloned().map(Object::Record),
+            ObjectRef::Pool(id) => c.pools.get(&id).cloned().map(Object::Pool),
+            ObjectRef::Member(id) => c.members.get(&id).cloned().map(Object::Member),
+            ObjectRef::Check(id) => c.checks.get(&id).cloned().map(Object::Check),
+            ObjectRef::TsigKey(id) => c.tsig_keys.get(&id).cloned().map(Object::TsigKey),
+            ObjectRef::Notifier(id) => c.notifiers.get(&id).cloned().map(Object::Notifier),
+        }
+    }
+
+    /// `target` as it stands with `fields` laid over it: the merge happens
+    /// here, against the current state, never against a caller's copy.
+    fn patched(
+        &self,
+        target: ObjectRef,
+        mut fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Object, CatalogError> {
+        let current = self.object(target).ok_or(CatalogError::NotFound(target))?;
+        let id = object_id(&current);
+        if let Some(given) = fields.remove("id").filter(|v| !v.is_null())
+            && given.as_u64() != Some(id)
+        {
+            return Err(invalid(
+                "id",
+                format!("must be the object's id ({id}), not {given}"),
+            ));
+        }
+        let mut whole = serde_json::to_value(&current).unwrap_or_default();
+        let mut laid = match whole.get_mut("object").map(serde_json::Value::take) {
+            Some(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        // null resets a field to its default (as if the object were
+        // written without it); anything else replaces it.
+        for (key, value) in fields {
+            if value.is_null() {
+                laid.remove(&key);
+            } else {
+                laid.insert(key, value);
+            }
+        }
+        laid.insert("id".into(), serde_json::Value::from(id));
+        let laid = serde_json::Value::Object(laid);
+        let decoded = |e| CatalogError::Invalid(e);
+        let object = match current {
+            Object::Zone(_) => {
+                Object::Zone(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+            Object::Record(_) => {
+                Object::Record(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+            Object::Pool(_) => {
+                Object::Pool(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+            Object::Member(_) => {
+                Object::Member(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+            Object::Check(_) => {
+                Object::Check(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+            Object::TsigKey(_) => {
+                Object::TsigKey(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+            Object::Notifier(_) => {
+                Object::Notifier(gslb_shared::defaults::decode("", laid).map_err(decoded)?)
+            }
+        };
+        Ok(object)
+    }
+
+    /// What changed in the catalog after version `since`: the objects
+    /// written since, with their revisions (deletions are not listed:
+    /// the audit log has them). At most `limit` named.
+    pub fn changed_since(&self, since: u64, limit: usize) -> String {
+        let mut changed: Vec<(u64, ObjectRef)> = self
+            .revisions
+            .iter()
+            .filter(|(_, v)| **v > since)
+            .map(|(r, v)| (*v, *r))
+            .collect();
+        changed.sort();
+        let mut text: Vec<String> = changed
+            .iter()
+            .take(limit)
+            .map(|(v, r)| format!("{r} (revision {v})"))
+            .collect();
+        if changed.len() > limit {
+            text.push(format!("and {} more", changed.len() - limit));
+        }
+        if text.is_empty() {
+            "objects deleted (see gslbctl audit)".to_owned()
+        } else {
+            text.join(", ")
+        }
     }
 
     /// Apply every write or none: on the first error the state is unchanged.
@@ -977,5 +1190,22 @@ fn object_id(object: &Object) -> u64 {
         Object::Check(c) => c.id.0,
         Object::TsigKey(k) => k.id.0,
         Object::Notifier(n) => n.id.0,
+    }
+}
+
+/// Revisions as a list of pairs: JSON map keys must be strings, and an
+/// [`ObjectRef`] is an object.
+mod revisions {
+    use super::{Map, ObjectRef};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(map: &Map<ObjectRef, u64>, s: S) -> Result<S::Ok, S::Error> {
+        let pairs: Vec<(&ObjectRef, &u64)> = map.iter().collect();
+        pairs.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Map<ObjectRef, u64>, D::Error> {
+        let pairs: Vec<(ObjectRef, u64)> = Vec::deserialize(d)?;
+        Ok(pairs.into_iter().collect())
     }
 }

@@ -279,6 +279,9 @@ impl Control {
                 })?;
                 renumber(self.store.as_ref(), &mut changes, stored);
                 trial.version = stored;
+                for change in &changes {
+                    trial.note(change);
+                }
                 self.state = trial;
                 changes
             }
@@ -405,6 +408,27 @@ impl Control {
     /// The catalog as it stands.
     pub fn catalog(&self) -> &Catalog {
         &self.state.catalog
+    }
+
+    /// The version of the catalog's last change: what a plan is made
+    /// against (health decisions do not move it).
+    pub fn catalog_version(&self) -> u64 {
+        self.state.catalog_version
+    }
+
+    /// Refuse, naming what changed, unless the catalog is still at
+    /// `expected` (the version a plan was made against); `None` expects
+    /// nothing.
+    pub fn expect_catalog(&self, expected: Option<u64>) -> Result<(), ControlError> {
+        match expected {
+            Some(expected) if expected != self.state.catalog_version => Err(CatalogError::Moved {
+                expected,
+                current: self.state.catalog_version,
+                changed: self.state.changed_since(expected, 10),
+            }
+            .into()),
+            _ => Ok(()),
+        }
     }
 
     /// The current version (catalog writes and health decisions both bump it).

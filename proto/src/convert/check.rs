@@ -145,6 +145,10 @@ impl From<&Check> for pb::Check {
             Probe::Grpc(g) => P::Grpc(grpc_to_pb(g)),
         };
         pb::Check {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: c.id.0,
             name: c.name.clone(),
             probe: Some(probe),

@@ -11,6 +11,10 @@ use crate::pb;
 impl From<&Member> for pb::Member {
     fn from(m: &Member) -> Self {
         pb::Member {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: m.id.0,
             pool_id: m.pool.0,
             name: m.name.clone(),

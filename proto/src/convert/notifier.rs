@@ -10,6 +10,10 @@ impl From<&Notifier> for pb::Notifier {
     fn from(n: &Notifier) -> Self {
         let f = &n.filter;
         pb::Notifier {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: n.id.0,
             name: n.name.clone(),
             kind: n.kind.as_str().into(),

@@ -9,6 +9,10 @@ use crate::pb;
 impl From<&Pool> for pb::Pool {
     fn from(p: &Pool) -> Self {
         pb::Pool {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: p.id.0,
             name: p.name.clone(),
             check_id: p.check.map(|c| c.0),

@@ -297,6 +297,10 @@ impl From<&RecordSet> for pb::RecordSet {
             }),
         };
         pb::RecordSet {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: r.id.0,
             zone_id: r.zone.0,
             name: r.name.to_string(),

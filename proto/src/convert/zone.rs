@@ -12,6 +12,10 @@ use crate::pb;
 impl From<&Zone> for pb::Zone {
     fn from(z: &Zone) -> Self {
         pb::Zone {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: z.id.0,
             apex: z.apex.to_string(),
             soa: Some(pb::Soa {
@@ -103,6 +107,10 @@ impl TryFrom<pb::Zone> for Zone {
 impl From<&TsigKey> for pb::TsigKey {
     fn from(k: &TsigKey) -> Self {
         pb::TsigKey {
+            // Views set the revision; requests read the precondition and mask.
+            revision: 0,
+            expected_revision: 0,
+            update_mask: None,
             id: k.id.0,
             name: k.name.to_string(),
             algorithm: k.algorithm.to_string(),

@@ -5,6 +5,7 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod backup;
+mod change_safety;
 mod checks;
 mod cluster;
 mod dnssec;

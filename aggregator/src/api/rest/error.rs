@@ -18,6 +18,8 @@ pub struct ApiError {
     code: &'static str,
     message: String,
     field: Option<String>,
+    /// The object's revision now, on a failed precondition.
+    current: Option<u64>,
 }
 
 /// Every error's body.
@@ -38,6 +40,10 @@ pub struct ErrorDetail<'a> {
     /// The field refused, for invalid_argument.
     #[serde(skip_serializing_if = "Option::is_none")]
     field: Option<&'a str>,
+    /// The object's (or the catalog's) version now, when a precondition
+    /// failed (412): read it again, or send this to overwrite.
+    #[serde(rename = "currentRevision", skip_serializing_if = "Option::is_none")]
+    current_revision: Option<u64>,
 }
 
 impl ApiError {
@@ -50,6 +56,7 @@ impl ApiError {
             code: "invalid_argument",
             message: format!("{field}: {rule}"),
             field: Some(field),
+            current: None,
         }
     }
 
@@ -60,6 +67,7 @@ impl ApiError {
             code: "not_found",
             message: message.into(),
             field: None,
+            current: None,
         }
     }
 
@@ -70,6 +78,18 @@ impl ApiError {
             code: "method_not_allowed",
             message: "this path does not take that method".into(),
             field: None,
+            current: None,
+        }
+    }
+
+    /// 412: a precondition (`If-Match`, `expectVersion`) failed.
+    pub fn stale(message: String, current: u64) -> Self {
+        Self {
+            status: StatusCode::PRECONDITION_FAILED,
+            code: "failed_precondition",
+            message,
+            field: None,
+            current: Some(current),
         }
     }
 
@@ -79,6 +99,7 @@ impl ApiError {
             code: "failed_precondition",
             message,
             field: None,
+            current: None,
         }
     }
 }
@@ -91,6 +112,7 @@ impl From<ValidationError> for ApiError {
             code: "invalid_argument",
             message: err.to_string(),
             field,
+            current: None,
         }
     }
 }
@@ -105,6 +127,9 @@ impl From<ControlError> for ApiError {
             ControlError::Catalog(e @ CatalogError::InUse { .. }) => {
                 ApiError::conflict(e.to_string())
             }
+            ControlError::Catalog(
+                ref e @ (CatalogError::Stale { current, .. } | CatalogError::Moved { current, .. }),
+            ) => ApiError::stale(e.to_string(), current),
             ControlError::Catalog(e @ CatalogError::InBatch { .. }) => {
                 let message = e.to_string();
                 let CatalogError::InBatch { error, .. } = e else {
@@ -123,6 +148,7 @@ impl From<ControlError> for ApiError {
                 code: "unavailable",
                 message: format!("not stored: {e}"),
                 field: None,
+                current: None,
             },
         }
     }
@@ -135,6 +161,7 @@ impl IntoResponse for ApiError {
                 code: self.code,
                 message: &self.message,
                 field: self.field.as_deref(),
+                current_revision: self.current,
             },
         };
         (self.status, Json(body)).into_response()
@@ -176,6 +203,7 @@ pub async fn as_json(response: Response) -> Response {
             code,
             message: &message,
             field: None,
+            current_revision: None,
         },
     };
     (status, Json(body)).into_response()

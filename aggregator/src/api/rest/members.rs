@@ -17,9 +17,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::error::{ApiError, decode};
-use super::objects::{merged, write};
+use super::objects::{Reply, current, deleted, listed, merged, patch, write};
 use crate::api::service::{Service, now, off_worker};
 use crate::core::catalog::{ObjectRef, Op};
+use axum::http::HeaderMap;
 use gslb_engine::Input;
 
 pub use super::objects::member_view as view;
@@ -93,11 +94,7 @@ fn normalised(body: &[u8], pool: Option<PoolId>) -> Result<Vec<u8>, ApiError> {
     request_body(content = MemberView, description = "The member (ipAddress for address; defaults fill what is left out)"),
     responses((status = 201, description = "The member as stored", body = MemberView), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
-pub async fn create(
-    State(s): State<Arc<Service>>,
-    Path(pool): Path<u64>,
-    body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+pub async fn create(State(s): State<Arc<Service>>, Path(pool): Path<u64>, body: Bytes) -> Reply {
     let body = normalised(&body, Some(PoolId(pool)))?;
     let fields: Map<String, Value> = decode(&body)?;
     for required in ["name", "address"] {
@@ -143,7 +140,13 @@ pub async fn list(
     }
     Ok(Json(
         off_worker(move || {
-            Value::Array(shown.state().pool_members(PoolId(pool)).map(view).collect())
+            let state = shown.state();
+            listed(
+                state,
+                state.pool_members(PoolId(pool)),
+                |m| ObjectRef::Member(m.id),
+                view,
+            )
         })
         .await,
     ))
@@ -159,17 +162,9 @@ pub async fn list(
     params(("id" = u64, Path, description = "The object's id")),
     responses((status = 200, description = "The member", body = MemberView), (status = 404, description = "No such object", body = ErrorBody))
 )]
-pub async fn get(
-    State(s): State<Arc<Service>>,
-    Path(id): Path<u64>,
-) -> Result<Json<Value>, ApiError> {
-    s.view()
-        .catalog()
-        .members
-        .get(&MemberId(id))
-        .map(view)
-        .map(Json)
-        .ok_or_else(|| ApiError::not_found(format!("member {id} does not exist")))
+pub async fn get(State(s): State<Arc<Service>>, Path(id): Path<u64>) -> Reply {
+    let r = ObjectRef::Member(MemberId(id));
+    current(&s, r, view, |c| c.members.get(&MemberId(id)).cloned())
 }
 
 /// `PUT /api/v1/members/{id}`: fields not sent keep their value.
@@ -179,30 +174,18 @@ pub async fn get(
     operation_id = "members_update",
     tag = "members",
     summary = "Update a member (fields not sent keep their value)",
-    params(("id" = u64, Path, description = "The object's id")),
+    params(("id" = u64, Path, description = "The object's id"), ("If-Match" = Option<String>, Header, description = "Write only if the object is still at this revision (its ETag)")),
     request_body(content = MemberView, description = "Fields to change"),
-    responses((status = 200, description = "The member as stored", body = MemberView), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+    responses((status = 200, description = "The member as stored", body = MemberView), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 412, description = "Precondition failed: the object changed since that revision (currentRevision says its revision now)", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
 pub async fn update(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
+    headers: HeaderMap,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let base = s
-        .view()
-        .catalog()
-        .members
-        .get(&MemberId(id))
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(format!("member {id} does not exist")))?;
-    let body = normalised(&body, None)?;
-    let member: Member = merged(serde_json::to_value(base).unwrap_or(Value::Null), &body, id)?;
-    write(
-        &s,
-        Op::Update(crate::core::catalog::Object::Member(member)),
-        false,
-    )
-    .await
+) -> Reply {
+    let fields = decode(&normalised(&body, None)?)?;
+    patch(&s, ObjectRef::Member(MemberId(id)), &headers, fields).await
 }
 
 /// `DELETE /api/v1/members/{id}` (also deregisters an ephemeral member).
@@ -212,16 +195,15 @@ pub async fn update(
     operation_id = "members_delete",
     tag = "members",
     summary = "Delete a member (an ephemeral one is deregistered)",
-    params(("id" = u64, Path, description = "The object's id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+    params(("id" = u64, Path, description = "The object's id"), ("If-Match" = Option<String>, Header, description = "Write only if the object is still at this revision (its ETag)")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "No such object", body = ErrorBody), (status = 412, description = "Precondition failed: the object changed since that revision (currentRevision says its revision now)", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
 pub async fn delete(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
+    headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    s.write_one(Op::Delete(ObjectRef::Member(MemberId(id))))
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    deleted(&s, ObjectRef::Member(MemberId(id)), &headers).await
 }
 
 /// Body of the manual-health call: `{"health": "up" | "down" | null}`.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use gslb_shared::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -19,7 +19,76 @@ use crate::api::service::{Service, now, off_worker};
 use crate::core::catalog::{Change, Object, ObjectRef, Op, Shown, Written};
 use gslb_shared::defaults::{Kind, base, to_json};
 
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
+/// One object's reply: its JSON with `revision`, and the revision as `ETag`.
+pub type Reply = Result<(StatusCode, HeaderMap, Json<Value>), ApiError>;
+
+/// `value` with its `revision`, and the `ETag` header that carries it.
+pub fn revised(mut value: Value, revision: u64) -> (HeaderMap, Value) {
+    if let Value::Object(map) = &mut value {
+        map.insert("revision".into(), Value::from(revision));
+    }
+    let mut headers = HeaderMap::new();
+    if let Ok(tag) = HeaderValue::from_str(&format!("\"{revision}\"")) {
+        headers.insert(header::ETAG, tag);
+    }
+    (headers, value)
+}
+
+/// A write's precondition: `If-Match` (`"N"`, as `ETag` gives it, or N;
+/// `*` asks only that the object exists) or `revision` in the body. Both
+/// given must agree.
+pub fn precondition(headers: &HeaderMap, body: Option<Value>) -> Result<Option<u64>, ApiError> {
+    let header = match headers.get(header::IF_MATCH) {
+        None => None,
+        Some(value) => {
+            let text = value.to_str().unwrap_or("").trim();
+            let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
+            if text == "*" {
+                None
+            } else {
+                Some(text.parse::<u64>().map_err(|_| {
+                    ApiError::invalid(
+                        "If-Match",
+                        "must be one revision as ETag gives it (\"12\"), or *",
+                    )
+                })?)
+            }
+        }
+    };
+    let body = match body {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_u64()
+                .ok_or_else(|| ApiError::invalid("revision", "must be a whole number"))?,
+        ),
+    };
+    match (header, body) {
+        (Some(h), Some(b)) if h != b => Err(ApiError::invalid(
+            "revision",
+            format!("says {b}, If-Match says {h}: send one"),
+        )),
+        (h, b) => Ok(h.or(b)),
+    }
+}
+
+/// A partial update (`PUT` or `PATCH`): the body's fields are laid over the
+/// object inside the core, against the object as it stands then, so
+/// concurrent updates of different fields all survive.
+pub async fn patch(
+    service: &Service,
+    target: ObjectRef,
+    headers: &HeaderMap,
+    mut fields: Map<String, Value>,
+) -> Reply {
+    let expected = precondition(headers, fields.remove("revision"))?;
+    write(
+        service,
+        Op::Patch { target, fields }.guarded(expected),
+        false,
+    )
+    .await
+}
 
 /// `base` with the body's top-level fields laid over it, then `id` set.
 pub fn merged<T: Serialize + DeserializeOwned>(
@@ -49,6 +118,7 @@ pub fn merged<T: Serialize + DeserializeOwned>(
 /// Write one op; the object written, as JSON.
 pub async fn write(service: &Service, op: Op, created: bool) -> Reply {
     let change: Change = service.write_one(op).await?;
+    let version = change.version;
     let value = match change.what {
         Written::Upserted(object) => match *object {
             Object::Zone(x) => to_json(&x.redacted()),
@@ -69,22 +139,51 @@ pub async fn write(service: &Service, op: Op, created: bool) -> Reply {
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(value)))
+    let (headers, value) = revised(value, version);
+    Ok((status, headers, Json(value)))
 }
 
-async fn deleted(service: &Service, r: ObjectRef) -> Result<StatusCode, ApiError> {
-    service.write_one(Op::Delete(r)).await?;
+/// Delete `r` (with `If-Match`, only if it is still at that revision).
+pub async fn deleted(
+    service: &Service,
+    r: ObjectRef,
+    headers: &HeaderMap,
+) -> Result<StatusCode, ApiError> {
+    let expected = precondition(headers, None)?;
+    service.write_one(Op::Delete(r).guarded(expected)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn current<T: Serialize + Shown>(
+/// One object as views show it, with its revision and `ETag`.
+pub fn current<T: Serialize + Shown>(
     service: &Service,
     r: ObjectRef,
+    show: impl FnOnce(&T) -> Value,
     get: impl FnOnce(&Catalog) -> Option<T>,
-) -> Result<Value, ApiError> {
-    get(service.view().catalog())
-        .map(|x| to_json(&*x.shown()))
-        .ok_or_else(|| ApiError::not_found(format!("{r} does not exist")))
+) -> Reply {
+    let view = service.view();
+    let value = get(view.catalog())
+        .map(|x| show(&x.shown()))
+        .ok_or_else(|| ApiError::not_found(format!("{r} does not exist")))?;
+    let (headers, value) = revised(value, view.state().revision(r).unwrap_or(0));
+    Ok((StatusCode::OK, headers, Json(value)))
+}
+
+/// Each object of a list as views show it, with its revision.
+pub fn listed<'a, T: Shown + 'a>(
+    state: &'a crate::core::catalog::CatalogState,
+    objects: impl Iterator<Item = &'a T> + 'a,
+    reference: impl Fn(&T) -> ObjectRef + 'a,
+    show: impl Fn(&T) -> Value + 'a,
+) -> Value {
+    Value::Array(
+        objects
+            .map(|x| {
+                let revision = state.revision(reference(x)).unwrap_or(0);
+                revised(show(&x.shown()), revision).1
+            })
+            .collect(),
+    )
 }
 
 macro_rules! object_routes {
@@ -96,13 +195,8 @@ macro_rules! object_routes {
             let view = s.view();
             Json(
                 off_worker(move || {
-                    Value::Array(
-                        view.catalog()
-                            .$map
-                            .values()
-                            .map(|x| to_json(&*x.shown()))
-                            .collect(),
-                    )
+                    let state = view.state();
+                    listed(state, state.catalog.$map.values(), |x| ObjectRef::$refv(x.id), to_json)
                 })
                 .await,
             )
@@ -129,44 +223,43 @@ macro_rules! object_routes {
         pub async fn $get(
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
-        ) -> Result<Json<Value>, ApiError> {
+        ) -> Reply {
             let r = ObjectRef::$refv($idty(id));
-            current(&s, r, |c| c.$map.get(&$idty(id)).cloned()).map(Json)
+            current(&s, r, to_json, |c| c.$map.get(&$idty(id)).cloned())
         }
 
         /// Merge-patch one.
         #[utoipa::path(put, path = $item, tag = $tag, operation_id = stringify!($update), summary = "Merge-patch one (fields not sent keep their value)",
-            params(("id" = u64, Path, description = "The object's id")),
+            params(("id" = u64, Path, description = "The object's id"), ("If-Match" = Option<String>, Header, description = "Write only if the object is still at this revision (its ETag)")),
             request_body = $ty,
             responses(
                 (status = 200, description = "As stored", body = $ty),
                 (status = 400, description = "Refused: the field and the rule", body = ErrorBody),
-                (status = 404, description = "No such object", body = ErrorBody),
+                (status = 404, description = "No such object", body = ErrorBody), (status = 412, description = "Precondition failed: the object changed since that revision (currentRevision says its revision now)", body = ErrorBody),
                 (status = 503, description = "Not stored: no leader or quorum", body = ErrorBody)))]
         pub async fn $update(
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
+            headers: HeaderMap,
             body: Bytes,
         ) -> Reply {
-            let r = ObjectRef::$refv($idty(id));
-            let base = current(&s, r, |c| c.$map.get(&$idty(id)).cloned())?;
-            let object: $ty = merged(base, &body, id)?;
-            write(&s, Op::Update(Object::$variant(object)), false).await
+            patch(&s, ObjectRef::$refv($idty(id)), &headers, decode(&body)?).await
         }
 
         /// Delete one.
         #[utoipa::path(delete, path = $item, tag = $tag, operation_id = stringify!($delete), summary = "Delete one",
-            params(("id" = u64, Path, description = "The object's id")),
+            params(("id" = u64, Path, description = "The object's id"), ("If-Match" = Option<String>, Header, description = "Write only if the object is still at this revision (its ETag)")),
             responses(
                 (status = 204, description = "Deleted"),
-                (status = 404, description = "No such object", body = ErrorBody),
+                (status = 404, description = "No such object", body = ErrorBody), (status = 412, description = "Precondition failed: the object changed since that revision (currentRevision says its revision now)", body = ErrorBody),
                 (status = 409, description = "In use", body = ErrorBody),
                 (status = 503, description = "Not stored: no leader or quorum", body = ErrorBody)))]
         pub async fn $delete(
             State(s): State<Arc<Service>>,
             Path(id): Path<u64>,
+            headers: HeaderMap,
         ) -> Result<StatusCode, ApiError> {
-            deleted(&s, ObjectRef::$refv($idty(id))).await
+            deleted(&s, ObjectRef::$refv($idty(id)), &headers).await
         }
     };
 }
@@ -299,14 +392,9 @@ pub async fn list_records(
     let view = s.view();
     Json(
         off_worker(move || {
-            Value::Array(
-                view.catalog()
-                    .records
-                    .values()
-                    .filter(|r| r.zone.0 == zone)
-                    .map(to_json)
-                    .collect(),
-            )
+            let state = view.state();
+            let of_zone = state.catalog.records.values().filter(|r| r.zone.0 == zone);
+            listed(state, of_zone, |x| ObjectRef::Record(x.id), to_json)
         })
         .await,
     )
@@ -321,6 +409,10 @@ pub struct ApplyBody {
     /// Check only.
     #[serde(default)]
     dry_run: bool,
+    /// Refuse (412, naming what changed) unless the catalog is still at
+    /// this version: a plan's `catalogVersion`.
+    #[serde(default)]
+    expect_version: Option<u64>,
 }
 
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
@@ -334,15 +426,31 @@ pub struct ApplyBody {
     responses((status = 200, description = "The changes and the version after them", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
-    let ApplyBody { mut ops, dry_run } = decode(&body)?;
+    let ApplyBody {
+        mut ops,
+        dry_run,
+        expect_version,
+    } = decode(&body)?;
     crate::api::service::deliveries::refuse_denied(&s, &ops).await?;
     crate::api::secrets::fill(&mut ops);
     let creates = crate::api::secrets::creates(&ops);
-    let (changes, version) = s.call(move |c| c.apply_ops(ops, dry_run, now())).await?;
+    let (changes, version, catalog_version) = s
+        .call(move |c| {
+            c.expect_catalog(expect_version)?;
+            let (changes, version) = c.apply_ops(ops, dry_run, now())?;
+            Ok::<_, ApiError>((changes, version, c.catalog_version()))
+        })
+        .await?;
     let changes = crate::api::secrets::shown(changes, &creates);
     Ok((
         StatusCode::OK,
-        Json(serde_json::json!({ "applied": changes, "version": version, "dryRun": dry_run })),
+        HeaderMap::new(),
+        Json(serde_json::json!({
+            "applied": changes,
+            "version": version,
+            "catalogVersion": catalog_version,
+            "dryRun": dry_run
+        })),
     ))
 }
 
@@ -357,6 +465,10 @@ pub struct ConfigQuery {
     /// Delete what the document leaves out (refused otherwise).
     #[serde(default)]
     prune: bool,
+    /// Refuse (412, naming what changed) unless the catalog is still at
+    /// this version: the plan's `catalogVersion`.
+    #[serde(default)]
+    expect_version: Option<u64>,
 }
 
 /// `POST /api/v1/config`: make the catalog match a TOML or JSON document.
@@ -378,20 +490,28 @@ pub async fn apply_config(
     let text = String::from_utf8(body.to_vec())
         .map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
     let desired = off_worker(move || crate::core::declarative::parse(&text)).await?;
-    let (plan, version) = s
+    let (plan, version, catalog_version) = s
         .call(move |c| {
-            c.apply_document(
+            c.expect_catalog(q.expect_version)?;
+            let (plan, version) = c.apply_document(
                 &desired,
                 q.dry_run,
                 q.prune,
                 now(),
                 crate::api::secrets::new_key,
-            )
+            )?;
+            Ok::<_, ApiError>((plan, version, c.catalog_version()))
         })
         .await?;
     Ok((
         StatusCode::OK,
-        Json(serde_json::json!({ "plan": plan.lines, "version": version, "applied": !q.dry_run })),
+        HeaderMap::new(),
+        Json(serde_json::json!({
+            "plan": plan.lines,
+            "version": version,
+            "catalogVersion": catalog_version,
+            "applied": !q.dry_run
+        })),
     ))
 }
 

@@ -41,6 +41,43 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Every catalog object is shown with its `revision`, and a write may
+/// send it back as a precondition (as `If-Match` does).
+struct Revisions;
+
+impl Modify for Revisions {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        for name in [
+            "Zone",
+            "RecordSet",
+            "Pool",
+            "Member",
+            "MemberView",
+            "Check",
+            "TsigKey",
+            "Notifier",
+        ] {
+            if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(name) {
+                let revision = ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(0))
+                    .description(Some(
+                        "The catalog version of the object's last change (its ETag). Sent in a write, \
+                         the write is refused with 412 unless the object is still at this revision",
+                    ));
+                object
+                    .properties
+                    .insert("revision".to_owned(), revision.into());
+            }
+        }
+    }
+}
+
 /// The document.
 #[derive(OpenApi)]
 #[openapi(
@@ -70,7 +107,7 @@ impl Modify for BearerAuth {
         StatusView, TargetView, TargetStatus, crate::core::catalog::ObjectSchema,
         Zone, RecordSet, Pool, Member, Check, TsigKey, Notifier
     )),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &Revisions),
     security(("bearer" = []))
 )]
 pub struct ApiDoc;

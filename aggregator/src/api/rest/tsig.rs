@@ -8,16 +8,14 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use gslb_shared::{TsigKey, TsigKeyId};
 use serde_json::{Value, json};
 
 use super::error::ApiError;
-use super::objects::{merged, write};
+use super::objects::{Reply, current, deleted, listed, merged, patch, write};
 use crate::api::service::Service;
 use crate::core::catalog::{Object, ObjectRef, Op};
-
-type Reply = Result<(StatusCode, Json<Value>), ApiError>;
 
 fn view(key: &TsigKey) -> Value {
     gslb_shared::defaults::to_json(&key.redacted())
@@ -34,8 +32,12 @@ fn view(key: &TsigKey) -> Value {
 )]
 pub async fn list(State(s): State<Arc<Service>>) -> Json<Value> {
     let view_ = s.view();
-    Json(Value::Array(
-        view_.catalog().tsig_keys.values().map(view).collect(),
+    let state = view_.state();
+    Json(listed(
+        state,
+        state.catalog.tsig_keys.values(),
+        |k| ObjectRef::TsigKey(k.id),
+        view,
     ))
 }
 
@@ -49,17 +51,9 @@ pub async fn list(State(s): State<Arc<Service>>) -> Json<Value> {
     params(("id" = u64, Path, description = "The object's id")),
     responses((status = 200, description = "The key", body = TsigKey), (status = 404, description = "No such object", body = ErrorBody))
 )]
-pub async fn get(
-    State(s): State<Arc<Service>>,
-    Path(id): Path<u64>,
-) -> Result<Json<Value>, ApiError> {
-    let view_ = s.view();
-    view_
-        .catalog()
-        .tsig_keys
-        .get(&TsigKeyId(id))
-        .map(|k| Json(view(k)))
-        .ok_or_else(|| ApiError::not_found(format!("TSIG key {id} does not exist")))
+pub async fn get(State(s): State<Arc<Service>>, Path(id): Path<u64>) -> Reply {
+    let r = ObjectRef::TsigKey(TsigKeyId(id));
+    current(&s, r, view, |c| c.tsig_keys.get(&TsigKeyId(id)).cloned())
 }
 
 /// Create: `{"name": …, "secret"?: base64}`; the reply shows the secret.
@@ -84,14 +78,18 @@ pub async fn create(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
     operation_id = "tsig_update",
     tag = "tsig keys",
     summary = "Merge-patch a TSIG key (without secret it keeps its own)",
-    params(("id" = u64, Path, description = "The object's id")),
+    params(("id" = u64, Path, description = "The object's id"), ("If-Match" = Option<String>, Header, description = "Write only if the object is still at this revision (its ETag)")),
     request_body(content = TsigKey),
-    responses((status = 200, description = "The key", body = TsigKey), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+    responses((status = 200, description = "The key", body = TsigKey), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 412, description = "Precondition failed: the object changed since that revision (currentRevision says its revision now)", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
-pub async fn update(State(s): State<Arc<Service>>, Path(id): Path<u64>, body: Bytes) -> Reply {
-    let base = get(State(Arc::clone(&s)), Path(id)).await?.0;
-    let key: TsigKey = merged(base, &body, id)?;
-    write(&s, Op::Update(Object::TsigKey(key)), false).await
+pub async fn update(
+    State(s): State<Arc<Service>>,
+    Path(id): Path<u64>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Reply {
+    let fields = super::error::decode(&body)?;
+    patch(&s, ObjectRef::TsigKey(TsigKeyId(id)), &headers, fields).await
 }
 
 /// Delete one (refused while a zone names it).
@@ -101,14 +99,13 @@ pub async fn update(State(s): State<Arc<Service>>, Path(id): Path<u64>, body: By
     operation_id = "tsig_delete",
     tag = "tsig keys",
     summary = "Delete a TSIG key (refused while a zone names it)",
-    params(("id" = u64, Path, description = "The object's id")),
-    responses((status = 204, description = "Deleted"), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
+    params(("id" = u64, Path, description = "The object's id"), ("If-Match" = Option<String>, Header, description = "Write only if the object is still at this revision (its ETag)")),
+    responses((status = 204, description = "Deleted"), (status = 404, description = "No such object", body = ErrorBody), (status = 412, description = "Precondition failed: the object changed since that revision (currentRevision says its revision now)", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
 pub async fn delete(
     State(s): State<Arc<Service>>,
     Path(id): Path<u64>,
+    headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    s.write_one(Op::Delete(ObjectRef::TsigKey(TsigKeyId(id))))
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    deleted(&s, ObjectRef::TsigKey(TsigKeyId(id)), &headers).await
 }

@@ -12,14 +12,16 @@ use std::sync::Arc;
 
 use gslb_proto::pb;
 use gslb_proto::pb::admin_service_server::AdminService;
+use gslb_proto::revised::Revised;
 use gslb_shared::*;
 use tonic::{Request, Response, Status};
 
 use super::status::invalid;
 use super::{Service, now, off_worker};
+use crate::core::catalog::CatalogState;
 use crate::core::catalog::{Change, Object, ObjectRef, Op, Written};
 use gslb_engine::Input;
-use kinds::Kind;
+use kinds::{Kind, shown_pb};
 
 /// The `AdminService` gRPC service.
 #[derive(Debug, Clone)]
@@ -38,10 +40,23 @@ impl Admin {
         self.upserted::<K>(self.write(Op::Create(object)).await?)
     }
 
-    /// Replace an object of kind `K`; it as stored.
+    /// Replace an object of kind `K`, or with an `update_mask` change only
+    /// the fields it names (merged in the core against the object as it
+    /// then stands); with `expected_revision`, only if it is still at that
+    /// revision. It as stored.
     async fn update<K: Kind>(&self, r: Request<K::Pb>) -> Reply<K::Pb> {
-        let object = K::try_from(r.into_inner()).map_err(invalid)?.object();
-        self.upserted::<K>(self.write(Op::Update(object)).await?)
+        let mut message = r.into_inner();
+        let (expected, mask) = message.take_guard();
+        let object = K::try_from(message).map_err(invalid)?.object();
+        let op = if mask.is_empty() {
+            Op::Update(object)
+        } else {
+            masked::<K>(object, &mask)?
+        };
+        self.upserted::<K>(
+            self.write(op.guarded((expected != 0).then_some(expected)))
+                .await?,
+        )
     }
 
     fn upserted<K: Kind>(&self, change: Change) -> Reply<K::Pb> {
@@ -53,9 +68,11 @@ impl Admin {
                     Object::Zone(z) => Object::Zone(z.redacted()),
                     other => other,
                 };
-                K::of(&object)
-                    .map(|x| Response::new(x.into()))
-                    .ok_or_else(|| Status::internal("unexpected object kind"))
+                let mut pb: K::Pb = K::of(&object)
+                    .map(Into::into)
+                    .ok_or_else(|| Status::internal("unexpected object kind"))?;
+                pb.set_revision(change.version);
+                Ok(Response::new(pb))
             }
             Written::Deleted(_) => Err(Status::internal("a create or update deleted something")),
         }
@@ -67,21 +84,29 @@ impl Admin {
         self.upserted::<Zone>(change)
     }
 
-    /// Read an object of kind `K` from the published view.
+    /// Read an object of kind `K` from the published view, with its revision.
     fn get<K: Kind>(&self, r: Request<pb::IdRequest>) -> Reply<K::Pb> {
         let id = r.into_inner().id;
-        self.read(K::reference(id), |c| {
-            K::find(c, id).map(|x| (&*x.shown()).into())
-        })
+        let reference = K::reference(id);
+        let view = self.0.view();
+        let mut pb: K::Pb = K::find(view.catalog(), id)
+            .map(|x| (&*x.shown()).into())
+            .ok_or_else(|| Status::not_found(format!("{reference} does not exist")))?;
+        pb.set_revision(view.state().revision(reference).unwrap_or(0));
+        Ok(Response::new(pb))
     }
 
-    /// Delete an object of kind `K`.
+    /// Delete an object of kind `K` (with `expected_revision`, only if it
+    /// is still at that revision).
     async fn delete_of<K: Kind>(&self, r: Request<pb::IdRequest>) -> Reply<pb::DeleteResponse> {
-        self.delete(K::reference(r.into_inner().id)).await
+        let r = r.into_inner();
+        self.delete(K::reference(r.id), r.expected_revision).await
     }
 
-    async fn delete(&self, r: ObjectRef) -> Reply<pb::DeleteResponse> {
-        let change = self.write(Op::Delete(r)).await?;
+    async fn delete(&self, r: ObjectRef, expected: u64) -> Reply<pb::DeleteResponse> {
+        let change = self
+            .write(Op::Delete(r).guarded((expected != 0).then_some(expected)))
+            .await?;
         let id = match r {
             ObjectRef::Zone(i) => i.0,
             ObjectRef::Record(i) => i.0,
@@ -109,20 +134,41 @@ impl Admin {
             .map(Response::into_inner)
     }
 
-    fn read<R>(&self, r: ObjectRef, get: impl FnOnce(&Catalog) -> Option<R>) -> Reply<R> {
-        get(self.0.view().catalog())
-            .map(Response::new)
-            .ok_or_else(|| Status::not_found(format!("{r} does not exist")))
-    }
-
     async fn list<R: Send + 'static>(
         &self,
-        get: impl FnOnce(&Catalog) -> R + Send + 'static,
+        get: impl FnOnce(&CatalogState) -> R + Send + 'static,
     ) -> Reply<R> {
         // A long list is rendered off the worker, never on the core.
         let view = self.0.view();
-        Ok(Response::new(off_worker(move || get(view.catalog())).await))
+        Ok(Response::new(off_worker(move || get(view.state())).await))
     }
+}
+
+/// A masked update as a patch of the named fields: the message is
+/// converted whole (it must be valid), and only the masked fields' values
+/// are sent to the core, which lays them over the object as it stands.
+fn masked<K: Kind>(object: Object, mask: &[String]) -> Result<Op, Status> {
+    let target = object.reference();
+    let whole = match serde_json::to_value(&object) {
+        Ok(serde_json::Value::Object(mut map)) => match map.remove("object") {
+            Some(serde_json::Value::Object(fields)) => fields,
+            _ => serde_json::Map::new(),
+        },
+        _ => serde_json::Map::new(),
+    };
+    let mut fields = serde_json::Map::new();
+    for path in mask {
+        let key = K::model_field(path).ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "update_mask: {path:?} is not a field of this message (give top-level field names, e.g. weight)"
+            ))
+        })?;
+        // A field left out of the object's JSON is at its default: null
+        // resets it in the core.
+        let value = whole.get(key).cloned().unwrap_or(serde_json::Value::Null);
+        fields.insert(key.to_owned(), value);
+    }
+    Ok(Op::Patch { target, fields })
 }
 
 #[tonic::async_trait]
@@ -164,10 +210,8 @@ impl AdminService for Admin {
     }
     async fn list_tsig_keys(&self, _r: Request<pb::ListRequest>) -> Reply<pb::TsigKeyList> {
         self.list(|c| pb::TsigKeyList {
-            keys: c
-                .tsig_keys
-                .values()
-                .map(|k| (&k.redacted()).into())
+            keys: (c.catalog.tsig_keys.values())
+                .map(|k| shown_pb(c, k))
                 .collect(),
         })
         .await
@@ -185,8 +229,8 @@ impl AdminService for Admin {
     }
     async fn list_notifiers(&self, _r: Request<pb::ListRequest>) -> Reply<pb::NotifierList> {
         self.list(|c| pb::NotifierList {
-            notifiers: (c.notifiers.values())
-                .map(|n| (&n.redacted()).into())
+            notifiers: (c.catalog.notifiers.values())
+                .map(|n| shown_pb(c, n))
                 .collect(),
         })
         .await
@@ -203,7 +247,7 @@ impl AdminService for Admin {
     }
     async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
         self.list(|c| pb::ZoneList {
-            zones: c.zones.values().map(|z| (&z.redacted()).into()).collect(),
+            zones: (c.catalog.zones.values()).map(|z| shown_pb(c, z)).collect(),
         })
         .await
     }
@@ -223,11 +267,9 @@ impl AdminService for Admin {
     async fn list_record_sets(&self, r: Request<pb::ListRequest>) -> Reply<pb::RecordSetList> {
         let zone = r.into_inner().zone_id;
         self.list(move |c| pb::RecordSetList {
-            records: c
-                .records
-                .values()
+            records: (c.catalog.records.values())
                 .filter(|x| zone == 0 || x.zone.0 == zone)
-                .map(Into::into)
+                .map(|x| shown_pb(c, x))
                 .collect(),
         })
         .await
@@ -247,7 +289,7 @@ impl AdminService for Admin {
     }
     async fn list_pools(&self, _r: Request<pb::ListRequest>) -> Reply<pb::PoolList> {
         self.list(|c| pb::PoolList {
-            pools: c.pools.values().map(Into::into).collect(),
+            pools: (c.catalog.pools.values()).map(|p| shown_pb(c, p)).collect(),
         })
         .await
     }
@@ -269,19 +311,22 @@ impl AdminService for Admin {
         if pool == 0 {
             return self
                 .list(|c| pb::MemberList {
-                    members: c.members.values().map(Into::into).collect(),
+                    members: (c.catalog.members.values())
+                        .map(|m| shown_pb(c, m))
+                        .collect(),
                 })
                 .await;
         }
         // One pool: its members from the index, not a scan of all.
         let view = self.0.view();
         Ok(Response::new(
-            off_worker(move || pb::MemberList {
-                members: view
-                    .state()
-                    .pool_members(PoolId(pool))
-                    .map(Into::into)
-                    .collect(),
+            off_worker(move || {
+                let state = view.state();
+                pb::MemberList {
+                    members: (state.pool_members(PoolId(pool)))
+                        .map(|m| shown_pb(state, m))
+                        .collect(),
+                }
             })
             .await,
         ))
@@ -301,7 +346,9 @@ impl AdminService for Admin {
     }
     async fn list_checks(&self, _r: Request<pb::ListRequest>) -> Reply<pb::CheckList> {
         self.list(|c| pb::CheckList {
-            checks: c.checks.values().map(Into::into).collect(),
+            checks: (c.catalog.checks.values())
+                .map(|k| shown_pb(c, k))
+                .collect(),
         })
         .await
     }
@@ -405,7 +452,7 @@ impl AdminService for Admin {
             Some(false) => Err(Status::failed_precondition(format!(
                 "member {id} is persistent; delete it instead"
             ))),
-            Some(true) => self.delete(ObjectRef::Member(id)).await,
+            Some(true) => self.delete(ObjectRef::Member(id), 0).await,
         }
     }
 
@@ -415,14 +462,19 @@ impl AdminService for Admin {
         crate::api::service::deliveries::refuse_denied(&self.0, &ops).await?;
         crate::api::secrets::fill(&mut ops);
         let creates = crate::api::secrets::creates(&ops);
-        let (changes, version) = self
+        let (changes, version, catalog_version) = self
             .0
-            .call(move |c| c.apply_ops(ops, r.dry_run, now()))
+            .call(move |c| {
+                c.expect_catalog(r.expect_version)?;
+                let (changes, version) = c.apply_ops(ops, r.dry_run, now())?;
+                Ok::<_, Status>((changes, version, c.catalog_version()))
+            })
             .await?;
         let changes = crate::api::secrets::shown(changes, &creates);
         Ok(Response::new(pb::ApplyResponse {
             applied: apply::changes_to_pb(&changes),
             version,
+            catalog_version,
         }))
     }
 
@@ -436,19 +488,25 @@ impl AdminService for Admin {
         let desired = off_worker(move || crate::core::declarative::parse(&document))
             .await
             .map_err(invalid)?;
-        let (plan, version) = self
+        let (plan, version, catalog_version) = self
             .0
             .call(move |c| {
-                c.apply_document(
+                c.expect_catalog(r.expect_version)?;
+                let (plan, version) = c.apply_document(
                     &desired,
                     r.dry_run,
                     r.prune,
                     now(),
                     crate::api::secrets::new_key,
-                )
+                )?;
+                Ok::<_, Status>((plan, version, c.catalog_version()))
             })
             .await?;
-        Ok(Response::new(plan_reply(plan, version, r.dry_run)))
+        Ok(Response::new(plan_reply(
+            plan,
+            (version, catalog_version),
+            r.dry_run,
+        )))
     }
 
     async fn import_zone(
@@ -471,7 +529,10 @@ impl AdminService for Admin {
             .map_err(invalid)?;
         let (plan, version) = self
             .0
-            .call(move |c| c.import_zone(&file, r.dry_run, now()))
+            .call(move |c| {
+                let (plan, version) = c.import_zone(&file, r.dry_run, now())?;
+                Ok::<_, Status>((plan, (version, c.catalog_version())))
+            })
             .await?;
         Ok(Response::new(plan_reply(plan, version, r.dry_run)))
     }
@@ -551,7 +612,7 @@ impl AdminService for Admin {
 /// was applied.
 fn plan_reply(
     plan: crate::core::declarative::Plan,
-    version: u64,
+    (version, catalog_version): (u64, u64),
     dry_run: bool,
 ) -> pb::ApplyConfigResponse {
     pb::ApplyConfigResponse {
@@ -559,5 +620,6 @@ fn plan_reply(
         version,
         applied: !dry_run,
         notes: plan.notes,
+        catalog_version,
     }
 }

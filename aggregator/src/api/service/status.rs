@@ -17,7 +17,9 @@ fn catalog(err: &CatalogError) -> Status {
     match err {
         CatalogError::Invalid(v) => Status::invalid_argument(v.to_string()),
         CatalogError::NotFound(_) => Status::not_found(err.to_string()),
-        CatalogError::InUse { .. } => Status::failed_precondition(err.to_string()),
+        CatalogError::InUse { .. } | CatalogError::Stale { .. } | CatalogError::Moved { .. } => {
+            Status::failed_precondition(err.to_string())
+        }
         CatalogError::InBatch { error, .. } => {
             let inner = catalog(error);
             Status::new(inner.code(), err.to_string())

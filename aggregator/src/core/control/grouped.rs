@@ -62,6 +62,9 @@ impl Control {
             .and_then(|stored| {
                 renumber(self.store.as_ref(), &mut changes, stored);
                 trial.version = stored;
+                for change in &changes {
+                    trial.note(change);
+                }
                 self.state = trial;
                 self.catalog_generation += 1;
                 for change in &changes {

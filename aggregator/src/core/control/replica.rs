@@ -51,6 +51,7 @@ impl Control {
                 Written::Upserted(object) => self.state.put(object.as_ref().clone()),
                 Written::Deleted(r) => self.state.remove(*r),
             }
+            self.state.note(change);
         }
         self.state.last_id = commit.last_id;
         self.state.version = version;

@@ -43,6 +43,8 @@ const LATCHED: TableDefinition<u64, &[u8]> = TableDefinition::new("latched");
 const RESOLVED: TableDefinition<u64, &[u8]> = TableDefinition::new("resolved");
 const RTT: TableDefinition<u64, &[u8]> = TableDefinition::new("rtt");
 const LOG: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("log");
+/// Each object's revision, by (kind index, id).
+const REVISIONS: TableDefinition<(u64, u64), u64> = TableDefinition::new("revisions");
 
 /// redb-backed store.
 #[derive(Debug)]
@@ -82,6 +84,20 @@ fn kind_index(r: &ObjectRef) -> (usize, u64) {
         ObjectRef::TsigKey(id) => (5, id.0),
         ObjectRef::Notifier(id) => (6, id.0),
     }
+}
+
+/// The object a [`REVISIONS`] key names.
+fn object_ref((kind, id): (u64, u64)) -> Option<ObjectRef> {
+    Some(match kind {
+        0 => ObjectRef::Zone(gslb_shared::ZoneId(id)),
+        1 => ObjectRef::Record(gslb_shared::RecordSetId(id)),
+        2 => ObjectRef::Pool(gslb_shared::PoolId(id)),
+        3 => ObjectRef::Member(gslb_shared::MemberId(id)),
+        4 => ObjectRef::Check(gslb_shared::CheckId(id)),
+        5 => ObjectRef::TsigKey(gslb_shared::TsigKeyId(id)),
+        6 => ObjectRef::Notifier(gslb_shared::NotifierId(id)),
+        _ => return None,
+    })
 }
 
 fn meta_in(txn: &ReadTransaction, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -228,6 +244,7 @@ impl RedbStore {
         w.open_table(RESOLVED).map_err(db_err)?;
         w.open_table(RTT).map_err(db_err)?;
         w.open_table(LOG).map_err(db_err)?;
+        w.open_table(REVISIONS).map_err(db_err)?;
         outbox::create(&w)?;
         w.commit().map_err(db_err)?;
         let r = db.begin_read().map_err(db_err)?;
@@ -259,6 +276,7 @@ impl RedbStore {
             version: u64_in(&txn, "version")?,
             last_id: u64_in(&txn, "last_id")?,
             epoch: u64_in(&txn, "epoch")?,
+            catalog_version: u64_in(&txn, "catalog_version")?,
             hold: match meta_in(&txn, "hold")? {
                 Some(bytes) => decode("decision hold", &bytes)?,
                 None => Default::default(),
@@ -272,6 +290,13 @@ impl RedbStore {
                 let (_, value) = item.map_err(db_err)?;
                 empty = false;
                 state.put(decode::<Object>(kind.name(), value.value())?);
+            }
+        }
+        let table = txn.open_table(REVISIONS).map_err(db_err)?;
+        for item in table.iter().map_err(db_err)? {
+            let (key, value) = item.map_err(db_err)?;
+            if let Some(r) = object_ref(key.value()) {
+                state.revisions.insert(r, value.value());
             }
         }
         let mut latched = std::collections::BTreeMap::new();
@@ -381,6 +406,16 @@ impl RedbStore {
             w.delete_table(table).map_err(db_err)?;
             w.open_table(table).map_err(db_err)?;
         }
+        w.delete_table(REVISIONS).map_err(db_err)?;
+        {
+            let mut revisions = w.open_table(REVISIONS).map_err(db_err)?;
+            for (r, revision) in &loaded.state.revisions {
+                let (kind, id) = kind_index(r);
+                revisions
+                    .insert((kind as u64, id), *revision)
+                    .map_err(db_err)?;
+            }
+        }
         {
             let mut kinds = open_kinds(&w)?;
             for object in loaded.state.objects() {
@@ -413,6 +448,10 @@ impl RedbStore {
             ("last_id", state.last_id.to_be_bytes().to_vec()),
             ("epoch", state.epoch.to_be_bytes().to_vec()),
             ("hold", encode(&state.hold)),
+            (
+                "catalog_version",
+                state.catalog_version.to_be_bytes().to_vec(),
+            ),
         ];
         put_meta(&w, &own)?;
         put_meta(&w, meta)?;
@@ -444,6 +483,7 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
     let mut resolved = w.open_table(RESOLVED).map_err(db_err)?;
     let mut rtt = w.open_table(RTT).map_err(db_err)?;
     let mut kinds = open_kinds(w)?;
+    let mut revisions = w.open_table(REVISIONS).map_err(db_err)?;
     for change in &commit.changes {
         match &change.what {
             Written::Upserted(object) => {
@@ -451,10 +491,14 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
                 kinds[kind]
                     .insert(id, encode(object.as_ref()).as_slice())
                     .map_err(db_err)?;
+                revisions
+                    .insert((kind as u64, id), change.version)
+                    .map_err(db_err)?;
             }
             Written::Deleted(r) => {
                 let (kind, id) = kind_index(r);
                 kinds[kind].remove(id).map_err(db_err)?;
+                revisions.remove((kind as u64, id)).map_err(db_err)?;
                 if let ObjectRef::Member(m) = r {
                     latched.remove(m.0).map_err(db_err)?;
                     resolved.remove(m.0).map_err(db_err)?;
@@ -499,6 +543,9 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
     ];
     if let Some(epoch) = commit.epoch {
         meta.push(("epoch", epoch.to_be_bytes().to_vec()));
+    }
+    if let Some(last) = commit.changes.last() {
+        meta.push(("catalog_version", last.version.to_be_bytes().to_vec()));
     }
     if let Some(hold) = &commit.hold {
         meta.push(("hold", encode(hold)));
