@@ -5,6 +5,7 @@
 //! (`membership`) and role changes (`roles`). Depends on `core`,
 //! `replication` and `net`.
 
+pub mod caller;
 pub mod flatten;
 pub mod gated;
 pub mod geo;

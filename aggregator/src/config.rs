@@ -88,6 +88,13 @@ pub struct Settings {
     /// memory besides the catalog the core holds anyway [default: 16].
     #[arg(long)]
     pub store_cache_mib: Option<u64>,
+    /// Most audit records kept (the oldest are trimmed), 1 to 10,000,000
+    /// [default: 50000].
+    #[arg(long)]
+    pub audit_keep: Option<u64>,
+    /// Longest an audit record is kept, in days, 1 to 3,650 [default: 90].
+    #[arg(long)]
+    pub audit_days: Option<u64>,
     /// Name server (`IP:PORT`) that hostname members of flattened records
     /// are resolved with [default: the system's, from /etc/resolv.conf].
     #[arg(long)]
@@ -190,6 +197,10 @@ pub struct AggregatorConfig {
     pub agent_retention: Duration,
     /// The store's page cache, in MiB.
     pub store_cache_mib: u64,
+    /// Most audit records kept.
+    pub audit_keep: u64,
+    /// Longest an audit record is kept, in days.
+    pub audit_days: u64,
     /// Name server for flattened records' hostnames (`None`: the system's).
     pub resolver: Option<SocketAddr>,
     /// MaxMind DB files for explain.
@@ -229,6 +240,8 @@ impl Settings {
             http_header_timeout: self.http_header_timeout.or(file.http_header_timeout),
             agent_retention: self.agent_retention.or(file.agent_retention),
             store_cache_mib: self.store_cache_mib.or(file.store_cache_mib),
+            audit_keep: self.audit_keep.or(file.audit_keep),
+            audit_days: self.audit_days.or(file.audit_days),
             resolver: self.resolver.or(file.resolver),
             geo_mmdb: if self.geo_mmdb.is_empty() {
                 file.geo_mmdb
@@ -344,10 +357,20 @@ impl Settings {
         if !(8..=65_536).contains(&store_cache_mib) {
             return Err(invalid("store-cache-mib", "must be between 8 and 65536"));
         }
+        let audit_keep = self.audit_keep.unwrap_or(crate::core::audit::DEFAULT_KEEP);
+        if !(1..=10_000_000).contains(&audit_keep) {
+            return Err(invalid("audit-keep", "must be between 1 and 10000000"));
+        }
+        let audit_days = self.audit_days.unwrap_or(90);
+        if !(1..=3_650).contains(&audit_days) {
+            return Err(invalid("audit-days", "must be between 1 and 3650"));
+        }
         Ok(AggregatorConfig {
             limits,
             agent_retention,
             store_cache_mib,
+            audit_keep,
+            audit_days,
             resolver: self.resolver,
             geo_mmdb: self.geo_mmdb,
             tokens_file: self

@@ -3,6 +3,7 @@
 //! the store, the feed to edges, declarative planning, assignments.
 
 pub mod assignments;
+pub mod audit;
 pub mod catalog;
 pub mod control;
 pub mod declarative;

@@ -71,6 +71,10 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", config.data_dir.display()))?;
     check_data_dir(&config.data_dir, config.cluster.is_some())?;
     gslb_aggregator::core::store::set_cache_mib(config.store_cache_mib);
+    gslb_aggregator::core::store::set_audit_limits(
+        config.audit_keep,
+        config.audit_days * 24 * 3600 * 1000,
+    );
     let (service, follower) = match &config.cluster {
         None => {
             let store = RedbStore::open(&config.data_dir).context("opening the store")?;

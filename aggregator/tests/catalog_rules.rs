@@ -1253,3 +1253,158 @@ proptest::proptest! {
         proptest::prop_assert_eq!((member.weight, member.priority), (weight, priority));
     }
 }
+
+mod audit_history {
+    use super::*;
+    use gslb_aggregator::core::audit::{self, Attribution, AuditRecord};
+
+    /// Apply `op` to `s`, returning its audit record (as the core makes it).
+    fn recorded(s: &mut CatalogState, op: Op) -> Option<AuditRecord> {
+        let before = s.clone();
+        let change = s.apply(op).ok()?;
+        let version = change.version;
+        Some(AuditRecord::accepted(
+            Attribution::internal("test"),
+            0,
+            &before,
+            &[change],
+            version,
+        ))
+    }
+
+    #[test]
+    fn a_diff_names_each_changed_field_by_its_path() {
+        let (mut s, z, _, _, m, _) = populated();
+        let r = recorded(
+            &mut s,
+            patch(
+                ObjectRef::Member(m),
+                serde_json::json!({"weight": 5, "region": "eu"}),
+            ),
+        )
+        .unwrap();
+        let fields: Vec<String> =
+            audit::diff(r.changes[0].before.as_ref(), r.changes[0].after.as_ref())
+                .into_iter()
+                .map(|f| format!("{}: {:?} -> {:?}", f.field, f.before, f.after))
+                .collect();
+        assert_eq!(
+            fields,
+            [
+                r#"region: None -> Some(String("eu"))"#,
+                "weight: Some(Number(100)) -> Some(Number(5))"
+            ]
+        );
+        let r = recorded(&mut s, patch(ObjectRef::Zone(z), serde_json::json!({"soa": {"mname": "ns1.example.com", "rname": "hostmaster.example.com", "refresh": 7200, "retry": 600, "expire": 604800, "negativeTtl": 300}}))).unwrap();
+        let fields: Vec<String> =
+            audit::diff(r.changes[0].before.as_ref(), r.changes[0].after.as_ref())
+                .into_iter()
+                .map(|f| f.field)
+                .collect();
+        assert_eq!(fields, ["soa.refresh"]);
+        // A create lists every field it set; a delete every field it had.
+        let r = recorded(&mut s, Op::Delete(ObjectRef::Member(m))).unwrap();
+        let fields = audit::diff(r.changes[0].before.as_ref(), None);
+        assert!(
+            fields
+                .iter()
+                .any(|f| f.field == "name" && f.after.is_none())
+        );
+    }
+
+    #[test]
+    fn net_changes_fold_each_object_and_drop_what_ended_as_it_began() {
+        let (mut s, _, _, p, m, _) = populated();
+        let mut records = Vec::new();
+        records.extend(recorded(
+            &mut s,
+            patch(ObjectRef::Member(m), serde_json::json!({"weight": 5})),
+        ));
+        records.extend(recorded(
+            &mut s,
+            patch(ObjectRef::Member(m), serde_json::json!({"weight": 100})),
+        ));
+        records.extend(recorded(
+            &mut s,
+            patch(ObjectRef::Pool(p), serde_json::json!({"minHealthy": 2})),
+        ));
+        let spare = Member::new(MemberId(0), p, "spare", "192.0.2.9".parse().unwrap(), 80);
+        records.extend(recorded(&mut s, Op::Create(Object::Member(spare))));
+        let spare = ObjectRef::Member(MemberId(s.last_id));
+        records.extend(recorded(&mut s, Op::Delete(spare)));
+        let net = audit::net(&records);
+        assert_eq!(net.len(), 1, "only the pool ended changed: {net:?}");
+        assert_eq!(net[0].object, ObjectRef::Pool(p));
+    }
+
+    #[test]
+    fn a_deleted_secret_cannot_be_restored_from_history() {
+        let (mut s, _, _, _, _, _) = populated();
+        let key = TsigKey {
+            id: TsigKeyId(0),
+            name: DnsName::parse("xfr.key").unwrap(),
+            algorithm: Default::default(),
+            secret: Secret(vec![7; 32]),
+        };
+        let mut records = Vec::new();
+        records.extend(recorded(&mut s, Op::Create(Object::TsigKey(key))));
+        let before = s.clone();
+        let id = ObjectRef::TsigKey(TsigKeyId(s.last_id));
+        records.push(recorded(&mut s, Op::Delete(id)).unwrap());
+        let net = audit::net(&records[1..]);
+        let err = audit::rollback_ops(&s, &net).unwrap_err();
+        assert!(err.contains("secret is not kept in history"), "{err}");
+        // No image in the log holds the secret.
+        let text = serde_json::to_string(&records).unwrap();
+        assert!(!text.contains("BwcHBwcH"), "{text}");
+        drop(before);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Weight(usize, u32),
+        Rename(usize),
+        Add(u8),
+        Remove(usize),
+        MinHealthy(u32),
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0..8usize, 0..1000u32).prop_map(|(i, w)| Step::Weight(i, w)),
+            (0..8usize).prop_map(Step::Rename),
+            (1..250u8).prop_map(Step::Add),
+            (0..8usize).prop_map(Step::Remove),
+            (1..4u32).prop_map(Step::MinHealthy),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Any sequence of writes, rolled back from its audit records,
+        /// gives the catalog it started from, exactly (ids included).
+        #[test]
+        fn a_rollback_restores_the_catalog_exactly(steps in proptest::collection::vec(step(), 1..40)) {
+            let (mut s, _, _, p, _, _) = populated();
+            let start = s.catalog.clone();
+            let mut records = Vec::new();
+            for (n, step) in steps.into_iter().enumerate() {
+                let members: Vec<MemberId> = s.catalog.members.keys().copied().collect();
+                let pick = |i: usize| members.get(i % members.len().max(1)).copied();
+                let op = match step {
+                    Step::Weight(i, w) => pick(i).map(|m| patch(ObjectRef::Member(m), serde_json::json!({"weight": w}))),
+                    Step::Rename(i) => pick(i).map(|m| patch(ObjectRef::Member(m), serde_json::json!({"name": format!("renamed-{n}")}))),
+                    Step::Add(last) => Some(Op::Create(Object::Member(Member::new(
+                        MemberId(0), p, format!("add-{n}"), format!("192.0.2.{last}").parse().unwrap(), 80)))),
+                    Step::Remove(i) => pick(i).map(|m| Op::Delete(ObjectRef::Member(m))),
+                    Step::MinHealthy(n) => Some(patch(ObjectRef::Pool(p), serde_json::json!({"minHealthy": n}))),
+                };
+                // Refused writes (a name or address taken) leave no change.
+                records.extend(op.and_then(|op| recorded(&mut s, op)));
+            }
+            let ops = audit::rollback_ops(&s, &audit::net(&records)).unwrap();
+            s.apply_all(ops).unwrap();
+            proptest::prop_assert_eq!(s.catalog, start);
+        }
+    }
+}

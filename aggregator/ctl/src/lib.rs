@@ -7,6 +7,7 @@ mod cluster;
 mod crud;
 mod dnssec;
 mod explain;
+mod history;
 mod notifications;
 mod query;
 mod render;
@@ -187,6 +188,32 @@ pub enum Command {
         /// Action.
         #[command(subcommand)]
         action: dnssec::DnssecAction,
+    },
+    /// The audit log, newest first: who changed what (field by field),
+    /// from where and when, refused writes included.
+    Audit(history::AuditArgs),
+    /// The catalog's versions: who made each and what it changed.
+    History(history::AuditArgs),
+    /// What changed in the catalog between two versions, field by field.
+    Diff {
+        /// The earlier version.
+        from: u64,
+        /// The later one (default: the current).
+        to: Option<u64>,
+    },
+    /// Take the catalog back to an earlier version: prints the plan, and
+    /// applies it (one write, audited) unless --dry-run. Catalog objects
+    /// only: health, TSIG secrets and zone keys stay as they are.
+    Rollback {
+        /// The version to go back to (gslbctl history).
+        version: u64,
+        /// Only plan.
+        #[arg(long)]
+        dry_run: bool,
+        /// Refuse unless the catalog is still at this version (the one
+        /// --dry-run printed).
+        #[arg(long)]
+        expect_version: Option<u64>,
     },
     /// Notification targets (webhook, Slack, PagerDuty) and their deliveries.
     Notifications {
@@ -570,6 +597,14 @@ async fn run_on(server: &str, cli: Cli) -> Result<String, CtlError> {
         Command::Zone { action } => zonefile::run(&mut c, action, out).await,
         Command::Tsig { action } => tsig::run(&mut c, action, out).await,
         Command::Notifications { action } => notifications::run(&mut c, action, out).await,
+        Command::Audit(args) => history::audit(&mut c, args, false, out).await,
+        Command::History(args) => history::audit(&mut c, args, true, out).await,
+        Command::Diff { from, to } => history::diff(&mut c, from, to, out).await,
+        Command::Rollback {
+            version,
+            dry_run,
+            expect_version,
+        } => history::rollback(&mut c, version, dry_run, expect_version, out).await,
         Command::Dnssec { action } => dnssec::run(&mut c, action, out).await,
         Command::Records(args) => crud::run::<RecordSet>(&mut c, args.action, out).await,
         Command::Pools(args) => crud::run::<Pool>(&mut c, args.action, out).await,

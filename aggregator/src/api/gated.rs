@@ -10,10 +10,18 @@ use tonic::body::Body;
 use tonic::codegen::{BoxFuture, Service as TowerService, http};
 use tonic::server::NamedService;
 
+use crate::core::audit::Attribution;
+
 /// Decides whether a request reaches the service.
 pub trait Admission: Clone + Send + 'static {
     /// `Ok` lets `request` through; an error is the answer instead.
     fn admit(&self, request: &http::Request<Body>) -> BoxFuture<(), Status>;
+
+    /// Who `request` comes from, for the audit records of the writes it
+    /// makes (an admission that knows the caller names them).
+    fn attribution(&self, _request: &http::Request<Body>) -> Option<Attribution> {
+        None
+    }
 }
 
 /// `inner` behind `admission`.
@@ -57,10 +65,12 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let admitted = self.admission.admit(&request);
+        let by = self.admission.attribution(&request);
         Box::pin(async move {
-            match admitted.await {
-                Ok(()) => inner.call(request).await,
-                Err(status) => Ok(status.into_http()),
+            match (admitted.await, by) {
+                (Ok(()), Some(by)) => crate::api::caller::scoped(by, inner.call(request)).await,
+                (Ok(()), None) => inner.call(request).await,
+                (Err(status), _) => Ok(status.into_http()),
             }
         })
     }

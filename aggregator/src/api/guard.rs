@@ -11,8 +11,10 @@ use tonic::Status;
 use tonic::body::Body;
 use tonic::codegen::{BoxFuture, http};
 
+use super::caller::token_identity;
 use super::tokens::{Refusal, TokenRole, Tokens};
 use crate::api::gated::Admission;
+use crate::core::audit::Attribution;
 use crate::net::listener::Peer;
 use gslb_proto::link::identity::Role;
 
@@ -146,6 +148,32 @@ impl Admission for Guard {
             );
         }
         Box::pin(std::future::ready(verdict))
+    }
+
+    fn attribution(&self, request: &http::Request<Body>) -> Option<Attribution> {
+        let peer = request.extensions().get::<Peer>();
+        let cert = peer
+            .and_then(|p| p.identity.as_ref())
+            .map(ToString::to_string);
+        let header = (request.headers().get(http::header::AUTHORIZATION)).map(|v| v.as_bytes());
+        let token = self
+            .tokens
+            .check_entry(header, TokenRole::Read, SystemTime::now())
+            .ok();
+        let who = match (&token, &cert) {
+            (Some(t), cert) => token_identity(&t.name, &t.id, cert.as_deref()),
+            (None, Some(cert)) => format!("cert:{cert}"),
+            (None, None) => return None,
+        };
+        Some(Attribution {
+            who,
+            source: peer.map_or_else(String::new, |p| p.addr.to_string()),
+            operation: request
+                .uri()
+                .path()
+                .trim_start_matches("/gslb.v1.")
+                .to_owned(),
+        })
     }
 }
 

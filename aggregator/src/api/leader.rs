@@ -38,6 +38,7 @@ pub(crate) fn writes(method: &str) -> bool {
         "Start",
         "Confirm",
         "Form",
+        "Rollback",
     ]
     .iter()
     .any(|verb| method.starts_with(verb))

@@ -111,6 +111,8 @@ impl Collector for State {
                 connected.map(|x| x.lag_ms).max().unwrap_or(0),
             )
         };
+        // A read of the store's table length: no lock, never the core.
+        let audit_records = service.view().audit_count().unwrap_or(0);
         gauge(&mut e, "version", "Current snapshot version", version)?;
         gauge(&mut e, "members", "Configured members", members)?;
         gauge(&mut e, "agents_connected", "Agent streams open", agents)?;
@@ -134,6 +136,18 @@ impl Collector for State {
             lag,
         )?;
         gauge(&mut e, "store_bytes", "Store size on disk", store)?;
+        gauge(
+            &mut e,
+            "audit_records",
+            "Audit records kept (at most --audit-keep, none older than --audit-days)",
+            audit_records,
+        )?;
+        counter(
+            &mut e,
+            "audit_trimmed_total",
+            "Audit records trimmed by this process (past --audit-keep or --audit-days)",
+            crate::core::store::audit_trimmed(),
+        )?;
         gauge(
             &mut e,
             "decisions_enabled",

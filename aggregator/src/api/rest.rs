@@ -2,6 +2,7 @@
 //! camelCase. Handlers are thin: they decode, call the same control core as
 //! the gRPC service, and encode; errors map to HTTP in one place.
 
+mod audit;
 mod decisions;
 mod dnssec;
 mod error;
@@ -184,6 +185,9 @@ fn table() -> Table {
     .add(Method::GET, "/api/v1/zonefile", zonefile::export)
     .add(Method::GET, "/api/v1/agents", status::agents)
     .add(Method::GET, "/api/v1/edges", status::edges)
+    .add(Method::GET, "/api/v1/audit", audit::list)
+    .add(Method::GET, "/api/v1/diff", audit::diff)
+    .add(Method::POST, "/api/v1/rollback", audit::rollback)
     .add(Method::GET, "/api/v1/decisions", decisions::get)
     .add(Method::PUT, "/api/v1/decisions", decisions::set_all)
     .add(

@@ -9,7 +9,15 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::caller::{scoped, token_identity};
 use super::tokens::{TokenRole, Tokens};
+use crate::core::audit::Attribution;
+
+/// The caller's address, as the HTTP listener put it in the request.
+pub fn source(request: &Request) -> String {
+    (request.extensions().get::<crate::net::listener::Peer>())
+        .map_or_else(String::new, |p| p.addr.to_string())
+}
 
 /// Refuse a request whose token does not allow it.
 pub async fn require_token(
@@ -26,8 +34,15 @@ pub async fn require_token(
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.as_bytes());
-    match tokens.check(authorization, need, SystemTime::now()) {
-        Ok(_) => next.run(request).await,
+    match tokens.check_entry(authorization, need, SystemTime::now()) {
+        Ok(checked) => {
+            let by = Attribution {
+                who: token_identity(&checked.name, &checked.id, None),
+                source: source(&request),
+                operation: format!("{} {}", request.method(), request.uri().path()),
+            };
+            scoped(by, next.run(request)).await
+        }
         Err(refusal) => {
             tracing::warn!(
                 method = %request.method(),

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use gslb_shared::LocationId;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::api::caller;
 use crate::core::catalog::{Change, Op};
 use crate::core::control::{Control, ControlError, View};
 use crate::replication::cluster::Cluster;
@@ -223,7 +224,7 @@ impl Service {
         let (reply, outcome) = oneshot::channel();
         if self
             .core
-            .send(Command::Write(Box::new(op), reply))
+            .send(Command::Write(Box::new(op), caller::current(), reply))
             .await
             .is_err()
         {
@@ -398,12 +399,13 @@ fn job<R: Send + 'static>(
     f: impl FnOnce(&mut Control) -> R + Send + 'static,
     reply: oneshot::Sender<R>,
 ) -> Command {
-    Command::Run(Box::new(move |control: &mut Control| -> Reply {
+    let run = Box::new(move |control: &mut Control| -> Reply {
         let result = f(control);
         Box::new(move || {
             let _ = reply.send(result);
         })
-    }))
+    });
+    Command::Run(run, caller::current())
 }
 
 /// The error of a call the core's owner can no longer take.

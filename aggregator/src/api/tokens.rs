@@ -47,6 +47,17 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// A token that passed a check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// What it may do.
+    pub role: TokenRole,
+    /// Its name.
+    pub name: String,
+    /// Its public id.
+    pub id: String,
+}
+
 /// The aggregator's tokens, reloaded when the file changes.
 pub struct Tokens {
     path: PathBuf,
@@ -75,6 +86,16 @@ impl Tokens {
         need: TokenRole,
         now: SystemTime,
     ) -> Result<TokenRole, Refusal> {
+        self.check_entry(header, need, now).map(|c| c.role)
+    }
+
+    /// [`Tokens::check`], naming the token that passed.
+    pub fn check_entry(
+        &self,
+        header: Option<&[u8]>,
+        need: TokenRole,
+        now: SystemTime,
+    ) -> Result<Checked, Refusal> {
         // The scheme is case-insensitive (RFC 9110 11.1).
         let header = header.ok_or(Refusal::Missing)?;
         let token = header
@@ -107,7 +128,11 @@ impl Tokens {
         if entry.role < need {
             return Err(Refusal::ReadOnly(entry.name.clone()));
         }
-        Ok(entry.role)
+        Ok(Checked {
+            role: entry.role,
+            name: entry.name.clone(),
+            id: entry.id.clone(),
+        })
     }
 
     fn stamp_now(&self) -> Stamp {

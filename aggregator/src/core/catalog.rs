@@ -201,7 +201,7 @@ impl Shown for Check {}
 /// and replicated, so every replica stores the same secret).
 pub fn fill_secrets(ops: &mut [Op], mut generate: impl FnMut() -> Vec<u8>) {
     for op in ops {
-        match op {
+        match op.inner_mut() {
             Op::Create(Object::TsigKey(k)) if k.secret.is_empty() => {
                 k.secret = Secret(generate());
             }
@@ -250,6 +250,11 @@ pub enum Op {
         #[schema(value_type = Object)]
         write: Box<Op>,
     },
+    /// Put a deleted object back under its old id (a rollback). Made by
+    /// the server only: never read from a client's request.
+    #[serde(skip_deserializing)]
+    #[schema(value_type = ObjectSchema)]
+    Restore(Object),
     /// Replace a signed zone's keys with `keys` if they are still `from`
     /// (a rollover step). Made by the server only: never read from a
     /// client's request.
@@ -265,6 +270,22 @@ pub enum Op {
 }
 
 impl Op {
+    /// The write itself, under any precondition.
+    pub fn inner(&self) -> &Op {
+        match self {
+            Op::IfRevision { write, .. } => write.inner(),
+            op => op,
+        }
+    }
+
+    /// The write itself, under any precondition.
+    pub fn inner_mut(&mut self) -> &mut Op {
+        match self {
+            Op::IfRevision { write, .. } => write.inner_mut(),
+            op => op,
+        }
+    }
+
     /// This write under the precondition that its object is still at
     /// `revision` (none: unconditional).
     pub fn guarded(self, revision: Option<u64>) -> Op {
@@ -371,7 +392,7 @@ pub const MAX_ID: u64 = (1 << 53) - 1;
 /// "assign me one" value, and every later create failed).
 pub fn refuse_client_ids(ops: &[Op]) -> Result<(), CatalogError> {
     for (index, op) in ops.iter().enumerate() {
-        if let Op::Create(object) = op
+        if let Op::Create(object) = op.inner()
             && object_id(object) != 0
         {
             let error = Box::new(client_id(object_id(object)));
@@ -556,6 +577,20 @@ impl CatalogState {
                 self.check_delete(reference)?;
                 Written::Deleted(reference)
             }
+            Op::Restore(object) => {
+                let id = object_id(&object);
+                if id == 0 || id > self.last_id {
+                    return Err(client_id(id));
+                }
+                if self.exists(object.reference()) {
+                    return Err(invalid(
+                        "id",
+                        format!("{} already exists", object.reference()),
+                    ));
+                }
+                self.check_object(&object)?;
+                Written::Upserted(Box::new(object))
+            }
             Op::Patch { target, fields } => {
                 return self.prepare(Op::Update(self.patched(target, fields)?));
             }
@@ -563,7 +598,7 @@ impl CatalogState {
                 let target = match write.as_ref() {
                     Op::Update(object) => object.reference(),
                     Op::Delete(r) | Op::Patch { target: r, .. } => *r,
-                    Op::Create(_) | Op::Rekey { .. } | Op::IfRevision { .. } => {
+                    Op::Create(_) | Op::Restore(_) | Op::Rekey { .. } | Op::IfRevision { .. } => {
                         return Err(invalid(
                             "revision",
                             "a precondition goes with an update, a patch or a delete",
@@ -652,7 +687,7 @@ impl CatalogState {
         {
             return Err(invalid(
                 "id",
-                format!("must be the object's id ({id}), not {given}"),
+                format!("must be the id in the path or message ({id}), not {given}"),
             ));
         }
         let mut whole = serde_json::to_value(&current).unwrap_or_default();

@@ -6,6 +6,7 @@
 
 mod decisions;
 mod grouped;
+pub mod history;
 mod hold;
 mod replica;
 mod view;
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 
 use gslb_shared::{Catalog, Member, MemberFacts, MemberId, Resolved, Rtts, Snapshot};
 
+use crate::core::audit::{Attribution, AuditRecord};
 use crate::core::catalog::{CatalogError, CatalogState, Change, Object, ObjectRef, Op, Written};
 use crate::core::feed::{Feed, delta_of};
 use gslb_engine::{Engine, EngineConfig, EngineError, Input, Output, RestoredMember, Timestamp};
@@ -107,6 +109,11 @@ pub struct Control {
     /// decision first and makes it durable right after, off the edges'
     /// path: [`Control::flush_deferred`]).
     deferred: Deferred,
+    /// Who the operation being run is for (its audit records name them);
+    /// `None`: the aggregator's own.
+    by: Option<Attribution>,
+    /// A refusal of the operation being run was recorded already.
+    refusal_recorded: std::cell::Cell<bool>,
 }
 
 /// A single node's decisions published ahead of their fsync.
@@ -176,6 +183,8 @@ impl Control {
             catalog_generation: 0,
             role: Role::Single,
             deferred: Deferred::default(),
+            by: None,
+            refusal_recorded: std::cell::Cell::new(false),
         };
         // Versions up to the reservation may have reached edges before
         // they were durable: continue above them.
@@ -236,8 +245,78 @@ impl Control {
         Ok(control)
     }
 
-    /// Apply writes all-or-nothing; acknowledged only once on disk.
+    /// Name who the next operations are for, in their audit records
+    /// (`None`: the aggregator's own). The core's owner sets it per command.
+    pub fn attribute(&mut self, by: Option<Attribution>) {
+        self.by = by;
+    }
+
+    /// Who the operation being run is for.
+    pub(crate) fn attribution(&self) -> Attribution {
+        (self.by.clone()).unwrap_or_else(|| Attribution::internal("internal"))
+    }
+
+    /// Record a refused write (best effort: the refusal stands whether or
+    /// not its record could be written).
+    pub(crate) fn audit_refusal(
+        &self,
+        error: &ControlError,
+        objects: Vec<ObjectRef>,
+        now: Timestamp,
+    ) {
+        if matches!(error, ControlError::Store(_)) {
+            // Not stored anyway; a follower's or a lost quorum's refusal
+            // cannot be written either.
+            return;
+        }
+        self.refusal_recorded.set(true);
+        let record = AuditRecord::refused(self.attribution(), now.0, error.to_string(), objects);
+        if let Err(e) = self.store.append_audit(&[record]) {
+            tracing::warn!(error = %e, "a refused write's audit record was not stored");
+        }
+    }
+
+    /// Run a write `f` (an apply, an import, a rollback, a pause) and, when
+    /// `recorded` (not a dry run), record its refusal if nothing under it
+    /// did: refusals before the catalog write (a stale plan, a prune) are
+    /// audited too.
+    pub fn audited<R>(
+        &mut self,
+        recorded: bool,
+        now: Timestamp,
+        f: impl FnOnce(&mut Control) -> Result<R, ControlError>,
+    ) -> Result<R, ControlError> {
+        self.refusal_recorded.set(false);
+        let outcome = f(self);
+        if let Err(e) = &outcome
+            && recorded
+            && !self.refusal_recorded.get()
+        {
+            self.audit_refusal(e, Vec::new(), now);
+        }
+        outcome
+    }
+
+    /// Record an operator action that is not a catalog change (a manual
+    /// health change); durable, and replicated, on return.
+    pub fn audit_action(&self, detail: String, now: Timestamp) -> Result<(), ControlError> {
+        let record =
+            AuditRecord::action(self.attribution(), now.0, detail, Some(self.state.version));
+        Ok(self.store.append_audit(&[record])?)
+    }
+
+    /// Apply writes all-or-nothing; acknowledged only once on disk, with
+    /// their audit record (a refusal is recorded too).
     pub fn write(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
+        let named: Vec<ObjectRef> = ops.iter().filter_map(crate::core::audit::named).collect();
+        let written = self.write_audited(ops, now);
+        if let Err(e) = &written {
+            self.audit_refusal(e, named, now);
+        }
+        written
+    }
+
+    fn write_audited(&mut self, ops: Vec<Op>, now: Timestamp) -> Result<Vec<Change>, ControlError> {
         self.decides()?;
         self.flush_deferred()?;
         let changes = match <[Op; 1]>::try_from(ops) {
@@ -247,6 +326,13 @@ impl Control {
                 let mut prepared = self.state.prepare(op)?;
                 let latched = removed(std::slice::from_ref(&prepared.change));
                 let planned = prepared.change.version;
+                let record = AuditRecord::accepted(
+                    self.attribution(),
+                    now.0,
+                    &self.state,
+                    std::slice::from_ref(&prepared.change),
+                    planned,
+                );
                 let stored = self.store.commit(&Commit {
                     changes: vec![prepared.change.clone()],
                     last_id: prepared.last_id,
@@ -256,6 +342,7 @@ impl Control {
                         &self.state.hold,
                         std::slice::from_ref(&prepared.change),
                     ),
+                    audit: vec![record],
                     ..Commit::default()
                 })?;
                 renumber(
@@ -269,12 +356,20 @@ impl Control {
             Err(ops) => {
                 let mut trial = self.state.clone();
                 let mut changes = trial.apply_all(ops)?;
+                let record = AuditRecord::accepted(
+                    self.attribution(),
+                    now.0,
+                    &self.state,
+                    &changes,
+                    trial.version,
+                );
                 let stored = self.store.commit(&Commit {
                     changes: changes.clone(),
                     last_id: trial.last_id,
                     version: trial.version,
                     latched: removed(&changes),
                     hold: hold::hold_after(&self.state.hold, &changes),
+                    audit: vec![record],
                     ..Commit::default()
                 })?;
                 renumber(self.store.as_ref(), &mut changes, stored);
@@ -357,7 +452,7 @@ impl Control {
 
     /// Apply a plan's operations all or nothing, or (`dry_run`) only check
     /// them; an error names the plan line that failed.
-    fn carry_out(
+    pub(super) fn carry_out(
         &mut self,
         plan: crate::core::declarative::Plan,
         dry_run: bool,
@@ -401,8 +496,31 @@ impl Control {
                 _ => self.decides(),
             };
         }
-        self.engine.step(now, input, &mut self.outputs)?;
-        self.publish(&[], now)
+        // An operator's manual health is audited; the engine's own inputs
+        // (results, heartbeats, ticks) are not writes.
+        let member = match &input {
+            Input::ManualHealth { member, .. } => Some(*member),
+            _ => None,
+        };
+        let manual = match &input {
+            Input::ManualHealth { member, health } => Some(match health {
+                Some(h) => format!("member {member} health set to {h:?} by hand"),
+                None => format!("member {member} manual health cleared"),
+            }),
+            _ => None,
+        };
+        if let Err(e) = self.engine.step(now, input, &mut self.outputs) {
+            let e = ControlError::from(e);
+            if let Some(member) = manual.as_ref().and(member) {
+                self.audit_refusal(&e, vec![ObjectRef::Member(member)], now);
+            }
+            return Err(e);
+        }
+        self.publish(&[], now)?;
+        match manual {
+            Some(detail) => self.audit_action(detail, now),
+            None => Ok(()),
+        }
     }
 
     /// The catalog as it stands.
@@ -789,10 +907,17 @@ impl Control {
         self.decides()?;
         self.flush_deferred()?;
         let epoch = self.state.epoch + 1;
+        let detail = format!("edges reset: epoch {epoch}");
         let commit = Commit {
             version: self.state.version + 1,
             last_id: self.state.last_id,
             epoch: Some(epoch),
+            audit: vec![AuditRecord::action(
+                self.attribution(),
+                now.0,
+                detail,
+                Some(self.state.version + 1),
+            )],
             ..Commit::default()
         };
         let stored = self.store.commit(&commit)?;

@@ -15,8 +15,11 @@ use serde::{Deserialize, Serialize};
 
 pub use marker::MARKER;
 pub(crate) use redb_store::open_locked;
-pub use redb_store::{DEFAULT_CACHE_MIB, FILE, MetaEntries, RedbStore, set_cache_mib};
+pub use redb_store::{
+    DEFAULT_CACHE_MIB, FILE, MetaEntries, RedbStore, audit_trimmed, set_audit_limits, set_cache_mib,
+};
 
+use crate::core::audit::{AuditQuery, AuditRecord};
 use crate::core::catalog::{CatalogState, Change};
 use crate::core::notify::{Event, Outbox, OutboxDump, OutboxWrite};
 
@@ -122,6 +125,9 @@ pub struct Commit {
     /// as it applies them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
+    /// Audit records of the writes in it (numbered by the store).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audit: Vec<AuditRecord>,
 }
 
 /// A storage failure.
@@ -236,4 +242,16 @@ pub trait Store: Send + Sync + 'static {
     fn outbox_events(&self, after: u64, limit: usize) -> Result<Vec<Event>, StoreError>;
     /// Write to the outbox (durable, and replicated, on return).
     fn write_outbox(&self, write: &OutboxWrite) -> Result<(), StoreError>;
+    /// Append audit records that go with no commit (a refused write, a
+    /// manual health change); durable, and replicated, on return.
+    fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError>;
+    /// The audit records `query` asks for, newest first.
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError>;
+    /// How many audit records are kept.
+    fn audit_count(&self) -> Result<u64, StoreError>;
+    /// Every audit record, oldest first (a backup).
+    fn audit_all(&self) -> Result<Vec<AuditRecord>, StoreError>;
+    /// The accepted writes after catalog version `version`, oldest first,
+    /// and whether the log still reaches back to it.
+    fn audit_after(&self, version: u64) -> Result<(Vec<AuditRecord>, bool), StoreError>;
 }

@@ -56,6 +56,10 @@ pub struct Command {
     /// watched events), with no version either.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outbox: Option<crate::core::notify::OutboxWrite>,
+    /// Audit records that go with no commit (a refused write, a manual
+    /// health change); a commit carries its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub audit: Vec<crate::core::audit::AuditRecord>,
 }
 
 /// What the state machine tells the node's control core, in log order.
@@ -84,6 +88,7 @@ impl Command {
             }),
             log: Vec::new(),
             outbox: None,
+            audit: Vec::new(),
         }
     }
 }

@@ -259,7 +259,7 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
         ],
     );
     // A write that breaks a rule, sent to a follower (and on to the leader),
-    // is refused naming the field, and never enters the log.
+    // is refused naming the field: only its audit record enters the log.
     let follower = cluster
         .running()
         .into_iter()
@@ -275,8 +275,10 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     assert!(!ok && err.contains("name"), "{err}");
     assert_eq!(
         cluster.status(leader)["lastLogIndex"].as_u64().unwrap(),
-        before
+        before + 1
     );
+    let audit = cluster.node(leader).ctl(&["audit", "--limit", "1"]);
+    assert!(audit.contains("REFUSED: name"), "{audit}");
     assert!(cluster.node(leader).metric("gslb_aggregator_raft_leader") == 1);
     let servers: Vec<String> = cluster.urls().split(',').map(str::to_owned).collect();
     let token = cluster.token();

@@ -4,6 +4,7 @@
 //! Every wait polls a condition with a deadline.
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod audit;
 mod backup;
 mod change_safety;
 mod checks;

@@ -79,7 +79,7 @@ pub async fn set_pool(
 async fn set(s: &Service, pool: Option<PoolId>, body: &[u8]) -> Result<Json<Value>, ApiError> {
     let DecisionsBody { paused } = decode(body)?;
     let hold = s
-        .call(move |c| c.set_decisions(pool, paused, now()))
+        .call(move |c| c.audited(true, now(), |c| c.set_decisions(pool, paused, now())))
         .await?;
     Ok(Json(hold_json(&hold)))
 }

@@ -96,7 +96,9 @@ pub fn merged<T: Serialize + DeserializeOwned>(
     body: &[u8],
     id: u64,
 ) -> Result<T, ApiError> {
-    let patch: Map<String, Value> = decode(body)?;
+    let mut patch: Map<String, Value> = decode(body)?;
+    // An object read back carries its revision; a create has none to keep.
+    patch.remove("revision");
     // The id is the path's (an update) or the server's (a create): a body
     // naming another is refused rather than silently overridden.
     if let Some(given) = patch.get("id").filter(|v| !v.is_null())
@@ -426,19 +428,23 @@ pub struct ApplyBody {
     responses((status = 200, description = "The changes and the version after them", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
 pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
+    let mut value: Value = decode(&body)?;
+    revisions_as_preconditions(&mut value);
     let ApplyBody {
         mut ops,
         dry_run,
         expect_version,
-    } = decode(&body)?;
+    } = decode(&serde_json::to_vec(&value).unwrap_or_default())?;
     crate::api::service::deliveries::refuse_denied(&s, &ops).await?;
     crate::api::secrets::fill(&mut ops);
     let creates = crate::api::secrets::creates(&ops);
     let (changes, version, catalog_version) = s
         .call(move |c| {
-            c.expect_catalog(expect_version)?;
-            let (changes, version) = c.apply_ops(ops, dry_run, now())?;
-            Ok::<_, ApiError>((changes, version, c.catalog_version()))
+            c.audited(!dry_run, now(), |c| {
+                c.expect_catalog(expect_version)?;
+                let (changes, version) = c.apply_ops(ops, dry_run, now())?;
+                Ok((changes, version, c.catalog_version()))
+            })
         })
         .await?;
     let changes = crate::api::secrets::shown(changes, &creates);
@@ -452,6 +458,24 @@ pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
             "dryRun": dry_run
         })),
     ))
+}
+
+/// Objects in an apply's ops may carry the `revision` they were read
+/// with: an update's becomes its precondition, a create's is dropped.
+fn revisions_as_preconditions(body: &mut Value) {
+    let Some(ops) = body.get_mut("ops").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for op in ops {
+        let revision = op
+            .get_mut("object")
+            .and_then(Value::as_object_mut)
+            .and_then(|o| o.remove("revision"));
+        if let (Some(revision), Some("update")) = (revision, op.get("op").and_then(Value::as_str)) {
+            let write = op.take();
+            *op = serde_json::json!({"op": "ifRevision", "revision": revision, "write": write});
+        }
+    }
 }
 
 /// `?dryRun=` of the config apply.
@@ -492,15 +516,17 @@ pub async fn apply_config(
     let desired = off_worker(move || crate::core::declarative::parse(&text)).await?;
     let (plan, version, catalog_version) = s
         .call(move |c| {
-            c.expect_catalog(q.expect_version)?;
-            let (plan, version) = c.apply_document(
-                &desired,
-                q.dry_run,
-                q.prune,
-                now(),
-                crate::api::secrets::new_key,
-            )?;
-            Ok::<_, ApiError>((plan, version, c.catalog_version()))
+            c.audited(!q.dry_run, now(), |c| {
+                c.expect_catalog(q.expect_version)?;
+                let (plan, version) = c.apply_document(
+                    &desired,
+                    q.dry_run,
+                    q.prune,
+                    now(),
+                    crate::api::secrets::new_key,
+                )?;
+                Ok((plan, version, c.catalog_version()))
+            })
         })
         .await?;
     Ok((

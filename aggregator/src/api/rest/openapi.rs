@@ -17,7 +17,7 @@ use super::dnssec::Rollover;
 use super::error::{ErrorBody, ErrorDetail};
 use super::members::{ManualBody, MemberView};
 use super::objects::ApplyBody;
-use super::{decisions, dnssec, members, objects, status, tsig, zonefile};
+use super::{audit, decisions, dnssec, members, objects, status, tsig, zonefile};
 use crate::api::service::deliveries::{StatusView, TargetStatus, TargetView};
 use gslb_shared::{Check, Member, Notifier, Pool, RecordSet, TsigKey, Zone};
 
@@ -100,7 +100,8 @@ impl Modify for Revisions {
         objects::notification_status,
         status::explain, objects::apply, objects::apply_config, zonefile::import, zonefile::export,
         status::agents, status::edges,
-        decisions::get, decisions::set_all, decisions::set_pool
+        decisions::get, decisions::set_all, decisions::set_pool,
+        audit::list, audit::diff, audit::rollback
     ),
     components(schemas(
         ErrorBody, ErrorDetail, MemberView, ManualBody, DecisionsBody, Rollover, ApplyBody,

@@ -61,7 +61,7 @@ pub async fn import(
     let file = off_worker(move || zonefile::read(&text, origin.as_ref())).await?;
     let dry_run = q.dry_run;
     let (plan, version) = s
-        .call(move |c| c.import_zone(&file, dry_run, now()))
+        .call(move |c| c.audited(!dry_run, now(), |c| c.import_zone(&file, dry_run, now())))
         .await?;
     Ok((
         StatusCode::OK,

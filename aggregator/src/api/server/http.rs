@@ -31,7 +31,16 @@ pub async fn serve(
             conn = listener.next() => conn,
             () = stopped(stop.clone()) => return,
         };
-        let service = TowerToHyperService::new(router.clone());
+        // Each request carries its connection's peer (the audit log names
+        // the caller's address).
+        let peer = tonic::transport::server::Connected::connect_info(&conn);
+        let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+            router.clone(),
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(peer.clone());
+                request
+            },
+        ));
         let stop = stop.clone();
         tokio::spawn(async move {
             let mut builder = hyper::server::conn::http1::Builder::new();

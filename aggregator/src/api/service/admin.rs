@@ -4,6 +4,7 @@
 //! REST share one implementation and one set of rules.
 
 mod apply;
+mod audit;
 mod ephemeral;
 mod kinds;
 pub mod views;
@@ -456,6 +457,61 @@ impl AdminService for Admin {
         }
     }
 
+    async fn list_audit(&self, r: Request<pb::AuditRequest>) -> Reply<pb::AuditList> {
+        let query = audit::query(r.into_inner())?;
+        let page = query.page();
+        let view = self.0.view();
+        let records = off_worker(move || view.audit(&query))
+            .await
+            .map_err(|e| Status::from(crate::core::control::ControlError::from(e)))?;
+        let next = if records.len() == page {
+            records.last().map_or(0, |r| r.seq)
+        } else {
+            0
+        };
+        Ok(Response::new(pb::AuditList {
+            records: (records.iter())
+                .map(|r| audit::entry(&crate::core::control::history::RecordView::from(r)))
+                .collect(),
+            next_before_seq: next,
+        }))
+    }
+
+    async fn get_catalog_diff(&self, r: Request<pb::DiffRequest>) -> Reply<pb::DiffResponse> {
+        let r = r.into_inner();
+        let view = self.0.view();
+        let to = if r.to == 0 {
+            view.state().catalog_version
+        } else {
+            r.to
+        };
+        let changes = off_worker(move || view.diff(r.from, Some(to))).await?;
+        Ok(Response::new(pb::DiffResponse {
+            from: r.from,
+            to,
+            changes: changes.iter().map(audit::change).collect(),
+        }))
+    }
+
+    async fn rollback(&self, r: Request<pb::RollbackRequest>) -> Reply<pb::ApplyConfigResponse> {
+        let r = r.into_inner();
+        let (plan, version, catalog_version) = self
+            .0
+            .call(move |c| {
+                c.audited(!r.dry_run, now(), |c| {
+                    let (plan, version) =
+                        c.rollback(r.version, r.dry_run, r.expect_version, now())?;
+                    Ok((plan, version, c.catalog_version()))
+                })
+            })
+            .await?;
+        Ok(Response::new(plan_reply(
+            plan,
+            (version, catalog_version),
+            r.dry_run,
+        )))
+    }
+
     async fn apply(&self, r: Request<pb::ApplyRequest>) -> Reply<pb::ApplyResponse> {
         let r = r.into_inner();
         let mut ops = apply::ops_from_pb(r.ops)?;
@@ -465,9 +521,11 @@ impl AdminService for Admin {
         let (changes, version, catalog_version) = self
             .0
             .call(move |c| {
-                c.expect_catalog(r.expect_version)?;
-                let (changes, version) = c.apply_ops(ops, r.dry_run, now())?;
-                Ok::<_, Status>((changes, version, c.catalog_version()))
+                c.audited(!r.dry_run, now(), |c| {
+                    c.expect_catalog(r.expect_version)?;
+                    let (changes, version) = c.apply_ops(ops, r.dry_run, now())?;
+                    Ok((changes, version, c.catalog_version()))
+                })
             })
             .await?;
         let changes = crate::api::secrets::shown(changes, &creates);
@@ -491,15 +549,17 @@ impl AdminService for Admin {
         let (plan, version, catalog_version) = self
             .0
             .call(move |c| {
-                c.expect_catalog(r.expect_version)?;
-                let (plan, version) = c.apply_document(
-                    &desired,
-                    r.dry_run,
-                    r.prune,
-                    now(),
-                    crate::api::secrets::new_key,
-                )?;
-                Ok::<_, Status>((plan, version, c.catalog_version()))
+                c.audited(!r.dry_run, now(), |c| {
+                    c.expect_catalog(r.expect_version)?;
+                    let (plan, version) = c.apply_document(
+                        &desired,
+                        r.dry_run,
+                        r.prune,
+                        now(),
+                        crate::api::secrets::new_key,
+                    )?;
+                    Ok((plan, version, c.catalog_version()))
+                })
             })
             .await?;
         Ok(Response::new(plan_reply(
@@ -530,8 +590,10 @@ impl AdminService for Admin {
         let (plan, version) = self
             .0
             .call(move |c| {
-                let (plan, version) = c.import_zone(&file, r.dry_run, now())?;
-                Ok::<_, Status>((plan, (version, c.catalog_version())))
+                c.audited(!r.dry_run, now(), |c| {
+                    let (plan, version) = c.import_zone(&file, r.dry_run, now())?;
+                    Ok((plan, (version, c.catalog_version())))
+                })
             })
             .await?;
         Ok(Response::new(plan_reply(plan, version, r.dry_run)))
@@ -572,7 +634,7 @@ impl AdminService for Admin {
         let status = self
             .0
             .call(move |c| {
-                c.set_decisions(pool, r.paused, now())
+                c.audited(true, now(), |c| c.set_decisions(pool, r.paused, now()))
                     .map_err(Status::from)?;
                 Ok::<_, Status>(views::engine(c.engine(), c.hold()))
             })
@@ -582,7 +644,9 @@ impl AdminService for Admin {
 
     async fn backup_store(&self, _r: Request<pb::BackupRequest>) -> Reply<pb::BackupResponse> {
         let view = self.0.view();
-        let backup = off_worker(move || view.backup(now().0)).await;
+        let backup = off_worker(move || view.backup(now().0))
+            .await
+            .map_err(|e| Status::from(crate::core::control::ControlError::from(e)))?;
         Ok(Response::new(pb::BackupResponse {
             version: backup.state.version,
             document: backup.encode(),

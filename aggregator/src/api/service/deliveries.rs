@@ -97,10 +97,19 @@ pub async fn addresses(
 pub async fn refuse_denied(service: &Service, ops: &[Op]) -> Result<(), ControlError> {
     let deny = service.deny();
     for (i, op) in ops.iter().enumerate() {
-        let (Op::Create(Object::Notifier(n)) | Op::Update(Object::Notifier(n))) = op else {
-            continue;
+        let url = match op.inner() {
+            Op::Create(Object::Notifier(n)) | Op::Update(Object::Notifier(n)) => n.url.as_str(),
+            // A patch that changes the URL is checked as an update is.
+            Op::Patch {
+                target: crate::core::catalog::ObjectRef::Notifier(_),
+                fields,
+            } => match fields.get("url").and_then(|u| u.as_str()) {
+                Some(url) => url,
+                None => continue,
+            },
+            _ => continue,
         };
-        let Ok(uri) = gslb_shared::validate::url(&n.url) else {
+        let Ok(uri) = gslb_shared::validate::url(url) else {
             continue; // validation names the rule
         };
         let Some((host, port)) = gslb_shared::validate::endpoint(&uri) else {
@@ -118,7 +127,7 @@ pub async fn refuse_denied(service: &Service, ops: &[Op]) -> Result<(), ControlE
                 };
                 return Err(CatalogError::Invalid(ValidationError::single(
                     field,
-                    format!("{} is denied: {why} (notifications never go to link-local or metadata addresses, or to this aggregator)", n.url),
+                    format!("{url} is denied: {why} (notifications never go to link-local or metadata addresses, or to this aggregator)"),
                 ))
                 .into());
             }

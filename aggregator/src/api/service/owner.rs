@@ -15,6 +15,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::core::audit::Attribution;
 use crate::core::catalog::{Change, Op};
 use crate::core::control::{Control, ControlError, View};
 use crate::core::now;
@@ -29,11 +30,19 @@ pub(super) type Reply = Box<dyn FnOnce() + Send>;
 
 /// One operation for the core.
 pub(super) enum Command {
-    /// Run on the core; returns how to answer.
-    Run(Box<dyn FnOnce(&mut Control) -> Reply + Send>),
-    /// One catalog write, committed with the writes queued beside it
-    /// (boxed: an op is large, and the queue holds thousands of commands).
-    Write(Box<Op>, oneshot::Sender<Result<Change, ControlError>>),
+    /// Run on the core for a caller; returns how to answer.
+    Run(
+        Box<dyn FnOnce(&mut Control) -> Reply + Send>,
+        Option<Attribution>,
+    ),
+    /// One catalog write for a caller, committed with the writes queued
+    /// beside it (boxed: an op is large, and the queue holds thousands of
+    /// commands).
+    Write(
+        Box<Op>,
+        Option<Attribution>,
+        oneshot::Sender<Result<Change, ControlError>>,
+    ),
 }
 
 /// Where the owner shows what the core holds after each operation.
@@ -114,10 +123,12 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
             },
         };
         match command {
-            Command::Run(job) => {
+            Command::Run(job, by) => {
                 // A panicking operation fails its caller only (its reply is
                 // dropped); the core goes on for everyone else.
+                control.attribute(by);
                 let reply = std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut control)));
+                control.attribute(None);
                 published.show(&control);
                 match reply {
                     Ok(reply) => reply(),
@@ -125,13 +136,13 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
                 }
                 durable(&mut control, published);
             }
-            Command::Write(op, reply) => {
-                let mut writes = vec![(*op, reply)];
+            Command::Write(op, by, reply) => {
+                let mut writes = vec![((*op, by), reply)];
                 // Everything already waiting joins this commit; anything
                 // else waits its turn, right after it.
                 while writes.len() < MAX_GROUP {
                     match rx.try_recv() {
-                        Ok(Command::Write(op, reply)) => writes.push((*op, reply)),
+                        Ok(Command::Write(op, by, reply)) => writes.push(((*op, by), reply)),
                         Ok(other) => {
                             next = Some(other);
                             break;
@@ -139,7 +150,8 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
                         Err(_) => break,
                     }
                 }
-                let (ops, replies): (Vec<Op>, Vec<_>) = writes.into_iter().unzip();
+                let (ops, replies): (Vec<(Op, Option<Attribution>)>, Vec<_>) =
+                    writes.into_iter().unzip();
                 let outcomes = std::panic::catch_unwind(AssertUnwindSafe(|| {
                     control.write_grouped(ops, now())
                 }));

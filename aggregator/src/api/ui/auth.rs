@@ -77,9 +77,13 @@ fn same_site(headers: &HeaderMap) -> Result<(), &'static str> {
 /// The role of `token`, checked as a bearer token is (known, not expired),
 /// or why it is refused.
 fn token_role(ui: &Ui, token: &str) -> Result<TokenRole, Refusal> {
+    token_entry(ui, token).map(|c| c.role)
+}
+
+fn token_entry(ui: &Ui, token: &str) -> Result<crate::api::tokens::Checked, Refusal> {
     let bearer = format!("Bearer {token}");
     ui.tokens
-        .check(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
+        .check_entry(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
 }
 
 fn random_hex(rng: &SystemRandom) -> Option<String> {
@@ -242,8 +246,8 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
     };
     // The token is checked on every request: revoking or expiring it ends
     // its sessions at once.
-    let role = match token_role(&ui, &session.token) {
-        Ok(role) => role,
+    let checked = match token_entry(&ui, &session.token) {
+        Ok(checked) => checked,
         Err(refusal) => {
             if let Some(id) = cookie(request.headers()) {
                 super::lock(&ui.sessions).close(id);
@@ -251,6 +255,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
             return signed_out(page, refusal.to_string());
         }
     };
+    let role = checked.role;
     if !reads {
         let sent = request
             .headers()
@@ -288,7 +293,12 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
         can_write: role >= TokenRole::Write,
         follower: follower_note(&ui),
     });
-    next.run(request).await
+    let by = crate::core::audit::Attribution {
+        who: format!("ui:{} ({})", checked.name, checked.id),
+        source: crate::api::rest_auth::source(&request),
+        operation: format!("{} {}", request.method(), request.uri().path()),
+    };
+    crate::api::caller::scoped(by, next.run(request)).await
 }
 
 #[cfg(test)]

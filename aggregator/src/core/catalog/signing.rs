@@ -18,14 +18,42 @@ pub fn fill_keys(
     mut generate: impl FnMut(SigningAlgorithm, KeyRole) -> Option<SigningKey>,
 ) {
     for op in ops {
-        if let Op::Create(Object::Zone(z)) | Op::Update(Object::Zone(z)) = op
-            && let Some(s) = &mut z.dnssec
-            && s.keys.is_empty()
-        {
-            // A failure leaves the keys short: validation refuses the write.
-            s.keys = (s.roles().iter())
-                .filter_map(|&role| generate(s.algorithm, role))
-                .collect();
+        match op.inner_mut() {
+            Op::Create(Object::Zone(z)) | Op::Update(Object::Zone(z)) => {
+                if let Some(s) = &mut z.dnssec
+                    && s.keys.is_empty()
+                {
+                    // A failure leaves the keys short: validation refuses the write.
+                    s.keys = (s.roles().iter())
+                        .filter_map(|&role| generate(s.algorithm, role))
+                        .collect();
+                }
+            }
+            // A patch that sends signing settings without keys gets them
+            // too; the core keeps the zone's own if it is signed already.
+            Op::Patch {
+                target: super::ObjectRef::Zone(_),
+                fields,
+            } => {
+                if let Some(serde_json::Value::Object(dnssec)) = fields.get_mut("dnssec")
+                    && dnssec
+                        .get("keys")
+                        .is_none_or(|k| k.as_array().is_none_or(Vec::is_empty))
+                    && let Ok(s) = gslb_shared::defaults::decode::<gslb_shared::ZoneSigning>(
+                        "dnssec",
+                        serde_json::Value::Object(dnssec.clone()),
+                    )
+                {
+                    let keys: Vec<SigningKey> = (s.roles().iter())
+                        .filter_map(|&role| generate(s.algorithm, role))
+                        .collect();
+                    dnssec.insert(
+                        "keys".into(),
+                        serde_json::to_value(keys).unwrap_or_default(),
+                    );
+                }
+            }
+            _ => {}
         }
     }
 }

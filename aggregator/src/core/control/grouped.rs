@@ -6,6 +6,7 @@
 
 use super::hold::hold_after;
 use super::{Control, ControlError, removed, renumber};
+use crate::core::audit::{Attribution, AuditRecord};
 use crate::core::catalog::{Change, Op};
 use crate::core::store::Commit;
 use gslb_engine::Timestamp;
@@ -15,9 +16,11 @@ impl Control {
     /// copy shares everything), commit the accepted ones together, and only
     /// then take the copy: on a store failure nothing changed and every
     /// accepted write reports the failure. One outcome per op, in order.
+    /// Each write is attributed to its own caller (`by`), and each has
+    /// its audit record, a refusal too, in the same commit.
     pub fn write_grouped(
         &mut self,
-        ops: Vec<Op>,
+        ops: Vec<(Op, Option<Attribution>)>,
         now: Timestamp,
     ) -> Vec<Result<Change, ControlError>> {
         if let Err(e) = self.decides().and_then(|()| self.flush_deferred()) {
@@ -25,22 +28,40 @@ impl Control {
         }
         if ops.len() == 1 {
             // Validated in place, no copy at all.
-            return vec![self.write(ops, now).map(|mut changes| changes.remove(0))];
+            let (op, by) = ops.into_iter().next().unwrap_or_else(|| unreachable!());
+            self.attribute(by);
+            let outcome = self
+                .write(vec![op], now)
+                .map(|mut changes| changes.remove(0));
+            self.attribute(None);
+            return vec![outcome];
         }
         let mut trial = self.state.clone();
         let mut outcomes: Vec<Result<usize, ControlError>> = Vec::with_capacity(ops.len());
         let mut changes: Vec<Change> = Vec::new();
-        for op in ops {
+        let mut audit = Vec::with_capacity(ops.len());
+        for (op, by) in ops {
+            let by = by.unwrap_or_else(|| Attribution::internal("internal"));
+            let named: Vec<_> = crate::core::audit::named(&op).into_iter().collect();
             match trial.prepare(op) {
                 Ok(prepared) => {
+                    let change = std::slice::from_ref(&prepared.change);
+                    let version = prepared.change.version;
+                    audit.push(AuditRecord::accepted(by, now.0, &trial, change, version));
                     changes.push(trial.commit(prepared));
                     outcomes.push(Ok(changes.len() - 1));
                 }
-                Err(e) => outcomes.push(Err(e.into())),
+                Err(e) => {
+                    audit.push(AuditRecord::refused(by, now.0, e.to_string(), named));
+                    outcomes.push(Err(e.into()));
+                }
             }
         }
         if changes.is_empty() {
-            // Every one was refused.
+            // Every one was refused: their records alone.
+            if let Err(e) = self.store.append_audit(&audit) {
+                tracing::warn!(error = %e, "refused writes' audit records were not stored");
+            }
             return outcomes
                 .into_iter()
                 .filter_map(Result::err)
@@ -53,6 +74,7 @@ impl Control {
             version: trial.version,
             latched: removed(&changes),
             hold: hold_after(&self.state.hold, &changes),
+            audit,
             ..Commit::default()
         };
         let applied = self

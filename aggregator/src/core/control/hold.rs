@@ -5,6 +5,7 @@
 use gslb_shared::PoolId;
 
 use super::{Control, ControlError};
+use crate::core::audit::AuditRecord;
 use crate::core::catalog::{CatalogError, Change, DecisionHold, ObjectRef, Written};
 use crate::core::feed::delta_of;
 use crate::core::store::Commit;
@@ -33,10 +34,19 @@ impl Control {
         if hold == self.state.hold {
             return Ok(hold);
         }
+        let scope = pool.map_or_else(|| "every pool".to_owned(), |p| format!("pool {p}"));
+        let what = if paused { "paused" } else { "resumed" };
+        let record = AuditRecord::action(
+            self.attribution(),
+            now.0,
+            format!("health decisions {what} for {scope}"),
+            Some(self.state.version + 1),
+        );
         let stored = self.store.commit(&Commit {
             version: self.state.version + 1,
             last_id: self.state.last_id,
             hold: Some(hold.clone()),
+            audit: vec![record],
             ..Commit::default()
         })?;
         self.state.version = stored;
@@ -44,7 +54,6 @@ impl Control {
         let mut delta = delta_of(&[], &[], now.0);
         delta.epoch = self.state.epoch;
         self.feed.publish(delta, stored);
-        let scope = pool.map_or_else(|| "every pool".to_owned(), |p| format!("pool {p}"));
         if paused {
             tracing::warn!(
                 version = stored,

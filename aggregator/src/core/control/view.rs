@@ -66,8 +66,15 @@ impl View {
     }
 
     /// A consistent backup of the durable state, as a document.
-    pub fn backup(&self, now_ms: u64) -> Backup {
-        Backup::of(&self.state, &self.latched, now_ms)
+    pub fn backup(&self, now_ms: u64) -> Result<Backup, StoreError> {
+        let mut backup = Backup::of(&self.state, &self.latched, now_ms);
+        // The log as far as this state: a write after it is not in it.
+        let version = self.state.version;
+        backup.audit = (self.store.audit_all()?)
+            .into_iter()
+            .filter(|r| r.version.is_none_or(|v| v <= version))
+            .collect();
+        Ok(backup)
     }
 
     /// The notification outbox's bookkeeping, read from the store.
@@ -88,6 +95,32 @@ impl View {
     /// cluster; blocking until durable).
     pub fn write_outbox(&self, write: &crate::core::notify::OutboxWrite) -> Result<(), StoreError> {
         self.store.write_outbox(write)
+    }
+
+    /// The audit records `query` asks for, newest first, read from the
+    /// store directly.
+    pub fn audit(
+        &self,
+        query: &crate::core::audit::AuditQuery,
+    ) -> Result<Vec<crate::core::audit::AuditRecord>, StoreError> {
+        self.store.audit(query)
+    }
+
+    /// How many audit records are kept.
+    pub fn audit_count(&self) -> Result<u64, StoreError> {
+        self.store.audit_count()
+    }
+
+    /// What changed in the catalog after version `from` up to `to` (the
+    /// current version when `None`), object by object and field by field.
+    pub fn diff(
+        &self,
+        from: u64,
+        to: Option<u64>,
+    ) -> Result<Vec<super::history::ObjectDiff>, super::ControlError> {
+        let net =
+            super::history::net_changes(self.store.as_ref(), self.state.catalog_version, from, to)?;
+        Ok(super::history::diffs(&net))
     }
 
     /// The newest `limit` health log entries of a member (JSON, oldest

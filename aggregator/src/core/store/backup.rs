@@ -30,6 +30,9 @@ pub struct Backup {
     pub state: CatalogState,
     /// Latched member state.
     pub latched: Vec<(MemberId, Latched)>,
+    /// The audit log, oldest first (absent from backups of older builds).
+    #[serde(default)]
+    pub audit: Vec<crate::core::audit::AuditRecord>,
 }
 
 impl Backup {
@@ -45,6 +48,7 @@ impl Backup {
             taken_at_ms: now_ms,
             state: state.clone(),
             latched: latched.into_iter().map(|(m, l)| (*m, *l)).collect(),
+            audit: Vec::new(),
         }
     }
 
@@ -97,6 +101,6 @@ pub fn restore(dir: &Path, backup: &Backup) -> Result<u64, StoreError> {
         outbox: Default::default(),
         first_start: false,
     };
-    store.replace_all(&loaded, &[])?;
+    store.replace_all(&loaded, Some(&backup.audit), &[])?;
     Ok(backup.state.version)
 }

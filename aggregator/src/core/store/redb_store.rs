@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Commit, Latched, Loaded, LogRecord, SCHEMA_VERSION, Store, StoreError, marker};
+use crate::core::audit::{AuditQuery, AuditRecord};
 use crate::core::catalog::{CatalogState, Object, ObjectRef, Written};
 use crate::core::notify::{Event, Outbox, OutboxWrite};
 
@@ -27,7 +28,10 @@ pub const LOG_PER_MEMBER: usize = 1_000;
 /// The database file inside the data directory.
 pub const FILE: &str = "gslb.redb";
 
+mod audit;
 mod outbox;
+
+pub use audit::{set_limits as set_audit_limits, trimmed as audit_trimmed};
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 const KINDS: [TableDefinition<u64, &[u8]>; 7] = [
@@ -246,6 +250,7 @@ impl RedbStore {
         w.open_table(LOG).map_err(db_err)?;
         w.open_table(REVISIONS).map_err(db_err)?;
         outbox::create(&w)?;
+        audit::create(&w)?;
         w.commit().map_err(db_err)?;
         let r = db.begin_read().map_err(db_err)?;
         let log_seq = u64_in(&r, "log_seq")?;
@@ -358,7 +363,7 @@ impl RedbStore {
         commit: Option<&Commit>,
         meta: MetaEntries<'_>,
     ) -> Result<(), StoreError> {
-        self.commit_all(commit, None, meta)
+        self.commit_all(commit, None, &[], meta)
     }
 
     /// Write `commit` and `outbox` (if any) and the raw `meta` entries in
@@ -367,6 +372,7 @@ impl RedbStore {
         &self,
         commit: Option<&Commit>,
         write: Option<&OutboxWrite>,
+        records: &[AuditRecord],
         meta: MetaEntries<'_>,
     ) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(db_err)?;
@@ -376,6 +382,7 @@ impl RedbStore {
         if let Some(write) = write {
             outbox::write(&w, write)?;
         }
+        audit::append(&w, records)?;
         put_meta(&w, meta)?;
         w.commit().map_err(db_err)?;
         if let Some(commit) = commit {
@@ -400,7 +407,12 @@ impl RedbStore {
 
     /// Replace the catalog and latched state with `loaded` and set `meta`,
     /// in one transaction. The health log is kept.
-    pub fn replace_all(&self, loaded: &Loaded, meta: MetaEntries<'_>) -> Result<(), StoreError> {
+    pub fn replace_all(
+        &self,
+        loaded: &Loaded,
+        audit: Option<&[AuditRecord]>,
+        meta: MetaEntries<'_>,
+    ) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(db_err)?;
         for table in KINDS.into_iter().chain([LATCHED, RESOLVED, RTT]) {
             w.delete_table(table).map_err(db_err)?;
@@ -442,6 +454,9 @@ impl RedbStore {
             }
         }
         outbox::replace(&w, &loaded.outbox)?;
+        if let Some(records) = audit {
+            audit::replace(&w, records, loaded.state.version)?;
+        }
         let state = &loaded.state;
         let own = [
             ("version", state.version.to_be_bytes().to_vec()),
@@ -537,6 +552,7 @@ fn apply_commit(w: &WriteTransaction, commit: &Commit) -> Result<(), StoreError>
         }
     }
     outbox::append(w, &commit.events)?;
+    audit::append(w, &commit.audit)?;
     let mut meta = vec![
         ("version", commit.version.to_be_bytes().to_vec()),
         ("last_id", commit.last_id.to_be_bytes().to_vec()),
@@ -637,7 +653,27 @@ impl Store for RedbStore {
         outbox::events(&self.db.begin_read().map_err(db_err)?, after, limit)
     }
 
+    fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
+        self.commit_all(None, None, records, &[])
+    }
+
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        audit::read(&self.db.begin_read().map_err(db_err)?, query)
+    }
+
+    fn audit_count(&self) -> Result<u64, StoreError> {
+        audit::count(&self.db.begin_read().map_err(db_err)?)
+    }
+
+    fn audit_all(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        audit::all(&self.db.begin_read().map_err(db_err)?)
+    }
+
+    fn audit_after(&self, version: u64) -> Result<(Vec<AuditRecord>, bool), StoreError> {
+        audit::after_version(&self.db.begin_read().map_err(db_err)?, version)
+    }
+
     fn write_outbox(&self, write: &OutboxWrite) -> Result<(), StoreError> {
-        self.commit_all(None, Some(write), &[])
+        self.commit_all(None, Some(write), &[], &[])
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use gslb_shared::MemberId;
 
 use super::Cluster;
+use crate::core::audit::{AuditQuery, AuditRecord};
 use crate::core::notify::{Event, Outbox, OutboxWrite};
 use crate::core::store::{Commit, Loaded, LogRecord, Store, StoreError};
 use crate::replication::raft::Command;
@@ -34,6 +35,7 @@ impl Store for RaftStore {
             commit: Some(commit.clone()),
             log: Vec::new(),
             outbox: None,
+            audit: Vec::new(),
         })
     }
 
@@ -51,6 +53,7 @@ impl Store for RaftStore {
             commit: commit.cloned(),
             log: log.to_vec(),
             outbox: None,
+            audit: Vec::new(),
         })?;
         Ok(commit.map(|_| index))
     }
@@ -81,8 +84,36 @@ impl Store for RaftStore {
                 commit: None,
                 log: Vec::new(),
                 outbox: Some(write.clone()),
+                audit: Vec::new(),
             })
             .map(drop)
+    }
+
+    fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
+        self.cluster
+            .propose(Command {
+                commit: None,
+                log: Vec::new(),
+                outbox: None,
+                audit: records.to_vec(),
+            })
+            .map(drop)
+    }
+
+    fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        self.cluster.state.store().audit(query)
+    }
+
+    fn audit_count(&self) -> Result<u64, StoreError> {
+        self.cluster.state.store().audit_count()
+    }
+
+    fn audit_all(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        self.cluster.state.store().audit_all()
+    }
+
+    fn audit_after(&self, version: u64) -> Result<(Vec<AuditRecord>, bool), StoreError> {
+        self.cluster.state.store().audit_after(version)
     }
 
     fn size_on_disk(&self) -> u64 {

@@ -38,6 +38,9 @@ struct Body {
     /// The notification outbox (absent from snapshots of older nodes).
     #[serde(default)]
     outbox: crate::core::notify::OutboxDump,
+    /// The audit log (absent from snapshots of older nodes).
+    #[serde(default)]
+    audit: Vec<crate::core::audit::AuditRecord>,
 }
 
 /// The last snapshot built or installed, kept for followers that need it.
@@ -155,6 +158,8 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
             resolved: loaded.resolved.into_iter().collect(),
             rtt: loaded.rtt.into_iter().collect(),
             outbox: loaded.outbox,
+            audit: (self.store.audit_all())
+                .map_err(|e| io_error(StorageIOError::read_state_machine, &e))?,
         };
         let data = encode(&body)?;
         let meta = SnapshotMeta {
@@ -201,6 +206,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             let mut commit = None;
             let mut log = Vec::new();
             let mut outbox = None;
+            let mut audit = Vec::new();
             match entry.payload {
                 EntryPayload::Blank => {}
                 EntryPayload::Normal(command) => {
@@ -210,17 +216,23 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                         for change in &mut c.changes {
                             change.version = id.index;
                         }
+                        for record in &mut c.audit {
+                            if record.version.is_some() {
+                                record.version = Some(id.index);
+                            }
+                        }
                         c
                     });
                     log = command.log;
                     outbox = command.outbox;
+                    audit = command.audit;
                 }
                 EntryPayload::Membership(m) => {
                     meta.push((MEMBERSHIP, encode(&StoredMembership::new(Some(id), m))?));
                 }
             }
             self.store
-                .commit_all(commit.as_ref(), outbox.as_ref(), &meta)
+                .commit_all(commit.as_ref(), outbox.as_ref(), &audit, &meta)
                 .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
             if !log.is_empty() {
                 self.store
@@ -267,6 +279,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.store
             .replace_all(
                 &loaded,
+                Some(&body.audit),
                 &[
                     (APPLIED, encode(&meta.last_log_id)?),
                     (MEMBERSHIP, encode(&meta.last_membership)?),
