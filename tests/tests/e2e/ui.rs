@@ -308,6 +308,29 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         let (_, member) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{us2}"), &[]);
         assert_eq!(member["warmupThreshold"], 5, "{member}");
 
+        // A colleague changes the priority while the slide-over is open:
+        // saving the weight is refused as changed since it was opened, the
+        // panel lists what changed, and "Save mine over theirs" keeps both.
+        b.click(&format!("button.member[data-member=\"{us2}\"]")).await;
+        b.wait_js("the slide-over again", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-2';").await;
+        let (code, _) = rest(&mesh, &write, "PUT", &format!("/api/v1/members/{us2}"), &["--data", r#"{"priority": 7}"#]);
+        assert_eq!(code, 200);
+        b.fill("#f-weight", "150").await;
+        b.click("#member-save").await;
+        b.wait_js("what changed meanwhile", "return document.querySelector('#member-changed') !== null;").await;
+        let notice = b.text("#member-error").await.unwrap();
+        assert!(notice.contains("Changed since you opened it") && notice.contains("priority: 0 → 7"), "{notice}");
+        b.shot("slide-over-changed-since").await;
+        b.click("#member-overwrite").await;
+        b.wait_js("the slide-over to close after the overwrite", "return document.querySelector('#slideover').hidden;").await;
+        let (_, member) = rest(&mesh, &write, "GET", &format!("/api/v1/members/{us2}"), &[]);
+        assert_eq!((member["weight"].as_u64(), member["priority"].as_u64()), (Some(150), Some(7)), "{member}");
+        // The audit log names the UI session's token for the save.
+        let (_, audit) = rest(&mesh, &write, "GET", &format!("/api/v1/audit?limit=1&object=member/{us2}"), &[]);
+        let who = audit["records"][0]["who"].as_str().unwrap_or_default().to_owned();
+        assert!(who.starts_with("ui:e2e ("), "{audit}");
+        assert_eq!(audit["records"][0]["changes"][0]["fields"], json!([{"field": "weight", "before": 100, "after": 150}]), "only the field changed: {audit}");
+
         // Keyboard: Enter on a focused member node opens the slide-over,
         // Escape closes it and gives the focus back to the node.
         let node = format!("button.member[data-member=\"{us2}\"]");

@@ -12,8 +12,8 @@
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
   // One call to the UI's API: JSON (or text) in, {ok, status, data} out.
-  async function api(method, path, payload, type) {
-    const headers = { "x-csrf-token": csrf };
+  async function api(method, path, payload, type, extra) {
+    const headers = Object.assign({ "x-csrf-token": csrf }, extra || {});
     let sent;
     if (payload !== undefined) {
       headers["content-type"] = type || "application/json";
@@ -28,7 +28,7 @@
 
   function errorOf(result) {
     const e = (result.data && result.data.error) || {};
-    return { field: e.field || "", message: e.message || ("HTTP " + result.status) };
+    return { field: e.field || "", message: e.message || ("HTTP " + result.status), currentRevision: e.currentRevision };
   }
 
   // Read tokens see everything and change nothing: the server refuses
@@ -243,7 +243,7 @@
     const NUMBERS = ["port", "weight", "priority", "warmupThreshold"];
     const TEXTS = ["name", "ipAddress", "region"];
     const FLAGS = ["backup", "enabled", "rewarmAfterDown"];
-    let editing = null; // {id} or {pool}
+    let editing = null; // {id, loaded, revision} or {pool}
     function clearErrors() {
       $$("[data-error-for]", form).forEach((e) => { e.textContent = ""; });
       $("#member-error").textContent = "";
@@ -257,9 +257,12 @@
     async function openMember(id) {
       const r = await api("GET", "/ui/api/v1/members/" + id);
       if (!r.ok) { alert(errorOf(r).message); return; }
-      editing = { id };
       clearErrors();
       fill(r.data);
+      // What the form showed when opened: a save sends only what the
+      // operator changed since, with the revision it was read at.
+      editing = { id, loaded: null, revision: r.data.revision };
+      editing.loaded = collect();
       $("#slideover-title").textContent = "Member " + r.data.name;
       $("#member-log").href = "/ui/members/" + id + "/log";
       $("#member-matrix").href = "/ui/pools/" + r.data.poolId;
@@ -299,12 +302,60 @@
       FLAGS.forEach((k) => { out[k] = form.elements[k].checked; });
       return out;
     }
-    form.addEventListener("submit", async (ev) => {
-      ev.preventDefault();
+    // Only the fields changed since the panel was opened.
+    function changed() {
+      const now = collect();
+      const out = {};
+      Object.keys(now).forEach((k) => {
+        if (JSON.stringify(now[k]) !== JSON.stringify(editing.loaded[k])) out[k] = now[k];
+      });
+      return out;
+    }
+    // A colleague's change since the panel was opened: say so, and offer
+    // to load theirs or to save ours over it (at the revision now).
+    function stale(current, retry) {
+      const box = $("#member-error");
+      box.textContent = "Changed since you opened it (now revision " + current + "). ";
+      const reload = document.createElement("button");
+      reload.type = "button";
+      reload.id = "member-reload";
+      reload.textContent = "Load their changes";
+      reload.addEventListener("click", () => openMember(editing.id));
+      const overwrite = document.createElement("button");
+      overwrite.type = "button";
+      overwrite.id = "member-overwrite";
+      overwrite.className = "writes danger";
+      overwrite.textContent = "Save mine over theirs";
+      overwrite.addEventListener("click", () => retry(current));
+      box.append(reload, " ", overwrite);
+      // What changed meanwhile, field by field, from the audit log.
+      api("GET", "/ui/api/v1/audit?acceptedOnly=true&limit=20&object=member/" + editing.id).then((a) => {
+        if (!a.ok) return;
+        const lines = [];
+        a.data.records.filter((rec) => rec.version > editing.revision).reverse().forEach((rec) => {
+          rec.changes.forEach((c) => c.fields.forEach((f) => {
+            lines.push(f.field + ": " + JSON.stringify(f.before) + " → " + JSON.stringify(f.after) + " (" + rec.who + ")");
+          }));
+        });
+        if (!lines.length) return;
+        const list = document.createElement("ul");
+        list.id = "member-changed";
+        lines.forEach((l) => { const li = document.createElement("li"); li.textContent = l; list.append(li); });
+        box.append(list);
+      });
+    }
+    const ifMatch = (revision) => ({ "if-match": '"' + revision + '"' });
+    async function save(revision) {
       clearErrors();
-      const r = editing.id
-        ? await api("PUT", "/ui/api/v1/members/" + editing.id, collect())
-        : await api("POST", "/ui/api/v1/pools/" + editing.pool + "/members", collect());
+      let r;
+      if (editing.id) {
+        const fields = changed();
+        if (!Object.keys(fields).length) { closeDialog(dialog); return; }
+        r = await api("PUT", "/ui/api/v1/members/" + editing.id, fields, undefined, ifMatch(revision));
+        if (r.status === 412) { stale(r.data.error.currentRevision, save); return; }
+      } else {
+        r = await api("POST", "/ui/api/v1/pools/" + editing.pool + "/members", collect());
+      }
       if (r.ok) { closeDialog(dialog); return; }
       const e = errorOf(r);
       const name = e.field === "address" ? "ipAddress" : e.field.split(".")[0];
@@ -316,10 +367,15 @@
       } else {
         $("#member-error").textContent = e.message;
       }
+    }
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      save(editing.revision);
     });
     $("#member-delete").addEventListener("click", async () => {
       if (!editing.id || !confirm("Delete this member?")) return;
-      const r = await api("DELETE", "/ui/api/v1/members/" + editing.id);
+      const r = await api("DELETE", "/ui/api/v1/members/" + editing.id, undefined, undefined, ifMatch(editing.revision));
+      if (r.status === 412) { $("#member-error").textContent = "Changed since you opened it (now revision " + r.data.error.currentRevision + "): reopen it to see what changed before deleting."; return; }
       if (r.ok) closeDialog(dialog); else $("#member-error").textContent = errorOf(r).message;
     });
     $("#member-close").addEventListener("click", () => closeDialog(dialog));
@@ -357,7 +413,11 @@
         return li;
       }));
     };
-    const query = (dry) => "/ui/api/v1/config?dryRun=" + dry + ($("#apply-prune").checked ? "&prune=true" : "");
+    // The catalog version the shown plan was made against: Apply sends it,
+    // so a catalog that moved meanwhile is refused, not applied blind.
+    let planned = null;
+    const query = (dry) => "/ui/api/v1/config?dryRun=" + dry + ($("#apply-prune").checked ? "&prune=true" : "")
+      + (!dry && planned !== null ? "&expectVersion=" + planned : "");
     $("#apply-file").addEventListener("change", async (ev) => {
       const file = ev.target.files[0];
       if (file) { text.value = await file.text(); confirmButton.disabled = true; }
@@ -367,12 +427,18 @@
       $("#apply-error").textContent = "";
       const r = await api("POST", query(true), text.value, "text/plain");
       if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; confirmButton.disabled = true; return; }
+      planned = r.data.catalogVersion;
       show("Plan: " + r.data.plan.length + " changes", r.data.plan.length ? r.data.plan : ["no changes"]);
       confirmButton.disabled = !canWrite || r.data.plan.length === 0;
     });
     confirmButton.addEventListener("click", async () => {
       $("#apply-error").textContent = "";
       const r = await api("POST", query(false), text.value, "text/plain");
+      if (r.status === 412) {
+        $("#apply-error").textContent = "The catalog changed since this plan was made: plan again. " + errorOf(r).message;
+        confirmButton.disabled = true;
+        return;
+      }
       if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; return; }
       show("Applied " + r.data.plan.length + " changes, version " + r.data.version, r.data.plan);
       confirmButton.disabled = true;
@@ -400,7 +466,8 @@
       else if (b.classList.contains("create")) edit(b.dataset.kind, null, b.dataset.json);
       else if (b.classList.contains("delete") && row) {
         if (!confirm("Delete " + row.dataset.kind.replace(/s$/, "") + " " + row.dataset.id + "?")) return;
-        const r = await api("DELETE", "/ui/api/v1/" + row.dataset.kind + "/" + row.dataset.id);
+        const r = await api("DELETE", "/ui/api/v1/" + row.dataset.kind + "/" + row.dataset.id, undefined, undefined,
+          { "if-match": '"' + row.dataset.revision + '"' });
         if (r.ok) location.reload(); else alert(errorOf(r).message);
       }
     });
@@ -413,7 +480,11 @@
         : await api("POST", "/ui/api/v1/" + target.kind, value);
       if (r.ok) { location.reload(); return; }
       const e = errorOf(r);
-      $("#object-error").textContent = e.message;
+      // The JSON carries the revision it was read at: a colleague's
+      // change since is refused, never overwritten.
+      $("#object-error").textContent = r.status === 412
+        ? "Changed since this page was loaded (now revision " + e.currentRevision + "): reload the page to edit the current object. " + e.message
+        : e.message;
     });
     $("#object-close").addEventListener("click", () => closeDialog(editor));
   }

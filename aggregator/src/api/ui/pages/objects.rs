@@ -50,9 +50,20 @@ fn kinds() -> [(&'static str, &'static str, Value); 5] {
 pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
     let view = ui.service.view();
     let catalog = view.catalog();
-    let row = |kind: &str, id: u64, name: String, value: Value| -> Markup {
+    let state = view.state();
+    let revision_of = |kind: &str, id: u64| {
+        let r = crate::core::audit::parse_object(&format!("{}/{id}", kind.trim_end_matches('s')));
+        r.ok().and_then(|r| state.revision(r)).unwrap_or(0)
+    };
+    // Each object's JSON carries its revision: the editor sends it back,
+    // and a save over a colleague's change is refused (412), not silent.
+    let row = |kind: &str, id: u64, name: String, mut value: Value| -> Markup {
+        let revision = revision_of(kind, id);
+        if let Value::Object(map) = &mut value {
+            map.insert("revision".into(), Value::from(revision));
+        }
         html! {
-            li.object data-kind=(kind) data-id=(id) data-name=(name) {
+            li.object data-kind=(kind) data-id=(id) data-name=(name) data-revision=(revision) {
                 span.oname { (name) } " " span.small { "id " (id) }
                 " " button.edit type="button" data-json=(value.to_string()) { "Edit" }
                 " " button.writes.danger.delete type="button" { "Delete" }
