@@ -337,3 +337,51 @@ fn the_outbox_numbers_events_keeps_positions_trims_and_survives_a_reopen() {
         .unwrap();
     assert!(store.outbox().unwrap().cursors.is_empty());
 }
+
+#[test]
+fn the_audit_log_is_numbered_kept_within_its_count_and_age_and_survives_a_reopen() {
+    use gslb_aggregator::core::audit::{Attribution, AuditQuery, AuditRecord};
+    let dir = TempDir::new("audit");
+    let record = |at_ms: u64, version: u64| {
+        AuditRecord::action(
+            Attribution::internal("test"),
+            at_ms,
+            format!("v{version}"),
+            Some(version),
+        )
+    };
+    {
+        let store = RedbStore::open(&dir.0).unwrap();
+        // By count: 3 kept of 5, the oldest trimmed first.
+        set_audit_limits(3, u64::MAX);
+        for v in 1..=5 {
+            store.append_audit(&[record(1_000 + v, v)]).unwrap();
+        }
+        set_audit_limits(
+            gslb_aggregator::core::audit::DEFAULT_KEEP,
+            gslb_aggregator::core::audit::DEFAULT_MAX_AGE_MS,
+        );
+        assert_eq!(store.audit_count().unwrap(), 3);
+        let newest = store.audit(&AuditQuery::default()).unwrap();
+        let seqs: Vec<u64> = newest.iter().map(|r| r.seq).collect();
+        assert_eq!(seqs, [5, 4, 3], "numbered in order, newest first");
+        // History reaches back to version 2 only: 1 and 2 were trimmed.
+        assert!(!store.audit_after(1).unwrap().1);
+        assert!(store.audit_after(2).unwrap().1);
+    }
+    {
+        let store = RedbStore::open(&dir.0).unwrap();
+        assert_eq!(store.audit_count().unwrap(), 3, "kept across a reopen");
+        // By age, measured from the newest record: 1 s kept.
+        set_audit_limits(100, 1_000);
+        store.append_audit(&[record(10_000, 6)]).unwrap();
+        set_audit_limits(
+            gslb_aggregator::core::audit::DEFAULT_KEEP,
+            gslb_aggregator::core::audit::DEFAULT_MAX_AGE_MS,
+        );
+        let left = store.audit(&AuditQuery::default()).unwrap();
+        assert_eq!(left.iter().map(|r| r.seq).collect::<Vec<_>>(), [6]);
+        assert!(!store.audit_after(4).unwrap().1);
+        assert!(store.audit_after(5).unwrap().1);
+    }
+}

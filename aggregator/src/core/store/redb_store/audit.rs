@@ -14,6 +14,9 @@ use crate::core::audit::{AuditQuery, AuditRecord, DEFAULT_KEEP, DEFAULT_MAX_AGE_
 use crate::core::store::StoreError;
 
 pub(super) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("audit");
+/// Each record's time and version (0: none), so trimming never decodes a
+/// record (one of a large apply can be megabytes).
+const STAMPS: TableDefinition<u64, (u64, u64)> = TableDefinition::new("audit_stamps");
 
 const LAST: &str = "audit_last";
 /// The newest version among trimmed records: history before it is gone.
@@ -38,6 +41,7 @@ pub fn trimmed() -> u64 {
 /// Create the table (at open, so reads never meet a missing one).
 pub(super) fn create(w: &WriteTransaction) -> Result<(), StoreError> {
     w.open_table(RECORDS).map_err(db_err)?;
+    w.open_table(STAMPS).map_err(db_err)?;
     Ok(())
 }
 
@@ -54,6 +58,7 @@ pub(super) fn append(w: &WriteTransaction, records: &[AuditRecord]) -> Result<()
             .map_or(0, u64::from_be_bytes)
     };
     let mut table = w.open_table(RECORDS).map_err(db_err)?;
+    let mut stamps = w.open_table(STAMPS).map_err(db_err)?;
     for record in records {
         last += 1;
         let record = AuditRecord {
@@ -63,6 +68,9 @@ pub(super) fn append(w: &WriteTransaction, records: &[AuditRecord]) -> Result<()
         table
             .insert(last, encode(&record).as_slice())
             .map_err(db_err)?;
+        stamps
+            .insert(last, (record.at_ms, record.version.unwrap_or(0)))
+            .map_err(db_err)?;
     }
     // The age is measured from the newest record, not this node's clock,
     // so every replica trims the same records.
@@ -71,21 +79,23 @@ pub(super) fn append(w: &WriteTransaction, records: &[AuditRecord]) -> Result<()
     let mut count = table.len().map_err(db_err)?;
     let mut through = None;
     loop {
-        let Some((seq, oldest)) = (match table.first().map_err(db_err)? {
-            Some((k, v)) => Some((k.value(), decode::<AuditRecord>("audit", v.value())?)),
-            None => None,
-        }) else {
+        let Some((seq, (at_ms, version))) =
+            (stamps.first().map_err(db_err)?).map(|(k, v)| (k.value(), v.value()))
+        else {
             break;
         };
-        if count <= keep && oldest.at_ms >= oldest_kept {
+        if count <= keep && at_ms >= oldest_kept {
             break;
         }
         table.remove(seq).map_err(db_err)?;
+        stamps.remove(seq).map_err(db_err)?;
         count -= 1;
-        through = through.max(oldest.version);
+        if version > 0 {
+            through = through.max(Some(version));
+        }
         TRIMMED.fetch_add(1, Ordering::Relaxed);
     }
-    drop(table);
+    drop((table, stamps));
     let mut meta = vec![(LAST, last.to_be_bytes().to_vec())];
     if let Some(version) = through {
         meta.push((TRIMMED_THROUGH, version.to_be_bytes().to_vec()));
@@ -160,15 +170,20 @@ pub(super) fn replace(
     version: u64,
 ) -> Result<(), StoreError> {
     w.delete_table(RECORDS).map_err(db_err)?;
+    w.delete_table(STAMPS).map_err(db_err)?;
     let mut table = w.open_table(RECORDS).map_err(db_err)?;
+    let mut stamps = w.open_table(STAMPS).map_err(db_err)?;
     let mut last = 0;
     for record in records {
         last = last.max(record.seq);
         table
             .insert(record.seq, encode(record).as_slice())
             .map_err(db_err)?;
+        stamps
+            .insert(record.seq, (record.at_ms, record.version.unwrap_or(0)))
+            .map_err(db_err)?;
     }
-    drop(table);
+    drop((table, stamps));
     // What a snapshot or backup did not carry is gone.
     let first = records.iter().find_map(|r| r.version);
     let through = first.map_or(version, |v| v.saturating_sub(1));
