@@ -14,14 +14,10 @@ use crate::core::audit::Attribution;
 
 /// Decides whether a request reaches the service.
 pub trait Admission: Clone + Send + 'static {
-    /// `Ok` lets `request` through; an error is the answer instead.
-    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<(), Status>;
-
-    /// Who `request` comes from, for the audit records of the writes it
-    /// makes (an admission that knows the caller names them).
-    fn attribution(&self, _request: &http::Request<Body>) -> Option<Attribution> {
-        None
-    }
+    /// `Ok` lets `request` through, naming who it comes from when the
+    /// admission knows (for the audit records of the writes it makes); an
+    /// error is the answer instead.
+    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<Option<Attribution>, Status>;
 }
 
 /// `inner` behind `admission`.
@@ -65,12 +61,11 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let admitted = self.admission.admit(&request);
-        let by = self.admission.attribution(&request);
         Box::pin(async move {
-            match (admitted.await, by) {
-                (Ok(()), Some(by)) => crate::api::caller::scoped(by, inner.call(request)).await,
-                (Ok(()), None) => inner.call(request).await,
-                (Err(status), _) => Ok(status.into_http()),
+            match admitted.await {
+                Ok(Some(by)) => crate::api::caller::scoped(by, inner.call(request)).await,
+                Ok(None) => inner.call(request).await,
+                Err(status) => Ok(status.into_http()),
             }
         })
     }

@@ -12,7 +12,7 @@ use tonic::body::Body;
 use tonic::codegen::{BoxFuture, http};
 
 use super::caller::token_identity;
-use super::tokens::{Refusal, TokenRole, Tokens};
+use super::tokens::{Checked, Refusal, TokenRole, Tokens};
 use crate::api::gated::Admission;
 use crate::core::audit::Attribution;
 use crate::net::listener::Peer;
@@ -57,7 +57,7 @@ pub fn admit(
     path: &str,
     authorization: Option<&[u8]>,
     now: SystemTime,
-) -> Result<(), Status> {
+) -> Result<Option<Checked>, Status> {
     let identity = peer.and_then(|p| p.identity.as_ref());
     let role_ok = |allowed: &[Role]| match (peer, identity) {
         (Some(p), None) if p.plain => true,
@@ -77,8 +77,8 @@ pub fn admit(
     };
     let token = |need: TokenRole| {
         tokens
-            .check(authorization, need, now)
-            .map(|_| ())
+            .check_entry(authorization, need, now)
+            .map(Some)
             .map_err(|refusal| match refusal {
                 Refusal::ReadOnly(_) => Status::permission_denied(refusal.to_string()),
                 _ => Status::unauthenticated(refusal.to_string()),
@@ -91,7 +91,7 @@ pub fn admit(
     };
     match access {
         Access::Roles(allowed) => role_ok(allowed)
-            .then_some(())
+            .then_some(None)
             .ok_or_else(|| denied(allowed)),
         Access::Admin => {
             if !role_ok(&[Role::Operator]) {
@@ -105,7 +105,7 @@ pub fn admit(
                 && (identity.is_some_and(|i| i.role == Role::Aggregator)
                     || peer.is_some_and(|p| p.plain) && authorization.is_none());
             if peer_status {
-                return Ok(());
+                return Ok(None);
             }
             if !role_ok(&[Role::Operator]) {
                 // Only Status is open to aggregator certificates; naming
@@ -123,7 +123,7 @@ pub fn admit(
 }
 
 impl Admission for Guard {
-    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<(), Status> {
+    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<Option<Attribution>, Status> {
         let peer = request.extensions().get::<Peer>();
         let verdict = admit(
             self.access,
@@ -147,33 +147,28 @@ impl Admission for Guard {
                 "refused a gRPC call"
             );
         }
-        Box::pin(std::future::ready(verdict))
-    }
-
-    fn attribution(&self, request: &http::Request<Body>) -> Option<Attribution> {
-        let peer = request.extensions().get::<Peer>();
-        let cert = peer
-            .and_then(|p| p.identity.as_ref())
-            .map(ToString::to_string);
-        let header = (request.headers().get(http::header::AUTHORIZATION)).map(|v| v.as_bytes());
-        let token = self
-            .tokens
-            .check_entry(header, TokenRole::Read, SystemTime::now())
-            .ok();
-        let who = match (&token, &cert) {
-            (Some(t), cert) => token_identity(&t.name, &t.id, cert.as_deref()),
-            (None, Some(cert)) => format!("cert:{cert}"),
-            (None, None) => return None,
-        };
-        Some(Attribution {
-            who,
-            source: peer.map_or_else(String::new, |p| p.addr.to_string()),
-            operation: request
-                .uri()
-                .path()
-                .trim_start_matches("/gslb.v1.")
-                .to_owned(),
-        })
+        // Who it is, for the audit records of the writes it makes: the
+        // token that passed (checked once), and the certificate.
+        let by = verdict.map(|token| {
+            let cert = peer
+                .and_then(|p| p.identity.as_ref())
+                .map(ToString::to_string);
+            let who = match (&token, &cert) {
+                (Some(t), cert) => token_identity(&t.name, &t.id, cert.as_deref()),
+                (None, Some(cert)) => format!("cert:{cert}"),
+                (None, None) => return None,
+            };
+            Some(Attribution {
+                who,
+                source: peer.map_or_else(String::new, |p| p.addr.to_string()),
+                operation: request
+                    .uri()
+                    .path()
+                    .trim_start_matches("/gslb.v1.")
+                    .to_owned(),
+            })
+        });
+        Box::pin(std::future::ready(by))
     }
 }
 

@@ -6,6 +6,7 @@
 //! a follower sends the reader to the leader; a read marked stale
 //! (`gslb-stale` metadata or header) is served by whichever node it reaches.
 
+use crate::core::audit::Attribution;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -72,7 +73,7 @@ async fn admit(service: &Service, write: bool, stale: bool) -> Result<(), Status
 pub struct Leader(pub Arc<Service>);
 
 impl Admission for Leader {
-    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<(), Status> {
+    fn admit(&self, request: &http::Request<Body>) -> BoxFuture<Option<Attribution>, Status> {
         let service = self.0.clone();
         let method = request.uri().path().rsplit('/').next().unwrap_or_default();
         let write = writes(method);
@@ -80,9 +81,9 @@ impl Admission for Leader {
         // Forming the cluster is what makes a leader: the reached node
         // takes it (and refuses it once formed).
         if method == "FormCluster" {
-            return Box::pin(async { Ok(()) });
+            return Box::pin(async { Ok(None) });
         }
-        Box::pin(async move { admit(&service, write, stale).await })
+        Box::pin(async move { admit(&service, write, stale).await.map(|()| None) })
     }
 }
 
