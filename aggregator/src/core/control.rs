@@ -735,6 +735,9 @@ impl Control {
                 if let Some(stored) = stored {
                     renumber(self.store.as_ref(), &mut decided.expired, stored);
                     self.state.version = stored;
+                    for change in &decided.expired {
+                        self.state.note(change);
+                    }
                 }
             }
         }
