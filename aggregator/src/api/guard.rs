@@ -149,7 +149,12 @@ impl Admission for Guard {
         }
         // Who it is, for the audit records of the writes it makes: the
         // token that passed (checked once), and the certificate.
+        // Reads write nothing to attribute: no identity is built for them.
+        let writes = crate::api::leader::writes(method(request.uri().path()));
         let by = verdict.map(|token| {
+            if !writes {
+                return None;
+            }
             let cert = peer
                 .and_then(|p| p.identity.as_ref())
                 .map(ToString::to_string);

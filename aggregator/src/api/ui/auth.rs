@@ -293,6 +293,9 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
         can_write: role >= TokenRole::Write,
         follower: follower_note(&ui),
     });
+    if reads {
+        return next.run(request).await;
+    }
     let by = crate::core::audit::Attribution {
         who: format!("ui:{} ({})", checked.name, checked.id),
         source: crate::api::rest_auth::source(&request),
