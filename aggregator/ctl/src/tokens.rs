@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::table::render;
 use super::{CtlError, Output};
-use gslb_proto::link::tokens::{TokenEntry, TokenFile, TokenRole};
+use gslb_proto::link::tokens::{TokenEntry, TokenFile, TokenRole, TokenScope};
 
 /// Token actions.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -22,9 +22,17 @@ pub enum TokensAction {
         /// A name for it (unique).
         #[arg(long)]
         name: String,
-        /// read or write.
+        /// read, operate (manual health, pausing decisions), write (catalog
+        /// objects) or admin (TSIG keys, notifiers, DNSSEC, cluster).
         #[arg(long)]
         role: TokenRole,
+        /// Limit it to this zone (by apex) and its record sets; repeat for
+        /// more. With --pool as well: those zones and those pools.
+        #[arg(long = "zone")]
+        zones: Vec<String>,
+        /// Limit it to this pool (by name) and its members; repeat for more.
+        #[arg(long = "pool")]
+        pools: Vec<String>,
         /// Lifetime, e.g. `90d`; unset never expires.
         #[arg(long)]
         expires: Option<String>,
@@ -54,6 +62,8 @@ pub fn run(action: TokensAction, out: Output) -> Result<String, CtlError> {
             file,
             name,
             role,
+            zones,
+            pools,
             expires,
         } => {
             let ttl = expires
@@ -68,18 +78,18 @@ pub fn run(action: TokensAction, out: Output) -> Result<String, CtlError> {
                 .transpose()?;
             let mut tokens = TokenFile::load(&file).map_err(input)?;
             let (token, entry) = tokens
-                .create(&name, role, ttl, now)
+                .create(&name, role, TokenScope { zones, pools }, ttl, now)
                 .map_err(CtlError::Input)?;
             tokens.save(&file).map_err(input)?;
             Ok(match out {
                 Output::Json => format!(
                     "{}\n",
                     json!({"id": entry.id, "name": entry.name, "role": entry.role,
-                           "expires": entry.expires.map(time), "token": token})
+                           "scope": entry.scope, "expires": entry.expires.map(time), "token": token})
                 ),
                 Output::Table => format!(
-                    "{token}\ntoken {} ({}, role {}) created; it is shown only now\n",
-                    entry.id, entry.name, entry.role
+                    "{token}\ntoken {} ({}, role {}, scope {}) created; it is shown only now\n",
+                    entry.id, entry.name, entry.role, entry.scope
                 ),
             })
         }
@@ -105,7 +115,7 @@ fn list(tokens: &[TokenEntry], now: SystemTime, out: Output) -> String {
         let items: Vec<_> = tokens
             .iter()
             .map(|t| {
-                json!({"id": t.id, "name": t.name, "role": t.role, "created": time(t.created),
+                json!({"id": t.id, "name": t.name, "role": t.role, "scope": t.scope, "created": time(t.created),
                        "expires": t.expires.map(time), "expired": t.expired(now)})
             })
             .collect();
@@ -118,6 +128,7 @@ fn list(tokens: &[TokenEntry], now: SystemTime, out: Output) -> String {
                 t.id.clone(),
                 t.name.clone(),
                 t.role.to_string(),
+                t.scope.to_string(),
                 crate::time::at_secs(t.created),
                 t.expires
                     .map_or_else(|| "never".to_owned(), crate::time::at_secs),
@@ -126,7 +137,7 @@ fn list(tokens: &[TokenEntry], now: SystemTime, out: Output) -> String {
         })
         .collect();
     render(
-        &["ID", "NAME", "ROLE", "CREATED", "EXPIRES", "STATE"],
+        &["ID", "NAME", "ROLE", "SCOPE", "CREATED", "EXPIRES", "STATE"],
         &rows,
     )
 }

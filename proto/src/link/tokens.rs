@@ -1,5 +1,6 @@
 //! The admin token file (`gslbctl tokens` writes it, the aggregator reads
-//! it): hashed tokens, each with a role and an optional expiry. A token is
+//! it): hashed tokens, each with a role, an optional scope of zones and
+//! pools, and an optional expiry. A token is
 //! `gslb_ID_SECRET`; the file keeps ID and the SHA-256 of SECRET, never the
 //! secret. 32 random bytes need no slow hash: there is nothing to guess.
 
@@ -10,35 +11,96 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
-/// What a token may do.
+/// What a token may do; each role may do everything the ones before it
+/// may.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TokenRole {
     /// Reads only.
     Read,
-    /// Reads and writes.
+    /// Manual health, pausing decisions, heartbeats: running what exists.
+    Operate,
+    /// Catalog objects: zones, records, pools, members, checks.
     Write,
+    /// Notifiers, TSIG keys, DNSSEC rollovers, cluster membership, backups.
+    Admin,
+}
+
+impl TokenRole {
+    /// Every role, weakest first.
+    pub const ALL: [TokenRole; 4] = [
+        TokenRole::Read,
+        TokenRole::Operate,
+        TokenRole::Write,
+        TokenRole::Admin,
+    ];
+
+    /// Its name in the file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenRole::Read => "read",
+            TokenRole::Operate => "operate",
+            TokenRole::Write => "write",
+            TokenRole::Admin => "admin",
+        }
+    }
 }
 
 impl std::fmt::Display for TokenRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            TokenRole::Read => "read",
-            TokenRole::Write => "write",
-        })
+        f.write_str(self.as_str())
     }
 }
 
 impl std::str::FromStr for TokenRole {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "read" => Ok(TokenRole::Read),
-            "write" => Ok(TokenRole::Write),
-            _ => Err(format!("{s:?} is not a token role (read, write)")),
+        TokenRole::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("{s:?} is not a token role (read, operate, write, admin)"))
+    }
+}
+
+/// The zones (by apex) and pools (by name) a token is limited to; empty:
+/// not limited.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenScope {
+    /// Zone apexes: the zone and its record sets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zones: Vec<String>,
+    /// Pool names: the pool and its members.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
+}
+
+impl TokenScope {
+    /// Whether it limits nothing.
+    pub fn is_empty(&self) -> bool {
+        self.zones.is_empty() && self.pools.is_empty()
+    }
+}
+
+impl std::fmt::Display for TokenScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.zones.is_empty(), self.pools.is_empty()) {
+            (true, true) => f.write_str("everything"),
+            (false, true) => write!(f, "zones {}", self.zones.join(", ")),
+            (true, false) => write!(f, "pools {}", self.pools.join(", ")),
+            (false, false) => write!(
+                f,
+                "zones {} and pools {}",
+                self.zones.join(", "),
+                self.pools.join(", ")
+            ),
         }
     }
 }
+
+/// Most zones plus pools a scope may name (the token file is read on every
+/// call it changes; a scope is a team's objects, not a catalog).
+pub const MAX_SCOPE_NAMES: usize = 256;
 
 /// One token as the file stores it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +112,9 @@ pub struct TokenEntry {
     pub name: String,
     /// What it may do.
     pub role: TokenRole,
+    /// What it may see and change (empty: everything).
+    #[serde(default, skip_serializing_if = "TokenScope::is_empty")]
+    pub scope: TokenScope,
     /// Hex SHA-256 of the secret part.
     pub sha256: String,
     /// Unix seconds it was created at.
@@ -97,9 +162,21 @@ impl TokenFile {
         &mut self,
         name: &str,
         role: TokenRole,
+        scope: TokenScope,
         ttl: Option<Duration>,
         now: SystemTime,
     ) -> Result<(String, TokenEntry), String> {
+        let names = scope.zones.iter().chain(&scope.pools);
+        if names.clone().count() > MAX_SCOPE_NAMES {
+            return Err(format!(
+                "scope: at most {MAX_SCOPE_NAMES} zones and pools together"
+            ));
+        }
+        if let Some(bad) = names.into_iter().find(|n| n.is_empty() || n.len() > 253) {
+            return Err(format!(
+                "scope: {bad:?} is not a zone apex or pool name (1 to 253 characters)"
+            ));
+        }
         if name.is_empty()
             || name.len() > 64
             || !name
@@ -126,6 +203,7 @@ impl TokenFile {
             id: id.clone(),
             name: name.to_owned(),
             role,
+            scope,
             sha256: hex::encode(sha256(secret.as_bytes())),
             created: unix(now),
             expires: ttl.map(|t| unix(now + t)),
