@@ -9,6 +9,7 @@ pub mod control;
 pub mod declarative;
 pub mod feed;
 pub mod notify;
+pub mod scope;
 pub mod store;
 pub mod strict_json;
 pub mod zonefile;

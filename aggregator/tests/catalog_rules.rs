@@ -1408,3 +1408,65 @@ mod audit_history {
         }
     }
 }
+
+mod scopes {
+    use super::*;
+    use gslb_aggregator::core::scope::Scope;
+
+    fn scope() -> Scope {
+        Scope::new("team", &["Example.COM.".into()], &["web".into()])
+    }
+
+    #[test]
+    fn a_scope_sees_its_zone_records_pool_members_and_their_check_only() {
+        let (mut s, z, c, p, m, r) = populated();
+        let other = pool_named(&mut s, "db");
+        let ObjectRef::Member(theirs) = created(&mut s, member_at(other, "db-1", "192.0.2.9"))
+        else {
+            unreachable!()
+        };
+        let scope = scope();
+        for seen in [
+            ObjectRef::Zone(z),
+            ObjectRef::Record(r),
+            ObjectRef::Pool(p),
+            ObjectRef::Member(m),
+            ObjectRef::Check(c),
+        ] {
+            assert!(scope.sees(&s.catalog, &seen), "{seen:?}");
+        }
+        for hidden in [ObjectRef::Pool(other), ObjectRef::Member(theirs)] {
+            assert!(!scope.sees(&s.catalog, &hidden), "{hidden:?}");
+        }
+        let restricted = scope.restrict(&s.catalog);
+        assert_eq!(restricted.pools.len(), 1);
+        assert_eq!(restricted.members.len(), 1);
+        assert_eq!(restricted.checks.len(), 1);
+        assert_eq!(restricted.records.len(), 1);
+        // A check is seen, never written.
+        let check = s.object(ObjectRef::Check(c)).unwrap();
+        assert!(!scope.writes(&s.catalog, &check));
+    }
+
+    proptest::proptest! {
+        /// Any sequence of member moves among pools in and out of scope:
+        /// a move is permitted exactly when both its pools are in scope.
+        #[test]
+        fn a_member_move_is_permitted_only_between_pools_in_scope(
+            moves in proptest::collection::vec(0usize..4, 1..30)
+        ) {
+            let (mut s, _, _, web, m, _) = populated();
+            let pools = [web, pool_named(&mut s, "db"), pool_named(&mut s, "cache"), web];
+            let scope = scope();
+            for to in moves {
+                let from = member_of(&s, m).pool;
+                let op = patch(ObjectRef::Member(m), serde_json::json!({"pool": pools[to].0}));
+                let mut trial = s.clone();
+                let change = trial.apply(op).unwrap();
+                let permitted = scope.permits(&s, &trial, &[change]).is_ok();
+                proptest::prop_assert_eq!(permitted, from == web && pools[to] == web);
+                s = trial;
+            }
+        }
+    }
+}

@@ -26,6 +26,10 @@ pub struct Attribution {
     pub source: String,
     /// The operation: `PUT /api/v1/members/3`, `AdminService/UpdateMember`.
     pub operation: String,
+    /// The zones and pools the caller's token is limited to (none: not
+    /// limited). Checked by the core on every write; never stored.
+    #[serde(skip)]
+    pub scope: Option<std::sync::Arc<crate::core::scope::Scope>>,
 }
 
 impl Attribution {
@@ -35,6 +39,7 @@ impl Attribution {
             who: "aggregator".into(),
             source: String::new(),
             operation: operation.into(),
+            scope: None,
         }
     }
 }
@@ -256,6 +261,9 @@ pub struct AuditQuery {
     /// At most this many (capped at [`MAX_PAGE`]).
     #[serde(default)]
     pub limit: usize,
+    /// Only records of objects in a scoped caller's scope.
+    #[serde(skip)]
+    pub scope: Option<crate::core::scope::Judged>,
 }
 
 impl AuditQuery {
@@ -271,6 +279,7 @@ impl AuditQuery {
             && self.object.is_none_or(|o| {
                 record.changes.iter().any(|c| c.object == o) || record.objects.contains(&o)
             })
+            && self.scope.as_ref().is_none_or(|j| j.shows(record))
     }
 
     /// The number of records to return.

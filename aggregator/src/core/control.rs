@@ -54,6 +54,9 @@ pub enum ControlError {
     /// Storage failed; the write was not acknowledged.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The caller's token is limited to other zones or pools.
+    #[error(transparent)]
+    Scope(#[from] crate::core::scope::OutOfScope),
 }
 
 /// Put a commit's resolutions into its delta.
@@ -251,6 +254,39 @@ impl Control {
         self.by = by;
     }
 
+    /// Refuse `changes` outside the caller's scope (a single write's
+    /// parent is looked up `before`, a batch's `after`).
+    fn permits(
+        &self,
+        before: &CatalogState,
+        after: &CatalogState,
+        changes: &[Change],
+    ) -> Result<(), ControlError> {
+        match self.by.as_ref().and_then(|b| b.scope.as_deref()) {
+            Some(scope) => Ok(scope.permits(before, after, changes)?),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuse `target` unless the caller's scope covers it (for operations
+    /// on existing objects that are not catalog changes: manual health,
+    /// heartbeats, pausing a pool, rollovers).
+    pub fn within(&self, target: ObjectRef) -> Result<(), ControlError> {
+        match self.by.as_ref().and_then(|b| b.scope.as_deref()) {
+            Some(scope) => Ok(scope.see(&self.state.catalog, &target)?),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuse a caller whose scope is limited (operations on everything:
+    /// pausing all decisions, a whole-catalog document, a rollback).
+    pub fn unscoped(&self, what: &str) -> Result<(), ControlError> {
+        match self.by.as_ref().and_then(|b| b.scope.as_deref()) {
+            Some(scope) => Err(scope.outside(what.to_owned()).into()),
+            None => Ok(()),
+        }
+    }
+
     /// Who the operation being run is for.
     pub(crate) fn attribution(&self) -> Attribution {
         (self.by.clone()).unwrap_or_else(|| Attribution::internal("internal"))
@@ -271,6 +307,15 @@ impl Control {
         }
         self.refusal_recorded.set(true);
         let record = AuditRecord::refused(self.attribution(), now.0, error.to_string(), objects);
+        if let Err(e) = self.store.append_audit(&[record]) {
+            tracing::warn!(error = %e, "a refused write's audit record was not stored");
+        }
+    }
+
+    /// Record a write the API refused before it reached the core (the
+    /// token's role or scope), best effort like every refusal's record.
+    pub fn audit_denied(&self, why: String, objects: Vec<ObjectRef>, now: Timestamp) {
+        let record = AuditRecord::refused(self.attribution(), now.0, why, objects);
         if let Err(e) = self.store.append_audit(&[record]) {
             tracing::warn!(error = %e, "a refused write's audit record was not stored");
         }
@@ -324,6 +369,11 @@ impl Control {
             // of the catalog (which at 100,000 members costs tens of ms).
             Ok([op]) => {
                 let mut prepared = self.state.prepare(op)?;
+                self.permits(
+                    &self.state,
+                    &self.state,
+                    std::slice::from_ref(&prepared.change),
+                )?;
                 let latched = removed(std::slice::from_ref(&prepared.change));
                 let planned = prepared.change.version;
                 let record = AuditRecord::accepted(
@@ -356,6 +406,7 @@ impl Control {
             Err(ops) => {
                 let mut trial = self.state.clone();
                 let mut changes = trial.apply_all(ops)?;
+                self.permits(&self.state, &trial, &changes)?;
                 let record = AuditRecord::accepted(
                     self.attribution(),
                     now.0,
@@ -502,6 +553,14 @@ impl Control {
             Input::ManualHealth { member, .. } => Some(*member),
             _ => None,
         };
+        if let Input::ManualHealth { member: id, .. } | Input::Heartbeat(id) = &input
+            && let Err(e) = self.within(ObjectRef::Member(*id))
+        {
+            if member.is_some() {
+                self.audit_refusal(&e, vec![ObjectRef::Member(*id)], now);
+            }
+            return Err(e);
+        }
         let manual = match &input {
             Input::ManualHealth { member, health } => Some(match health {
                 Some(h) => format!("member {member} health set to {h:?} by hand"),
@@ -907,6 +966,7 @@ impl Control {
     /// version is lower than theirs or its catalog empty. For an operator
     /// who restored an older backup or started empty on purpose.
     pub fn reset_edges(&mut self, now: Timestamp) -> Result<(u64, u64), ControlError> {
+        self.unscoped("resetting every edge")?;
         self.decides()?;
         self.flush_deferred()?;
         let epoch = self.state.epoch + 1;

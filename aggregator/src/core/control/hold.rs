@@ -29,6 +29,10 @@ impl Control {
         {
             return Err(CatalogError::NotFound(ObjectRef::Pool(p)).into());
         }
+        match pool {
+            Some(p) => self.within(ObjectRef::Pool(p))?,
+            None => self.unscoped("the decisions of every pool")?,
+        }
         let mut hold = self.state.hold.clone();
         hold.set(pool, paused, now.0);
         if hold == self.state.hold {

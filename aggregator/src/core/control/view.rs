@@ -117,9 +117,13 @@ impl View {
         &self,
         from: u64,
         to: Option<u64>,
+        scope: Option<&crate::core::scope::Judged>,
     ) -> Result<Vec<super::history::ObjectDiff>, super::ControlError> {
-        let net =
+        let mut net =
             super::history::net_changes(self.store.as_ref(), self.state.catalog_version, from, to)?;
+        if let Some(judged) = scope {
+            net.retain(|t| judged.touched(t));
+        }
         Ok(super::history::diffs(&net))
     }
 
