@@ -382,6 +382,7 @@ async fn ui_streams(
             file.create(
                 &format!("bench-ui-{i}"),
                 gslb_aggregator::api::tokens::TokenRole::Read,
+                Default::default(),
                 None,
                 SystemTime::now(),
             )
@@ -460,7 +461,8 @@ fn main() {
         let (token, _) = tokens
             .create(
                 "bench",
-                gslb_aggregator::api::tokens::TokenRole::Write,
+                gslb_aggregator::api::tokens::TokenRole::Admin,
+                Default::default(),
                 None,
                 std::time::SystemTime::now(),
             )

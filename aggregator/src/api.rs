@@ -1,10 +1,11 @@
 //! The APIs: admin gRPC with the agent and edge streams (`service`), REST
 //! (`rest`), the listeners (`server`), metrics, access rules and admin
-//! tokens (`guard`, `rest_auth`, `tokens`), and the adapters that put the
+//! tokens (`access`, `guard`, `rest_auth`, `tokens`), and the adapters that put the
 //! cluster behind them: the leader gate (`leader`), `gslbctl cluster`
 //! (`membership`) and role changes (`roles`). Depends on `core`,
 //! `replication` and `net`.
 
+pub mod access;
 pub mod caller;
 pub mod flatten;
 pub mod gated;

@@ -46,12 +46,22 @@ fn api(name: &str) -> Api {
 impl Api {
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
         let body = body.map_or_else(Body::empty, |b| Body::from(b.to_string()));
-        let request = Request::builder()
+        let mut request = Request::builder()
             .method(method)
             .uri(path)
             .header("content-type", "application/json")
             .body(body)
             .unwrap();
+        // What the listener's token check hands the router: an admin token
+        // limited to nothing (roles and scopes are tested end to end).
+        request
+            .extensions_mut()
+            .insert(gslb_aggregator::api::tokens::Checked {
+                role: gslb_aggregator::api::tokens::TokenRole::Admin,
+                name: "test".into(),
+                id: "0".into(),
+                scope: Default::default(),
+            });
         let response = self.app.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();

@@ -12,7 +12,7 @@ use tonic::body::Body;
 use tonic::codegen::{BoxFuture, http};
 
 use super::caller::token_identity;
-use super::tokens::{Checked, Refusal, TokenRole, Tokens};
+use super::tokens::{Checked, TokenRole, Tokens};
 use crate::api::gated::Admission;
 use crate::core::audit::Attribution;
 use crate::net::listener::Peer;
@@ -75,19 +75,14 @@ pub fn admit(
             need.join(" or ")
         ))
     };
-    let token = |need: TokenRole| {
-        tokens
-            .check_entry(authorization, need, now)
-            .map(Some)
-            .map_err(|refusal| match refusal {
-                Refusal::ReadOnly(_) => Status::permission_denied(refusal.to_string()),
-                _ => Status::unauthenticated(refusal.to_string()),
-            })
-    };
-    let need = if crate::api::leader::writes(method(path)) {
-        TokenRole::Write
-    } else {
-        TokenRole::Read
+    let token = || {
+        let checked = tokens
+            .check_entry(authorization, TokenRole::Read, now)
+            .map_err(|refusal| Status::unauthenticated(refusal.to_string()))?;
+        match crate::api::access::refusal(&checked, crate::api::access::grpc(method(path)), path) {
+            Some(why) => Err(Status::permission_denied(why)),
+            None => Ok(Some(checked)),
+        }
     };
     match access {
         Access::Roles(allowed) => role_ok(allowed)
@@ -97,7 +92,7 @@ pub fn admit(
             if !role_ok(&[Role::Operator]) {
                 return Err(denied(&[Role::Operator]));
             }
-            token(need)
+            token()
         }
         Access::Cluster => {
             let status = method(path) == "Status";
@@ -117,7 +112,7 @@ pub fn admit(
                 };
                 return Err(denied(allowed));
             }
-            token(need)
+            token()
         }
     }
 }
@@ -148,11 +143,13 @@ impl Admission for Guard {
             );
         }
         // Who it is, for the audit records of the writes it makes: the
-        // token that passed (checked once), and the certificate.
-        // Reads write nothing to attribute: no identity is built for them.
+        // token that passed (checked once), and the certificate. An
+        // unlimited token's reads write nothing to attribute: no identity
+        // is built for them; a scoped token's reads carry its scope.
         let writes = crate::api::leader::writes(method(request.uri().path()));
         let by = verdict.map(|token| {
-            if !writes {
+            let scope = token.as_ref().and_then(crate::api::access::scope_of);
+            if !writes && scope.is_none() {
                 return None;
             }
             let cert = peer
@@ -171,6 +168,7 @@ impl Admission for Guard {
                     .path()
                     .trim_start_matches("/gslb.v1.")
                     .to_owned(),
+                scope,
             })
         });
         Box::pin(std::future::ready(by))
@@ -197,8 +195,8 @@ mod tests {
         }
     }
 
-    /// The access matrix: each role against each service, with the write
-    /// token, a read token and none.
+    /// The access matrix: each role against each service, with an admin
+    /// token, a write token, a read token and none.
     #[test]
     fn each_service_admits_its_roles_and_admin_needs_a_token() {
         let dir = std::env::temp_dir().join(format!("gslb-guard-{}", std::process::id()));
@@ -206,12 +204,21 @@ mod tests {
         let path: PathBuf = dir.join("tokens.json");
         let mut file = TokenFile::default();
         let now = SystemTime::now();
-        let (write, _) = file.create("w", TokenRole::Write, None, now).unwrap();
-        let (read, _) = file.create("r", TokenRole::Read, None, now).unwrap();
+        // "write" here is an admin token: cluster membership needs admin.
+        let (write, _) = file
+            .create("w", TokenRole::Admin, Default::default(), None, now)
+            .unwrap();
+        let (read, _) = file
+            .create("r", TokenRole::Read, Default::default(), None, now)
+            .unwrap();
+        let (writer, _) = file
+            .create("c", TokenRole::Write, Default::default(), None, now)
+            .unwrap();
         file.save(&path).unwrap();
         let tokens = Tokens::load(path).unwrap();
         let (write, read) = (format!("Bearer {write}"), format!("Bearer {read}"));
-        let (write, read) = (write.as_str(), read.as_str());
+        let writer = format!("Bearer {writer}");
+        let (write, read, writer) = (write.as_str(), read.as_str(), writer.as_str());
         let code = |access, role, path: &str, auth: Option<&str>| {
             admit(
                 access,
@@ -273,6 +280,12 @@ mod tests {
             Some(PermissionDenied)
         );
         assert_eq!(code(Access::Cluster, o, add, Some(write)), None);
+        assert_eq!(
+            code(Access::Cluster, o, add, Some(writer)),
+            Some(PermissionDenied),
+            "cluster membership needs role admin"
+        );
+        assert_eq!(code(Access::Admin, o, create, Some(writer)), None);
         assert_eq!(
             code(Access::Cluster, g, add, Some(write)),
             Some(PermissionDenied)

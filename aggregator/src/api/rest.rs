@@ -29,6 +29,10 @@ use crate::api::service::Service;
 pub fn router(service: Arc<Service>) -> Router {
     table()
         .router
+        .route_layer(axum::middleware::from_fn_with_state(
+            service.clone(),
+            crate::api::access::rest_access,
+        ))
         .fallback(|| async { ApiError::not_found("no such path") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .layer(axum::middleware::map_response(error::as_json))

@@ -1,5 +1,6 @@
-//! Bearer tokens on the REST API (axum middleware): reads need a read or
-//! write token, everything else a write token.
+//! Bearer tokens on the REST API (axum middleware): who the caller is. What
+//! the token's role and scope allow is checked per route inside the router
+//! (`api::access`), for the REST listener and the UI alike.
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -10,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::caller::{scoped, token_identity};
-use super::tokens::{TokenRole, Tokens};
+use super::tokens::{Checked, TokenRole, Tokens};
 use crate::core::audit::Attribution;
 
 /// The caller's address, as the HTTP listener put it in the request.
@@ -19,31 +20,25 @@ pub fn source(request: &Request) -> String {
         .map_or_else(String::new, |p| p.addr.to_string())
 }
 
-/// Refuse a request whose token does not allow it.
+/// Refuse a request without a valid token; give the router the token that
+/// passed, and the caller's identity to the writes it makes.
 pub async fn require_token(
     State(tokens): State<Arc<Tokens>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let need = if request.method() == Method::GET || request.method() == Method::HEAD {
-        TokenRole::Read
-    } else {
-        TokenRole::Write
-    };
     let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.as_bytes());
-    match tokens.check_entry(authorization, need, SystemTime::now()) {
-        // Reads write nothing to attribute: no identity is built for them.
-        Ok(_) if need == TokenRole::Read => next.run(request).await,
+    match tokens.check_entry(authorization, TokenRole::Read, SystemTime::now()) {
         Ok(checked) => {
-            let by = Attribution {
-                who: token_identity(&checked.name, &checked.id, None),
-                source: source(&request),
-                operation: format!("{} {}", request.method(), request.uri().path()),
-            };
-            scoped(by, next.run(request)).await
+            let by = attribution(&request, &checked, false);
+            request.extensions_mut().insert(checked);
+            match by {
+                Some(by) => scoped(by, next.run(request)).await,
+                None => next.run(request).await,
+            }
         }
         Err(refusal) => {
             tracing::warn!(
@@ -70,4 +65,25 @@ pub async fn require_token(
             response
         }
     }
+}
+
+/// Who a request is for: built for writes, and for every call of a scoped
+/// token (its handlers and the core limit what it sees by it). An
+/// unlimited token's reads write nothing to attribute and build nothing.
+pub fn attribution(request: &Request, checked: &Checked, ui: bool) -> Option<Attribution> {
+    let reads = request.method() == Method::GET || request.method() == Method::HEAD;
+    let scope = crate::api::access::scope_of(checked);
+    if reads && scope.is_none() {
+        return None;
+    }
+    Some(Attribution {
+        who: if ui {
+            format!("ui:{} ({})", checked.name, checked.id)
+        } else {
+            token_identity(&checked.name, &checked.id, None)
+        },
+        source: source(request),
+        operation: format!("{} {}", request.method(), request.uri().path()),
+        scope,
+    })
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-pub use gslb_proto::link::tokens::{TokenEntry, TokenFile, TokenRole};
+pub use gslb_proto::link::tokens::{TokenEntry, TokenFile, TokenRole, TokenScope};
 
 use crate::net::watch::{Stamp, stamp};
 
@@ -19,15 +19,16 @@ pub enum Refusal {
     Invalid,
     /// The token expired.
     Expired(String),
-    /// A read token on a write.
-    ReadOnly(String),
+    /// A token whose role is weaker than the call needs: (name, its role,
+    /// the role needed).
+    Role(String, TokenRole, TokenRole),
 }
 
 impl Refusal {
     /// Whether the caller is unknown (401 / UNAUTHENTICATED) rather than
     /// known but not allowed (403 / PERMISSION_DENIED).
     pub fn unauthenticated(&self) -> bool {
-        !matches!(self, Refusal::ReadOnly(_))
+        !matches!(self, Refusal::Role(..))
     }
 }
 
@@ -39,9 +40,9 @@ impl std::fmt::Display for Refusal {
             ),
             Refusal::Invalid => f.write_str("authorization: the bearer token is not valid"),
             Refusal::Expired(name) => write!(f, "authorization: token {name:?} has expired"),
-            Refusal::ReadOnly(name) => write!(
+            Refusal::Role(name, has, needs) => write!(
                 f,
-                "authorization: token {name:?} has role read; this call writes and needs role write"
+                "authorization: token {name:?} has role {has}; this call needs role {needs}"
             ),
         }
     }
@@ -56,6 +57,8 @@ pub struct Checked {
     pub name: String,
     /// Its public id.
     pub id: String,
+    /// The zones and pools it is limited to (empty: none).
+    pub scope: TokenScope,
 }
 
 /// The aggregator's tokens, reloaded when the file changes.
@@ -126,12 +129,13 @@ impl Tokens {
             return Err(Refusal::Expired(entry.name.clone()));
         }
         if entry.role < need {
-            return Err(Refusal::ReadOnly(entry.name.clone()));
+            return Err(Refusal::Role(entry.name.clone(), entry.role, need));
         }
         Ok(Checked {
             role: entry.role,
             name: entry.name.clone(),
             id: entry.id.clone(),
+            scope: entry.scope.clone(),
         })
     }
 
@@ -158,18 +162,29 @@ mod tests {
         let path = dir.join("tokens.json");
         let now = SystemTime::now();
         let mut file = TokenFile::default();
-        let (write, _) = file.create("ci", TokenRole::Write, None, now).unwrap();
-        let (read, _) = file.create("dash", TokenRole::Read, None, now).unwrap();
+        let (write, _) = file
+            .create("ci", TokenRole::Write, TokenScope::default(), None, now)
+            .unwrap();
+        let (read, _) = file
+            .create("dash", TokenRole::Read, TokenScope::default(), None, now)
+            .unwrap();
         let (short, _) = file
             .create(
                 "short",
                 TokenRole::Write,
+                TokenScope::default(),
                 Some(Duration::from_secs(60)),
                 now,
             )
             .unwrap();
-        assert!(file.create("ci", TokenRole::Read, None, now).is_err());
-        assert!(file.create("a b", TokenRole::Read, None, now).is_err());
+        assert!(
+            file.create("ci", TokenRole::Read, TokenScope::default(), None, now)
+                .is_err()
+        );
+        assert!(
+            file.create("a b", TokenRole::Read, TokenScope::default(), None, now)
+                .is_err()
+        );
         file.save(&path).unwrap();
         // The secret is not in the file.
         let stored = std::fs::read_to_string(&path).unwrap();
@@ -188,7 +203,11 @@ mod tests {
         );
         assert_eq!(
             check(Some(&header(&read)), TokenRole::Write, now),
-            Err(Refusal::ReadOnly("dash".into()))
+            Err(Refusal::Role(
+                "dash".into(),
+                TokenRole::Read,
+                TokenRole::Write
+            ))
         );
         assert_eq!(check(None, TokenRole::Read, now), Err(Refusal::Missing));
         assert_eq!(

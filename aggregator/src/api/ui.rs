@@ -158,6 +158,11 @@ async fn api(State(ui): State<Arc<Ui>>, request: Request) -> Response {
     *request.method_mut() = parts.method;
     *request.uri_mut() = rest;
     *request.headers_mut() = parts.headers;
+    // The token the session holds: the REST router checks its role and
+    // scope per route.
+    if let Some(token) = parts.extensions.get::<crate::api::tokens::Checked>() {
+        request.extensions_mut().insert(token.clone());
+    }
     match ui.rest.clone().oneshot(request).await {
         Ok(response) => response,
         Err(never) => match never {},

@@ -44,7 +44,8 @@ pub fn start_with(data_dir: &std::path::Path, extra: &[&str]) -> Aggregator {
     let (token, _) = tokens
         .create(
             &format!("test-{}", tokens.tokens.len()),
-            TokenRole::Write,
+            TokenRole::Admin,
+            Default::default(),
             None,
             std::time::SystemTime::now(),
         )

@@ -66,6 +66,7 @@ impl AuditParams {
             before_seq: self.before,
             accepted_only: self.accepted_only,
             limit: self.limit.unwrap_or(0),
+            scope: None,
         })
     }
 }
@@ -84,14 +85,21 @@ pub async fn list(
     State(s): State<Arc<Service>>,
     Query(params): Query<AuditParams>,
 ) -> Result<Json<Value>, ApiError> {
-    let query = params.query()?;
+    let mut query = params.query()?;
     let view = s.view();
+    query.scope = crate::api::caller::judged(&view);
+    let judged = query.scope.clone();
     let page = query.page();
     let records = off_worker(move || view.audit(&query))
         .await
         .map_err(crate::core::control::ControlError::from)?;
     let next = (records.len() == page).then(|| records.last().map(|r| r.seq));
-    let records: Vec<RecordView> = records.iter().map(RecordView::from).collect();
+    let records: Vec<RecordView> = (records.into_iter())
+        .map(|r| match &judged {
+            Some(j) => RecordView::from(&j.trimmed(r)),
+            None => RecordView::from(&r),
+        })
+        .collect();
     Ok(Json(json!({ "records": records, "next": next.flatten() })))
 }
 
@@ -122,7 +130,8 @@ pub async fn diff(
 ) -> Result<Json<Value>, ApiError> {
     let view = s.view();
     let to = params.to.unwrap_or(view.state().catalog_version);
-    let changes = off_worker(move || view.diff(params.from, params.to)).await?;
+    let judged = crate::api::caller::judged(&view);
+    let changes = off_worker(move || view.diff(params.from, params.to, judged.as_ref())).await?;
     Ok(Json(
         json!({ "from": params.from, "to": to, "changes": changes }),
     ))

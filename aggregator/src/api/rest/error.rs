@@ -93,6 +93,17 @@ impl ApiError {
         }
     }
 
+    /// 403: the caller's token may not do this (its role or its scope).
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::FORBIDDEN,
+            code: "permission_denied",
+            message: message.into(),
+            field: None,
+            current: None,
+        }
+    }
+
     fn conflict(message: String) -> Self {
         Self {
             status: StatusCode::CONFLICT,
@@ -143,6 +154,7 @@ impl From<ControlError> for ApiError {
                 e @ (EngineError::UnknownMember(_) | EngineError::UnknownCheck(_)),
             ) => ApiError::not_found(e.to_string()),
             ControlError::Engine(e) => ApiError::conflict(e.to_string()),
+            ControlError::Scope(e) => ApiError::forbidden(e.to_string()),
             ControlError::Store(e) => Self {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 code: "unavailable",

@@ -138,11 +138,14 @@ pub async fn list(
     if !shown.catalog().pools.contains_key(&PoolId(pool)) {
         return Err(ApiError::not_found(format!("pool {pool} does not exist")));
     }
+    // The pool is in the caller's scope (checked by its path): so are
+    // its members.
     Ok(Json(
         off_worker(move || {
             let state = shown.state();
             listed(
                 state,
+                None,
                 state.pool_members(PoolId(pool)),
                 |m| ObjectRef::Member(m.id),
                 view,

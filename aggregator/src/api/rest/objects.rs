@@ -171,15 +171,18 @@ pub fn current<T: Serialize + Shown>(
     Ok((StatusCode::OK, headers, Json(value)))
 }
 
-/// Each object of a list as views show it, with its revision.
+/// Each object of a list as views show it, with its revision; only those
+/// `scope` sees when the caller's token is limited.
 pub fn listed<'a, T: Shown + 'a>(
     state: &'a crate::core::catalog::CatalogState,
+    scope: Option<&crate::core::scope::Scope>,
     objects: impl Iterator<Item = &'a T> + 'a,
     reference: impl Fn(&T) -> ObjectRef + 'a,
     show: impl Fn(&T) -> Value + 'a,
 ) -> Value {
     Value::Array(
         objects
+            .filter(|x| crate::api::caller::sees(scope, &state.catalog, reference(x)))
             .map(|x| {
                 let revision = state.revision(reference(x)).unwrap_or(0);
                 revised(show(&x.shown()), revision).1
@@ -195,10 +198,12 @@ macro_rules! object_routes {
             responses((status = 200, description = "Every one, secrets left out", body = Vec<$ty>)))]
         pub async fn $list(State(s): State<Arc<Service>>) -> Json<Value> {
             let view = s.view();
+            // Taken here: the task that knows the caller does not go along.
+            let scope = crate::api::caller::scope();
             Json(
                 off_worker(move || {
                     let state = view.state();
-                    listed(state, state.catalog.$map.values(), |x| ObjectRef::$refv(x.id), to_json)
+                    listed(state, scope.as_deref(), state.catalog.$map.values(), |x| ObjectRef::$refv(x.id), to_json)
                 })
                 .await,
             )
@@ -392,11 +397,18 @@ pub async fn list_records(
         return list_records_all(State(s)).await;
     };
     let view = s.view();
+    let scope = crate::api::caller::scope();
     Json(
         off_worker(move || {
             let state = view.state();
             let of_zone = state.catalog.records.values().filter(|r| r.zone.0 == zone);
-            listed(state, of_zone, |x| ObjectRef::Record(x.id), to_json)
+            listed(
+                state,
+                scope.as_deref(),
+                of_zone,
+                |x| ObjectRef::Record(x.id),
+                to_json,
+            )
         })
         .await,
     )

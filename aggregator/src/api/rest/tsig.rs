@@ -33,8 +33,10 @@ fn view(key: &TsigKey) -> Value {
 pub async fn list(State(s): State<Arc<Service>>) -> Json<Value> {
     let view_ = s.view();
     let state = view_.state();
+    // TSIG keys belong to no zone or pool: a scoped token never gets here.
     Json(listed(
         state,
+        None,
         state.catalog.tsig_keys.values(),
         |k| ObjectRef::TsigKey(k.id),
         view,

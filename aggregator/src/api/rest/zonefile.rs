@@ -89,6 +89,13 @@ pub async fn export(
     Query(q): Query<ZoneFileQuery>,
 ) -> Result<Response, ApiError> {
     let apex = apex(&q)?.ok_or_else(|| ApiError::invalid("apex", "is required"))?;
+    if let Some(scope) = crate::api::caller::scope()
+        && !scope.zones.contains(apex.as_str())
+    {
+        return Err(ApiError::forbidden(
+            scope.outside(format!("zone {apex}")).to_string(),
+        ));
+    }
     let snapshot = s.view().snapshot().clone();
     let shown = apex.clone();
     let text = off_worker(move || zonefile::export(&snapshot, &apex))

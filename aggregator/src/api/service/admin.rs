@@ -90,6 +90,7 @@ impl Admin {
         let id = r.into_inner().id;
         let reference = K::reference(id);
         let view = self.0.view();
+        visible(&view, reference)?;
         let mut pb: K::Pb = K::find(view.catalog(), id)
             .map(|x| (&*x.shown()).into())
             .ok_or_else(|| Status::not_found(format!("{reference} does not exist")))?;
@@ -137,11 +138,33 @@ impl Admin {
 
     async fn list<R: Send + 'static>(
         &self,
-        get: impl FnOnce(&CatalogState) -> R + Send + 'static,
+        get: impl FnOnce(&CatalogState, &Seen) -> R + Send + 'static,
     ) -> Reply<R> {
-        // A long list is rendered off the worker, never on the core.
+        // A long list is rendered off the worker, never on the core; the
+        // caller's scope is taken here (the task that knows it stays).
         let view = self.0.view();
-        Ok(Response::new(off_worker(move || get(view.state())).await))
+        let seen = Seen(crate::api::caller::scope());
+        Ok(Response::new(
+            off_worker(move || get(view.state(), &seen)).await,
+        ))
+    }
+}
+
+/// What a caller may see: everything, or its scope's objects.
+struct Seen(Option<Arc<crate::core::scope::Scope>>);
+
+impl Seen {
+    fn has(&self, state: &CatalogState, target: ObjectRef) -> bool {
+        crate::api::caller::sees(self.0.as_deref(), &state.catalog, target)
+    }
+}
+
+/// Refuse `target` when the caller's scope does not cover it.
+fn visible(view: &crate::core::control::View, target: ObjectRef) -> Result<(), Status> {
+    match crate::api::caller::scope() {
+        Some(scope) => (scope.see(view.catalog(), &target))
+            .map_err(|e| Status::permission_denied(e.to_string())),
+        None => Ok(()),
     }
 }
 
@@ -210,7 +233,7 @@ impl AdminService for Admin {
         self.delete_of::<TsigKey>(r).await
     }
     async fn list_tsig_keys(&self, _r: Request<pb::ListRequest>) -> Reply<pb::TsigKeyList> {
-        self.list(|c| pb::TsigKeyList {
+        self.list(|c, _| pb::TsigKeyList {
             keys: (c.catalog.tsig_keys.values())
                 .map(|k| shown_pb(c, k))
                 .collect(),
@@ -229,7 +252,7 @@ impl AdminService for Admin {
         self.delete_of::<Notifier>(r).await
     }
     async fn list_notifiers(&self, _r: Request<pb::ListRequest>) -> Reply<pb::NotifierList> {
-        self.list(|c| pb::NotifierList {
+        self.list(|c, _| pb::NotifierList {
             notifiers: (c.catalog.notifiers.values())
                 .map(|n| shown_pb(c, n))
                 .collect(),
@@ -247,8 +270,11 @@ impl AdminService for Admin {
             .map_err(|e| Status::unavailable(e.to_string()))
     }
     async fn list_zones(&self, _r: Request<pb::ListRequest>) -> Reply<pb::ZoneList> {
-        self.list(|c| pb::ZoneList {
-            zones: (c.catalog.zones.values()).map(|z| shown_pb(c, z)).collect(),
+        self.list(|c, seen| pb::ZoneList {
+            zones: (c.catalog.zones.values())
+                .filter(|z| seen.has(c, ObjectRef::Zone(z.id)))
+                .map(|z| shown_pb(c, z))
+                .collect(),
         })
         .await
     }
@@ -267,9 +293,10 @@ impl AdminService for Admin {
     }
     async fn list_record_sets(&self, r: Request<pb::ListRequest>) -> Reply<pb::RecordSetList> {
         let zone = r.into_inner().zone_id;
-        self.list(move |c| pb::RecordSetList {
+        self.list(move |c, seen| pb::RecordSetList {
             records: (c.catalog.records.values())
                 .filter(|x| zone == 0 || x.zone.0 == zone)
+                .filter(|x| seen.has(c, ObjectRef::Record(x.id)))
                 .map(|x| shown_pb(c, x))
                 .collect(),
         })
@@ -289,8 +316,11 @@ impl AdminService for Admin {
         self.get::<Pool>(r)
     }
     async fn list_pools(&self, _r: Request<pb::ListRequest>) -> Reply<pb::PoolList> {
-        self.list(|c| pb::PoolList {
-            pools: (c.catalog.pools.values()).map(|p| shown_pb(c, p)).collect(),
+        self.list(|c, seen| pb::PoolList {
+            pools: (c.catalog.pools.values())
+                .filter(|p| seen.has(c, ObjectRef::Pool(p.id)))
+                .map(|p| shown_pb(c, p))
+                .collect(),
         })
         .await
     }
@@ -311,8 +341,9 @@ impl AdminService for Admin {
         let pool = r.into_inner().pool_id;
         if pool == 0 {
             return self
-                .list(|c| pb::MemberList {
+                .list(|c, seen| pb::MemberList {
                     members: (c.catalog.members.values())
+                        .filter(|m| seen.has(c, ObjectRef::Member(m.id)))
                         .map(|m| shown_pb(c, m))
                         .collect(),
                 })
@@ -320,6 +351,7 @@ impl AdminService for Admin {
         }
         // One pool: its members from the index, not a scan of all.
         let view = self.0.view();
+        visible(&view, ObjectRef::Pool(PoolId(pool)))?;
         Ok(Response::new(
             off_worker(move || {
                 let state = view.state();
@@ -346,8 +378,9 @@ impl AdminService for Admin {
         self.get::<Check>(r)
     }
     async fn list_checks(&self, _r: Request<pb::ListRequest>) -> Reply<pb::CheckList> {
-        self.list(|c| pb::CheckList {
+        self.list(|c, seen| pb::CheckList {
             checks: (c.catalog.checks.values())
+                .filter(|k| seen.has(c, ObjectRef::Check(k.id)))
                 .map(|k| shown_pb(c, k))
                 .collect(),
         })
@@ -356,6 +389,7 @@ impl AdminService for Admin {
 
     async fn get_member_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::MemberStatus> {
         let id = MemberId(r.into_inner().id);
+        visible(&self.0.view(), ObjectRef::Member(id))?;
         views::member_status(&self.0, id, now())
             .await
             .map(|s| Response::new((&s).into()))
@@ -363,6 +397,7 @@ impl AdminService for Admin {
 
     async fn get_pool_status(&self, r: Request<pb::IdRequest>) -> Reply<pb::PoolStatus> {
         let id = PoolId(r.into_inner().id);
+        visible(&self.0.view(), ObjectRef::Pool(id))?;
         views::pool_status(&self.0, id, now())
             .await
             .map(|(_, status)| Response::new((&status).into()))
@@ -375,9 +410,9 @@ impl AdminService for Admin {
         } else {
             r.limit.min(1_000)
         } as usize;
-        let entries = self
-            .0
-            .view()
+        let view = self.0.view();
+        visible(&view, ObjectRef::Member(MemberId(r.member_id)))?;
+        let entries = view
             .health_log(MemberId(r.member_id), limit)
             .map_err(crate::core::control::ControlError::from)?;
         Ok(Response::new(pb::HealthLog {
@@ -458,9 +493,11 @@ impl AdminService for Admin {
     }
 
     async fn list_audit(&self, r: Request<pb::AuditRequest>) -> Reply<pb::AuditList> {
-        let query = audit::query(r.into_inner())?;
+        let mut query = audit::query(r.into_inner())?;
         let page = query.page();
         let view = self.0.view();
+        query.scope = crate::api::caller::judged(&view);
+        let judged = query.scope.clone();
         let records = off_worker(move || view.audit(&query))
             .await
             .map_err(|e| Status::from(crate::core::control::ControlError::from(e)))?;
@@ -470,8 +507,12 @@ impl AdminService for Admin {
             0
         };
         Ok(Response::new(pb::AuditList {
-            records: (records.iter())
-                .map(|r| audit::entry(&crate::core::control::history::RecordView::from(r)))
+            records: (records.into_iter())
+                .map(|r| match &judged {
+                    Some(j) => j.trimmed(r),
+                    None => r,
+                })
+                .map(|r| audit::entry(&crate::core::control::history::RecordView::from(&r)))
                 .collect(),
             next_before_seq: next,
         }))
@@ -485,7 +526,8 @@ impl AdminService for Admin {
         } else {
             r.to
         };
-        let changes = off_worker(move || view.diff(r.from, Some(to))).await?;
+        let judged = crate::api::caller::judged(&view);
+        let changes = off_worker(move || view.diff(r.from, Some(to), judged.as_ref())).await?;
         Ok(Response::new(pb::DiffResponse {
             from: r.from,
             to,
@@ -605,6 +647,13 @@ impl AdminService for Admin {
     ) -> Reply<pb::ExportZoneResponse> {
         let apex = DnsName::parse(&r.get_ref().apex)
             .map_err(|e| Status::invalid_argument(format!("apex: {e}")))?;
+        if let Some(scope) = crate::api::caller::scope()
+            && !scope.zones.contains(apex.as_str())
+        {
+            return Err(Status::permission_denied(
+                scope.outside(format!("zone {apex}")).to_string(),
+            ));
+        }
         let snapshot = self.0.view().snapshot().clone();
         let shown = apex.clone();
         let text = off_worker(move || crate::core::zonefile::export(&snapshot, &apex))

@@ -48,6 +48,7 @@ impl From<ControlError> for Status {
                 leader: Some(hint), ..
             }) => not_leader(Some(hint.clone())),
             ControlError::Store(e) => Status::unavailable(format!("not stored: {e}")),
+            ControlError::Scope(e) => Status::permission_denied(e.to_string()),
         }
     }
 }

@@ -34,6 +34,9 @@ pub struct Caller {
     pub csrf: String,
     /// Whether its token may write.
     pub can_write: bool,
+    /// The zones and pools the token is limited to, if it is: pages show
+    /// only those.
+    pub scope: Option<Arc<crate::core::scope::Scope>>,
     /// On a cluster follower: what to tell about the leader (changes are
     /// made there).
     pub follower: Option<String>,
@@ -239,11 +242,6 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
         );
     };
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
-    let need = if reads {
-        TokenRole::Read
-    } else {
-        TokenRole::Write
-    };
     // The token is checked on every request: revoking or expiring it ends
     // its sessions at once.
     let checked = match token_entry(&ui, &session.token) {
@@ -280,26 +278,19 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
             );
             return refuse(StatusCode::FORBIDDEN, "csrf", why);
         }
-        if role < need {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "permission_denied",
-                "authorization: this session's token has role read; changes need role write",
-            );
-        }
     }
+    // What the token's role and scope allow is checked per route by the
+    // REST router `/ui/api/v1/…` is passed to (`api::access`).
+    let by = crate::api::rest_auth::attribution(&request, &checked, true);
     request.extensions_mut().insert(Caller {
         csrf: session.csrf,
         can_write: role >= TokenRole::Write,
+        scope: crate::api::access::scope_of(&checked),
         follower: follower_note(&ui),
     });
-    if reads {
+    request.extensions_mut().insert(checked);
+    let Some(by) = by else {
         return next.run(request).await;
-    }
-    let by = crate::core::audit::Attribution {
-        who: format!("ui:{} ({})", checked.name, checked.id),
-        source: crate::api::rest_auth::source(&request),
-        operation: format!("{} {}", request.method(), request.uri().path()),
     };
     crate::api::caller::scoped(by, next.run(request)).await
 }

@@ -101,6 +101,26 @@ pub fn age(ms: u64) -> String {
     }
 }
 
+/// The page refused to a caller whose token is limited to some zones and
+/// pools, for pages about what belongs to none (agents, edges, the
+/// cluster, explain); `None` for an unlimited caller.
+pub fn unscoped(caller: &Caller, title: &str) -> Option<Response> {
+    let scope = caller.scope.as_ref()?;
+    let why = scope.outside(format!("the {title} page")).to_string();
+    let mut response = page(caller, title, "", html! { p.error role="alert" { (why) } });
+    *response.status_mut() = axum::http::StatusCode::FORBIDDEN;
+    Some(response)
+}
+
+/// Whether the caller may see `target` (an unlimited caller sees all).
+pub fn sees(
+    caller: &Caller,
+    catalog: &gslb_shared::Catalog,
+    target: crate::core::catalog::ObjectRef,
+) -> bool {
+    crate::api::caller::sees(caller.scope.as_deref(), catalog, target)
+}
+
 /// A page that says what could not be shown.
 pub fn missing(caller: &Caller, title: &str, why: &str) -> Response {
     let mut response = page(caller, title, "", html! { p.error role="alert" { (why) } });

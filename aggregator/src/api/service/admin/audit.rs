@@ -20,6 +20,7 @@ pub fn query(r: pb::AuditRequest) -> Result<AuditQuery, Status> {
         before_seq: (r.before_seq > 0).then_some(r.before_seq),
         accepted_only: r.accepted_only,
         limit: r.limit as usize,
+        scope: None,
     })
 }
 

@@ -32,6 +32,9 @@ pub async fn page(
     Extension(caller): Extension<Caller>,
     Query(form): Query<Form>,
 ) -> Response {
+    if let Some(refused) = super::unscoped(&caller, "Explain") {
+        return refused;
+    }
     let aaaa = form.rtype.eq_ignore_ascii_case("AAAA");
     let result = (!form.name.trim().is_empty()).then(|| trace(&ui, &form, aaaa));
     super::page(

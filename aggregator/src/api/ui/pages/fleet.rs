@@ -14,6 +14,9 @@ use crate::api::service::admin::views;
 
 /// `GET /ui/agents`.
 pub async fn agents(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
+    if let Some(refused) = super::unscoped(&caller, "Agents") {
+        return refused;
+    }
     let list = views::agents(&ui.service);
     let now = crate::core::now().0;
     super::page(
@@ -50,6 +53,9 @@ pub async fn agents(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Call
 
 /// `GET /ui/edges`.
 pub async fn edges(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
+    if let Some(refused) = super::unscoped(&caller, "Edges") {
+        return refused;
+    }
     let list = views::edges(&ui.service);
     let current = ui.service.view().version();
     let now = crate::core::now().0;
@@ -88,6 +94,9 @@ pub async fn edges(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Calle
 
 /// `GET /ui/cluster`.
 pub async fn cluster(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
+    if let Some(refused) = super::unscoped(&caller, "Cluster") {
+        return refused;
+    }
     let status = membership::status(&ui.service);
     super::page(
         &caller,

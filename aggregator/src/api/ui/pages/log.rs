@@ -24,7 +24,13 @@ pub async fn page(
     Path(id): Path<u64>,
 ) -> Response {
     let view = ui.service.view();
-    let Some(member) = view.catalog().members.get(&MemberId(id)).cloned() else {
+    let shown = super::sees(
+        &caller,
+        view.catalog(),
+        crate::core::catalog::ObjectRef::Member(MemberId(id)),
+    );
+    let Some(member) = (view.catalog().members.get(&MemberId(id)).cloned()).filter(|_| shown)
+    else {
         return super::missing(
             &caller,
             "Health log",

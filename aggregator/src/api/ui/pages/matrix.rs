@@ -24,7 +24,7 @@ pub async fn page(
     Extension(caller): Extension<Caller>,
     Path(id): Path<u64>,
 ) -> Response {
-    match table(&ui, id).await {
+    match table(&ui, &caller, id).await {
         Some((name, table)) => super::page(
             &caller,
             &format!("Probe matrix: pool {name}"),
@@ -43,15 +43,24 @@ pub async fn page(
 }
 
 /// `GET /ui/pools/{id}/matrix`: the table alone.
-pub async fn fragment(State(ui): State<Arc<Ui>>, Path(id): Path<u64>) -> Response {
-    let markup = match table(&ui, id).await {
+pub async fn fragment(
+    State(ui): State<Arc<Ui>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<u64>,
+) -> Response {
+    let markup = match table(&ui, &caller, id).await {
         Some((_, table)) => table,
         None => html! { p.error { "pool " (id) " does not exist" } },
     };
     super::fragment(markup)
 }
 
-async fn table(ui: &Ui, id: u64) -> Option<(String, Markup)> {
+/// The pool's matrix, if it exists and the caller's scope covers it.
+async fn table(ui: &Ui, caller: &Caller, id: u64) -> Option<(String, Markup)> {
+    let pool = crate::core::catalog::ObjectRef::Pool(PoolId(id));
+    if !super::sees(caller, ui.service.view().catalog(), pool) {
+        return None;
+    }
     let now = crate::core::now();
     let (view, status) = views::pool_status(&ui.service, PoolId(id), now)
         .await

@@ -49,7 +49,12 @@ fn kinds() -> [(&'static str, &'static str, Value); 5] {
 /// `GET /ui/objects`.
 pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
     let view = ui.service.view();
-    let catalog = view.catalog();
+    // A limited token's caller sees its zones and pools only.
+    let catalog = match &caller.scope {
+        Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
+        None => std::borrow::Cow::Borrowed(view.catalog()),
+    };
+    let catalog = catalog.as_ref();
     let state = view.state();
     let revision_of = |kind: &str, id: u64| {
         let r = crate::core::audit::parse_object(&format!("{}/{id}", kind.trim_end_matches('s')));

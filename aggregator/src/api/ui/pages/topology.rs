@@ -24,7 +24,7 @@ pub async fn page(
     State(ui): State<std::sync::Arc<Ui>>,
     Extension(caller): Extension<Caller>,
 ) -> Response {
-    let canvas = canvas(&ui).await;
+    let canvas = canvas(&ui, caller.scope.clone()).await;
     super::page(
         &caller,
         "Topology",
@@ -54,18 +54,26 @@ pub async fn page(
 
 /// `GET /ui/topology`: the canvas alone, fetched again when the catalog's
 /// shape changes.
-pub async fn fragment(State(ui): State<std::sync::Arc<Ui>>) -> Response {
-    super::fragment(canvas(&ui).await)
+pub async fn fragment(
+    State(ui): State<std::sync::Arc<Ui>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    super::fragment(canvas(&ui, caller.scope).await)
 }
 
-async fn canvas(ui: &Ui) -> Markup {
+/// The canvas; a caller limited to `scope` sees its zones and pools only.
+async fn canvas(ui: &Ui, scope: Option<std::sync::Arc<crate::core::scope::Scope>>) -> Markup {
     let (view, status) = ui.service.status_view().await;
     off_worker(move || {
         let briefs = live::briefs(&view, status);
         let frame = live::frame(&view, &briefs);
+        let catalog = match &scope {
+            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
+            None => std::borrow::Cow::Borrowed(view.catalog()),
+        };
         html! {
             div.canvas data-generation=(view.catalog_generation()) {
-                (render(view.catalog(), &frame))
+                (render(&catalog, &frame))
             }
         }
     })
