@@ -70,7 +70,7 @@ served() {
 seq 0 $((N - 1)) | sed 's/.*/h&.warm.test A/' >"$WORK/queries.txt"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/token"
 
-token=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role write | head -n 1)
+token=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role admin | head -n 1)
 "$BIN/gslb-aggregator" --data-dir "$WORK/agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
   --insecure --tokens-file "$WORK/tokens.json" >"$WORK/agg.out" 2>"$WORK/agg.err" & PIDS+=($!)
 grpc="http://$(listening "$WORK/agg.out" grpc)"

@@ -19,7 +19,7 @@ WORK="$(mktemp -d)"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
-TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role write | head -n 1)
+TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role admin | head -n 1)
 
 up() { # wait for /livez on $1
   for _ in $(seq 1 300); do curl -sf "http://$1/livez" >/dev/null && return 0; sleep 0.1; done

@@ -53,7 +53,7 @@ until_equal() {
 }
 
 # The aggregator, a zone with a pool-backed name, and the big zone file.
-TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role write | head -n 1)
+TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role admin | head -n 1)
 "$BIN/gslb-aggregator" --data-dir "$WORK/agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
   --insecure --tokens-file "$WORK/tokens.json" >"$WORK/agg.out" 2>"$WORK/agg.err" & PIDS+=($!)
 GRPC="http://$(listening "$WORK/agg.out" grpc)"

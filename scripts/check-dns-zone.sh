@@ -123,7 +123,7 @@ ZONE
 
 # The snapshot, made on the host's loopback (plain text, --insecure) and
 # cached for the edges; gslbctl applies it with a token of its own.
-GSLB_TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name check --role write | head -n 1); export GSLB_TOKEN
+GSLB_TOKEN=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name check --role admin | head -n 1); export GSLB_TOKEN
 "$BIN/gslb-aggregator" --data-dir "$WORK/agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
   --insecure --tokens-file "$WORK/tokens.json" >"$WORK/agg.out" 2>"$WORK/agg.err" &
 PIDS+=($!)

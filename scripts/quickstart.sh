@@ -7,7 +7,7 @@
 # answers per region (gslbctl query, the project's own DNS client), one backend stopped (the answer changes, the health
 # log says why), and started again. Every link runs mutual TLS with
 # certificates from a development CA (`gslbctl certs`), and admin calls carry
-# a write token (`gslbctl tokens create`). Everything stays up until Ctrl-C;
+# an admin token (`gslbctl tokens create`). Everything stays up until Ctrl-C;
 # --once runs the tour and exits. Every process it started is stopped on
 # exit. Needs only the Rust toolchain (curl, when installed, shows the REST
 # API's token check too).
@@ -90,7 +90,7 @@ PKI="$DIR/pki"
 gslbctl certs --dir "$PKI" --host 127.0.0.1 --host localhost aggregator:aggregator \
   operator:operator agent:fra1 agent:iad1 agent:sin1 edge:edge
 # The token is printed once; the tokens file keeps only its hash.
-gslbctl tokens create --file "$DIR/tokens.json" --name quickstart --role write | head -n 1 >"$DIR/admin.token"
+gslbctl tokens create --file "$DIR/tokens.json" --name quickstart --role admin | head -n 1 >"$DIR/admin.token"
 chmod 600 "$DIR/admin.token"
 gslbctl tokens list --file "$DIR/tokens.json"
 # gslbctl reads these: the aggregator over TLS, an operator certificate, the token.

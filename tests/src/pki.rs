@@ -110,9 +110,28 @@ pub fn files_in(dir: &Path, name: &str) -> CertFiles {
 
 /// A `gslbctl tokens create` in `file`; the token.
 pub fn create_token(file: &Path, name: &str, role: &str, expires: Option<&str>) -> String {
+    create_scoped_token(file, name, role, &[], &[], expires)
+}
+
+/// A `gslbctl tokens create` in `file` limited to `zones` and `pools`
+/// (none: not limited); the token.
+pub fn create_scoped_token(
+    file: &Path,
+    name: &str,
+    role: &str,
+    zones: &[&str],
+    pools: &[&str],
+    expires: Option<&str>,
+) -> String {
     let mut cmd = Command::new(bin("gslbctl"));
     cmd.args(["-o", "json", "tokens", "create", "--file", &path(file)])
         .args(["--name", name, "--role", role]);
+    for zone in zones {
+        cmd.args(["--zone", zone]);
+    }
+    for pool in pools {
+        cmd.args(["--pool", pool]);
+    }
     if let Some(e) = expires {
         cmd.args(["--expires", e]);
     }
@@ -126,7 +145,7 @@ pub fn create_token(file: &Path, name: &str, role: &str, expires: Option<&str>) 
     v["token"].as_str().expect("token").to_owned()
 }
 
-/// A write token in the tokens file `file`, created on first use and kept
+/// An admin token in the tokens file `file`, created on first use and kept
 /// next to it so a restarted aggregator (or every node of a cluster
 /// sharing the file) has the same one.
 pub fn admin_token(file: &Path) -> String {
@@ -137,7 +156,7 @@ pub fn admin_token(file: &Path) -> String {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).expect("create the tokens file's directory");
     }
-    let token = create_token(file, "e2e", "write", None);
+    let token = create_token(file, "e2e", "admin", None);
     std::fs::write(&saved, &token).expect("save token");
     token
 }

@@ -8,22 +8,11 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use gslb_e2e::dns::http_request;
 use gslb_e2e::pki::create_token;
 use gslb_e2e::{Aggregator, ZONE, temp_dir};
 use serde_json::{Value, json};
 
-fn call(http: SocketAddr, token: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let auth = format!("Bearer {token}");
-    let (code, _, body) = http_request(http, method, path, &[("Authorization", &auth)], body);
-    (code, serde_json::from_str(&body).unwrap_or(Value::Null))
-}
-
-fn created(http: SocketAddr, token: &str, path: &str, body: Value) -> u64 {
-    let (code, v) = call(http, token, "POST", path, &body.to_string());
-    assert_eq!(code, 201, "{path}: {v}");
-    v["id"].as_u64().unwrap()
-}
+use super::routes::{self, call, created};
 
 /// The newest audit record.
 fn newest(http: SocketAddr, token: &str) -> Value {
@@ -32,10 +21,10 @@ fn newest(http: SocketAddr, token: &str) -> Value {
     v["records"][0].clone()
 }
 
-/// A second write token, `name`, in `agg`'s tokens file.
+/// A second admin token, `name`, in `agg`'s tokens file.
 fn token(agg: &Aggregator, dir: &std::path::Path, name: &str) -> String {
     let _ = agg;
-    create_token(&dir.join("tokens.json"), name, "write", None)
+    create_token(&dir.join("tokens.json"), name, "admin", None)
 }
 
 #[test]
@@ -44,149 +33,14 @@ fn every_rest_route_that_writes_is_audited_with_its_caller() {
     let agg = Aggregator::start(&dir);
     let t = token(&agg, &dir, "alice");
     let h = agg.http;
-    // What the recipes need: a zone (signed, for the DNSSEC routes), a
-    // check, a pool with a member, a record, spares to delete.
-    let zone = created(
-        h,
-        &t,
-        "/api/v1/zones",
-        json!({"apex": "example.test", "ns": ["ns1.example.test"], "defaultTtl": 60,
-        "soa": {"mname": "ns1.example.test", "rname": "hostmaster.example.test", "refresh": 3600, "retry": 600, "expire": 604800, "negativeTtl": 5},
-        "dnssec": {"algorithm": "ecdsap256sha256"}}),
-    );
-    let check = created(
-        h,
-        &t,
-        "/api/v1/checks",
-        json!({"name": "tcp", "probe": {"type": "tcp"}}),
-    );
-    let none = created(
-        h,
-        &t,
-        "/api/v1/checks",
-        json!({"name": "none", "probe": {"type": "none"}}),
-    );
-    let pool = created(
-        h,
-        &t,
-        "/api/v1/pools",
-        json!({"name": "web", "check": check}),
-    );
-    let manual = created(
-        h,
-        &t,
-        "/api/v1/pools",
-        json!({"name": "manual", "check": none}),
-    );
-    let member = created(
-        h,
-        &t,
-        &format!("/api/v1/pools/{pool}/members"),
-        json!({"name": "m1", "ipAddress": "127.0.0.1"}),
-    );
-    let by_hand = created(
-        h,
-        &t,
-        &format!("/api/v1/pools/{manual}/members"),
-        json!({"name": "h1", "ipAddress": "127.0.0.2"}),
-    );
-    let record = created(
-        h,
-        &t,
-        "/api/v1/records",
-        json!({"zone": zone, "name": "www.example.test", "type": "A", "data": {"dynamic": {"pools": [pool]}}}),
-    );
-    let key = created(h, &t, "/api/v1/tsig-keys", json!({"name": "xfr.key"}));
-    let notifier = created(
-        h,
-        &t,
-        "/api/v1/notifiers",
-        json!({"name": "hook", "kind": "webhook", "url": "http://127.0.0.1:9/hook"}),
-    );
-    let spare_zone = created(
-        h,
-        &t,
-        "/api/v1/zones",
-        json!({"apex": "spare.test", "ns": ["ns1.spare.test"], "defaultTtl": 60,
-        "soa": {"mname": "ns1.spare.test", "rname": "hostmaster.spare.test", "refresh": 3600, "retry": 600, "expire": 604800, "negativeTtl": 5}}),
-    );
-    let spare_check = created(
-        h,
-        &t,
-        "/api/v1/checks",
-        json!({"name": "spare", "probe": {"type": "tcp"}}),
-    );
-    let spare_pool = created(h, &t, "/api/v1/pools", json!({"name": "spare"}));
-    let spare_record = created(
-        h,
-        &t,
-        "/api/v1/records",
-        json!({"zone": zone, "name": "txt.example.test", "type": "TXT", "data": {"static": [{"txt": ["x"]}]}}),
-    );
-    let spare_member = created(
-        h,
-        &t,
-        &format!("/api/v1/pools/{pool}/members"),
-        json!({"name": "m2", "ipAddress": "127.0.0.3"}),
-    );
-    let spare_key = created(h, &t, "/api/v1/tsig-keys", json!({"name": "spare.key"}));
-    let spare_notifier = created(
-        h,
-        &t,
-        "/api/v1/notifiers",
-        json!({"name": "spare", "kind": "webhook", "url": "http://127.0.0.1:9/x"}),
-    );
-    let _ = (key, notifier);
-    let (_, mut batch_pool) = call(h, &t, "GET", &format!("/api/v1/pools/{pool}"), "");
-    batch_pool["id"] = json!(0);
-    batch_pool["name"] = json!("batch");
-    let version = newest(h, &t)["version"].as_u64().unwrap();
-
+    let fixture = routes::fixture(h, &t);
+    let recipes = &fixture.recipes;
     // (method, path as routed) -> the request made, and its body. Routes
     // that write and take no record say why here.
     let exempt: BTreeMap<(&str, &str), &str> = BTreeMap::from([(
         ("POST", "/api/v1/members/{id}/heartbeat"),
         "an ephemeral member's liveness, not a change: heartbeats arrive every few seconds per member",
     )]);
-    let zone_doc = format!("{ZONE}\n[[check]]\nname = \"doc\"\nprobe = {{ type = \"tcp\" }}\n");
-    let zonefile = "$ORIGIN example.test.\n$TTL 60\n@ IN SOA ns1 hostmaster 1 3600 600 604800 5\n@ IN NS ns1\nmail IN A 192.0.2.9\n";
-    let recipes: BTreeMap<(&str, &str), (String, String)> = [
-        (("POST", "/api/v1/zones"), ("/api/v1/zones".into(), json!({"apex": "new.test", "ns": ["ns1.new.test"], "defaultTtl": 60, "soa": {"mname": "ns1.new.test", "rname": "h.new.test", "refresh": 3600, "retry": 600, "expire": 604800, "negativeTtl": 5}}).to_string())),
-        (("PUT", "/api/v1/zones/{id}"), (format!("/api/v1/zones/{zone}"), r#"{"defaultTtl": 120}"#.into())),
-        (("DELETE", "/api/v1/zones/{id}"), (format!("/api/v1/zones/{spare_zone}"), String::new())),
-        (("POST", "/api/v1/zones/{id}/dnssec/rollover"), (format!("/api/v1/zones/{zone}/dnssec/rollover"), r#"{"role": "csk"}"#.into())),
-        (("POST", "/api/v1/zones/{id}/dnssec/ds-seen"), (format!("/api/v1/zones/{zone}/dnssec/ds-seen"), String::new())),
-        (("POST", "/api/v1/records"), ("/api/v1/records".into(), json!({"zone": zone, "name": "api.example.test", "type": "A", "data": {"static": [{"a": "192.0.2.1"}]}}).to_string())),
-        (("PUT", "/api/v1/records/{id}"), (format!("/api/v1/records/{record}"), r#"{"ttl": 30}"#.into())),
-        (("DELETE", "/api/v1/records/{id}"), (format!("/api/v1/records/{spare_record}"), String::new())),
-        (("POST", "/api/v1/pools"), ("/api/v1/pools".into(), r#"{"name": "new"}"#.into())),
-        (("PUT", "/api/v1/pools/{id}"), (format!("/api/v1/pools/{pool}"), r#"{"minHealthy": 2}"#.into())),
-        (("DELETE", "/api/v1/pools/{id}"), (format!("/api/v1/pools/{spare_pool}"), String::new())),
-        (("POST", "/api/v1/pools/{id}/members"), (format!("/api/v1/pools/{pool}/members"), r#"{"name": "m3", "ipAddress": "127.0.0.4"}"#.into())),
-        (("PUT", "/api/v1/members/{id}"), (format!("/api/v1/members/{member}"), r#"{"weight": 7}"#.into())),
-        (("DELETE", "/api/v1/members/{id}"), (format!("/api/v1/members/{spare_member}"), String::new())),
-        (("PUT", "/api/v1/members/{id}/health"), (format!("/api/v1/members/{by_hand}/health"), r#"{"health": "down"}"#.into())),
-        (("POST", "/api/v1/checks"), ("/api/v1/checks".into(), r#"{"name": "new", "probe": {"type": "tcp"}}"#.into())),
-        (("PUT", "/api/v1/checks/{id}"), (format!("/api/v1/checks/{check}"), r#"{"interval": "20s"}"#.into())),
-        (("DELETE", "/api/v1/checks/{id}"), (format!("/api/v1/checks/{spare_check}"), String::new())),
-        (("POST", "/api/v1/tsig-keys"), ("/api/v1/tsig-keys".into(), r#"{"name": "new.key"}"#.into())),
-        (("PUT", "/api/v1/tsig-keys/{id}"), (format!("/api/v1/tsig-keys/{key}"), r#"{"name": "renamed.key"}"#.into())),
-        (("DELETE", "/api/v1/tsig-keys/{id}"), (format!("/api/v1/tsig-keys/{spare_key}"), String::new())),
-        (("POST", "/api/v1/notifiers"), ("/api/v1/notifiers".into(), r#"{"name": "new", "kind": "webhook", "url": "http://127.0.0.1:9/n"}"#.into())),
-        (("PUT", "/api/v1/notifiers/{id}"), (format!("/api/v1/notifiers/{notifier}"), r#"{"name": "renamed"}"#.into())),
-        (("DELETE", "/api/v1/notifiers/{id}"), (format!("/api/v1/notifiers/{spare_notifier}"), String::new())),
-        (("POST", "/api/v1/apply"), ("/api/v1/apply".into(), json!({"ops": [{"op": "create", "kind": "pool", "object": batch_pool}]}).to_string())),
-        // Refused (it leaves out what exists, without prune): recorded as refused.
-        (("POST", "/api/v1/config"), ("/api/v1/config".into(), zone_doc)),
-        (("POST", "/api/v1/zonefile"), ("/api/v1/zonefile?apex=example.test".into(), zonefile.into())),
-        (("PUT", "/api/v1/decisions"), ("/api/v1/decisions".into(), r#"{"paused": true}"#.into())),
-        (("PUT", "/api/v1/pools/{id}/decisions"), (format!("/api/v1/pools/{pool}/decisions"), r#"{"paused": true}"#.into())),
-        // Refused (a deleted TSIG key cannot come back): recorded as refused.
-        (("POST", "/api/v1/rollback"), (format!("/api/v1/rollback?version={version}"), String::new())),
-    ]
-    .into_iter()
-    .collect();
-
     let mut missing = Vec::new();
     for (method, path) in gslb_aggregator::api::rest::routes() {
         let method = method.as_str();

@@ -4,6 +4,7 @@
 //! Every wait polls a condition with a deadline.
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod access;
 mod audit;
 mod backup;
 mod change_safety;
@@ -23,6 +24,7 @@ mod partition;
 mod quorum;
 mod restart;
 mod rollover;
+mod routes;
 mod security;
 mod slow_start;
 mod steering;
