@@ -291,6 +291,18 @@ impl AuditQuery {
     }
 }
 
+/// A time as queries give it: RFC 3339 (`2026-12-06T20:00:00Z`), or ms
+/// since the Unix epoch.
+pub fn parse_time(text: &str) -> Option<u64> {
+    if let Ok(ms) = text.parse::<u64>() {
+        return Some(ms);
+    }
+    humantime::parse_rfc3339_weak(text)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64)
+}
+
 /// Parse `KIND/ID` (`member/3`, `pool/2`, `record/7`, `zone/1`, `check/4`,
 /// `tsigKey/5`, `notifier/6`).
 pub fn parse_object(text: &str) -> Result<ObjectRef, String> {

@@ -144,6 +144,8 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
     let tokens = mesh.dir.join("store/tokens.json");
     let write = mesh.agg.token.clone();
     let read = gslb_e2e::pki::create_token(&tokens, "ui-reader", "read", None);
+    let team =
+        gslb_e2e::pki::create_scoped_token(&tokens, "team-us", "write", &[], &["web-us"], None);
     let base = format!("https://{}", mesh.agg.http);
     let (eu1, eu2, us1, us2) = (
         id(&mesh, "web-eu", "web-eu-1"),
@@ -455,6 +457,39 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         b.click("#apply-confirm").await;
         b.wait_js("the applied plan", "return document.querySelector('#apply-heading').textContent.startsWith('Applied');").await;
         assert_eq!(mesh.agg.member("web-us", "web-us-3")["enabled"], false);
+
+        // The audit page: the slide-over's History link leads to the
+        // member's records, field by field; the filters narrow them.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.click(&format!("button.member[data-member=\"{us2}\"]")).await;
+        b.wait_js("the slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-2';").await;
+        b.click("#member-history").await;
+        b.wait_js("the member's audit records", "return document.querySelector('#audit-records') !== null;").await;
+        let records = b.text("#audit-records").await.unwrap();
+        assert!(records.contains("ui:e2e") && records.contains("weight: 100 → 150"), "{records}");
+        assert_eq!(b.js("return document.querySelector('#audit-object').value;", vec![]).await, json!(format!("member/{us2}")));
+        b.shot("audit").await;
+        b.fill("#audit-who", "nobody-has-this-name").await;
+        b.click("#audit-filter").await;
+        b.wait_js("no record", "return document.querySelector('#audit-empty') !== null;").await;
+        b.client.goto(&format!("{base}/ui/audit?since=yesterday")).await.unwrap();
+        let error = b.text("#audit-error").await.unwrap();
+        assert!(error.starts_with("since:"), "{error}");
+
+        // A token scoped to the pool web-us sees its members only.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        b.sign_in(&base, &team).await;
+        let members = "return [...document.querySelectorAll('button.member .mname')].map(n => n.textContent).sort().join(',');";
+        let shown = b.wait_js("the scoped topology", members).await;
+        assert_eq!(shown, json!("web-us-1,web-us-2,web-us-3"), "a scoped session's topology");
+        let who = b.text("span.who").await.unwrap();
+        assert!(who.contains("pools [web-us]"), "{who}");
+        b.shot("scoped").await;
+        b.client.goto(&format!("{base}/ui/pools/{web_eu}")).await.unwrap();
+        let missing = b.text("main").await.unwrap();
+        assert!(missing.contains("does not exist"), "{missing}");
 
         // A read token sees everything and can change nothing.
         b.client.goto(&format!("{base}/ui/")).await.unwrap();

@@ -40,19 +40,12 @@ pub struct AuditParams {
 
 /// A time in a query: RFC 3339, or ms since the Unix epoch.
 pub fn parse_time(field: &str, text: &str) -> Result<u64, ApiError> {
-    if let Ok(ms) = text.parse::<u64>() {
-        return Ok(ms);
-    }
-    humantime::parse_rfc3339_weak(text)
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as u64)
-        .ok_or_else(|| {
-            ApiError::invalid(
-                field,
-                "must be an RFC 3339 time (2026-12-06T20:00:00Z) or ms since the Unix epoch",
-            )
-        })
+    crate::core::audit::parse_time(text).ok_or_else(|| {
+        ApiError::invalid(
+            field,
+            "must be an RFC 3339 time (2026-12-06T20:00:00Z) or ms since the Unix epoch",
+        )
+    })
 }
 
 impl AuditParams {

@@ -34,6 +34,8 @@ pub struct Caller {
     pub csrf: String,
     /// Whether its token may write.
     pub can_write: bool,
+    /// Its token's role.
+    pub role: TokenRole,
     /// The zones and pools the token is limited to, if it is: pages show
     /// only those.
     pub scope: Option<Arc<crate::core::scope::Scope>>,
@@ -285,6 +287,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
     request.extensions_mut().insert(Caller {
         csrf: session.csrf,
         can_write: role >= TokenRole::Write,
+        role,
         scope: crate::api::access::scope_of(&checked),
         follower: follower_note(&ui),
     });

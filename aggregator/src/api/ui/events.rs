@@ -107,9 +107,15 @@ impl Hub {
     /// Open a stream: a snapshot, then every change after it.
     /// `signed_in` is asked every [`SESSION_CHECK`]: a stream whose session
     /// ended (signed out, expired, its token revoked) closes.
+    ///
+    /// `narrow`, for a session whose token is limited to some zones and
+    /// pools, names the members and pools it may see (asked again when the
+    /// catalog changes): its stream carries only those. The shared text is
+    /// rewritten per such stream; unlimited streams share it as is.
     pub fn stream<F>(
         self: &Arc<Self>,
         signed_in: F,
+        narrow: Option<Narrow>,
     ) -> Option<Sse<impl Stream<Item = Result<Event, Infallible>> + use<F>>>
     where
         F: Fn() -> bool + Send + 'static,
@@ -146,6 +152,8 @@ impl Hub {
                 }
             };
             drop(hub);
+            let mut only = narrow.as_ref().map(|n| n());
+            let first = narrowed(first, only.as_ref());
             if tx
                 .send(Ok(Event::default().event("snapshot").data(&*first)))
                 .await
@@ -169,13 +177,18 @@ impl Hub {
                     }
                 };
                 let event = match message {
-                    Ok(Message::Changes { seq: s, body }) if s > seq => {
-                        Event::default().event("changes").data(&*body)
-                    }
+                    Ok(Message::Changes { seq: s, body }) if s > seq => Event::default()
+                        .event("changes")
+                        .data(&*narrowed(body, only.as_ref())),
                     Ok(Message::Changes { .. }) => continue,
-                    Ok(Message::Catalog { generation }) => Event::default()
-                        .event("catalog")
-                        .data(generation.to_string()),
+                    Ok(Message::Catalog { generation }) => {
+                        if let Some(n) = &narrow {
+                            only = Some(n());
+                        }
+                        Event::default()
+                            .event("catalog")
+                            .data(generation.to_string())
+                    }
                     Ok(Message::Tick) => Event::default().event("tick").data("-"),
                     // Fell behind, or the hub is gone: the browser
                     // reconnects and starts from a fresh snapshot.
@@ -287,6 +300,45 @@ fn snapshot_text(seq: u64, generation: u64, frame: &Frame) -> Arc<str> {
     })
     .unwrap_or_default()
     .into()
+}
+
+/// What a scoped stream may carry: member and pool ids.
+#[derive(Debug, Default)]
+pub struct Only {
+    /// Members it may see.
+    pub members: std::collections::HashSet<u64>,
+    /// Pools it may see.
+    pub pools: std::collections::HashSet<u64>,
+}
+
+/// Names what a scoped session may see, asked again on catalog changes.
+pub type Narrow = Box<dyn Fn() -> Only + Send + Sync>;
+
+/// `text` (a snapshot or changes) with only what `only` names; as is when
+/// the stream is not limited.
+fn narrowed(text: Arc<str>, only: Option<&Only>) -> Arc<str> {
+    let Some(only) = only else {
+        return text;
+    };
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(&text) else {
+        return text;
+    };
+    let keep = |v: &serde_json::Value, ids: &std::collections::HashSet<u64>| {
+        (v.get("id").or(Some(v)))
+            .and_then(serde_json::Value::as_u64)
+            .is_some_and(|id| ids.contains(&id))
+    };
+    for (key, ids) in [
+        ("members", &only.members),
+        ("removedMembers", &only.members),
+        ("pools", &only.pools),
+        ("removedPools", &only.pools),
+    ] {
+        if let Some(serde_json::Value::Array(items)) = map.get_mut(key) {
+            items.retain(|v| keep(v, ids));
+        }
+    }
+    serde_json::to_string(&map).unwrap_or_default().into()
 }
 
 fn body(changes: &Changes) -> Arc<str> {

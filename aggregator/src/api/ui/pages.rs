@@ -3,6 +3,7 @@
 //! script reads from the `<body>`'s data attributes).
 
 pub mod apply;
+pub mod audit;
 pub mod explain;
 pub mod fleet;
 pub mod log;
@@ -17,15 +18,19 @@ use maud::{DOCTYPE, Markup, html};
 use super::auth::Caller;
 
 /// The navigation: (path, label).
-const NAV: [(&str, &str); 7] = [
+const NAV: [(&str, &str); 8] = [
     ("/ui/", "Topology"),
     ("/ui/objects", "Objects"),
     ("/ui/apply", "Apply"),
+    ("/ui/audit", "Audit"),
     ("/ui/explain", "Explain"),
     ("/ui/agents", "Agents"),
     ("/ui/edges", "Edges"),
     ("/ui/cluster", "Cluster"),
 ];
+
+/// The pages a scoped session is refused.
+const UNSCOPED_ONLY: [&str; 4] = ["/ui/explain", "/ui/agents", "/ui/edges", "/ui/cluster"];
 
 /// A whole page: `title`, the current navigation entry `here`, and `main`.
 pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response {
@@ -40,17 +45,20 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
                         span.brand { "gslb" }
                         nav aria-label="Sections" {
                             ul {
-                                @for (path, label) in NAV {
+                                // A scoped session is refused the pages
+                                // about what belongs to no zone or pool.
+                                @for (path, label) in NAV.iter().filter(|(p, _)| caller.scope.is_none() || !UNSCOPED_ONLY.contains(p)) {
                                     li {
-                                        a href=(path) aria-current=[(path == here).then_some("page")] { (label) }
+                                        a href=(path) aria-current=[(*path == here).then_some("page")] { (label) }
                                     }
                                 }
                             }
                         }
                         span.who {
                             @if caller.follower.is_some() { "follower: changes are made on the leader" }
-                            @else if caller.can_write { "write token" }
-                            @else { "read token: changes are disabled" }
+                            @else if caller.can_write { (caller.role) " token" }
+                            @else { (caller.role) " token: catalog changes are disabled" }
+                            @if let Some(scope) = &caller.scope { " · " (scope.describe()) }
                         }
                         button.link #sign-out type="button" { "Sign out" }
                     }

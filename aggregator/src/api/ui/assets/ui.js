@@ -266,6 +266,7 @@
       $("#slideover-title").textContent = "Member " + r.data.name;
       $("#member-log").href = "/ui/members/" + id + "/log";
       $("#member-matrix").href = "/ui/pools/" + r.data.poolId;
+      $("#member-history").href = "/ui/audit?object=member/" + id;
       $("#member-delete").hidden = false;
       $(".links", form).hidden = false;
       openDialog(dialog, form.elements.name);

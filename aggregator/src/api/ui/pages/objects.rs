@@ -70,6 +70,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
         html! {
             li.object data-kind=(kind) data-id=(id) data-name=(name) data-revision=(revision) {
                 span.oname { (name) } " " span.small { "id " (id) }
+                " " a.history href=(format!("/ui/audit?object={}/{id}", kind.trim_end_matches('s'))) { "History" }
                 " " button.edit type="button" data-json=(value.to_string()) { "Edit" }
                 " " button.writes.danger.delete type="button" { "Delete" }
             }

@@ -73,7 +73,7 @@ async fn canvas(ui: &Ui, scope: Option<std::sync::Arc<crate::core::scope::Scope>
         };
         html! {
             div.canvas data-generation=(view.catalog_generation()) {
-                (render(&catalog, &frame))
+                (render(&catalog, &frame, scope.is_some()))
             }
         }
     })
@@ -110,11 +110,14 @@ fn record_pools(record: &RecordSet) -> Vec<PoolId> {
     }
 }
 
-fn render(catalog: &Catalog, frame: &Frame) -> Markup {
+/// The canvas of `catalog` (only a scope's part of it when `scoped`).
+fn render(catalog: &Catalog, frame: &Frame, scoped: bool) -> Markup {
     let collapse = catalog.members.len() > COLLAPSE_ABOVE;
     let mut attached = BTreeSet::new();
     html! {
-        @if catalog.zones.is_empty() {
+        @if catalog.zones.is_empty() && scoped {
+            p { "No zone is in this token's scope." }
+        } @else if catalog.zones.is_empty() {
             p { "No zones yet. Create one on " a href="/ui/objects" { "Objects" } " or " a href="/ui/apply" { "apply a document" } "." }
         }
         @for zone in catalog.zones.values() {
@@ -277,7 +280,7 @@ fn slide_over() -> Markup {
         aside #slideover role="dialog" aria-modal="true" aria-labelledby="slideover-title" hidden {
             form #member-form novalidate {
                 h2 #slideover-title { "Member" }
-                p.links { a #member-log href="#" { "Health log" } " · " a #member-matrix href="#" { "Probe matrix" } }
+                p.links { a #member-log href="#" { "Health log" } " · " a #member-matrix href="#" { "Probe matrix" } " · " a #member-history href="#" { "History" } }
                 (text("name", "Name", "text"))
                 (text("ipAddress", "Address", "text"))
                 (text("port", "Port", "number"))
