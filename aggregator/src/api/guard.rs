@@ -35,12 +35,32 @@ pub enum Access {
 pub struct Guard {
     access: Access,
     tokens: Arc<Tokens>,
+    /// Where a known token's refused writes are recorded (admin services).
+    audit: Option<Arc<crate::api::service::Service>>,
 }
 
 impl Guard {
     /// Admit by `access`, with `tokens` for admin calls.
     pub fn new(access: Access, tokens: Arc<Tokens>) -> Self {
-        Guard { access, tokens }
+        Guard {
+            access,
+            tokens,
+            audit: None,
+        }
+    }
+
+    /// [`Guard::new`], recording in `service`'s audit log the writes it
+    /// refuses to a known token (its role or scope does not allow them).
+    pub fn audited(
+        access: Access,
+        tokens: Arc<Tokens>,
+        service: Arc<crate::api::service::Service>,
+    ) -> Self {
+        Guard {
+            access,
+            tokens,
+            audit: Some(service),
+        }
     }
 }
 
@@ -142,19 +162,57 @@ impl Admission for Guard {
                 "refused a gRPC call"
             );
         }
+        let writes = crate::api::leader::writes(method(request.uri().path()));
+        let cert = peer
+            .and_then(|p| p.identity.as_ref())
+            .map(ToString::to_string);
+        let source = peer.map_or_else(String::new, |p| p.addr.to_string());
+        let operation = (request.uri().path())
+            .trim_start_matches("/gslb.v1.")
+            .to_owned();
+        if let (Err(status), Some(service), true) = (&verdict, &self.audit, writes)
+            && status.code() == tonic::Code::PermissionDenied
+            && let Ok(token) = self.tokens.check_entry(
+                request
+                    .headers()
+                    .get(http::header::AUTHORIZATION)
+                    .map(|v| v.as_bytes()),
+                TokenRole::Read,
+                SystemTime::now(),
+            )
+        {
+            // A known token's refused write is recorded like the core's
+            // refusals (best effort: the refusal stands either way).
+            let by = Attribution {
+                who: token_identity(&token.name, &token.id, cert.as_deref()),
+                source,
+                operation,
+                scope: None,
+            };
+            let (service, status, why) = (
+                Arc::clone(service),
+                status.clone(),
+                status.message().to_owned(),
+            );
+            return Box::pin(async move {
+                crate::api::caller::scoped(
+                    by,
+                    service
+                        .call(move |c| c.audit_denied(why, Vec::new(), crate::api::service::now())),
+                )
+                .await;
+                Err(status)
+            });
+        }
         // Who it is, for the audit records of the writes it makes: the
         // token that passed (checked once), and the certificate. An
         // unlimited token's reads write nothing to attribute: no identity
         // is built for them; a scoped token's reads carry its scope.
-        let writes = crate::api::leader::writes(method(request.uri().path()));
         let by = verdict.map(|token| {
             let scope = token.as_ref().and_then(crate::api::access::scope_of);
             if !writes && scope.is_none() {
                 return None;
             }
-            let cert = peer
-                .and_then(|p| p.identity.as_ref())
-                .map(ToString::to_string);
             let who = match (&token, &cert) {
                 (Some(t), cert) => token_identity(&t.name, &t.id, cert.as_deref()),
                 (None, Some(cert)) => format!("cert:{cert}"),
@@ -162,12 +220,8 @@ impl Admission for Guard {
             };
             Some(Attribution {
                 who,
-                source: peer.map_or_else(String::new, |p| p.addr.to_string()),
-                operation: request
-                    .uri()
-                    .path()
-                    .trim_start_matches("/gslb.v1.")
-                    .to_owned(),
+                source,
+                operation,
                 scope,
             })
         });

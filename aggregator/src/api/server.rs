@@ -101,14 +101,14 @@ pub async fn run(
                     .max_decoding_message_size(MAX_ADMIN_MESSAGE),
                 Leader(service.clone()),
             ),
-            Guard::new(Access::Admin, tokens.clone()),
+            Guard::audited(Access::Admin, tokens.clone(), service.clone()),
         ))
         .add_service(Gated::new(
             Gated::new(
                 pb::cluster_service_server::ClusterServiceServer::new(Membership(service.clone())),
                 Leader(service.clone()),
             ),
-            Guard::new(Access::Cluster, tokens.clone()),
+            Guard::audited(Access::Cluster, tokens.clone(), service.clone()),
         ))
         .add_optional_service(service.cluster().map(|c| {
             Gated::new(
