@@ -8,6 +8,7 @@
 pub mod access;
 pub mod caller;
 pub mod flatten;
+pub mod forward;
 pub mod gated;
 pub mod geo;
 pub mod guard;

@@ -19,6 +19,8 @@ pub struct Cluster {
     /// Node `i`'s namespace (if any) and gRPC address, at index `i - 1`.
     places: Vec<(Option<String>, String)>,
     extra: Vec<String>,
+    /// Mutual TLS on loopback too (nodes in namespaces always run it).
+    tls: bool,
 }
 
 impl Cluster {
@@ -30,9 +32,27 @@ impl Cluster {
         Cluster::start_at(dir, places, extra)
     }
 
+    /// [`Cluster::start`] with mutual TLS on every link and listener.
+    pub fn start_tls(dir: &Path, net: u8, size: u64, extra: &[&str]) -> Cluster {
+        let places = (1..=size)
+            .map(|i| (None, format!("127.0.{net}.{i}:7000")))
+            .collect();
+        Cluster::launch(dir, places, extra, true)
+    }
+
     /// Start one node per `(namespace, gRPC address)`, node ids from 1.
     pub fn start_at(dir: &Path, places: Vec<(Option<String>, String)>, extra: &[&str]) -> Cluster {
+        Cluster::launch(dir, places, extra, false)
+    }
+
+    fn launch(
+        dir: &Path,
+        places: Vec<(Option<String>, String)>,
+        extra: &[&str],
+        tls: bool,
+    ) -> Cluster {
         let mut cluster = Cluster {
+            tls,
             nodes: places.iter().map(|_| None).collect(),
             dir: dir.to_path_buf(),
             places,
@@ -58,7 +78,7 @@ impl Cluster {
     pub fn urls(&self) -> String {
         let scheme = |addr: &str| {
             let ip: std::net::SocketAddr = addr.parse().expect("node address");
-            if ip.ip().is_loopback() {
+            if ip.ip().is_loopback() && !self.tls {
                 "http"
             } else {
                 "https"
@@ -96,7 +116,12 @@ impl Cluster {
         args.extend(self.extra.iter().map(String::as_str));
         let data = self.dir.join(format!("node{id}"));
         let netns = self.places[(id - 1) as usize].0.as_deref();
-        let agg = Aggregator::start_with(netns, &data, &self.addr(id), &args);
+        let addr = self.addr(id);
+        let ip = addr
+            .parse::<std::net::SocketAddr>()
+            .expect("node address")
+            .ip();
+        let agg = Aggregator::start_at(netns, &data, &addr, self.tls || !ip.is_loopback(), &args);
         self.nodes[(id - 1) as usize] = Some(agg);
     }
 

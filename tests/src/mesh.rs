@@ -51,9 +51,23 @@ impl Aggregator {
         extra: &[&str],
     ) -> Aggregator {
         let ip = grpc.parse::<SocketAddr>().expect("gRPC address").ip();
-        let own = (!ip.is_loopback()).then(|| {
+        Aggregator::start_at(netns, data_dir, grpc, !ip.is_loopback(), extra)
+    }
+
+    /// [`Aggregator::start_with`], with mutual TLS (a certificate for the
+    /// gRPC address's IP) when `tls`, on loopback too.
+    pub fn start_at(
+        netns: Option<&str>,
+        data_dir: &Path,
+        grpc: &str,
+        tls: bool,
+        extra: &[&str],
+    ) -> Aggregator {
+        let ip = grpc.parse::<SocketAddr>().expect("gRPC address").ip();
+        let own = tls.then(|| {
             let host = ip.to_string();
-            crate::pki::cert("aggregator", &format!("agg-{host}"), &[&host])
+            // The REST listener is on 127.0.0.1 (of its namespace).
+            crate::pki::cert("aggregator", &format!("agg-{host}"), &[&host, "127.0.0.1"])
         });
         Aggregator::launch(netns, data_dir, grpc, own.as_ref(), extra)
     }

@@ -1,7 +1,7 @@
 //! Routing admin calls in a cluster. Writes go to the leader: a follower
 //! answers UNAVAILABLE with the leader's address in `gslb-leader` metadata
-//! (gslbctl follows it); over REST it redirects (307) to the leader's REST
-//! listener.
+//! (gslbctl follows it); over REST it forwards the write to the leader's
+//! REST listener and passes the answer back (`api::forward`).
 //! Reads are linearizable by default: the leader confirms its quorum first,
 //! a follower sends the reader to the leader; a read marked stale
 //! (`gslb-stale` metadata or header) is served by whichever node it reaches.
@@ -100,9 +100,33 @@ async fn leader_location(service: &Service, path: &str) -> Option<String> {
     Some(format!("{}://{http}{path}", cluster.link.scheme()))
 }
 
-/// The REST side of [`admit`] (axum middleware): a follower redirects to
-/// the leader's REST listener (307), or answers 503 with the leader's gRPC
-/// address in `gslb-leader` when it cannot learn the leader's.
+/// The leader's REST address and how to reach it, when a leader other
+/// than this node is known. The CA is read per forwarded call, so a
+/// rotated one is used at once.
+async fn forwarder(service: &Service) -> Option<(String, crate::api::forward::Forwarder)> {
+    let cluster = service.cluster()?;
+    let hint = cluster.leader(service.leading())?;
+    if hint.0 == cluster.id {
+        return None;
+    }
+    let http = cluster.leader_http(&hint).await?;
+    let ca = cluster.link.tls.as_ref().and_then(|t| t.ca.as_deref());
+    match crate::api::forward::Forwarder::new(ca, cluster.id) {
+        Ok(f) => Some((http, f)),
+        Err(e) => {
+            tracing::warn!(
+                error = format!("{e:#}"),
+                "cannot forward to the leader; redirecting"
+            );
+            None
+        }
+    }
+}
+
+/// The REST side of [`admit`] (axum middleware): a follower sends writes
+/// on to the leader (`api::forward`) and redirects reads to the leader's
+/// REST listener (307), or answers 503 with the leader's gRPC address in
+/// `gslb-leader` when it cannot learn the leader's.
 pub async fn rest(State(service): State<Arc<Service>>, request: Request, next: Next) -> Response {
     let write = request.method() != axum::http::Method::GET;
     let stale = request.headers().contains_key(STALE)
@@ -113,6 +137,16 @@ pub async fn rest(State(service): State<Arc<Service>>, request: Request, next: N
     match admit(&service, write, stale).await {
         Ok(()) => next.run(request).await,
         Err(status) => {
+            // A write is sent on to the leader (once: a forwarded call
+            // that reaches a node which does not lead is answered here).
+            if write
+                && !request
+                    .headers()
+                    .contains_key(crate::api::forward::FORWARDED)
+                && let Some((leader, forwarder)) = forwarder(&service).await
+            {
+                return forwarder.forward(&leader, request).await;
+            }
             let path = request
                 .uri()
                 .path_and_query()

@@ -1,7 +1,8 @@
 //! Change safety through the real aggregator: two clients updating
 //! different fields of one member at the same moment never lose either
 //! write (REST and gRPC, a single node and a 3-node cluster through a
-//! leader kill), and a stale precondition is refused with nothing written.
+//! leader kill, writes sent to the followers and forwarded), and a stale
+//! precondition is refused with nothing written.
 
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -359,10 +360,12 @@ fn a_cluster_loses_no_concurrent_update_through_a_leader_kill() {
     let leader = cluster.leader(30);
     let id = member(cluster.node(leader).http, &token);
 
-    // Writes go to whichever node leads when they are sent; the leader is
-    // killed a third of the way through.
+    // Writes go to the followers (each field to a different one while two
+    // follow), which forward them to the leader; reads go to the leader.
+    // The leader is killed a third of the way through.
     let https: Vec<_> = (1..=3).map(|n| cluster.node(n).http).collect();
-    let current = Arc::new(std::sync::Mutex::new(leader));
+    // (leader, killed)
+    let current = Arc::new(std::sync::Mutex::new((leader, 0u64)));
     let (writer_leader, t) = (Arc::clone(&current), token.clone());
     let path = format!("/api/v1/members/{id}");
     let (wpath, rpath) = (path.clone(), path);
@@ -370,19 +373,27 @@ fn a_cluster_loses_no_concurrent_update_through_a_leader_kill() {
     let killer = {
         let current = Arc::clone(&current);
         move |cluster: &mut Cluster| {
-            let old = *current.lock().unwrap();
+            let (old, _) = *current.lock().unwrap();
             cluster.kill(old);
             let new = cluster.leader(30);
-            *current.lock().unwrap() = new;
+            *current.lock().unwrap() = (new, old);
         }
     };
+    let (current_after, https_after, token_after) =
+        (Arc::clone(&current), https.clone(), token.clone());
     let cluster_cell = Arc::new(std::sync::Mutex::new(Some(cluster)));
     let cell = Arc::clone(&cluster_cell);
     let done = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let counted = Arc::clone(&done);
     let lost = rounds(
         move |field, value| {
-            let node = *writer_leader.lock().unwrap();
+            let (leader, killed) = *writer_leader.lock().unwrap();
+            let followers: Vec<u64> = (1..=3).filter(|n| ![leader, killed].contains(n)).collect();
+            let node = if field == "weight" {
+                followers[0]
+            } else {
+                *followers.last().unwrap()
+            };
             let (code, _, body) = rest(
                 writes[(node - 1) as usize],
                 &t,
@@ -399,7 +410,7 @@ fn a_cluster_loses_no_concurrent_update_through_a_leader_kill() {
             if counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == ROUNDS / 3 {
                 killer(cell.lock().unwrap().as_mut().unwrap());
             }
-            let node = *current.lock().unwrap();
+            let (node, _) = *current.lock().unwrap();
             let (code, _, m) = rest(https[(node - 1) as usize], &token, "GET", &rpath, &[], "");
             assert_eq!(code, 200, "{m}");
             (
@@ -414,5 +425,121 @@ fn a_cluster_loses_no_concurrent_update_through_a_leader_kill() {
         lost.len(),
         &lost[..lost.len().min(10)]
     );
+    // The writes were forwarded: the leader's audit log names the
+    // follower that forwarded each and the client it came from.
+    let (leader, _) = *current_after.lock().unwrap();
+    let (code, _, audit) = rest(
+        https_after[(leader - 1) as usize],
+        &token_after,
+        "GET",
+        "/api/v1/audit?limit=1",
+        &[],
+        "",
+    );
+    assert_eq!(code, 200, "{audit}");
+    let source = audit["records"][0]["source"].as_str().unwrap_or_default();
+    assert!(source.contains("(forwarded for 127.0.0.1:"), "{audit}");
     drop(cluster_cell);
+}
+
+/// A REST call over HTTPS (curl, trusting `ca`): the status and the body.
+fn https(
+    http: std::net::SocketAddr,
+    ca: &std::path::Path,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (u16, Value) {
+    let mut cmd = std::process::Command::new("curl");
+    cmd.args(["-s", "--max-time", "30", "-w", "\n%{http_code}", "--cacert"])
+        .arg(ca)
+        .args([
+            "-X",
+            method,
+            "-H",
+            &format!("Authorization: Bearer {token}"),
+        ])
+        .args(["-H", "Content-Type: application/json"]);
+    if !body.is_empty() {
+        cmd.args(["--data", body]);
+    }
+    let out = cmd.arg(format!("https://{http}{path}")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (
+        code.trim().parse().unwrap_or(0),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn a_follower_forwards_rest_writes_to_the_leader_over_tls_with_their_preconditions() {
+    let dir = temp_dir("change-forward");
+    let cluster = Cluster::start_tls(&dir, 28, 3, &[]);
+    let token = cluster.token();
+    let leader = cluster.leader(30);
+    let follower = (1..=3).find(|id| *id != leader).unwrap();
+    let node = |id: u64| cluster.node(id);
+    let ca = node(leader).operator.as_ref().unwrap().ca.clone();
+    let call = |id: u64, method: &str, path: &str, body: &str| {
+        https(node(id).http, &ca, &token, method, path, body)
+    };
+    // Created through the follower: forwarded, answered by the leader.
+    let (code, pool) = call(follower, "POST", "/api/v1/pools", r#"{"name": "web"}"#);
+    assert_eq!(code, 201, "{pool}");
+    let path = format!("/api/v1/pools/{}/members", pool["id"]);
+    let (code, m) = call(
+        follower,
+        "POST",
+        &path,
+        r#"{"name": "web-1", "ipAddress": "127.0.0.1", "port": 8080}"#,
+    );
+    assert_eq!(code, 201, "{m}");
+    let member = format!("/api/v1/members/{}", m["id"]);
+    let revision = m["revision"].as_u64().unwrap();
+    // A patch with its precondition, through the follower.
+    let (code, v) = call(
+        follower,
+        "PUT",
+        &member,
+        &json!({"weight": 5, "revision": revision}).to_string(),
+    );
+    assert_eq!(code, 200, "{v}");
+    // The same precondition again is stale: 412 from the leader, passed
+    // back, naming the current revision; nothing written.
+    let (code, v) = call(
+        follower,
+        "PUT",
+        &member,
+        &json!({"weight": 9, "revision": revision}).to_string(),
+    );
+    assert_eq!(code, 412, "{v}");
+    assert!(
+        v["error"]["currentRevision"].as_u64() > Some(revision),
+        "{v}"
+    );
+    let (_, read) = call(leader, "GET", &member, "");
+    assert_eq!(read["weight"], 5, "{read}");
+    // The leader's audit log names the follower and the client.
+    let (code, audit) = call(leader, "GET", "/api/v1/audit?limit=1", "");
+    assert_eq!(code, 200, "{audit}");
+    let source = audit["records"][0]["source"].as_str().unwrap_or_default();
+    let via = node(follower).http.ip().to_string();
+    assert!(
+        source.starts_with(&via) && source.contains("(forwarded for 127.0.0.1:"),
+        "{audit}"
+    );
+    // A token's role is the leader's to check: a read token's forwarded
+    // write is refused there.
+    let read_token = gslb_e2e::pki::create_token(&dir.join("tokens.json"), "reader", "read", None);
+    let (code, v) = https(
+        node(follower).http,
+        &ca,
+        &read_token,
+        "PUT",
+        &member,
+        r#"{"weight": 1}"#,
+    );
+    assert_eq!(code, 403, "{v}");
 }
