@@ -79,6 +79,7 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Ro
         .route("/ui/cluster", get(pages::fleet::cluster))
         .route("/ui/explain", get(pages::explain::page))
         .route("/ui/apply", get(pages::apply::page))
+        .route("/ui/audit", get(pages::audit::page))
         .route("/ui/objects", get(pages::objects::page))
         .route("/ui/events", get(events_stream))
         .route("/ui/session", axum::routing::delete(auth::sign_out))
@@ -170,7 +171,11 @@ async fn api(State(ui): State<Arc<Ui>>, request: Request) -> Response {
 }
 
 /// `/ui/events`: the live stream.
-async fn events_stream(State(ui): State<Arc<Ui>>, headers: axum::http::HeaderMap) -> Response {
+async fn events_stream(
+    State(ui): State<Arc<Ui>>,
+    axum::Extension(caller): axum::Extension<auth::Caller>,
+    headers: axum::http::HeaderMap,
+) -> Response {
     let Some(id) = auth::cookie(&headers).map(str::to_owned) else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
@@ -178,7 +183,19 @@ async fn events_stream(State(ui): State<Arc<Ui>>, headers: axum::http::HeaderMap
     // An open page counts as use; the session's lifetime and its token's
     // validity still end it.
     let signed_in = move || auth::signed_in(&held, &id);
-    match ui.hub.stream(signed_in) {
+    // A scoped session's stream carries its members and pools only.
+    let narrow = caller.scope.map(|scope| {
+        let service = Arc::clone(&ui.service);
+        Box::new(move || {
+            let view = service.view();
+            let seen = scope.restrict(view.catalog());
+            events::Only {
+                members: seen.members.keys().map(|m| m.0).collect(),
+                pools: seen.pools.keys().map(|p| p.0).collect(),
+            }
+        }) as events::Narrow
+    });
+    match ui.hub.stream(signed_in, narrow) {
         Some(sse) => sse.into_response(),
         None => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -117,6 +117,18 @@ fn every_rest_route_answers_each_role_and_a_foreign_scope_as_the_table_says() {
     }
 }
 
+/// The id of the member of pool `manual`.
+fn manual_member(h: SocketAddr, token: &str, pool: u64) -> u64 {
+    let (_, members) = call(
+        h,
+        token,
+        "GET",
+        &format!("/api/v1/pools/{pool}/members"),
+        "",
+    );
+    members[0]["id"].as_u64().unwrap()
+}
+
 /// Sign in to the UI with `token`; the session cookie.
 fn ui_session(h: SocketAddr, token: &str) -> String {
     let (code, headers, body) = http_request(
@@ -137,6 +149,39 @@ fn ui_session(h: SocketAddr, token: &str) -> String {
         .unwrap()
         .trim()
         .to_owned()
+}
+
+/// The first event (the snapshot) of the UI's live stream, as JSON.
+fn first_event(h: SocketAddr, cookie: &str) -> Value {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(h).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        s,
+        "GET /ui/events HTTP/1.1\r\nHost: {h}\r\nCookie: {cookie}\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 65536];
+    // Bounded: the read times out, and the snapshot is the first event.
+    while !text.contains("event: snapshot")
+        || !text
+            .split("event: snapshot")
+            .nth(1)
+            .unwrap()
+            .contains("\n\n")
+    {
+        let n = s.read(&mut buf).expect("the snapshot within 10 s");
+        assert!(n > 0, "the stream closed: {text}");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let after = text.split("event: snapshot").nth(1).unwrap();
+    let data = after
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("the snapshot's data");
+    serde_json::from_str(data).unwrap()
 }
 
 fn ui_get(h: SocketAddr, cookie: &str, path: &str) -> (u16, String) {
@@ -260,6 +305,70 @@ fn a_team_token_sees_and_changes_only_its_zone_and_pool_over_rest_and_in_the_ui(
         assert!(!text.contains(theirs), "the team's log shows {theirs}");
     }
 
+    // Over gRPC (gslbctl) the same: its lists, and refusals naming the
+    // scope, the refused write audited.
+    let ctl = |args: &[&str]| {
+        let out = std::process::Command::new(gslb_e2e::bins::bin("gslbctl"))
+            .args(["--server", &agg.url(), "--token", &team, "-o", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, out, err) = ctl(&["pools", "list"]);
+    assert!(ok, "{err}");
+    let pools: Value = serde_json::from_str(&out).unwrap();
+    let pools = pools
+        .as_array()
+        .map_or_else(|| pools["pools"].clone(), |_| pools.clone());
+    assert_eq!(names(&pools, "name"), ["web"], "{out}");
+    let (ok, _, err) = ctl(&["agents"]);
+    assert!(!ok && err.contains("scope: token \"team-web\""), "{err}");
+    let (ok, _, err) = ctl(&[
+        "members",
+        "delete",
+        &manual_member(h, &root, manual).to_string(),
+    ]);
+    assert!(!ok && err.contains("scope: token \"team-web\""), "{err}");
+    let (_, newest) = call(h, &root, "GET", "/api/v1/audit?limit=1", "");
+    let newest = &newest["records"][0];
+    assert!(
+        newest["refused"].as_str().unwrap().starts_with("scope:"),
+        "{newest}"
+    );
+    assert!(
+        newest["who"]
+            .as_str()
+            .unwrap()
+            .starts_with("token:team-web"),
+        "{newest}"
+    );
+    // A read token's refused gRPC write is audited too (by the guard).
+    let reader = create_token(&file, "reader", "read", None);
+    let out = std::process::Command::new(gslb_e2e::bins::bin("gslbctl"))
+        .args(["--server", &agg.url(), "--token", &reader])
+        .args(["decisions", "pause"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let (_, newest) = call(h, &root, "GET", "/api/v1/audit?limit=1", "");
+    let newest = &newest["records"][0];
+    assert!(
+        newest["refused"]
+            .as_str()
+            .unwrap()
+            .contains("needs role operate"),
+        "{newest}"
+    );
+    assert!(
+        newest["who"].as_str().unwrap().starts_with("token:reader"),
+        "{newest}"
+    );
+
     // The UI signed in with it shows its objects only.
     let cookie = ui_session(h, &team);
     let (code, objects) = ui_get(h, &cookie, "/ui/objects");
@@ -273,6 +382,34 @@ fn a_team_token_sees_and_changes_only_its_zone_and_pool_over_rest_and_in_the_ui(
     assert!(page.contains("example.test") && !page.contains("spare.test"));
     let (code, _) = ui_get(h, &cookie, &format!("/ui/pools/{manual}"));
     assert_eq!(code, 404);
+    // Its live stream carries its members and pool only.
+    // (A stream opened before the hub's first refresh starts empty: open
+    // again until it has drawn a frame.)
+    let mut snapshot = Value::Null;
+    gslb_e2e::wait_until(10, "a live snapshot with members", || {
+        snapshot = first_event(h, &cookie);
+        snapshot["seq"].as_u64() > Some(0)
+    });
+    let ids = |key: &str| -> Vec<u64> {
+        let mut v: Vec<u64> = (snapshot[key].as_array().unwrap().iter())
+            .map(|x| x["id"].as_u64().unwrap())
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let (_, web) = call(
+        h,
+        &root,
+        "GET",
+        &format!("/api/v1/pools/{}/members", f.pool),
+        "",
+    );
+    let mut mine: Vec<u64> = (web.as_array().unwrap().iter())
+        .map(|m| m["id"].as_u64().unwrap())
+        .collect();
+    mine.sort_unstable();
+    assert_eq!(ids("members"), mine, "{snapshot}");
+    assert_eq!(ids("pools"), [f.pool], "{snapshot}");
     let (code, agents) = ui_get(h, &cookie, "/ui/agents");
     assert_eq!(code, 403, "{agents}");
     // Its writes through the UI pass the same checks.

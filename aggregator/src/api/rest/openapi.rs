@@ -33,7 +33,7 @@ impl Modify for BearerAuth {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(
-                        "A token from `gslbctl tokens create`: GET needs a read or write token, every other method a write token",
+                        "A token from `gslbctl tokens create`: each route needs a role (read for GET; operate for manual health, heartbeats and pausing; write for catalog objects; admin for TSIG keys, notifiers, DNSSEC) and a scoped token only reaches its zones and pools",
                     ))
                     .build(),
             ),
