@@ -20,7 +20,9 @@ listening() {
 # aggregator, let an edge apply and cache it, stop both.
 prepare() {
   local dir="$1" config="$2" zonefile="${3:-}"
-  local token; token=$("$BIN/gslbctl" tokens create --file "$dir.tokens.json" --name bench --role admin | head -n 1)
+  # A baseline built before token roles knows read and write only.
+  local role=admin; "$BIN/gslbctl" tokens create --help | grep -q operate || role=write
+  local token; token=$("$BIN/gslbctl" tokens create --file "$dir.tokens.json" --name bench --role "$role" | head -n 1)
   "$BIN/gslb-aggregator" --data-dir "$dir.agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
     --insecure --tokens-file "$dir.tokens.json" >"$dir.agg.out" 2>"$dir.agg.err" & local agg=$!; PIDS+=("$agg")
   local grpc; grpc="http://$(listening "$dir.agg.out" grpc)"
