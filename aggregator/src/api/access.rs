@@ -1,17 +1,13 @@
 //! What each admin call needs: the token role, and how a token's scope
-//! applies to it. One table for REST routes (served to the REST listener
-//! and the UI alike) and one for gRPC methods; the core checks the objects
-//! of every write against the scope as well (see `core::scope`).
+//! applies to it. One table for REST routes (checked inside the REST router
+//! by `rest::permit`, for the REST listener and the UI alike) and one for
+//! gRPC methods (checked by `guard`); the core checks the objects of every
+//! write against the scope as well (see `core::scope`).
 
 use std::sync::Arc;
 
-use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 
-use crate::api::rest::ApiError;
-use crate::api::service::Service;
 use crate::api::tokens::{Checked, TokenRole};
 use crate::core::catalog::ObjectRef;
 use crate::core::scope::Scope;
@@ -49,7 +45,8 @@ pub enum Named {
 }
 
 impl Named {
-    fn object(self, id: u64) -> ObjectRef {
+    /// The object of this kind with `id`.
+    pub fn object(self, id: u64) -> ObjectRef {
         match self {
             Named::Zone => ObjectRef::Zone(ZoneId(id)),
             Named::Record => ObjectRef::Record(RecordSetId(id)),
@@ -136,7 +133,7 @@ fn named(path: &str) -> Option<Named> {
 /// refuses the role and [`Reach::Everything`]; handlers limit what they read
 /// by id or list, and the core every write.
 pub fn grpc(method: &str) -> Need {
-    let writes = crate::api::leader::writes(method);
+    let writes = writes(method);
     let admin = [
         "StartRollover",
         "ConfirmDsSeen",
@@ -210,69 +207,29 @@ pub fn scope_of(token: &Checked) -> Option<Arc<Scope>> {
     })
 }
 
-/// REST middleware, inside the router (so `/ui/api/v1/…` passes it too):
-/// refuse a call the caller's token (put in the request by the REST or UI
-/// admission) may not make, and an object by `{id}` outside its scope.
-pub async fn rest_access(
-    State(service): State<Arc<Service>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let Some(token) = request.extensions().get::<Checked>().cloned() else {
-        // Every admission puts the token in; without one, fail closed.
-        return ApiError::forbidden("authorization: no token was checked for this call")
-            .into_response();
-    };
-    let Some(path) = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-    else {
-        return next.run(request).await;
-    };
-    let need = rest(request.method(), &path);
-    let call = format!("{} {path}", request.method());
-    let writes = request.method() != Method::GET && request.method() != Method::HEAD;
-    let id = request
-        .uri()
-        .path()
-        .strip_prefix("/api/v1/")
-        .and_then(|p| p.split('/').nth(1))
-        .and_then(|id| id.parse::<u64>().ok());
-    let named = match need.reach {
-        Reach::Object(named) => id.map(|id| named.object(id)),
-        _ => None,
-    };
-    if let Some(why) = refusal(&token, need, &call) {
-        tracing::warn!(token = %token.name, call, reason = %why, "refused a REST call");
-        return denied(&service, writes, why, named).await;
-    }
-    if let (Some(target), Some(scope)) = (named, scope_of(&token)) {
-        let view = service.view();
-        if let Err(e) = scope.see(view.catalog(), &target) {
-            return denied(&service, writes, e.to_string(), Some(target)).await;
-        }
-    }
-    next.run(request).await
-}
-
-/// The 403 of a refused call; a refused write is recorded in the audit
-/// log, like the writes the core refuses.
-async fn denied(
-    service: &Service,
-    writes: bool,
-    why: String,
-    target: Option<ObjectRef>,
-) -> Response {
-    if writes {
-        let recorded = why.clone();
-        let objects: Vec<ObjectRef> = target.into_iter().collect();
-        // Best effort: the refusal stands whether or not it is recorded.
-        service
-            .call(move |c| c.audit_denied(recorded, objects, crate::api::service::now()))
-            .await;
-    }
-    ApiError::forbidden(why).into_response()
+/// Admin methods that write (everything else reads).
+pub fn writes(method: &str) -> bool {
+    [
+        "Create",
+        "Update",
+        "Delete",
+        "Set",
+        "Register",
+        "Heartbeat",
+        "Deregister",
+        "Apply",
+        "Import",
+        "Add",
+        "Remove",
+        "Backup",
+        "Reset",
+        "Start",
+        "Confirm",
+        "Form",
+        "Rollback",
+    ]
+    .iter()
+    .any(|verb| method.starts_with(verb))
 }
 
 #[cfg(test)]

@@ -11,6 +11,30 @@ tokio::task_local! {
     static CALLER: Attribution;
 }
 
+/// The header that marks a REST call a follower forwarded to the leader
+/// (the follower's node id).
+pub const FORWARDED: &str = "x-gslb-forwarded-by";
+/// The address the forwarding node took the call from (what the audit
+/// log shows beside the forwarding node's own address, as claimed).
+pub const FORWARDED_FOR: &str = "x-gslb-forwarded-for";
+
+/// The caller's address, as the HTTP listener put it in the request; for
+/// a call a follower forwarded, the follower's and, as it claims, the
+/// client's.
+pub fn source(request: &axum::extract::Request) -> String {
+    let peer = (request.extensions().get::<crate::net::listener::Peer>())
+        .map_or_else(String::new, |p| p.addr.to_string());
+    let claimed = (request.headers())
+        .get(FORWARDED_FOR)
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| request.headers().contains_key(FORWARDED));
+    match claimed {
+        // Bounded: an address, not a story.
+        Some(client) => format!("{peer} (forwarded for {})", &client[..client.len().min(64)]),
+        None => peer,
+    }
+}
+
 /// The caller of the request this task serves, if an admission named one.
 pub fn current() -> Option<Attribution> {
     CALLER.try_with(Clone::clone).ok()
@@ -33,8 +57,8 @@ pub fn sees(
 
 /// The caller's scope judged against `view`'s catalog (for the audit log
 /// and diffs), if the caller is limited.
-pub fn judged(view: &crate::core::control::View) -> Option<crate::core::scope::Judged> {
-    scope().map(|scope| crate::core::scope::Judged {
+pub fn judged(view: &crate::core::control::View) -> Option<crate::core::audit::Judged> {
+    scope().map(|scope| crate::core::audit::Judged {
         scope,
         catalog: view.catalog().clone(),
     })

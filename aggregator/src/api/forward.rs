@@ -16,13 +16,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
 
-use crate::api::rest::ApiError;
-
-/// The header that marks a call a follower forwarded (its node id).
-pub const FORWARDED: &str = "x-gslb-forwarded-by";
-/// The address the forwarding node took the call from (what the audit
-/// log shows beside the forwarding node's own address, as claimed).
-pub const FORWARDED_FOR: &str = "x-gslb-forwarded-for";
+pub use crate::api::caller::{FORWARDED, FORWARDED_FOR};
 /// The largest body forwarded: the largest any route takes (a zone file).
 pub const MAX_FORWARDED_BODY: usize = crate::core::zonefile::MAX_ZONE_FILE_BYTES;
 /// How long connecting to the leader and its answer's head may take.
@@ -80,15 +74,16 @@ impl Forwarder {
     /// Send `request` to the leader's REST listener at `leader`
     /// (`HOST:PORT`) and answer with what it answers.
     pub async fn forward(&self, leader: &str, request: Request) -> Response {
-        let client = crate::api::rest_auth::source(&request);
+        let client = crate::api::caller::source(&request);
         let (parts, body) = request.into_parts();
         let body = match Limited::new(body, MAX_FORWARDED_BODY).collect().await {
             Ok(body) => body.to_bytes(),
             Err(_) => {
-                return ApiError::too_large(format!(
-                    "body: at most {MAX_FORWARDED_BODY} bytes (or it could not be read)"
-                ))
-                .into_response();
+                return error(
+                    axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+                    "invalid_argument",
+                    &format!("body: at most {MAX_FORWARDED_BODY} bytes (or it could not be read)"),
+                );
             }
         };
         let path = parts
@@ -177,11 +172,20 @@ where
     Ok(response)
 }
 
-fn unavailable(why: &str) -> Response {
+/// An error in the REST API's JSON shape.
+fn error(status: axum::http::StatusCode, code: &str, message: &str) -> Response {
     let body = axum::Json(serde_json::json!({
-        "error": {"code": "unavailable", "message": why}
+        "error": {"code": code, "message": message}
     }));
-    let mut response = (axum::http::StatusCode::SERVICE_UNAVAILABLE, body).into_response();
+    (status, body).into_response()
+}
+
+fn unavailable(why: &str) -> Response {
+    let mut response = error(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+        why,
+    );
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

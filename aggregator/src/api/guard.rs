@@ -162,7 +162,7 @@ impl Admission for Guard {
                 "refused a gRPC call"
             );
         }
-        let writes = crate::api::leader::writes(method(request.uri().path()));
+        let writes = crate::api::access::writes(method(request.uri().path()));
         let cert = peer
             .and_then(|p| p.identity.as_ref())
             .map(ToString::to_string);

@@ -20,30 +20,7 @@ use crate::api::gated::Admission;
 use crate::api::service::Service;
 pub use gslb_proto::metadata::{LEADER, STALE};
 
-/// Admin methods that write (everything else reads).
-pub(crate) fn writes(method: &str) -> bool {
-    [
-        "Create",
-        "Update",
-        "Delete",
-        "Set",
-        "Register",
-        "Heartbeat",
-        "Deregister",
-        "Apply",
-        "Import",
-        "Add",
-        "Remove",
-        "Backup",
-        "Reset",
-        "Start",
-        "Confirm",
-        "Form",
-        "Rollback",
-    ]
-    .iter()
-    .any(|verb| method.starts_with(verb))
-}
+pub(crate) use crate::api::access::writes;
 
 pub use crate::api::service::status::not_leader;
 

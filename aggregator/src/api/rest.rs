@@ -9,6 +9,7 @@ mod error;
 mod members;
 mod objects;
 pub mod openapi;
+mod permit;
 pub(crate) mod status;
 mod tsig;
 mod zonefile;
@@ -31,7 +32,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .router
         .route_layer(axum::middleware::from_fn_with_state(
             service.clone(),
-            crate::api::access::rest_access,
+            permit::rest_access,
         ))
         .fallback(|| async { ApiError::not_found("no such path") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })

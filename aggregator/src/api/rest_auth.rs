@@ -14,26 +14,7 @@ use super::caller::{scoped, token_identity};
 use super::tokens::{Checked, TokenRole, Tokens};
 use crate::core::audit::Attribution;
 
-/// The caller's address, as the HTTP listener put it in the request; for
-/// a call a follower forwarded, the follower's and, as it claims, the
-/// client's.
-pub fn source(request: &Request) -> String {
-    let peer = (request.extensions().get::<crate::net::listener::Peer>())
-        .map_or_else(String::new, |p| p.addr.to_string());
-    let claimed = (request.headers())
-        .get(crate::api::forward::FORWARDED_FOR)
-        .and_then(|v| v.to_str().ok())
-        .filter(|_| {
-            request
-                .headers()
-                .contains_key(crate::api::forward::FORWARDED)
-        });
-    match claimed {
-        // Bounded: an address, not a story.
-        Some(client) => format!("{peer} (forwarded for {})", &client[..client.len().min(64)]),
-        None => peer,
-    }
-}
+pub use super::caller::source;
 
 /// Refuse a request without a valid token; give the router the token that
 /// passed, and the caller's identity to the writes it makes.

@@ -263,7 +263,7 @@ pub struct AuditQuery {
     pub limit: usize,
     /// Only records of objects in a scoped caller's scope.
     #[serde(skip)]
-    pub scope: Option<crate::core::scope::Judged>,
+    pub scope: Option<Judged>,
 }
 
 impl AuditQuery {
@@ -462,5 +462,49 @@ pub fn object_path(r: ObjectRef) -> String {
         ObjectRef::Check(id) => format!("check/{id}"),
         ObjectRef::TsigKey(id) => format!("tsigKey/{id}"),
         ObjectRef::Notifier(id) => format!("notifier/{id}"),
+    }
+}
+
+/// A scope and the catalog it is judged against, for reading the audit
+/// log: a record is shown when an object it touched (before or after) or
+/// named is in scope in that catalog, with only those objects' changes.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// The scope.
+    pub scope: std::sync::Arc<crate::core::scope::Scope>,
+    /// The catalog (a persistent map: a cheap copy of the current one).
+    pub catalog: gslb_shared::model::Catalog,
+}
+
+impl PartialEq for Judged {
+    fn eq(&self, other: &Self) -> bool {
+        self.scope == other.scope
+    }
+}
+
+impl Eq for Judged {}
+
+impl Judged {
+    /// Whether a change of the record is in scope.
+    pub fn touched(&self, t: &Touched) -> bool {
+        [&t.before, &t.after]
+            .into_iter()
+            .flatten()
+            .any(|o| self.scope.writes(&self.catalog, o))
+    }
+
+    /// Whether the record is shown.
+    pub fn shows(&self, record: &AuditRecord) -> bool {
+        record.changes.iter().any(|t| self.touched(t))
+            || record
+                .objects
+                .iter()
+                .any(|o| self.scope.sees(&self.catalog, o))
+    }
+
+    /// The record with only the changes in scope.
+    pub fn trimmed(&self, mut record: AuditRecord) -> AuditRecord {
+        record.changes.retain(|t| self.touched(t));
+        record
     }
 }

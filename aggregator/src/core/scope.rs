@@ -5,9 +5,6 @@
 //! decision, used by the core for every write and by the API for reads.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-
-use crate::core::audit::{AuditRecord, Touched};
 
 use crate::core::catalog::{CatalogState, Change, Object, ObjectRef, Written};
 use gslb_shared::model::{Catalog, DnsName, Pool, PoolId, Zone, ZoneId};
@@ -174,7 +171,7 @@ impl Scope {
 
     /// The refusal of `target`.
     pub fn refuse(&self, target: &ObjectRef) -> OutOfScope {
-        self.outside(crate::core::audit::object_path(*target))
+        self.outside(target.to_string())
     }
 
     /// The refusal of `what` (described).
@@ -184,50 +181,6 @@ impl Scope {
             scope: self.describe(),
             what,
         }
-    }
-}
-
-/// A scope and the catalog it is judged against, for reading the audit
-/// log: a record is shown when an object it touched (before or after) or
-/// named is in scope in that catalog, with only those objects' changes.
-#[derive(Debug, Clone)]
-pub struct Judged {
-    /// The scope.
-    pub scope: Arc<Scope>,
-    /// The catalog (a persistent map: a cheap copy of the current one).
-    pub catalog: Catalog,
-}
-
-impl PartialEq for Judged {
-    fn eq(&self, other: &Self) -> bool {
-        self.scope == other.scope
-    }
-}
-
-impl Eq for Judged {}
-
-impl Judged {
-    /// Whether a change of the record is in scope.
-    pub fn touched(&self, t: &Touched) -> bool {
-        [&t.before, &t.after]
-            .into_iter()
-            .flatten()
-            .any(|o| self.scope.writes(&self.catalog, o))
-    }
-
-    /// Whether the record is shown.
-    pub fn shows(&self, record: &AuditRecord) -> bool {
-        record.changes.iter().any(|t| self.touched(t))
-            || record
-                .objects
-                .iter()
-                .any(|o| self.scope.sees(&self.catalog, o))
-    }
-
-    /// The record with only the changes in scope.
-    pub fn trimmed(&self, mut record: AuditRecord) -> AuditRecord {
-        record.changes.retain(|t| self.touched(t));
-        record
     }
 }
 

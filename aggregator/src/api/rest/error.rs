@@ -93,17 +93,6 @@ impl ApiError {
         }
     }
 
-    /// 413: a body over a limit (named in `message`).
-    pub fn too_large(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            code: "invalid_argument",
-            message: message.into(),
-            field: None,
-            current: None,
-        }
-    }
-
     /// 403: the caller's token may not do this (its role or its scope).
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self {

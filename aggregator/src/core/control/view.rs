@@ -117,7 +117,7 @@ impl View {
         &self,
         from: u64,
         to: Option<u64>,
-        scope: Option<&crate::core::scope::Judged>,
+        scope: Option<&crate::core::audit::Judged>,
     ) -> Result<Vec<super::history::ObjectDiff>, super::ControlError> {
         let mut net =
             super::history::net_changes(self.store.as_ref(), self.state.catalog_version, from, to)?;

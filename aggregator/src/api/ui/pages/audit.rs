@@ -95,7 +95,7 @@ pub async fn page(
             query.scope = caller
                 .scope
                 .clone()
-                .map(|scope| crate::core::scope::Judged {
+                .map(|scope| crate::core::audit::Judged {
                     scope,
                     catalog: view.catalog().clone(),
                 });
