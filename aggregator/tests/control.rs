@@ -475,3 +475,78 @@ fn a_follower_publishes_the_times_its_leader_committed() {
     assert_eq!(deltas.len(), 2);
     assert_eq!(deltas[1].unmeasured, vec![MemberId(3)]);
 }
+
+/// A scoped caller's writes are checked against its scope whether the
+/// owner commits them alone or grouped with others' (concurrent writers):
+/// in a group, the write outside the scope is refused and recorded, the
+/// others commit.
+#[test]
+fn a_scoped_write_is_refused_alone_and_in_a_group() {
+    let d = dir("scoped");
+    let now = t(0, 0);
+    let mut c = open(&d, now);
+    configure(&mut c, now);
+    let other = match c
+        .write(
+            vec![Op::Create(Object::Pool(Pool::new(PoolId(0), "db")))],
+            now,
+        )
+        .unwrap()[0]
+        .what
+    {
+        Written::Upserted(ref o) => o.reference(),
+        Written::Deleted(_) => unreachable!(),
+    };
+    let ObjectRef::Pool(other) = other else {
+        unreachable!()
+    };
+    let scope = std::sync::Arc::new(gslb_aggregator::core::scope::Scope::new(
+        "team",
+        &[],
+        &["web".into()],
+    ));
+    let by = |scope: Option<std::sync::Arc<_>>| gslb_aggregator::core::audit::Attribution {
+        who: "token:team (1)".into(),
+        source: String::new(),
+        operation: "test".into(),
+        scope,
+    };
+    let member = |pool: PoolId, name: &str, ip: &str| {
+        Op::Create(Object::Member(Member::new(
+            MemberId(0),
+            pool,
+            name,
+            ip.parse().unwrap(),
+            80,
+        )))
+    };
+    // Alone.
+    c.attribute(Some(by(Some(scope.clone()))));
+    let alone = c.write(vec![member(other, "x", "192.0.2.9")], now);
+    c.attribute(None);
+    assert!(matches!(alone, Err(ControlError::Scope(_))), "{alone:?}");
+    // Grouped: in scope, out of scope, unscoped caller out of the scope.
+    let outcomes = c.write_grouped(
+        vec![
+            (
+                member(PoolId(2), "in", "192.0.2.10"),
+                Some(by(Some(scope.clone()))),
+            ),
+            (member(other, "out", "192.0.2.11"), Some(by(Some(scope)))),
+            (member(other, "admin", "192.0.2.12"), Some(by(None))),
+        ],
+        now,
+    );
+    assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+    assert!(
+        matches!(&outcomes[1], Err(ControlError::Scope(e)) if e.to_string().starts_with("scope: token \"team\"")),
+        "{:?}",
+        outcomes[1]
+    );
+    assert!(outcomes[2].is_ok(), "{:?}", outcomes[2]);
+    let names: Vec<String> = (c.catalog().members.values())
+        .map(|m| m.name.clone())
+        .collect();
+    assert!(names.contains(&"in".to_owned()) && names.contains(&"admin".to_owned()));
+    assert!(!names.iter().any(|n| n == "out" || n == "x"), "{names:?}");
+}

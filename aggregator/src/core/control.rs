@@ -270,7 +270,7 @@ impl Control {
 
     /// Refuse `target` unless the caller's scope covers it (for operations
     /// on existing objects that are not catalog changes: manual health,
-    /// heartbeats, pausing a pool, rollovers).
+    /// heartbeats, pausing a pool).
     pub fn within(&self, target: ObjectRef) -> Result<(), ControlError> {
         match self.by.as_ref().and_then(|b| b.scope.as_deref()) {
             Some(scope) => Ok(scope.see(&self.state.catalog, &target)?),
@@ -278,8 +278,8 @@ impl Control {
         }
     }
 
-    /// Refuse a caller whose scope is limited (operations on everything:
-    /// pausing all decisions, a whole-catalog document, a rollback).
+    /// Refuse a caller whose scope is limited (operations on everything
+    /// that are not catalog changes: pausing every pool, resetting edges).
     pub fn unscoped(&self, what: &str) -> Result<(), ControlError> {
         match self.by.as_ref().and_then(|b| b.scope.as_deref()) {
             Some(scope) => Err(scope.outside(what.to_owned()).into()),

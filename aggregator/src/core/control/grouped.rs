@@ -43,7 +43,18 @@ impl Control {
         for (op, by) in ops {
             let by = by.unwrap_or_else(|| Attribution::internal("internal"));
             let named: Vec<_> = crate::core::audit::named(&op).into_iter().collect();
-            match trial.prepare(op) {
+            // Each write's own caller's scope, against the state the ones
+            // before it left (as a write alone is checked in `write`).
+            let prepared = trial.prepare(op).map_err(ControlError::from).and_then(|p| {
+                match by.scope.as_deref() {
+                    Some(scope) => scope
+                        .permits(&trial, &trial, std::slice::from_ref(&p.change))
+                        .map(|()| p)
+                        .map_err(ControlError::from),
+                    None => Ok(p),
+                }
+            });
+            match prepared {
                 Ok(prepared) => {
                     let change = std::slice::from_ref(&prepared.change);
                     let version = prepared.change.version;
@@ -53,7 +64,7 @@ impl Control {
                 }
                 Err(e) => {
                     audit.push(AuditRecord::refused(by, now.0, e.to_string(), named));
-                    outcomes.push(Err(e.into()));
+                    outcomes.push(Err(e));
                 }
             }
         }
