@@ -460,7 +460,11 @@ impl Control {
 
     /// Validate writes as [`Control::write`] would, changing nothing (a dry run).
     pub fn check_all(&self, ops: Vec<Op>) -> Result<Vec<Change>, ControlError> {
-        Ok(self.state.clone().apply_all(ops)?)
+        let mut trial = self.state.clone();
+        let changes = trial.apply_all(ops)?;
+        // A dry run answers as the write would: a scope refuses it too.
+        self.permits(&self.state, &trial, &changes)?;
+        Ok(changes)
     }
 
     /// Make the catalog match a declarative document; with `dry_run` only

@@ -241,6 +241,12 @@ fn a_team_token_sees_and_changes_only_its_zone_and_pool_over_rest_and_in_the_ui(
     );
     assert_eq!(code, 201, "{v}");
     let before = call(h, &root, "GET", "/api/v1/audit?limit=1", "").1["records"][0]["seq"].clone();
+    let (_, mut theirs) = call(h, &root, "GET", &format!("/api/v1/pools/{manual}"), "");
+    theirs["id"] = json!(0);
+    theirs["name"] = json!("theirs");
+    let dry_run =
+        json!({"dryRun": true, "ops": [{"op": "create", "kind": "pool", "object": theirs}]})
+            .to_string();
     for (method, path, body) in [
         (
             "PUT",
@@ -269,6 +275,8 @@ fn a_team_token_sees_and_changes_only_its_zone_and_pool_over_rest_and_in_the_ui(
             r#"{"name": "x", "ipAddress": "127.0.0.8"}"#,
         ),
         ("PUT", "/api/v1/decisions".to_owned(), r#"{"paused": true}"#),
+        // A dry run answers as the write would.
+        ("POST", "/api/v1/apply".to_owned(), &dry_run),
     ] {
         let (code, v) = call(h, &team, method, &path, body);
         assert_eq!(code, 403, "{method} {path}: {v}");
