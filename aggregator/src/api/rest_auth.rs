@@ -1,6 +1,7 @@
 //! Bearer tokens on the REST API (axum middleware): who the caller is. What
 //! the token's role and scope allow is checked per route inside the router
-//! (`api::access`), for the REST listener and the UI alike.
+//! (`api::rest::permit`, by the table in `api::access`), for the REST
+//! listener and the UI alike.
 
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -282,7 +282,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
         }
     }
     // What the token's role and scope allow is checked per route by the
-    // REST router `/ui/api/v1/…` is passed to (`api::access`).
+    // REST router `/ui/api/v1/…` is passed to (`api::rest::permit`).
     let by = crate::api::rest_auth::attribution(&request, &checked, true);
     request.extensions_mut().insert(Caller {
         csrf: session.csrf,
