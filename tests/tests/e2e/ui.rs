@@ -429,6 +429,15 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         b.wait_js("the created check", "return document.querySelector('li.object[data-name^=\"ui-made\"]') !== null;").await;
         let (_, checks) = rest(&mesh, &write, "GET", "/api/v1/checks", &[]);
         assert!(checks.as_array().unwrap().iter().any(|c| c["name"] == "ui-made"), "{checks}");
+        // Edited: only the field changed is sent (the audit shows it alone).
+        b.click("li.object[data-name^=\"ui-made\"] button.edit").await;
+        b.wait_js("the object editor", "return !document.querySelector('#object-editor').hidden;").await;
+        b.js("const a = document.querySelector('#object-json'); const v = JSON.parse(a.value); v.interval = '20s'; a.value = JSON.stringify(v, null, 2); return null;", vec![]).await;
+        b.click("#object-save").await;
+        b.wait_js("the page reloaded", "return document.readyState === 'complete' && document.querySelector('#object-editor').hidden;").await;
+        let made = checks.as_array().unwrap().iter().find(|c| c["name"] == "ui-made").unwrap()["id"].as_u64().unwrap();
+        let (_, audit) = rest(&mesh, &write, "GET", &format!("/api/v1/audit?limit=1&object=check/{made}"), &[]);
+        assert_eq!(audit["records"][0]["changes"][0]["fields"], json!([{"field": "interval", "before": "10s", "after": "20s"}]), "{audit}");
         b.click("li.object[data-name^=\"ui-made\"] button.delete").await;
         b.client.accept_alert().await.unwrap();
         b.wait_js("the check gone", "return document.readyState === 'complete' && document.querySelector('li.object[data-name^=\"ui-made\"]') === null;").await;

@@ -450,9 +450,9 @@
   const editor = $("#object-editor");
   if (editor) {
     const area = $("#object-json");
-    let target = null; // {kind, id?}
+    let target = null; // {kind, id?, original}
     function edit(kind, id, json) {
-      target = { kind, id };
+      target = { kind, id, original: JSON.parse(json) };
       $("#object-title").textContent = (id ? "Edit " : "New ") + kind.replace(/s$/, "") + (id ? " " + id : "");
       area.value = JSON.stringify(JSON.parse(json), null, 2);
       $("#object-error").textContent = "";
@@ -476,9 +476,24 @@
       ev.preventDefault();
       let value;
       try { value = JSON.parse(area.value); } catch (e) { $("#object-error").textContent = "JSON: " + e.message; return; }
-      const r = target.id
-        ? await api("PUT", "/ui/api/v1/" + target.kind + "/" + target.id, value)
-        : await api("POST", "/ui/api/v1/" + target.kind, value);
+      let r;
+      if (target.id) {
+        // Only the fields changed (a field taken out resets to its
+        // default), with the revision it was read at: the core merges them
+        // into the object as it stands, so a colleague's change to another
+        // field survives.
+        const changed = { revision: target.original.revision };
+        const keys = new Set(Object.keys(target.original).concat(Object.keys(value)));
+        keys.forEach((k) => {
+          if (k === "revision" || k === "id") return;
+          const was = JSON.stringify(target.original[k]), now = JSON.stringify(value[k]);
+          if (was !== now) changed[k] = k in value ? value[k] : null;
+        });
+        if (Object.keys(changed).length === 1) { closeDialog(editor); return; }
+        r = await api("PUT", "/ui/api/v1/" + target.kind + "/" + target.id, changed);
+      } else {
+        r = await api("POST", "/ui/api/v1/" + target.kind, value);
+      }
       if (r.ok) { location.reload(); return; }
       const e = errorOf(r);
       // The JSON carries the revision it was read at: a colleague's
