@@ -320,8 +320,9 @@ fn narrowed(text: Arc<str>, only: Option<&Only>) -> Arc<str> {
     let Some(only) = only else {
         return text;
     };
+    // Fail closed: a frame that cannot be narrowed is not sent whole.
     let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(&text) else {
-        return text;
+        return Arc::from("{}");
     };
     let keep = |v: &serde_json::Value, ids: &std::collections::HashSet<u64>| {
         (v.get("id").or(Some(v)))
