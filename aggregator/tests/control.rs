@@ -550,3 +550,80 @@ fn a_scoped_write_is_refused_alone_and_in_a_group() {
     assert!(names.contains(&"in".to_owned()) && names.contains(&"admin".to_owned()));
     assert!(!names.iter().any(|n| n == "out" || n == "x"), "{names:?}");
 }
+
+/// One cycle from `location`: members `pass` pass, `fail` fail.
+fn cycle_of(c: &mut Control, location: &LocationId, cycle: u64, pass: &[u64], fail: &[u64]) {
+    let results: Vec<_> = (pass.iter().map(|m| (m, None)))
+        .chain(fail.iter().map(|m| (m, Some(FailReason::Refused))))
+        .map(|(m, failure)| ProbeResult {
+            member: MemberId(*m),
+            check: CheckId(1),
+            cycle,
+            failure,
+            latency_us: 100,
+        })
+        .collect();
+    c.step(
+        Input::Results {
+            location,
+            results: &results,
+        },
+        t(cycle, 2_000),
+    )
+    .unwrap();
+}
+
+/// The pool events in the outbox, oldest first.
+fn pool_events(c: &mut Control) -> Vec<EventKind> {
+    c.flush_deferred().unwrap();
+    let events = c.view().outbox_events(0, 100).unwrap();
+    (events.into_iter())
+        .filter(|e| {
+            matches!(
+                e.subject,
+                gslb_aggregator::core::notify::Subject::Pool { .. }
+            )
+        })
+        .map(|e| e.kind)
+        .collect()
+}
+
+#[test]
+fn pool_events_follow_decisions_and_count_a_catalog_change_between_them() {
+    let d = dir("pool-events");
+    let fra = LocationId::new("fra1");
+    let mut c = open(&d, t(1_000, 0));
+    configure(&mut c, t(1_000, 0));
+    let mut pool = c.catalog().pools[&PoolId(2)].clone();
+    pool.protect_threshold = 0.5;
+    c.write(vec![Op::Update(Object::Pool(pool))], t(1_000, 0))
+        .unwrap();
+    c.step(Input::LocationConnected(&fra), t(1_000, 1)).unwrap();
+    cycle_of(&mut c, &fra, 1_001, &[3, 4], &[]);
+    cycle_of(&mut c, &fra, 1_002, &[3, 4], &[]);
+    let s = c.feed().current();
+    assert_eq!(
+        (s.facts[&MemberId(3)], s.facts[&MemberId(4)]),
+        (MemberFacts::UP, MemberFacts::UP)
+    );
+    let settled = pool_events(&mut c);
+    // Both down: 0 of 2 healthy is under the threshold.
+    cycle_of(&mut c, &fra, 1_003, &[], &[3, 4]);
+    assert_eq!(c.feed().current().facts[&MemberId(4)].health, Health::Down);
+    let mut expected = settled.clone();
+    expected.push(EventKind::ProtectionOn);
+    assert_eq!(pool_events(&mut c), expected);
+    // A write takes member 3 away; then 4 comes back: 1 of 1 healthy is
+    // over the threshold (a count kept from before the write would still
+    // hold 3 and see 1 of 2, still protected).
+    c.write(
+        vec![Op::Delete(ObjectRef::Member(MemberId(3)))],
+        t(1_003, 3_000),
+    )
+    .unwrap();
+    cycle_of(&mut c, &fra, 1_004, &[4], &[]);
+    cycle_of(&mut c, &fra, 1_005, &[4], &[]);
+    assert_eq!(c.feed().current().facts[&MemberId(4)].health, Health::Up);
+    expected.push(EventKind::ProtectionOff);
+    assert_eq!(pool_events(&mut c), expected);
+}

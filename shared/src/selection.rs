@@ -9,6 +9,7 @@ mod index;
 pub mod latency;
 mod pool_eval;
 mod pool_state;
+mod pool_tally;
 mod steer;
 mod trace;
 
@@ -19,6 +20,7 @@ use serde::Serialize;
 pub use index::{CatalogIndex, PoolRef, SelectionInput};
 pub use pool_eval::{Candidate, Exclusion, PoolVerdict, evaluate_pool};
 pub use pool_state::{PoolState, pool_state};
+pub use pool_tally::PoolTally;
 pub use steer::{STICKY_V4_PREFIX, STICKY_V6_PREFIX, affinity, steer};
 pub use trace::{Ramping, Step, Trace};
 

@@ -8,6 +8,7 @@ mod decisions;
 mod grouped;
 pub mod history;
 mod hold;
+mod pool_watch;
 mod replica;
 mod view;
 
@@ -112,6 +113,8 @@ pub struct Control {
     /// decision first and makes it durable right after, off the edges'
     /// path: [`Control::flush_deferred`]).
     deferred: Deferred,
+    /// Pool flags kept current for notification events.
+    pools: pool_watch::PoolWatch,
     /// Who the operation being run is for (its audit records name them);
     /// `None`: the aggregator's own.
     by: Option<Attribution>,
@@ -186,6 +189,7 @@ impl Control {
             catalog_generation: 0,
             role: Role::Single,
             deferred: Deferred::default(),
+            pools: pool_watch::PoolWatch::default(),
             by: None,
             refusal_recorded: std::cell::Cell::new(false),
         };
@@ -807,17 +811,16 @@ impl Control {
         if changes.is_empty() && !decisive {
             return Ok(());
         }
-        if !decided.expired.is_empty() {
-            self.catalog_generation += 1;
-        }
         let mut all = changes.to_vec();
         all.extend(decided.expired);
         let facts: Vec<_> = decided.facts.into_iter().collect();
         let mut delta = delta_of(&all, &facts, now.0);
         add_rtt(&mut delta, &rtt);
         delta.epoch = self.state.epoch;
+        let before = self.feed.snapshot().facts.clone();
         self.feed
             .publish_over(delta, self.state.version, &self.state.catalog);
+        self.pools.published(&before, &self.feed.snapshot().facts);
         Ok(())
     }
 

@@ -3,14 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use gslb_shared::{MemberFacts, MemberId, Rtts};
+use gslb_shared::{Member, MemberFacts, MemberId, PoolId, Rtts};
 
 use super::{Control, ControlError};
 use crate::core::catalog::{Change, ObjectRef, Op};
 use crate::core::notify::Event;
-use crate::core::notify::detect::{
-    flags_before_after, member_event, pool_events, quarantine_event,
-};
+use crate::core::notify::detect::{member_event, pool_events, quarantine_event};
 use crate::core::store::{Latched, LogRecord};
 use gslb_engine::{Output, Timestamp};
 
@@ -62,6 +60,9 @@ impl Control {
                 Output::Expired { member, .. } => {
                     if self.state.exists(ObjectRef::Member(*member)) {
                         let change = self.state.apply(Op::Delete(ObjectRef::Member(*member)))?;
+                        // Moved now: what reads the catalog below (pool
+                        // events) sees it changed.
+                        self.catalog_generation += 1;
                         d.expired.push(change);
                         d.facts.remove(member);
                         d.rtt.remove(member);
@@ -140,30 +141,31 @@ impl Control {
 impl Control {
     /// The pool events of `d`'s new facts: each pool with a member whose
     /// facts changed, its flags before and after (under the current
-    /// catalog, so only what the decisions changed counts).
-    fn pool_events(&self, d: &mut Decisions, now: Timestamp) {
+    /// catalog, so only what the decisions changed counts). Costs the
+    /// members changed ([`super::pool_watch`]).
+    fn pool_events(&mut self, d: &mut Decisions, now: Timestamp) {
         if d.facts.is_empty() {
             return;
         }
         let catalog = &self.state.catalog;
-        let snapshot = self.feed.snapshot();
-        let mut pools: Vec<_> = (d.facts.keys())
-            .filter_map(|m| catalog.members.get(m).map(|m| m.pool))
-            .collect();
-        pools.sort_unstable();
-        pools.dedup();
-        let held = |id: MemberId| snapshot.facts.get(&id).copied().unwrap_or_default();
-        let fresh = |id: MemberId| d.facts.get(&id).copied().unwrap_or_else(|| held(id));
-        let mut events = Vec::new();
-        for pool in pools {
+        let mut changed: BTreeMap<PoolId, Vec<(&Member, MemberFacts)>> = BTreeMap::new();
+        for (id, facts) in &d.facts {
+            if let Some(m) = catalog.members.get(id) {
+                changed.entry(m.pool).or_default().push((m, *facts));
+            }
+        }
+        let held = self.feed.snapshot();
+        for (pool, members) in changed {
             let Some(p) = catalog.pools.get(&pool) else {
                 continue;
             };
-            let ids: Vec<MemberId> = self.state.pool_member_ids(pool).collect();
             let (before, after) =
-                flags_before_after(catalog, pool, &ids, &held, &fresh, &snapshot.resolved);
-            events.extend(pool_events(pool, &p.name, before, after, now.0));
+                (self.pools).step(&self.state, self.catalog_generation, p, held, &members);
+            d.events
+                .extend(pool_events(pool, &p.name, before, after, now.0));
         }
-        d.events.extend(events);
+        if self.pools.len() > catalog.pools.len() {
+            self.pools.retain(|id| catalog.pools.contains_key(&id));
+        }
     }
 }

@@ -24,6 +24,17 @@ pub struct PoolFlags {
     pub fail_open: bool,
 }
 
+impl PoolFlags {
+    /// The flags of `state`, selection's view of `pool`.
+    pub fn of(pool: &Pool, state: PoolState) -> Self {
+        Self {
+            eligible: state.eligible,
+            protected: state.protected,
+            fail_open: state.fail_open && pool.fail_mode == FailMode::Open,
+        }
+    }
+}
+
 /// Selection's view of pool `pool` (members `ids`) with each member's
 /// facts from `facts`; `None` when the pool does not exist. Costs the
 /// pool's size.
@@ -59,31 +70,6 @@ fn state_with(
         facts: &facts,
         resolved: Some(resolved),
     })
-}
-
-/// The flags of pool `pool` (members `ids`) with the facts `before` and
-/// `after` a batch of decisions; the members are read once for both.
-pub fn flags_before_after(
-    catalog: &Catalog,
-    pool: PoolId,
-    ids: &[MemberId],
-    before: &dyn Fn(MemberId) -> MemberFacts,
-    after: &dyn Fn(MemberId) -> MemberFacts,
-    resolved: &gslb_shared::Map<MemberId, Resolved>,
-) -> (PoolFlags, PoolFlags) {
-    let Some(p) = catalog.pools.get(&pool) else {
-        return (PoolFlags::default(), PoolFlags::default());
-    };
-    let members = members_of(catalog, ids);
-    let flags = |facts| {
-        let state = state_with(p, &members, facts, resolved);
-        PoolFlags {
-            eligible: state.eligible,
-            protected: state.protected,
-            fail_open: state.fail_open && p.fail_mode == FailMode::Open,
-        }
-    };
-    (flags(before), flags(after))
 }
 
 /// The member event of a transition, if it is one: any move to down, and
