@@ -75,7 +75,10 @@ impl LocRtt {
         if self.ewma < 0.0 {
             return false;
         }
-        if (cycle as u32).wrapping_sub(self.sampled) >= RTT_STALE_CYCLES {
+        // Cycles since the last sample; a sample of a newer cycle (it
+        // arrived before this one closed) wraps to a huge age and is fresh.
+        let age = (cycle as u32).wrapping_sub(self.sampled);
+        if (RTT_STALE_CYCLES..u32::MAX / 2).contains(&age) {
             let had = self.published != UNPUBLISHED;
             *self = Self::default();
             return had;
@@ -137,6 +140,18 @@ mod tests {
             "converging takes a few publications: {settled}"
         );
         assert!(r.published().unwrap().abs_diff(60_000) <= 6_000);
+    }
+
+    #[test]
+    fn a_sample_of_the_next_cycle_is_not_stale_when_this_one_closes() {
+        let mut r = LocRtt::default();
+        r.sample(100, 5_000);
+        assert!(r.settle(100));
+        // Cycle 102's result arrives before cycle 101 closes (by its
+        // deadline, another location being slow).
+        r.sample(102, 5_000);
+        assert!(!r.settle(101), "nothing moved");
+        assert_eq!(r.published(), Some(5_000));
     }
 
     #[test]

@@ -134,3 +134,13 @@ fn a_follower_publishes_no_times_of_its_own() {
     h.timed_cycle(1, &[Some(5_000), Some(9_000)]);
     assert!(h.rtt_published(1).is_empty());
 }
+
+#[test]
+fn steady_times_from_twenty_locations_are_published_once() {
+    let mut h = harness(20);
+    for _ in 0..30 {
+        h.timed_cycle(1, &[Some(500); 20]);
+    }
+    let p = h.rtt_published(1);
+    assert_eq!(p.len(), 1, "{p:?}");
+}

@@ -856,6 +856,14 @@ impl Control {
         let reserved = raise.then_some(self.state.version + RESERVE_AHEAD);
         commit.reserved = reserved;
         let log = std::mem::take(&mut self.deferred.log);
+        tracing::debug!(
+            version = commit.version,
+            latched = commit.latched.len(),
+            rtt = commit.rtt.len(),
+            events = commit.events.len(),
+            log = log.len(),
+            "making published decisions durable"
+        );
         match self.store.commit_decisions(Some(&commit), &log) {
             Ok(_) => {
                 if let Some(reserved) = reserved {
