@@ -308,12 +308,15 @@ async fn ingest(
     window: Duration,
     pid: u32,
     ui_streams: usize,
+    seen: Option<&mut mpsc::UnboundedReceiver<(u64, Instant)>>,
 ) -> Vec<Agent> {
     let agents_n = agents.len();
     let mut agents = agents;
     let acked = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
+    // Flips under load go on the same streams, behind the batches queued.
+    let senders: Vec<_> = agents.iter().map(|a| a.tx.clone()).collect();
     for mut a in agents.drain(..) {
         let (acked, stop) = (acked.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
@@ -321,13 +324,22 @@ async fn ingest(
             while !stop.load(Ordering::Relaxed) {
                 let cycle = now_ms() / 1000;
                 seq += 1;
-                if a.tx.send(batch(seq, cycle, 3..n + 3, 0)).await.is_err() {
+                if a.tx
+                    .send(batch(seq, cycle, 3..n + 3 - FLIPS, 0))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
-                if let Ok(Some(m)) = a.inbound.message().await
-                    && let Some(pb::aggregator_message::Msg::Ack(ack)) = m.msg
-                {
-                    acked.fetch_add(u64::from(ack.accepted), Ordering::Relaxed);
+                // Up to this batch's ack (flips sent on the stream are
+                // acked too, in order).
+                while let Ok(Some(m)) = a.inbound.message().await {
+                    if let Some(pb::aggregator_message::Msg::Ack(ack)) = m.msg {
+                        acked.fetch_add(u64::from(ack.accepted), Ordering::Relaxed);
+                        if ack.seq == seq {
+                            break;
+                        }
+                    }
                 }
                 let next = (cycle + 1) * 1000;
                 let wait = next.saturating_sub(now_ms());
@@ -342,7 +354,28 @@ async fn ingest(
         cpu_seconds(pid),
         Instant::now(),
     );
-    tokio::time::sleep(window).await;
+    let flipped = match seen {
+        // Members of the flip set, one at a time, while the load runs.
+        Some(seen) => {
+            let end = Instant::now() + window;
+            let mut latencies = Vec::new();
+            let mut member = n + 3 - FLIPS;
+            while Instant::now() < end && member < n + 3 {
+                if let Some(l) = flip(&senders, seen, member, 2_000_000 + member * 100).await {
+                    latencies.push(l);
+                }
+                member += 1;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            let rest = end.saturating_duration_since(Instant::now());
+            tokio::time::sleep(rest).await;
+            Some(latencies)
+        }
+        None => {
+            tokio::time::sleep(window).await;
+            None
+        }
+    };
     let (a1, c1, elapsed) = (
         acked.load(Ordering::Relaxed),
         cpu_seconds(pid),
@@ -356,13 +389,70 @@ async fn ingest(
     let results = (a1 - a0) as f64;
     println!(
         "ingest ui_streams={ui_streams} agents={agents_n} members={n} offered_per_s={} results_per_s={:.0} cpu_s_per_million={:.3} aggregator_cpu_pct={:.1} peak_rss_mib={:.0}",
-        agents_n as u64 * n,
+        agents_n as u64 * (n - FLIPS),
         results / elapsed,
         (c1 - c0) / results.max(1.0) * 1e6,
         (c1 - c0) / elapsed * 100.0,
         peak_rss_mib(pid)
     );
+    if let Some(latencies) = flipped {
+        print_latencies("transition_to_edge_under_ingest", latencies);
+    }
     agents
+}
+
+/// Members left out of the ingest batches, flipped down one at a time
+/// while the load runs.
+const FLIPS: u64 = 200;
+
+/// Every agent reports `member` failing in the current cycle; how long
+/// from the last report sent until the subscribed edge saw it down.
+async fn flip(
+    senders: &[mpsc::Sender<pb::AgentMessage>],
+    seen: &mut mpsc::UnboundedReceiver<(u64, Instant)>,
+    member: u64,
+    seq: u64,
+) -> Option<Duration> {
+    if now_ms() % 1000 > 850 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let cycle = now_ms() / 1000;
+    let mut sent_at = Instant::now();
+    for (i, tx) in senders.iter().enumerate() {
+        let failing = batch(
+            seq + i as u64,
+            cycle,
+            std::iter::once(member),
+            pb::FailReason::Refused as i32,
+        );
+        tx.send(failing).await.ok()?;
+        sent_at = Instant::now();
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::time::timeout_at(deadline.into(), seen.recv()).await {
+            Ok(Some((m, at))) if m == member => return Some(at.duration_since(sent_at)),
+            Ok(Some(_)) => {}
+            _ => return None,
+        }
+    }
+}
+
+/// One line: how many samples, p50, p99 and max, in ms.
+fn print_latencies(name: &str, mut latencies: Vec<Duration>) {
+    latencies.sort();
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    };
+    println!(
+        "{name} samples={} p50_ms={:.2} p99_ms={:.2} max_ms={:.2}",
+        latencies.len(),
+        pct(0.5),
+        pct(0.99),
+        latencies.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+    );
 }
 
 /// Open `count` web UI event streams on the aggregator's HTTP listener
@@ -543,10 +633,10 @@ fn main() {
 
         // Ingest with no web UI open, then with UI_STREAMS event streams
         // (signed-in pages) open: the UI must not slow the core.
-        let agents = ingest(agents, n, window, pid, 0).await;
+        let agents = ingest(agents, n, window, pid, 0, Some(&mut seen_rx)).await;
         let ui_n = env_or("UI_STREAMS", "100").parse().unwrap();
         let streams = ui_streams(http, &dir, ui_n).await;
-        let agents = ingest(agents, n, window, pid, ui_n).await;
+        let agents = ingest(agents, n, window, pid, ui_n, None).await;
         let (streams, received) = streams;
         let open = streams.iter().filter(|s| !s.is_finished()).count();
         for s in streams {
@@ -561,58 +651,19 @@ fn main() {
         // Transition latency: the load is stopped; flip members down one at a time.
         tokio::time::sleep(Duration::from_secs(2)).await;
         while seen_rx.try_recv().is_ok() {}
+        let senders: Vec<_> = agents.iter().map(|a| a.tx.clone()).collect();
         let mut latencies = Vec::new();
-        let mut seq = 1_000_000;
         for trial in 0..200u64 {
             let member = 3 + trial;
-            if now_ms() % 1000 > 850 {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            let cycle = now_ms() / 1000;
-            let mut sent_at = Instant::now();
-            for a in agents.iter_mut() {
-                seq += 1;
-                a.tx.send(batch(
-                    seq,
-                    cycle,
-                    std::iter::once(member),
-                    pb::FailReason::Refused as i32,
-                ))
-                .await
-                .unwrap();
-                sent_at = Instant::now();
+            let seq = 1_000_000 + trial * 100;
+            if let Some(l) = flip(&senders, &mut seen_rx, member, seq).await {
+                latencies.push(l);
             }
             for a in agents.iter_mut() {
                 let _ = a.inbound.message().await;
             }
-            let deadline = Instant::now() + Duration::from_secs(5);
-            loop {
-                match tokio::time::timeout(Duration::from_secs(5), seen_rx.recv()).await {
-                    Ok(Some((m, at))) if m == member => {
-                        latencies.push(at.duration_since(sent_at));
-                        break;
-                    }
-                    Ok(Some(_)) => {}
-                    _ => break,
-                }
-                if Instant::now() > deadline {
-                    break;
-                }
-            }
         }
-        latencies.sort();
-        let pct = |p: f64| {
-            latencies
-                .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
-                .map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-        };
-        println!(
-            "transition_to_edge samples={} p50_ms={:.2} p99_ms={:.2} max_ms={:.2}",
-            latencies.len(),
-            pct(0.5),
-            pct(0.99),
-            latencies.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-        );
+        print_latencies("transition_to_edge", latencies);
         drop(aggregator);
         let _ = std::fs::remove_dir_all(&dir);
     });

@@ -391,7 +391,7 @@ fn resolutions_of_hostname_members_are_published_durable_and_go_with_their_membe
 fn round_trip_times_are_published_durable_and_go_with_their_member() {
     let d = dir("rtt");
     let fra = LocationId::new("fra1");
-    let want = Rtts(vec![LocationRtt {
+    let want = Rtts::new(vec![LocationRtt {
         location: fra.clone(),
         micros: 100,
     }]);
@@ -449,7 +449,7 @@ fn a_follower_publishes_the_times_its_leader_committed() {
     let mut c = open(&d, t(1_000, 0));
     configure(&mut c, t(1_000, 0));
     let mut c = c.into_replica();
-    let table = Rtts(vec![LocationRtt {
+    let table = Rtts::new(vec![LocationRtt {
         location: LocationId::new("fra1"),
         micros: 4_200,
     }]);

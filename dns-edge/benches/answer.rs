@@ -155,7 +155,7 @@ fn snapshot(hosts: u64) -> Snapshot {
         let k = i as u32;
         s.rtt.insert(
             MemberId(i),
-            Rtts(vec![
+            Rtts::new(vec![
                 near("ams", 4_000 * k),
                 near("fra", 3_000 * k),
                 near("nyc", 90_000 / k),

@@ -799,7 +799,7 @@ mod snapshots {
     fn rtt() -> impl Strategy<Value = Vec<(MemberId, gslb_shared::Rtts)>> {
         let table = prop::collection::btree_map("[a-z][a-z0-9-]{0,6}", any::<u32>(), 0..4)
             .prop_map(|m| {
-                gslb_shared::Rtts(
+                gslb_shared::Rtts::new(
                     m.into_iter()
                         .map(|(location, micros)| gslb_shared::LocationRtt {
                             location: gslb_shared::LocationId::new(location),

@@ -46,7 +46,7 @@ fn world() -> (CatalogIndex, DynamicRecord) {
                     micros: 5_000 + 1_000 * ((i as u32 * 7 + l as u32 * 13) % 40),
                 })
                 .collect();
-            rtt.insert(id, Rtts(table));
+            rtt.insert(id, Rtts::new(table));
         }
     }
     let record = DynamicRecord {
@@ -206,7 +206,7 @@ fn bench_steer(c: &mut Criterion) {
             };
             let k = c.id.0 as u32;
             let table = vec![t("ams", 3_000 * k), t("fra", 40_000 / k), t("nyc", 9_000)];
-            (c.id, Rtts(table))
+            (c.id, Rtts::new(table))
         })
         .collect();
     let eu = [LocationId::new("ams"), LocationId::new("fra")];

@@ -163,7 +163,7 @@ proptest! {
         let mut rtt = Map::new();
         for (i, t) in times.iter().enumerate() {
             if let Some(t) = t {
-                rtt.insert(MemberId(i as u64), Rtts(vec![LocationRtt {
+                rtt.insert(MemberId(i as u64), Rtts::new(vec![LocationRtt {
                     location: LocationId::new("here"),
                     micros: *t,
                 }]));
@@ -207,7 +207,7 @@ fn large_sets_keep_the_band_in_time_order() {
         };
         rtt.insert(
             MemberId(i),
-            Rtts(vec![LocationRtt {
+            Rtts::new(vec![LocationRtt {
                 location: LocationId::new("here"),
                 micros,
             }]),

@@ -242,7 +242,7 @@ impl Engine {
         table.sort_by(|a, b| a.location.cmp(&b.location));
         out.push(Output::Rtt {
             member: m.id,
-            rtt: Rtts(table),
+            rtt: Rtts::new(table),
         });
     }
 

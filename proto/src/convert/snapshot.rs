@@ -108,7 +108,7 @@ fn rtt_from_pb(rtt: Vec<pb::MemberRtt>) -> Result<Vec<(MemberId, Rtts)>, Validat
                     micros: l.micros,
                 });
             }
-            let table = Rtts(table);
+            let table = Rtts::new(table);
             if !table.is_sorted_unique() {
                 return Err(super::bad(
                     &field,

@@ -22,12 +22,32 @@ pub struct LocationRtt {
 }
 
 /// A member's round-trip times, one per location that measured it, sorted
-/// by location (at most [`MAX_RTT_LOCATIONS`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(transparent)]
-pub struct Rtts(pub Vec<LocationRtt>);
+/// by location (at most [`MAX_RTT_LOCATIONS`]). Shared: a table is held by
+/// the engine's output, the deferred commit, the feed's delta and its
+/// snapshot at once, and at 100,000 members a copy each was most of the
+/// aggregator's memory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, utoipa::ToSchema)]
+#[schema(value_type = Vec<LocationRtt>)]
+pub struct Rtts(pub std::sync::Arc<[LocationRtt]>);
+
+impl Serialize for Rtts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Rtts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<LocationRtt>::deserialize(d).map(|table| Self(table.into()))
+    }
+}
 
 impl Rtts {
+    /// A table from its rows (sorted by location, as the type requires).
+    pub fn new(table: Vec<LocationRtt>) -> Self {
+        Self(table.into())
+    }
+
     /// The time seen from `location`, if it measured one.
     pub fn from(&self, location: &LocationId) -> Option<u32> {
         self.0

@@ -81,7 +81,7 @@ impl World {
             })
             .collect();
         table.sort_by(|a, b| a.location.cmp(&b.location));
-        self.rtt.insert(id, Rtts(table));
+        self.rtt.insert(id, Rtts::new(table));
     }
 
     pub fn index(&self) -> CatalogIndex {
