@@ -11,5 +11,5 @@ cd "$(dirname "$0")/.."
 # (a -p build unifies features differently and recompiles most crates).
 cargo build --release --workspace --bins
 cargo bench --workspace --bench aggregator_load --no-run
-export GSLB_AGGREGATOR_BIN="$PWD/target/release/gslb-aggregator"
+export GSLB_AGGREGATOR_BIN="${CARGO_TARGET_DIR:-$PWD/target}/release/gslb-aggregator"
 exec taskset -c "${DRIVER_CPU:-0}" cargo bench -q --workspace --bench aggregator_load

@@ -29,31 +29,41 @@ else
     git worktree add -f --detach "$tree" "$base" >&2
 fi
 # The base's own target directory, started from this one's (same
-# dependencies: only the workspace's crates rebuild).
+# dependencies: only the workspace's crates rebuild), linked as its
+# `target` (older scripts know no other place).
 if [ ! -d "$WORK/base-target" ] && [ -d "$ROOT/target/release" ]; then
     mkdir -p "$WORK/base-target"
     cp -a --reflink=auto "$ROOT/target/release" "$WORK/base-target/"
 fi
+ln -sfn "$WORK/base-target" "$tree/target"
 
-# Figures of the checkout in $1 built into target $2, one `name key=value…`
-# line each.
+# Figures of the checkout in $1, one `name key=value…` line each; each
+# benchmark's own output in $WORK/$2-*.log (its tail is shown if it fails,
+# and the others still run).
 figures() {
-    (
-        cd "$1"
-        export CARGO_TARGET_DIR="$2"
-        WINDOW_SECS="${WINDOW_SECS:-5}" scripts/bench-aggregator.sh 2>/dev/null |
-            grep -E '^[a-z_]+ [a-z_]+=' | sed 's/^ingest ui_streams=\([0-9]*\)/ingest_ui\1 ui_streams=\1/'
-        SERVERS="edge-static edge-dynamic" DUR="${DUR:-5}" LAT=0 SCALE=0 scripts/bench-dns.sh 2>/dev/null |
-            sed -n 's/^max\/rep1 \([a-z-]*\) /dns_\1 /p'
-        INTERVAL_MS=100 TIMEOUT_MS=50 KILLS="${KILLS:-10}" scripts/bench-failover.sh 2>/dev/null |
-            sed -n 's/^\(kill\|restore\) *n=\([0-9]*\) p50=\([0-9]*\) ms p99=\([0-9]*\) ms max=\([0-9]*\) ms.*/failover_\1 n=\2 p50_ms=\3 p99_ms=\4 max_ms=\5/p'
-    )
+    local dir="$1" label="$2"
+    bench() {
+        local name="$1"
+        shift
+        if ! (cd "$dir" && env "$@") >"$WORK/$label-$name.out" 2>"$WORK/$label-$name.log"; then
+            echo "bench-baseline: $label: $name failed; the end of $WORK/$label-$name.log:" >&2
+            tail -5 "$WORK/$label-$name.log" >&2
+        fi
+    }
+    bench aggregator WINDOW_SECS="${WINDOW_SECS:-5}" scripts/bench-aggregator.sh
+    bench dns SERVERS="edge-static edge-dynamic" DUR="${DUR:-5}" LAT=0 SCALE=0 scripts/bench-dns.sh
+    bench failover INTERVAL_MS=100 TIMEOUT_MS=50 KILLS="${KILLS:-10}" scripts/bench-failover.sh
+    grep -E '^[a-z_]+ [a-z_]+=' "$WORK/$label-aggregator.out" |
+        sed 's/^ingest ui_streams=\([0-9]*\)/ingest_ui\1 ui_streams=\1/'
+    sed -n 's/^max\/rep1 \([a-z-]*\) /dns_\1 /p' "$WORK/$label-dns.out"
+    sed -n 's/^\(kill\|restore\) *n=\([0-9]*\) p50=\([0-9]*\) ms p99=\([0-9]*\) ms max=\([0-9]*\) ms.*/failover_\1 n=\2 p50_ms=\3 p99_ms=\4 max_ms=\5/p' \
+        "$WORK/$label-failover.out"
 }
 
 echo "bench-baseline: base $base in $tree" >&2
-figures "$tree" "$WORK/base-target" >"$WORK/base.txt"
+figures "$tree" base >"$WORK/base.txt"
 echo "bench-baseline: this checkout ($this)" >&2
-figures "$ROOT" "${CARGO_TARGET_DIR:-$ROOT/target}" >"$WORK/this.txt"
+figures "$ROOT" this >"$WORK/this.txt"
 
 # Figure, direction (^ higher is better, v lower), as `line.key`.
 compared="

@@ -29,7 +29,7 @@ WORK="${WORK:-/tmp/gslb-bench-bisect}"
 BENCH="${BENCH:-scripts/bench-aggregator.sh}"
 mkdir -p "$WORK"
 # Scripts reach the shared harnesses at ../shared from the checkout.
-[ -e "$WORK/../shared" ] || [ ! -d "$ROOT/../shared" ] || ln -sfn "$ROOT/../shared" "$WORK/../shared" 2>/dev/null || true
+[ -e "$WORK/shared" ] || ln -sfn "$ROOT/../shared" "$WORK/shared"
 
 usage() {
     sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
@@ -53,8 +53,11 @@ run_one() {
             cp -a --reflink=auto "$seed" "$target"
         fi
     fi
+    # Linked as the worktree's `target`: older scripts know no other place.
+    mkdir -p "$target"
+    ln -sfn "$target" "$tree/target"
     echo "bench-bisect: $short: building and running $BENCH" >&2
-    (cd "$tree" && CARGO_TARGET_DIR="$target" "./$BENCH") 2>&2 |
+    (cd "$tree" && "./$BENCH") |
         grep -E '^[a-z_]+ [a-z_]+=' | sed "s/^/commit=$short /"
     if [ "${KEEP:-0}" != 1 ]; then
         git worktree remove --force "$tree" >&2
@@ -88,12 +91,14 @@ bisect)
     # target directory that each step rebuilds incrementally.
     tree="$WORK/bisect"
     [ -d "$tree" ] || git worktree add -f --detach "$tree" "$bad" >&2
+    mkdir -p "$WORK/bisect-target"
+    ln -sfn "$WORK/bisect-target" "$tree/target"
     cp "$0" "$WORK/bench-bisect.sh" # old commits may not have this script
     probe="$WORK/probe.sh"
     cat >"$probe" <<EOF
 #!/usr/bin/env bash
 set -uo pipefail
-out=\$(CARGO_TARGET_DIR="$WORK/bisect-target" "./$BENCH" | grep -E '^[a-z_]+ [a-z_]+=') || exit 125
+out=\$("./$BENCH" | grep -E '^[a-z_]+ [a-z_]+=') || exit 125
 echo "\$out" >&2
 v=\$(echo "\$out" | bash "$WORK/bench-bisect.sh" figure "$fig") || exit 125
 echo "bench-bisect: \$(git rev-parse --short HEAD) $fig=\$v (limit $limit)" >&2
