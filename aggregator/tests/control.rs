@@ -76,24 +76,7 @@ fn configure(c: &mut Control, now: Timestamp) {
 }
 
 fn pass_cycle(c: &mut Control, location: &LocationId, cycle: u64) {
-    let results: Vec<_> = [3, 4]
-        .iter()
-        .map(|m| ProbeResult {
-            member: MemberId(*m),
-            check: CheckId(1),
-            cycle,
-            failure: None,
-            latency_us: 100,
-        })
-        .collect();
-    c.step(
-        Input::Results {
-            location,
-            results: &results,
-        },
-        t(cycle, 2_000),
-    )
-    .unwrap();
+    cycle_of(c, location, cycle, &[3, 4], &[]);
 }
 
 #[test]
