@@ -4,7 +4,8 @@
 # INTERVAL_MS (default 200) with TIMEOUT_MS (default 100) from three agents; prints p50/p99/max from the kill to
 # the edge no longer answering it and from the restore to answered again,
 # beside the theoretical bound and Route 53's / Cloudflare's settings.
-# MODE=hang freezes the backend (SIGSTOP) so checks fail by timeout.
+# MODE=hang freezes the backend (SIGSTOP) so checks fail by timeout;
+# MEMBERS=N adds N never-probed members to the catalog (its own pool).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"

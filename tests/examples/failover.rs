@@ -8,7 +8,8 @@
 //! again) until the edge answers it again. Prints p50/p99/max beside the
 //! theoretical bound and Route 53's and Cloudflare's fastest settings.
 //! MODE=hang freezes the backend (SIGSTOP/SIGCONT) instead, so checks fail
-//! by timing out rather than by a refused connection.
+//! by timing out rather than by a refused connection. MEMBERS=N adds N
+//! members to the catalog in a pool of their own, never probed.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -27,13 +28,33 @@ fn env_ms(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn config(target: &Backend, kept: &Backend, interval_ms: u64, timeout_ms: u64) -> String {
+fn config(
+    target: &Backend,
+    kept: &Backend,
+    interval_ms: u64,
+    timeout_ms: u64,
+    extra: u32,
+) -> String {
     let members = [
         member("target", target.addr, ""),
         member("kept", kept.addr, ""),
     ];
+    // A catalog of `extra` more members, in a pool of their own with no
+    // check (never probed): what a decision costs at that catalog size.
+    let bulk: Vec<String> = (0..extra)
+        .map(|i| {
+            let [_, a, b, c] = i.to_be_bytes();
+            let addr = SocketAddr::from(([127, 10 + a, b, c], 80));
+            member(&format!("bulk-{i}"), addr, "")
+        })
+        .collect();
+    let bulk = if bulk.is_empty() {
+        String::new()
+    } else {
+        pool("bulk", None, "", &bulk) + &a_record("bulk.example.test", &["bulk"])
+    };
     format!(
-        "{ZONE}{}{}{}",
+        "{ZONE}{}{}{}{bulk}",
         http_check(
             "http",
             &format!("{interval_ms}ms"),
@@ -89,11 +110,12 @@ fn main() {
         .and_then(|k| k.parse().ok())
         .unwrap_or(50);
     let (interval_ms, timeout_ms) = (env_ms("INTERVAL_MS", 200), env_ms("TIMEOUT_MS", 100));
+    let extra = u32::try_from(env_ms("MEMBERS", 0).min(1_000_000)).unwrap_or(0);
     let mut target = Backend::start(None, "127.0.9.1:0");
     let kept = Backend::start(None, "127.0.9.2:0");
     let mesh = LocalMesh::start(
         "failover-bench",
-        &config(&target, &kept, interval_ms, timeout_ms),
+        &config(&target, &kept, interval_ms, timeout_ms, extra),
         &[("fra1", "eu"), ("iad1", "us"), ("sin1", "ap")],
     );
     let ip: Ipv4Addr = "127.0.9.1".parse().unwrap();

@@ -256,7 +256,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
                 micros,
             };
             let k = i as u32;
-            s.rtt.insert(MemberId(i), Rtts(vec![at("fra", 4_000 * k), at("nyc", 30_000 / k)]));
+            s.rtt.insert(MemberId(i), Rtts::new(vec![at("fra", 4_000 * k), at("nyc", 30_000 / k)]));
         }
         s.catalog.pools.insert(PoolId(2), Pool::new(PoolId(2), "hosts"));
         for (i, host) in [(4u64, "x.example.net"), (5, "y.example.net")] {
