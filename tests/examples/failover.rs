@@ -39,8 +39,8 @@ fn config(
         member("target", target.addr, ""),
         member("kept", kept.addr, ""),
     ];
-    // A catalog of `extra` more members, in a pool of their own with no
-    // check (never probed): what a decision costs at that catalog size.
+    // A catalog of `extra` more members, in a pool of their own that is
+    // never probed: what a decision costs at that catalog size.
     let bulk: Vec<String> = (0..extra)
         .map(|i| {
             let [_, a, b, c] = i.to_be_bytes();
@@ -51,7 +51,11 @@ fn config(
     let bulk = if bulk.is_empty() {
         String::new()
     } else {
-        pool("bulk", None, "", &bulk) + &a_record("bulk.example.test", &["bulk"])
+        // Check `none`: up by fiat, never probed.
+        let none = "\n[[check]]\nname = \"static\"\nprobe = { type = \"none\" }\ninterval = \"1s\"\ntimeout = \"500ms\"\n";
+        none.to_owned()
+            + &pool("bulk", Some("static"), "", &bulk)
+            + "\n[[record]]\nzone = \"example.test\"\nname = \"bulk.example.test\"\ntype = \"A\"\ndynamic = { steering = \"roundrobin\", pools = [\"bulk\"], firstN = 4 }\n"
     };
     format!(
         "{ZONE}{}{}{}{bulk}",
@@ -120,6 +124,12 @@ fn main() {
     );
     let ip: Ipv4Addr = "127.0.9.1".parse().unwrap();
     wait_until(30, "target up", || mesh.agg.health("web", "target") == "up");
+    if extra > 0 {
+        // The bulk pool is in the catalog the edge serves.
+        let bulk = query_a(mesh.dns, "bulk.example.test", Duration::from_secs(2)).unwrap();
+        assert!(!bulk.is_empty(), "bulk.example.test answers");
+        println!("catalog  {} members ({extra} in pool bulk)", extra + 2);
+    }
     until_answered(mesh.dns, ip, true);
 
     let hang = std::env::var("MODE").is_ok_and(|m| m == "hang");
