@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::trace::{Ramping, Step, Trace};
 use super::{Family, PoolRef};
-use crate::model::{Health, MemberId};
+use crate::model::{Health, MemberId, Pool};
 
 /// A member that passed step 1, with what later steps need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,6 +120,28 @@ fn ramping(pool: PoolRef<'_>, candidates: &[Candidate]) -> Vec<Ramping> {
         .collect()
 }
 
+/// Steps 4–5 from counts: protected when at most `protectThreshold` of
+/// the `candidates` are `healthy`, else eligible when `usable` (the healthy
+/// primaries, or the healthy backups when no primary is) reach
+/// `minHealthy`.
+pub(super) fn verdict_of(
+    pool: &Pool,
+    candidates: usize,
+    healthy: usize,
+    usable: usize,
+) -> PoolVerdict {
+    let threshold = pool.protect_threshold;
+    let protected =
+        threshold > 0.0 && candidates > 0 && (healthy as f64 / candidates as f64) <= threshold;
+    if protected {
+        PoolVerdict::Eligible { protected: true }
+    } else if usable >= pool.min_healthy as usize {
+        PoolVerdict::Eligible { protected: false }
+    } else {
+        PoolVerdict::Ineligible
+    }
+}
+
 /// Steps 1–5 for one pool. On `Eligible`, `chosen` holds the members to
 /// answer (before steering); `candidates` is scratch.
 pub fn evaluate_pool(
@@ -149,18 +171,12 @@ pub fn evaluate_pool(
 
     let usable = chosen.len();
     let threshold = pool.pool.protect_threshold;
-    let protected = threshold > 0.0
-        && !candidates.is_empty()
-        && (healthy as f64 / candidates.len() as f64) <= threshold;
-    let verdict = if protected {
+    let verdict = verdict_of(pool.pool, candidates.len(), healthy, usable);
+    let protected = verdict == PoolVerdict::Eligible { protected: true };
+    if protected {
         chosen.clear();
         chosen.extend_from_slice(candidates);
-        PoolVerdict::Eligible { protected: true }
-    } else if usable >= pool.pool.min_healthy as usize {
-        PoolVerdict::Eligible { protected: false }
-    } else {
-        PoolVerdict::Ineligible
-    };
+    }
 
     if let Some(t) = trace {
         t.push(Step::Candidates {

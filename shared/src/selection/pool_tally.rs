@@ -3,7 +3,8 @@
 //! family so a watcher can move it member by member instead of reading the
 //! whole pool after every decision.
 
-use super::{Family, PoolRef, PoolState};
+use super::pool_eval::verdict_of;
+use super::{Family, PoolRef, PoolState, PoolVerdict};
 use crate::model::{Health, Member, MemberFacts, Pool, Resolved};
 
 /// One family's counts over a pool's members.
@@ -87,11 +88,9 @@ impl PoolTally {
             } else {
                 healthy_primaries
             };
-            let threshold = pool.protect_threshold;
-            let p = threshold > 0.0
-                && t.candidates > 0
-                && (f64::from(t.healthy) / f64::from(t.candidates)) <= threshold;
-            if p || usable >= pool.min_healthy {
+            let count = |n: u32| n as usize;
+            let verdict = verdict_of(pool, count(t.candidates), count(t.healthy), count(usable));
+            if let PoolVerdict::Eligible { protected: p } = verdict {
                 eligible = true;
                 protected |= p;
                 using_backups |= !p && use_backups && t.healthy_backups > 0;
