@@ -32,8 +32,13 @@ pub struct Feed {
     /// The last full snapshot handed out, until the next publish.
     full: std::sync::Mutex<Option<Arc<Snapshot>>>,
     window: VecDeque<Arc<Delta>>,
+    /// Rows the window holds ([`Delta::rows`]).
+    window_rows: usize,
     retain: usize,
 }
+
+/// The window may always hold this many rows, however small the snapshot.
+pub const WINDOW_MIN_ROWS: usize = 4_096;
 
 /// Build the delta for catalog changes and facts (checks are left out:
 /// edges do not need them). Base and version are set by [`Feed::publish`].
@@ -71,12 +76,17 @@ pub fn delta_of(
 }
 
 impl Feed {
-    /// A feed starting at `snapshot`, keeping at most `retain` deltas.
+    /// A feed starting at `snapshot`, keeping at most `retain` deltas, and
+    /// no more rows than the snapshot holds (or [`WINDOW_MIN_ROWS`]): an
+    /// edge further behind costs less to send the whole snapshot, and old
+    /// facts and round-trip tables kept for catching up never cost more
+    /// than one generation of every member's.
     pub fn new(snapshot: Snapshot, retain: usize) -> Self {
         Self {
             current: snapshot,
             full: std::sync::Mutex::new(None),
             window: VecDeque::new(),
+            window_rows: 0,
             retain: retain.max(1),
         }
     }
@@ -139,9 +149,14 @@ impl Feed {
             return; // unreachable: base and version were just set
         }
         *self.full.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        self.window_rows += delta.rows();
         self.window.push_back(Arc::new(delta));
-        while self.window.len() > self.retain {
-            self.window.pop_front();
+        let rows = self.current.rows().max(WINDOW_MIN_ROWS);
+        while self.window.len() > self.retain || (self.window_rows > rows && self.window.len() > 1)
+        {
+            if let Some(old) = self.window.pop_front() {
+                self.window_rows -= old.rows();
+            }
         }
     }
 
@@ -241,6 +256,41 @@ mod tests {
         assert!(matches!(f.since(99), Catchup::Full(_)), "ahead of us");
         assert!(matches!(f.since(0), Catchup::Full(_)));
         assert!(matches!(f.since(4), Catchup::Deltas(d) if d.len() == 2));
+    }
+
+    #[test]
+    fn the_window_holds_no_more_rows_than_the_snapshot() {
+        let mut f = feed();
+        let n = WINDOW_MIN_ROWS as u64;
+        let ids = 1_000..1_000 + n;
+        let members: Vec<_> = (ids.clone())
+            .map(|m| {
+                let address = "192.0.2.1".parse().unwrap();
+                upsert(
+                    3,
+                    Object::Member(Member::new(MemberId(m), PoolId(1), "m", address, 80)),
+                )
+            })
+            .collect();
+        let all = |health: MemberFacts| -> Vec<_> {
+            ids.clone().map(|m| (MemberId(m), health)).collect()
+        };
+        f.publish(delta_of(&members, &all(MemberFacts::UP), 30), 3);
+        let rows = f.current().rows();
+        assert!(rows > WINDOW_MIN_ROWS, "{rows}");
+        f.publish(delta_of(&[], &all(MemberFacts::DOWN), 40), 4);
+        assert!(
+            matches!(f.since(2), Catchup::Full(s) if s.version == 4),
+            "two generations of every member's facts are more than the snapshot"
+        );
+        assert!(matches!(f.since(3), Catchup::Deltas(d) if d.len() == 1));
+        for v in 5..=7 {
+            f.publish(delta_of(&[], &[(MemberId(5), MemberFacts::UP)], v), v);
+        }
+        assert!(
+            matches!(f.since(4), Catchup::Deltas(d) if d.len() == 3),
+            "small deltas stay while the count allows"
+        );
     }
 
     #[test]

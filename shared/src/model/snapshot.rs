@@ -102,6 +102,27 @@ impl Delta {
             && self.unmeasured.is_empty()
     }
 
+    /// Rows it carries: each object, removal, fact, address set and
+    /// round-trip table counts one (what holding it costs, in the unit of
+    /// [`Snapshot::rows`]).
+    pub fn rows(&self) -> usize {
+        self.zones.len()
+            + self.removed_zones.len()
+            + self.records.len()
+            + self.removed_records.len()
+            + self.pools.len()
+            + self.removed_pools.len()
+            + self.members.len()
+            + self.removed_members.len()
+            + self.tsig_keys.len()
+            + self.removed_tsig_keys.len()
+            + self.facts.len()
+            + self.resolved.len()
+            + self.unresolved.len()
+            + self.rtt.len()
+            + self.unmeasured.len()
+    }
+
     /// True when it creates, replaces or removes a catalog object.
     fn changes_catalog(&self) -> bool {
         !(self.zones.is_empty()
@@ -140,6 +161,20 @@ impl Delta {
 }
 
 impl Snapshot {
+    /// Rows it holds, counted as [`Delta::rows`] counts them (checks and
+    /// notification targets are not sent to edges).
+    pub fn rows(&self) -> usize {
+        let c = &self.catalog;
+        c.zones.len()
+            + c.records.len()
+            + c.pools.len()
+            + c.members.len()
+            + c.tsig_keys.len()
+            + self.facts.len()
+            + self.resolved.len()
+            + self.rtt.len()
+    }
+
     /// Apply a delta whose base is this snapshot's version.
     pub fn apply(&mut self, d: &Delta) -> Result<(), VersionGap> {
         self.check_base(d)?;
