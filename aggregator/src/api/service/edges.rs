@@ -107,6 +107,9 @@ async fn run(
         let updates: Vec<pb::SnapshotUpdate> = match catchup {
             Catchup::UpToDate => Vec::new(),
             Catchup::Full(s) => {
+                if held != 0 {
+                    tracing::info!(edge = %edge_id, held, current = s.version, "edge fell behind the delta window; sending a full snapshot");
+                }
                 held = s.version;
                 vec![pb::SnapshotUpdate {
                     published_at_ms: s.published_at_ms,
