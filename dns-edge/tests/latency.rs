@@ -16,7 +16,7 @@ use hickory_proto::rr::RecordType as Rt;
 use hickory_proto::rr::rdata::opt::{ClientSubnet, EdnsCode, EdnsOption};
 
 fn rtt(times: &[(&str, u32)]) -> Rtts {
-    Rtts(
+    Rtts::new(
         times
             .iter()
             .map(|(l, micros)| LocationRtt {

@@ -217,7 +217,7 @@ fn large_sets_keep_the_band_in_time_order() {
     keep_fastest(&mut set, None, &rtt, None);
     let times: Vec<u32> = set
         .iter()
-        .map(|c| rtt.get(&c.id).unwrap().0[0].micros)
+        .map(|c| rtt.get(&c.id).unwrap().micros()[0])
         .collect();
     assert_eq!(set.len(), 100);
     assert!(times.windows(2).all(|w| w[0] <= w[1]));

@@ -6,9 +6,7 @@
 //! locations, feeds the score window and the warm-up gate, and applies the
 //! hysteresis.
 
-use std::cmp::Reverse;
-
-use gslb_shared::{FailReason, Health, LocationId, LocationRtt, MemberKind, ProbeResult, Rtts};
+use gslb_shared::{FailReason, Health, LocationId, MemberKind, ProbeResult, Rtts};
 
 use super::hysteresis::decide;
 use super::output::{Evidence, EvidenceOutcome, Output, Reason, Transition, WarmupEvent};
@@ -110,13 +108,13 @@ impl Engine {
             Some(index) => index,
             None => {
                 let deadline = check.deadline(r.cycle, self.config.cycle_grace);
-                self.deadlines
-                    .push(Reverse((deadline, slot, m.generation, r.cycle)));
+                (self.deadlines).opened(deadline, r.cycle, (slot, m.generation));
                 let at = m.open.partition_point(|c| c.cycle < r.cycle);
                 m.open.insert(
                     at,
                     OpenCycle {
                         cycle: r.cycle,
+                        deadline,
                         reported: Default::default(),
                         passed: Default::default(),
                     },
@@ -169,6 +167,7 @@ impl Engine {
             }
             m.open.remove(0);
             m.last_closed = m.last_closed.max(first.cycle);
+            self.deadlines.closed(first.deadline, first.cycle);
             self.close_cycle(slot, first, now, out);
         }
     }
@@ -232,18 +231,16 @@ impl Engine {
         if !changed {
             return;
         }
-        let mut table: Vec<LocationRtt> = (m.locs.iter().enumerate())
-            .filter_map(|(loc, l)| {
-                let micros = l.rtt.published()?;
-                let location = self.locations.get(loc)?.id.clone();
-                Some(LocationRtt { location, micros })
-            })
+        let mut table: Vec<(&LocationId, u32)> = (m.locs.iter().enumerate())
+            .filter_map(|(loc, l)| Some((&self.locations.get(loc)?.id, l.rtt.published()?)))
             .collect();
-        table.sort_by(|a, b| a.location.cmp(&b.location));
-        out.push(Output::Rtt {
-            member: m.id,
-            rtt: Rtts::new(table),
-        });
+        table.sort_by(|a, b| a.0.cmp(b.0));
+        let locations: Vec<LocationId> = table.iter().map(|(l, _)| (*l).clone()).collect();
+        let micros = table.iter().map(|(_, t)| *t).collect();
+        let locations = self.rtt_locations.get(&locations);
+        // Equal lengths by construction.
+        let rtt = Rtts::with_locations(locations, micros).unwrap_or_default();
+        out.push(Output::Rtt { member: m.id, rtt });
     }
 
     /// Run the hysteresis (and damping) on the member's window; log a

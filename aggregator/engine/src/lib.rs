@@ -9,6 +9,7 @@
 mod catalog_input;
 mod config;
 mod damping;
+mod deadlines;
 mod hold;
 mod hysteresis;
 mod ingest;
@@ -26,8 +27,7 @@ mod tick;
 mod time;
 mod warmup;
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -193,13 +193,14 @@ pub struct Engine {
     free_member_slots: Vec<usize>,
     locations: Vec<LocationState>,
     location_slots: FxHashMap<LocationId, usize>,
+    /// Location lists the published round-trip tables share.
+    rtt_locations: gslb_shared::LocationLists,
     /// Per location slot: quarantine tallies and state.
     quarantine: Vec<quarantine::LocationQuarantine>,
     /// The quarantined location slots, kept in step with `quarantine`.
     quarantined: locset::LocationSet,
-    /// Cycle deadlines: (deadline, member slot, generation, cycle). Entries of
-    /// cycles that closed early are skipped when popped.
-    deadlines: BinaryHeap<Reverse<(Timestamp, usize, u32, u64)>>,
+    /// Cycle deadlines, by bucket of cycles that share one.
+    deadlines: deadlines::Deadlines,
     /// Ephemeral members, checked for heartbeat timeouts on every tick.
     ephemeral: BTreeSet<MemberId>,
     /// Members held down by flap damping, checked for release on every tick.
@@ -231,7 +232,7 @@ impl Engine {
             location_slots: FxHashMap::default(),
             quarantine: Vec::new(),
             quarantined: locset::LocationSet::EMPTY,
-            deadlines: BinaryHeap::new(),
+            deadlines: Default::default(),
             ephemeral: BTreeSet::new(),
             suppressed: BTreeSet::new(),
             ramping: BTreeSet::new(),
@@ -240,6 +241,7 @@ impl Engine {
             startup: Startup::Loading,
             next_round: None,
             counters: Counters::default(),
+            rtt_locations: Default::default(),
             next_generation: 0,
         }
     }

@@ -18,8 +18,7 @@ fn harness(locations: usize) -> Harness {
 }
 
 fn table(rtt: &Rtts) -> Vec<(String, u32)> {
-    rtt.0
-        .iter()
+    rtt.rows()
         .map(|r| (r.location.to_string(), r.micros))
         .collect()
 }

@@ -75,10 +75,10 @@ fn resolved_from_pb(
 fn rtt_to_pb<'a>(rtt: impl Iterator<Item = (&'a MemberId, &'a Rtts)>) -> Vec<pb::MemberRtt> {
     rtt.map(|(id, r)| pb::MemberRtt {
         member_id: id.0,
-        locations: (r.0.iter())
-            .map(|l| pb::LocationRtt {
-                location: l.location.to_string(),
-                micros: l.micros,
+        locations: (r.locations().iter().zip(r.micros()))
+            .map(|(location, &micros)| pb::LocationRtt {
+                location: location.to_string(),
+                micros,
             })
             .collect(),
     })

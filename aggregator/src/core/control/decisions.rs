@@ -54,7 +54,7 @@ impl Control {
                     d.facts.insert(*member, *facts);
                 }
                 Output::Rtt { member, rtt } => {
-                    let rtt = (!rtt.0.is_empty()).then(|| rtt.clone());
+                    let rtt = (!rtt.is_empty()).then(|| rtt.clone());
                     d.rtt.insert(*member, rtt);
                 }
                 Output::Expired { member, .. } => {
