@@ -64,6 +64,8 @@ pub(super) fn is_stale(last_heard: &[u64], slot: usize, current_cycle: u64) -> b
 #[derive(Debug, Clone, Copy)]
 pub(super) struct OpenCycle {
     pub cycle: u64,
+    /// When it closes at the latest (its bucket in `Deadlines`).
+    pub deadline: super::Timestamp,
     pub reported: LocationSet,
     pub passed: LocationSet,
 }

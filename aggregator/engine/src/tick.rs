@@ -50,19 +50,12 @@ impl Engine {
     }
 
     fn close_due_cycles(&mut self, now: Timestamp, out: &mut Vec<Output>) {
-        while let Some(&std::cmp::Reverse((deadline, slot, generation, cycle))) =
-            self.deadlines.peek()
-        {
-            if deadline > now {
-                break;
-            }
-            self.deadlines.pop();
-            let live = self
-                .members
-                .get(slot)
-                .is_some_and(|m| m.generation == generation);
-            if live {
-                self.close_through(slot, cycle, now, out);
+        while let Some((cycle, members)) = self.deadlines.pop_due(now) {
+            for (slot, generation) in members {
+                let live = (self.members.get(slot)).is_some_and(|m| m.generation == generation);
+                if live {
+                    self.close_through(slot, cycle, now, out);
+                }
             }
         }
     }
