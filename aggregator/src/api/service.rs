@@ -395,8 +395,8 @@ impl Service {
 }
 
 /// `f` as a command whose result goes to `reply`.
-fn job<R: Send + 'static>(
-    f: impl FnOnce(&mut Control) -> R + Send + 'static,
+fn job<R: Send + 'static, F: FnOnce(&mut Control) -> R + Send + 'static>(
+    f: F,
     reply: oneshot::Sender<R>,
 ) -> Command {
     let run = Box::new(move |control: &mut Control| -> Reply {
@@ -405,7 +405,7 @@ fn job<R: Send + 'static>(
             let _ = reply.send(result);
         })
     });
-    Command::Run(run, caller::current())
+    Command::Run(run, caller::current(), std::any::type_name::<F>())
 }
 
 /// The error of a call the core's owner can no longer take.

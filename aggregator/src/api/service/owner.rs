@@ -11,6 +11,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -24,6 +25,9 @@ use crate::core::now;
 pub const QUEUE: usize = 4_096;
 /// Most writes committed together.
 pub const MAX_GROUP: usize = 1_024;
+/// An operation that holds the core this long is logged (debug): every
+/// other caller, agents' batches included, waited behind it.
+const SLOW: Duration = Duration::from_millis(10);
 
 /// Sends a finished operation's result once its effect is published.
 pub(super) type Reply = Box<dyn FnOnce() + Send>;
@@ -34,6 +38,9 @@ pub(super) enum Command {
     Run(
         Box<dyn FnOnce(&mut Control) -> Reply + Send>,
         Option<Attribution>,
+        /// Where it comes from (the closure's type name), for the slow
+        /// operation log.
+        &'static str,
     ),
     /// One catalog write for a caller, committed with the writes queued
     /// beside it (boxed: an op is large, and the queue holds thousands of
@@ -123,18 +130,31 @@ fn own(mut control: Control, mut rx: mpsc::Receiver<Command>, published: &Publis
             },
         };
         match command {
-            Command::Run(job, by) => {
+            Command::Run(job, by, site) => {
                 // A panicking operation fails its caller only (its reply is
                 // dropped); the core goes on for everyone else.
+                let start = Instant::now();
                 control.attribute(by);
                 let reply = std::panic::catch_unwind(AssertUnwindSafe(|| job(&mut control)));
                 control.attribute(None);
+                let ran = start.elapsed();
                 published.show(&control);
                 match reply {
                     Ok(reply) => reply(),
                     Err(_) => tracing::error!("an operation on the control core panicked"),
                 }
+                let shown = start.elapsed();
                 durable(&mut control, published);
+                let took = start.elapsed();
+                if took >= SLOW {
+                    tracing::debug!(
+                        site,
+                        ran_ms = ran.as_millis() as u64,
+                        shown_ms = (shown - ran).as_millis() as u64,
+                        durable_ms = (took - shown).as_millis() as u64,
+                        "slow operation on the control core"
+                    );
+                }
             }
             Command::Write(op, by, reply) => {
                 let mut writes = vec![((*op, by), reply)];
