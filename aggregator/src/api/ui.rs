@@ -17,6 +17,7 @@ mod follower;
 mod live;
 mod pages;
 mod session;
+mod sse;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -196,7 +197,7 @@ async fn events_stream(
         }) as events::Narrow
     });
     match ui.hub.stream(signed_in, narrow) {
-        Some(sse) => sse.into_response(),
+        Some(stream) => stream,
         None => (
             StatusCode::SERVICE_UNAVAILABLE,
             format!(

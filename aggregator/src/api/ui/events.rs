@@ -10,17 +10,17 @@
 //! one, and at least four times as long as that one took, so on a large
 //! catalog it uses at most about a fifth of one core.
 
-use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::Response;
+use bytes::Bytes;
 use serde::Serialize;
 use tokio::sync::{Notify, Semaphore, broadcast, mpsc};
-use tokio_stream::Stream;
 
 use super::live::{self, Changes, Frame, MemberLive, PoolLive};
+use super::sse::{self, Framed};
 use crate::api::service::{Service, off_worker};
 
 /// Shortest time between two refreshes.
@@ -39,7 +39,7 @@ const BACKLOG: usize = 64;
 #[derive(Debug, Clone)]
 enum Message {
     /// Members and pools changed (frame `seq`).
-    Changes { seq: u64, body: Arc<str> },
+    Changes { seq: u64, body: Framed },
     /// The catalog's shape changed: the page fetches its topology again.
     Catalog { generation: u64 },
     /// Refreshes ran (the probe matrix fetches its cells again); at most
@@ -54,8 +54,8 @@ struct Latest {
     frame: Arc<Frame>,
     /// The catalog generation the frame was taken at.
     generation: u64,
-    /// The frame as a snapshot message, once a stream needed it.
-    snapshot: Option<Arc<str>>,
+    /// The frame as a snapshot event, once a stream needed it.
+    snapshot: Option<Framed>,
     /// Computed while streams were open (else it may be behind).
     fresh: bool,
 }
@@ -112,11 +112,7 @@ impl Hub {
     /// pools, names the members and pools it may see (asked again when the
     /// catalog changes): its stream carries only those. The shared text is
     /// rewritten per such stream; unlimited streams share it as is.
-    pub fn stream<F>(
-        self: &Arc<Self>,
-        signed_in: F,
-        narrow: Option<Narrow>,
-    ) -> Option<Sse<impl Stream<Item = Result<Event, Infallible>> + use<F>>>
+    pub fn stream<F>(self: &Arc<Self>, signed_in: F, narrow: Option<Narrow>) -> Option<Response>
     where
         F: Fn() -> bool + Send + 'static,
     {
@@ -126,7 +122,7 @@ impl Hub {
             // Subscribed under the lock: the next frame's changes are
             // broadcast after this snapshot was taken, never before.
             let cached = match &latest.snapshot {
-                Some(text) => Ok(Arc::clone(text)),
+                Some(framed) => Ok(framed.clone()),
                 None => Err((latest.generation, Arc::clone(&latest.frame))),
             };
             (self.tx.subscribe(), latest.seq, cached, latest.fresh)
@@ -135,7 +131,8 @@ impl Hub {
             self.wake.notify_one();
         }
         let hub = Arc::clone(self);
-        let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(1);
+        let keep_alive = self.keep_alive;
+        let (tx, rx) = mpsc::channel::<Bytes>(1);
         tokio::spawn(async move {
             let _permit = permit;
             // One text per frame, shared by every stream that opens on it
@@ -146,24 +143,23 @@ impl Hub {
                     let text = off_worker(move || snapshot_text(seq, generation, &frame)).await;
                     let mut latest = super::lock(&hub.latest);
                     if latest.seq == seq {
-                        latest.snapshot = Some(Arc::clone(&text));
+                        latest.snapshot = Some(text.clone());
                     }
                     text
                 }
             };
             drop(hub);
             let mut only = narrow.as_ref().map(|n| n());
-            let first = narrowed(first, only.as_ref());
-            if tx
-                .send(Ok(Event::default().event("snapshot").data(&*first)))
-                .await
-                .is_err()
-            {
+            // Unlimited streams send the shared bytes, not a copy.
+            let first = narrowed(first, only.as_ref()).bytes();
+            if tx.send(first).await.is_err() {
                 return;
             }
-            drop(first);
             let mut check = tokio::time::interval(SESSION_CHECK);
             check.tick().await;
+            let mut idle = tokio::time::interval(keep_alive);
+            idle.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            idle.tick().await;
             loop {
                 let message = tokio::select! {
                     m = rx_hub.recv() => m,
@@ -175,34 +171,36 @@ impl Hub {
                         }
                         return;
                     }
+                    _ = idle.tick() => {
+                        if tx.send(sse::KEEP_ALIVE).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                 };
                 let event = match message {
-                    Ok(Message::Changes { seq: s, body }) if s > seq => Event::default()
-                        .event("changes")
-                        .data(&*narrowed(body, only.as_ref())),
+                    Ok(Message::Changes { seq: s, body }) if s > seq => {
+                        narrowed(body, only.as_ref()).bytes()
+                    }
                     Ok(Message::Changes { .. }) => continue,
                     Ok(Message::Catalog { generation }) => {
                         if let Some(n) = &narrow {
                             only = Some(n());
                         }
-                        Event::default()
-                            .event("catalog")
-                            .data(generation.to_string())
+                        Framed::new("catalog", &generation.to_string()).bytes()
                     }
-                    Ok(Message::Tick) => Event::default().event("tick").data("-"),
+                    Ok(Message::Tick) => Framed::new("tick", "-").bytes(),
                     // Fell behind, or the hub is gone: the browser
                     // reconnects and starts from a fresh snapshot.
                     Err(_) => return,
                 };
-                if tx.send(Ok(event)).await.is_err() {
+                if tx.send(event).await.is_err() {
                     return;
                 }
+                idle.reset();
             }
         });
-        Some(
-            Sse::new(tokio_stream::wrappers::ReceiverStream::new(rx))
-                .keep_alive(KeepAlive::new().interval(self.keep_alive)),
-        )
+        Some(sse::response(rx))
     }
 
     /// (streams open, refreshes done, seconds they took in all).
@@ -286,20 +284,20 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
     }
 }
 
-/// The snapshot message of frame `seq`.
-fn snapshot_text(seq: u64, generation: u64, frame: &Frame) -> Arc<str> {
+/// The snapshot event of frame `seq`.
+fn snapshot_text(seq: u64, generation: u64, frame: &Frame) -> Framed {
     let mut members: Vec<&MemberLive> = frame.members.values().collect();
     members.sort_by_key(|m| m.id);
     let mut pools: Vec<&PoolLive> = frame.pools.values().collect();
     pools.sort_by_key(|p| p.id);
-    serde_json::to_string(&Snapshot {
+    let text = serde_json::to_string(&Snapshot {
         seq,
         generation,
         members,
         pools,
     })
-    .unwrap_or_default()
-    .into()
+    .unwrap_or_default();
+    Framed::new("snapshot", &text)
 }
 
 /// What a scoped stream may carry: member and pool ids.
@@ -314,15 +312,16 @@ pub struct Only {
 /// Names what a scoped session may see, asked again on catalog changes.
 pub type Narrow = Box<dyn Fn() -> Only + Send + Sync>;
 
-/// `text` (a snapshot or changes) with only what `only` names; as is when
-/// the stream is not limited.
-fn narrowed(text: Arc<str>, only: Option<&Only>) -> Arc<str> {
+/// `event` (a snapshot or changes) with only what `only` names; as is
+/// when the stream is not limited.
+fn narrowed(event: Framed, only: Option<&Only>) -> Framed {
     let Some(only) = only else {
-        return text;
+        return event;
     };
+    let name = event.name();
     // Fail closed: a frame that cannot be narrowed is not sent whole.
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(&text) else {
-        return Arc::from("{}");
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str(event.data()) else {
+        return Framed::new(name, "{}");
     };
     let keep = |v: &serde_json::Value, ids: &std::collections::HashSet<u64>| {
         (v.get("id").or(Some(v)))
@@ -339,9 +338,12 @@ fn narrowed(text: Arc<str>, only: Option<&Only>) -> Arc<str> {
             items.retain(|v| keep(v, ids));
         }
     }
-    serde_json::to_string(&map).unwrap_or_default().into()
+    Framed::new(name, &serde_json::to_string(&map).unwrap_or_default())
 }
 
-fn body(changes: &Changes) -> Arc<str> {
-    serde_json::to_string(changes).unwrap_or_default().into()
+fn body(changes: &Changes) -> Framed {
+    Framed::new(
+        "changes",
+        &serde_json::to_string(changes).unwrap_or_default(),
+    )
 }
