@@ -146,15 +146,19 @@ async fn seed_000_member_paths_and_status_fields() {
     assert_eq!(s["healthy"].as_bool(), Some(false));
     let p = api.ok(Method::GET, "/api/v1/pools/2/status", None).await;
     assert_eq!(
-        p["membersByAddress"]["10.0.0.3"]["warmupThreshold"].as_u64(),
+        p["members"]["10.0.0.3"]["warmupThreshold"].as_u64(),
         Some(5),
         "seed 000's shape, keyed by IP: {p}"
     );
     assert_eq!(
-        p["members"]["3"]["ipAddress"], "10.0.0.3",
+        p["membersById"]["3"]["ipAddress"], "10.0.0.3",
         "keyed by id: {p}"
     );
-    assert_eq!(p["members"]["3"]["warmupThreshold"].as_u64(), Some(5));
+    assert_eq!(p["membersById"]["3"]["warmupThreshold"].as_u64(), Some(5));
+    assert!(
+        p.get("membersByAddress").is_none(),
+        "one copy by address: {p}"
+    );
     assert_eq!(p["failOpen"].as_bool(), Some(true));
 }
 
@@ -254,6 +258,51 @@ async fn refusals_name_the_field_and_store_nothing() {
             .unwrap()
             .contains("active health check")
     );
+}
+
+/// Seed 002's hostname members are taken over REST as over gRPC, gslbctl
+/// and documents: one rule for every way in.
+#[tokio::test]
+async fn a_hostname_member_is_created_under_its_pool_and_bad_names_are_refused() {
+    let api = api("hostname-member");
+    api.pool().await;
+    let created = api
+        .ok(
+            Method::POST,
+            "/api/v1/pools/2/members",
+            Some(json!({"name": "elb", "ipAddress": "my-lb-123.eu-west-1.elb.amazonaws.com."})),
+        )
+        .await;
+    assert_eq!(
+        created["ipAddress"], "my-lb-123.eu-west-1.elb.amazonaws.com",
+        "{created}"
+    );
+    let id = created["id"].as_u64().unwrap();
+    let updated = api
+        .ok(
+            Method::PUT,
+            &format!("/api/v1/members/{id}"),
+            Some(json!({"ipAddress": "cdn.example.net"})),
+        )
+        .await;
+    assert_eq!(updated["ipAddress"], "cdn.example.net", "{updated}");
+    for (text, rule) in [
+        ("lb", "fully qualified"),
+        ("*.example.com", "wildcard"),
+        ("10.0.0", "IP address or a hostname"),
+        ("http://lb.example.com", "without a scheme"),
+    ] {
+        let body = json!({"name": "bad", "ipAddress": text});
+        let (status, v) = api
+            .call(Method::POST, "/api/v1/pools/2/members", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{text}: {v}");
+        assert_eq!(error_field(&v), "ipAddress", "{text}: {v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains(rule), "{text}: {message}");
+    }
+    let members = api.ok(Method::GET, "/api/v1/pools/2/members", None).await;
+    assert_eq!(members.as_array().map(Vec::len), Some(1), "{members}");
 }
 
 #[tokio::test]

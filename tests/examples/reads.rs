@@ -148,7 +148,7 @@ fn main() {
     let path = format!("/api/v1/pools/{big_id}/status");
     let ((code, body), secs, seen) = during(&agg, zone, || agg.rest("GET", &path, ""));
     assert_eq!(code, 200);
-    assert_eq!(body["members"].as_object().map_or(0, |m| m.len()), big);
+    assert_eq!(body["membersById"].as_object().map_or(0, |m| m.len()), big);
     report(&format!("REST pool status, {big} members"), secs, &seen);
     let (out, secs, seen) = during(&agg, zone, || agg.ctl(&["status"]));
     assert!(out.contains("big"));

@@ -682,7 +682,7 @@ fn a_document_deletes_only_with_prune_and_names_are_unique() {
 /// with the field named; members sharing an IP on other ports never put one
 /// A record twice in an answer (dig); pool status keys members by id.
 #[test]
-fn an_address_is_answered_once_and_pool_status_keys_members_by_id() {
+fn an_address_is_answered_once_and_pool_status_keys_members_by_ip_as_seed_000() {
     use gslb_e2e::catalog::{a_record, member, pool};
     let dir = temp_dir("same-address");
     let agg = Aggregator::start(&dir);
@@ -747,7 +747,7 @@ fn an_address_is_answered_once_and_pool_status_keys_members_by_id() {
     assert!(!ok && err.contains("--subnet"), "{err}");
     let (code, status) = agg.rest("GET", &format!("/api/v1/pools/{pool_id}/status"), "");
     assert_eq!(code, 200, "{status}");
-    let members = status["members"].as_object().unwrap();
+    let members = status["membersById"].as_object().unwrap();
     assert_eq!(members.len(), 3, "every member, keyed by id: {status}");
     let web_2 = agg.member("web", "web-2")["id"]
         .as_u64()
@@ -755,7 +755,8 @@ fn an_address_is_answered_once_and_pool_status_keys_members_by_id() {
         .to_string();
     assert_eq!(members[&web_2]["ipAddress"], "127.0.0.5");
     assert_eq!(members[&web_2]["port"], 8080);
-    let by_address = status["membersByAddress"].as_object().unwrap();
+    // Seed 000's shape: `members` keyed by IP, `ip:port` where shared.
+    let by_address = status["members"].as_object().unwrap();
     let mut keys: Vec<&str> = by_address.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["127.0.0.5:80", "127.0.0.5:8080", "127.0.0.6"]);

@@ -11,7 +11,6 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use gslb_shared::validate::plain_ip;
 use gslb_shared::*;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -53,7 +52,8 @@ impl utoipa::PartialSchema for MemberView {
 impl utoipa::ToSchema for MemberView {}
 
 /// Turn an API body into the model's field names, validating the address
-/// text as a plain IP (seed 004) under the name the client used.
+/// text under the name the client used: a plain IP (seed 004) or a
+/// hostname, by the same rule as gRPC, gslbctl and documents.
 fn normalised(body: &[u8], pool: Option<PoolId>) -> Result<Vec<u8>, ApiError> {
     let mut map: Map<String, Value> = decode(body)?;
     if map.contains_key("ipAddress") && map.contains_key("address") {
@@ -67,8 +67,9 @@ fn normalised(body: &[u8], pool: Option<PoolId>) -> Result<Vec<u8>, ApiError> {
             let text = value
                 .as_str()
                 .ok_or_else(|| ApiError::invalid(name, "must be a string"))?;
-            let ip = plain_ip(text).map_err(|e| ApiError::invalid(name, e.to_string()))?;
-            map.insert("address".into(), Value::from(ip.to_string()));
+            let address =
+                MemberAddress::parse(text).map_err(|e| ApiError::invalid(name, e.to_string()))?;
+            map.insert("address".into(), Value::from(address.to_string()));
         }
     }
     if let Some(value) = map.remove("poolId") {

@@ -42,15 +42,15 @@ pub async fn member_status(
     Ok(Json(gslb_shared::defaults::to_json(&status)))
 }
 
-/// `GET /api/v1/pools/{id}/status`: `members` keyed by member id (each entry
-/// carries `ipAddress` and `port`); `membersByAddress` keeps seed 000's
-/// shape, keyed by IP (`ip:port` where two members share an IP).
+/// `GET /api/v1/pools/{id}/status`: `members` in seed 000's shape, keyed by
+/// IP (`ip:port` where two members share an IP); `membersById` the same
+/// entries keyed by member id (each entry carries `ipAddress` and `port`).
 #[utoipa::path(
     get,
     path = "/api/v1/pools/{id}/status",
     operation_id = "status_pool_status",
     tag = "status",
-    summary = "A pool's eligibility, protection and fail mode, and every member's status (members by id; membersByAddress keyed by IP)",
+    summary = "A pool's eligibility, protection and fail mode, and every member's status (members keyed by IP, as seed 000; membersById keyed by member id)",
     params(("id" = u64, Path, description = "The pool's id")),
     responses((status = 200, description = "The pool's status", body = serde_json::Value), (status = 404, description = "No such object", body = ErrorBody))
 )]
@@ -112,11 +112,11 @@ pub async fn pool_status(
             decisions_paused: status.decisions_paused,
             members: Keyed {
                 entries: &entries,
-                by_id: true,
-            },
-            members_by_address: Keyed {
-                entries: &entries,
                 by_id: false,
+            },
+            members_by_id: Keyed {
+                entries: &entries,
+                by_id: true,
             },
         })
         .unwrap_or_default()
@@ -130,7 +130,7 @@ pub async fn pool_status(
 }
 
 /// A pool status as REST sends it: seed 000's members by address and,
-/// unambiguously, by id.
+/// unambiguously, by id beside them.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PoolBody<'a> {
@@ -140,7 +140,7 @@ struct PoolBody<'a> {
     fail_open: bool,
     decisions_paused: bool,
     members: Keyed<'a>,
-    members_by_address: Keyed<'a>,
+    members_by_id: Keyed<'a>,
 }
 
 /// One member's status with its endpoint.
