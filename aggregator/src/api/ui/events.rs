@@ -290,14 +290,15 @@ fn snapshot_text(seq: u64, generation: u64, frame: &Frame) -> Framed {
     members.sort_by_key(|m| m.id);
     let mut pools: Vec<&PoolLive> = frame.pools.values().collect();
     pools.sort_by_key(|p| p.id);
-    let text = serde_json::to_string(&Snapshot {
-        seq,
-        generation,
-        members,
-        pools,
-    })
-    .unwrap_or_default();
-    Framed::new("snapshot", &text)
+    Framed::json(
+        "snapshot",
+        &Snapshot {
+            seq,
+            generation,
+            members,
+            pools,
+        },
+    )
 }
 
 /// What a scoped stream may carry: member and pool ids.
@@ -338,12 +339,9 @@ fn narrowed(event: Framed, only: Option<&Only>) -> Framed {
             items.retain(|v| keep(v, ids));
         }
     }
-    Framed::new(name, &serde_json::to_string(&map).unwrap_or_default())
+    Framed::json(name, &map)
 }
 
 fn body(changes: &Changes) -> Framed {
-    Framed::new(
-        "changes",
-        &serde_json::to_string(changes).unwrap_or_default(),
-    )
+    Framed::json("changes", changes)
 }
