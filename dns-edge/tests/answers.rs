@@ -579,6 +579,25 @@ fn malformed_and_unsupported_messages() {
         Message::from_vec(&reply).unwrap().metadata.response_code,
         ResponseCode::FormErr
     );
+    // DNS cookies (RFC 7873 5.2.2): a client cookie of 8 bytes, or one
+    // with a server cookie of 8 to 32, is answered; any other length is
+    // FORMERR.
+    let mut with_cookie = |len: u8| {
+        let mut m = good.clone();
+        m[11] = 1;
+        m.extend_from_slice(&[0, 0, 41, 4, 0xD0, 0, 0, 0, 0, 0, 4 + len, 0, 10, 0, len]);
+        m.extend(std::iter::repeat_n(0xAB, usize::from(len)));
+        Message::from_vec(&f.raw(&m, Transport::Udp).unwrap())
+            .unwrap()
+            .metadata
+            .response_code
+    };
+    for len in [8, 16, 40] {
+        assert_eq!(with_cookie(len), ResponseCode::NoError, "cookie of {len}");
+    }
+    for len in [0, 7, 9, 15, 41] {
+        assert_eq!(with_cookie(len), ResponseCode::FormErr, "cookie of {len}");
+    }
 }
 
 #[test]

@@ -467,8 +467,22 @@ fn pool_rules() {
     fails_on(
         validate::pool(&p),
         "protectThreshold",
-        "between 0.0 and 1.0",
+        "between 0.0001 and 1.0",
     );
+    for odd in [-0.0, 5e-324, 0.00009, f64::NAN] {
+        let mut p = Pool::new(PoolId(1), "p");
+        p.protect_threshold = odd;
+        fails_on(
+            validate::pool(&p),
+            "protectThreshold",
+            "not -0, not subnormal",
+        );
+    }
+    for fine in [0.0, 0.0001, 0.5, 1.0] {
+        let mut p = Pool::new(PoolId(1), "p");
+        p.protect_threshold = fine;
+        assert!(validate::pool(&p).is_ok(), "{fine} is a valid threshold");
+    }
     let mut p = Pool::new(PoolId(1), "p");
     p.min_healthy = 0;
     fails_on(validate::pool(&p), "minHealthy", "between 1 and");

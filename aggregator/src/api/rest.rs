@@ -10,6 +10,7 @@ mod members;
 mod objects;
 pub mod openapi;
 mod permit;
+mod query;
 pub(crate) mod status;
 mod tsig;
 mod zonefile;
@@ -28,11 +29,17 @@ use crate::api::service::Service;
 /// Every REST route, for the HTTP listener. Every error, axum's own
 /// rejections and unknown paths or methods included, has the JSON shape.
 pub fn router(service: Arc<Service>) -> Router {
-    table()
+    let table = table();
+    let takes_query = Arc::new(table.takes_query);
+    table
         .router
         .route_layer(axum::middleware::from_fn_with_state(
             service.clone(),
             permit::rest_access,
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            takes_query,
+            query::refuse_unasked,
         ))
         .fallback(|| async { ApiError::not_found("no such path") })
         .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
@@ -50,6 +57,8 @@ pub fn routes() -> Vec<(Method, &'static str)> {
 struct Table {
     router: Router<Arc<Service>>,
     list: Vec<(Method, &'static str)>,
+    /// The routes that read a query string; every other route refuses one.
+    takes_query: query::Routes,
 }
 
 impl Table {
@@ -61,6 +70,15 @@ impl Table {
         let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
         self.router = self.router.route(path, on(filter, handler));
         self.list.push((method, path));
+        self
+    }
+
+    /// The route added last reads a query string (its parameters are a
+    /// struct that refuses unknown fields).
+    fn with_query(mut self) -> Self {
+        if let Some(route) = self.list.last() {
+            self.takes_query.insert(route.clone());
+        }
         self
     }
 
@@ -89,6 +107,7 @@ fn table() -> Table {
     Table {
         router: Router::new(),
         list: Vec::new(),
+        takes_query: query::Routes::default(),
     }
     .add(Method::GET, "/api/v1/openapi.json", openapi::openapi_json)
     .add(Method::GET, "/api/v1/zones", objects::list_zones)
@@ -107,6 +126,7 @@ fn table() -> Table {
         dnssec::ds_seen,
     )
     .add(Method::GET, "/api/v1/records", objects::list_records)
+    .with_query()
     .add(Method::POST, "/api/v1/records", objects::create_record)
     .add(Method::GET, "/api/v1/records/{id}", objects::get_record)
     .add(Method::PUT, "/api/v1/records/{id}", objects::update_record)
@@ -140,6 +160,7 @@ fn table() -> Table {
         "/api/v1/members/{id}/logs",
         status::member_logs,
     )
+    .with_query()
     .add(
         Method::PUT,
         "/api/v1/members/{id}/health",
@@ -179,20 +200,28 @@ fn table() -> Table {
         objects::notification_status,
     )
     .add(Method::GET, "/api/v1/explain", status::explain)
+    .with_query()
     .add(Method::POST, "/api/v1/apply", objects::apply)
+    .with_query()
     .add(Method::POST, "/api/v1/config", objects::apply_config)
+    .with_query()
     .add_large(
         Method::POST,
         "/api/v1/zonefile",
         zonefile::import,
         crate::core::zonefile::MAX_ZONE_FILE_BYTES,
     )
+    .with_query()
     .add(Method::GET, "/api/v1/zonefile", zonefile::export)
+    .with_query()
     .add(Method::GET, "/api/v1/agents", status::agents)
     .add(Method::GET, "/api/v1/edges", status::edges)
     .add(Method::GET, "/api/v1/audit", audit::list)
+    .with_query()
     .add(Method::GET, "/api/v1/diff", audit::diff)
+    .with_query()
     .add(Method::POST, "/api/v1/rollback", audit::rollback)
+    .with_query()
     .add(Method::GET, "/api/v1/decisions", decisions::get)
     .add(Method::PUT, "/api/v1/decisions", decisions::set_all)
     .add(

@@ -246,4 +246,5 @@ fn router(
         ))
         .merge(operations)
         .merge(ui)
+        .layer(axum::middleware::from_fn(crate::api::ui::headers))
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::{from_fn, from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{any, get, post};
 use ring::rand::SystemRandom;
@@ -93,7 +93,6 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Ro
         .route("/ui/session", post(auth::sign_in))
         .route("/ui/assets/{name}", get(assets::serve))
         .merge(signed_in)
-        .layer(from_fn(headers))
         .with_state(ui);
     (router, metrics)
 }
@@ -208,23 +207,30 @@ async fn events_stream(
     }
 }
 
-/// Headers on every UI response: only this site's own script and styles
-/// run, nothing frames the UI, no referrer leaves it, and pages are not
-/// cached (they hold the CSRF value).
-async fn headers(request: Request, next: axum::middleware::Next) -> Response {
-    let static_file = request.uri().path().starts_with("/ui/assets/");
+/// Headers on every response of the HTTP listener, matched route or not:
+/// nothing is sniffed into another type; under `/ui` (pages, fragments,
+/// API passes, errors and unknown paths alike) only this site's own script
+/// and styles run, nothing frames the UI, no referrer leaves it, and
+/// nothing but the assets is cached (pages hold the CSRF value).
+pub async fn headers(request: Request, next: axum::middleware::Next) -> Response {
+    let path = request.uri().path();
+    let ui = path == "/ui" || path.starts_with("/ui/");
+    let static_file = path.starts_with("/ui/assets/");
     let mut response = next.run(request).await;
     let h = response.headers_mut();
     let set = |h: &mut axum::http::HeaderMap, name: &'static str, value: &'static str| {
         h.insert(name, HeaderValue::from_static(value));
     };
+    set(h, "x-content-type-options", "nosniff");
+    if !ui {
+        return response;
+    }
     set(
         h,
         "content-security-policy",
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
          connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
-    set(h, "x-content-type-options", "nosniff");
     set(h, "x-frame-options", "DENY");
     set(h, "referrer-policy", "no-referrer");
     if !static_file {

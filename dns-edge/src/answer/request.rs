@@ -150,6 +150,12 @@ fn edns(message: &Message<[u8]>) -> Result<Option<Edns>, ()> {
             }
             subnet = Some(option);
         }
+        // RFC 7873 5.2.2: a COOKIE option whose length is not 8 (client
+        // cookie only) or 16 to 40 (with a server cookie) is FORMERR. A
+        // well-formed one is ignored: this server does not issue cookies.
+        for cookie in opt.opt().iter::<domain::base::opt::Cookie>() {
+            cookie.map_err(|_| ())?;
+        }
         found = Some(Edns {
             udp_size: opt.udp_payload_size(),
             version: opt.version(),

@@ -14,15 +14,22 @@ pub const MIN_SLOW_START: Duration = Duration::from_millis(900);
 /// Longest slow start.
 pub const MAX_SLOW_START: Duration = Duration::from_secs(3600);
 
+/// Smallest non-zero protection threshold: one member in 10,000 (the most a
+/// pool holds); anything smaller (a subnormal such as 5e-324) means nothing.
+pub const MIN_PROTECT_THRESHOLD: f64 = 0.0001;
+
 /// Validate a pool on its own.
 pub fn pool(pool: &Pool) -> Result<(), ValidationError> {
     let mut f = Findings::new("");
     human_name(&mut f, "name", &pool.name);
     in_range(&mut f, "minHealthy", pool.min_healthy, 1, 10_000);
-    if !pool.protect_threshold.is_finite() || !(0.0..=1.0).contains(&pool.protect_threshold) {
+    let t = pool.protect_threshold;
+    // -0.0 compares equal to 0.0 but prints as "-0" and hashes differently.
+    let off = t == 0.0 && t.is_sign_positive();
+    if !off && !(t.is_finite() && (MIN_PROTECT_THRESHOLD..=1.0).contains(&t)) {
         f.add(
             "protectThreshold",
-            "must be between 0.0 and 1.0 (0 turns protection off)",
+            "must be 0 (protection off) or between 0.0001 and 1.0 (not -0, not subnormal)",
         );
     }
     match pool.fail_mode {

@@ -13,6 +13,7 @@ mod cluster;
 mod dnssec;
 mod edge_warmup;
 mod ephemeral;
+mod findings;
 mod geo_mmdb;
 mod hardening;
 mod hostnames;

@@ -372,7 +372,7 @@ pub async fn notification_status(State(s): State<Arc<Service>>) -> Result<Json<V
 
 /// `?zoneId=` filter of the record list.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct RecordFilter {
     /// Only the record sets of this zone.
@@ -429,6 +429,16 @@ pub struct ApplyBody {
     expect_version: Option<u64>,
 }
 
+/// `?dryRun=` of `POST /api/v1/apply` (the body's `dryRun` does the same).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ApplyQuery {
+    /// Check only: nothing is written.
+    #[serde(default)]
+    dry_run: bool,
+}
+
 /// Apply a batch all-or-nothing (or only validate it with `dryRun`).
 #[utoipa::path(
     post,
@@ -436,10 +446,15 @@ pub struct ApplyBody {
     operation_id = "apply",
     tag = "catalog",
     summary = "Apply create, update and delete operations all or nothing (dryRun only checks)",
+    params(ApplyQuery),
     request_body(content = ApplyBody),
     responses((status = 200, description = "The changes and the version after them", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 404, description = "No such object", body = ErrorBody), (status = 409, description = "In use, or a precondition failed", body = ErrorBody), (status = 503, description = "Not stored: no leader or quorum (the write may still commit; check before retrying)", body = ErrorBody))
 )]
-pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
+pub async fn apply(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ApplyQuery>,
+    body: Bytes,
+) -> Reply {
     let mut value: Value = decode(&body)?;
     revisions_as_preconditions(&mut value);
     let ApplyBody {
@@ -447,6 +462,8 @@ pub async fn apply(State(s): State<Arc<Service>>, body: Bytes) -> Reply {
         dry_run,
         expect_version,
     } = decode(&serde_json::to_vec(&value).unwrap_or_default())?;
+    // Either place asks for a plan; a plan is never turned into a write.
+    let dry_run = dry_run || q.dry_run;
     crate::api::service::deliveries::refuse_denied(&s, &ops).await?;
     crate::api::secrets::fill(&mut ops);
     let creates = crate::api::secrets::creates(&ops);
@@ -492,7 +509,7 @@ fn revisions_as_preconditions(body: &mut Value) {
 
 /// `?dryRun=` of the config apply.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ConfigQuery {
     /// Plan and check only.

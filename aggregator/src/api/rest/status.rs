@@ -188,6 +188,7 @@ impl Serialize for Keyed<'_> {
 
 /// `?limit=` of the log.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LogQuery {
     /// The newest this many entries (1 to 1,000; 100 by default).
@@ -235,6 +236,7 @@ pub async fn member_logs(
 
 /// `?name=&type=&client=` of explain.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ExplainQuery {
     /// The name asked.

@@ -21,7 +21,7 @@ use crate::core::zonefile;
 /// `?apex=&dryRun=` of a zone file import or export.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ZoneFileQuery {
     /// The zone (export), or the origin of relative names (import).
     #[serde(default)]

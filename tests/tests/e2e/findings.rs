@@ -1,0 +1,121 @@
+//! Issue 43: defects found from outside, each shown fixed through the real
+//! aggregator (and edge) on loopback.
+
+use gslb_e2e::dns::http_request;
+use gslb_e2e::{Aggregator, ZONE, temp_dir};
+
+/// The value of header `name` in a raw response head, lower-cased name.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// Item 28: every `/ui` reply (unknown paths and errors too) carries the
+/// UI's security headers; every REST and operations reply carries
+/// `nosniff`.
+#[test]
+fn every_reply_carries_its_security_headers() {
+    let dir = temp_dir("headers");
+    let agg = Aggregator::start(&dir);
+    let bearer = format!("Bearer {}", agg.token);
+    let auth = [("Authorization", bearer.as_str())];
+    for path in ["/ui/login", "/ui/no-such-page", "/ui/api/v1/pools", "/ui"] {
+        let (code, head, _) = http_request(agg.http, "GET", path, &[], "");
+        assert!(code > 0, "{path}");
+        assert_eq!(
+            header(&head, "x-content-type-options"),
+            Some("nosniff"),
+            "{path}: {head}"
+        );
+        assert_eq!(
+            header(&head, "x-frame-options"),
+            Some("DENY"),
+            "{path}: {head}"
+        );
+        assert!(
+            header(&head, "content-security-policy")
+                .is_some_and(|v| v.contains("default-src 'none'")),
+            "{path}: {head}"
+        );
+    }
+    for path in [
+        "/api/v1/pools",
+        "/api/v1/no-such-path",
+        "/livez",
+        "/metrics",
+    ] {
+        let (code, head, _) = http_request(agg.http, "GET", path, &auth, "");
+        assert!(code > 0, "{path}");
+        assert_eq!(
+            header(&head, "x-content-type-options"),
+            Some("nosniff"),
+            "{path}: {head}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Item 20: a query parameter a route does not read is refused by name
+/// and nothing is written; `POST /api/v1/apply?dryRun=true` plans only.
+#[test]
+fn unknown_query_parameters_are_refused_and_dry_run_applies_nothing() {
+    let dir = temp_dir("query-params");
+    let agg = Aggregator::start(&dir);
+    agg.apply(ZONE, &dir);
+    let pools = |agg: &Aggregator| {
+        let (_, pools) = agg.rest("GET", "/api/v1/pools", "");
+        pools.as_array().map_or(0, Vec::len)
+    };
+    let create = r#"{"ops": [{"op": "create", "kind": "pool", "object": {"id": 0, "name": "p", "check": null, "minHealthy": 1, "protectThreshold": 0.0, "failMode": "open"}}]}"#;
+    let (code, body) = agg.rest("POST", "/api/v1/apply?dryRun=true", create);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["dryRun"], true, "{body}");
+    assert_eq!(pools(&agg), 0, "a dry run wrote");
+    let (code, body) = agg.rest("POST", "/api/v1/pools?dryRun=true", r#"{"name": "q"}"#);
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(body["error"]["field"], "dryRun", "{body}");
+    assert!(
+        body.to_string().contains("takes no query parameters"),
+        "{body}"
+    );
+    assert_eq!(pools(&agg), 0, "a refused create wrote");
+    // On a route that reads parameters, an unknown one is named too.
+    let (code, body) = agg.rest("GET", "/api/v1/records?zoneId=1&bogus=1", "");
+    assert_eq!(code, 400, "{body}");
+    assert!(body.to_string().contains("bogus"), "{body}");
+    let (code, body) = agg.rest("POST", "/api/v1/config?dryrun=true", ZONE);
+    assert_eq!(code, 400, "{body}");
+    assert!(body.to_string().contains("dryrun"), "{body}");
+    // `stale` is the listener's own, accepted on every read.
+    let (code, body) = agg.rest("GET", "/api/v1/pools?stale", "");
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = agg.rest("GET", "/api/v1/records?zoneId=1&stale=true", "");
+    assert_eq!(code, 200, "{body}");
+    // The apply itself still works.
+    let (code, body) = agg.rest("POST", "/api/v1/apply", create);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(pools(&agg), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Item 28: `protectThreshold` −0.0 and a subnormal are refused by name.
+#[test]
+fn a_meaningless_protect_threshold_is_refused() {
+    let dir = temp_dir("protect-threshold");
+    let agg = Aggregator::start(&dir);
+    for t in ["-0.0", "5e-324", "0.00001"] {
+        let body = format!(r#"{{"name": "p", "protectThreshold": {t}}}"#);
+        let (code, reply) = agg.rest("POST", "/api/v1/pools", &body);
+        assert_eq!(code, 400, "{t}: {reply}");
+        assert_eq!(reply["error"]["field"], "protectThreshold", "{t}: {reply}");
+    }
+    let (code, reply) = agg.rest(
+        "POST",
+        "/api/v1/pools",
+        r#"{"name": "p", "protectThreshold": 0.0}"#,
+    );
+    assert_eq!(code, 201, "{reply}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
