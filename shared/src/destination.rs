@@ -4,7 +4,7 @@
 //! actually connected to, so an IPv4-mapped IPv6 form cannot slip past.
 //! Agents' probes and the aggregator's notifications share these rules.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::RwLock;
 
 use ipnet::IpNet;
@@ -92,13 +92,32 @@ impl DenyList {
         }
     }
 
-    /// Why `ip` is denied, if it is.
+    /// Why `ip` is denied, if it is: not a unicast address (unspecified,
+    /// broadcast, multicast; always), or in a denied range. An IPv6 address
+    /// that carries an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo)
+    /// is judged by that IPv4 address too.
     pub fn denied_ip(&self, ip: IpAddr) -> Option<String> {
         let ip = canonical(ip);
-        self.ranges
-            .iter()
-            .find(|r| r.contains(&ip))
-            .map(|r| format!("{ip} is in the denied range {r}"))
+        if let Some(why) = not_unicast(ip) {
+            return Some(why);
+        }
+        if let Some(r) = self.ranges.iter().find(|r| r.contains(&ip)) {
+            return Some(format!("{ip} is in the denied range {r}"));
+        }
+        let IpAddr::V6(v6) = ip else {
+            return None;
+        };
+        embedded_ipv4(v6).into_iter().flatten().find_map(|v4| {
+            let inner = IpAddr::V4(v4);
+            not_unicast(inner)
+                .or_else(|| {
+                    self.ranges
+                        .iter()
+                        .find(|r| r.contains(&inner))
+                        .map(|r| format!("{inner} is in the denied range {r}"))
+                })
+                .map(|why| format!("{why} (carried in {v6})"))
+        })
     }
 
     /// Why `addr` (a target, or the peer a socket connected to) is
@@ -114,6 +133,43 @@ impl DenyList {
         }
         Ok(())
     }
+}
+
+/// Why `ip` can never be a destination: unspecified, the IPv4 broadcast,
+/// or multicast.
+fn not_unicast(ip: IpAddr) -> Option<String> {
+    let broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
+    (ip.is_unspecified() || ip.is_multicast() || broadcast)
+        .then(|| format!("{ip} is not a unicast address"))
+}
+
+/// The IPv4 addresses an IPv6 address carries, by the well-known
+/// transition forms: IPv4-compatible `::a.b.c.d` (RFC 4291, deprecated but
+/// routed by some stacks), NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`
+/// (RFC 6052, 8215; the last 32 bits), 6to4 `2002:AABB:CCDD::/48`
+/// (RFC 3056) and Teredo `2001::/32` (RFC 4380: the server, and the client
+/// with its bits inverted). Mapped `::ffff:a.b.c.d` is made IPv4 before.
+pub fn embedded_ipv4(v6: Ipv6Addr) -> [Option<Ipv4Addr>; 2] {
+    let s = v6.segments();
+    let low = Ipv4Addr::from(((u32::from(s[6])) << 16) | u32::from(s[7]));
+    let bits = u128::from(v6);
+    if bits >> 32 == 0 && bits > 1 {
+        return [Some(low), None];
+    }
+    if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+    {
+        return [Some(low), None];
+    }
+    if s[0] == 0x2002 {
+        let v4 = Ipv4Addr::from(((u32::from(s[1])) << 16) | u32::from(s[2]));
+        return [Some(v4), None];
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        let server = Ipv4Addr::from(((u32::from(s[2])) << 16) | u32::from(s[3]));
+        return [Some(server), Some(Ipv4Addr::from(!u32::from(low)))];
+    }
+    [None, None]
 }
 
 #[cfg(test)]
@@ -153,6 +209,46 @@ mod tests {
             "{why}"
         );
         assert!(denied(&list, "[fd00:ec2::254]:80"), "AWS's IPv6 metadata");
+    }
+
+    #[test]
+    fn every_embedded_form_of_a_denied_ipv4_address_is_denied() {
+        let list = DenyList::new(default_ranges());
+        for addr in [
+            "[::a9fe:a9fe]:80",                          // IPv4-compatible
+            "[::169.254.169.254]:80",                    // the same, dotted
+            "[64:ff9b::a9fe:a9fe]:80",                   // NAT64 well-known prefix
+            "[64:ff9b:1::a9fe:a9fe]:80",                 // NAT64 local-use prefix
+            "[2002:a9fe:a9fe::1]:80",                    // 6to4
+            "[2001:0:a9fe:a9fe::1]:80",                  // Teredo server
+            "[2001:0:4136:e378:8000:63bf:5601:5601]:80", // Teredo client 169.254.169.254 (inverted)
+            "0.0.0.0:80",
+            "255.255.255.255:80",
+            "[::]:80",
+            "224.0.0.1:80",
+            "[ff02::1]:80",
+            "[::ffff:0.0.0.0]:80",
+            "[64:ff9b::ffff:ffff]:80", // NAT64 of the broadcast
+        ] {
+            assert!(denied(&list, addr), "{addr}");
+        }
+        let why = list
+            .check("[64:ff9b::a9fe:a9fe]:80".parse().unwrap())
+            .unwrap_err();
+        assert!(
+            why.contains("169.254.169.254 is in the denied range 169.254.0.0/16")
+                && why.contains("64:ff9b::a9fe:a9fe"),
+            "{why}"
+        );
+        for addr in [
+            "[::1]:80",
+            "[64:ff9b::808:808]:53",
+            "[2002:c000:201::1]:80",
+            "[2001:db8::1]:80",
+            "192.0.2.1:80",
+        ] {
+            assert!(!denied(&list, addr), "{addr}");
+        }
     }
 
     #[test]

@@ -857,11 +857,48 @@ mod properties {
 }
 
 #[test]
+fn notification_urls_that_carry_a_denied_or_shorthand_ipv4_address_are_refused() {
+    for (url, rule) in [
+        (
+            "http://[::a9fe:a9fe]/",
+            "169.254.169.254 is in the denied range",
+        ),
+        (
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "169.254.169.254 is in the denied range",
+        ),
+        (
+            "http://[2002:a9fe:a9fe::1]/",
+            "169.254.169.254 is in the denied range",
+        ),
+        ("http://255.255.255.255/", "not a unicast address"),
+        ("http://0.0.0.0:8080/", "not a unicast address"),
+        ("http://0:8080/", "numeric shorthand"),
+        ("http://2130706433/", "numeric shorthand"),
+        ("http://0x7f.1/", "numeric shorthand"),
+        ("http://127.1:9/", "numeric shorthand"),
+        ("http://hooks.0x10/", "numeric shorthand"),
+    ] {
+        let err = validate::url(url).unwrap_err();
+        assert!(err.contains(rule), "{url}: {err}");
+    }
+    for url in [
+        "http://127.0.0.1:9/",
+        "https://hooks.example.com/x",
+        "http://[64:ff9b::c000:201]/",
+        "http://a1.example/",
+    ] {
+        assert!(validate::url(url).is_ok(), "{url}");
+    }
+}
+
+#[test]
 fn addresses_names_and_timeouts_that_cannot_be_served_are_refused() {
     let mut m = base_member();
     for (addr, rule) in [
         ("255.255.255.255", "broadcast"),
         ("::ffff:192.0.2.1", "IPv4-mapped"),
+        ("::a9fe:a9fe", "IPv4-compatible"),
         ("0.0.0.0", "unicast"),
         ("224.0.0.1", "unicast"),
     ] {

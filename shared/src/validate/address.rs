@@ -16,6 +16,10 @@ pub fn unanswerable(ip: &IpAddr) -> Option<&'static str> {
         IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => {
             Some("must not be IPv4-mapped IPv6 (::ffff:a.b.c.d): give the IPv4 address")
         }
+        // ::a.b.c.d (deprecated IPv4-compatible); :: and ::1 are not.
+        IpAddr::V6(v6) if u128::from(*v6) >> 32 == 0 && u128::from(*v6) > 1 => {
+            Some("must not be IPv4-compatible IPv6 (::a.b.c.d): give the IPv4 address")
+        }
         _ => None,
     }
 }

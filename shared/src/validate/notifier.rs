@@ -89,6 +89,19 @@ pub fn endpoint(uri: &Uri) -> Option<(&str, u16)> {
     ))
 }
 
+/// Whether `host` is not a dotted quad but a resolver would still read it
+/// as an IPv4 address (`inet_aton`'s forms: one to three parts, decimal,
+/// octal or hex): such a host slips past an address check as a "name".
+fn numeric_shorthand(host: &str) -> bool {
+    let last = host.trim_end_matches('.').rsplit('.').next().unwrap_or("");
+    !last.is_empty()
+        && (last.bytes().all(|b| b.is_ascii_digit())
+            || last
+                .strip_prefix("0x")
+                .or_else(|| last.strip_prefix("0X"))
+                .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit())))
+}
+
 /// The rule a notification URL breaks, if any. A host given as an address
 /// is checked against the default denied ranges here; a host name is
 /// checked at each delivery, on every address it resolves to.
@@ -116,14 +129,15 @@ pub fn url(text: &str) -> Result<Uri, String> {
         return Err("must name a host".into());
     };
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
-        if ip.is_unspecified() || ip.is_multicast() {
-            return Err(format!("{ip} is not a unicast address"));
-        }
         if let Some(why) = DenyList::new(default_ranges()).denied_ip(ip) {
             return Err(format!(
-                "is denied: {why} (link-local and metadata addresses)"
+                "is denied: {why} (link-local, metadata, unspecified, broadcast and multicast addresses)"
             ));
         }
+    } else if numeric_shorthand(host) {
+        return Err(format!(
+            "host {host:?} is a numeric shorthand (0, 2130706433, 0x7f.1, 127.1): give a dotted-quad IPv4 address, an IPv6 literal or a DNS name"
+        ));
     }
     Ok(uri)
 }

@@ -115,6 +115,10 @@ fn every_flip_arrives_in_order_signed_and_a_denied_url_is_refused() {
     for url in [
         "http://169.254.169.254/latest/meta-data".to_owned(),
         "http://[fe80::1]:8080/hook".to_owned(),
+        // Issue 43 item 21: the embedded IPv4 forms, and the broadcast.
+        "http://[::a9fe:a9fe]/".to_owned(),
+        "http://[64:ff9b::a9fe:a9fe]/".to_owned(),
+        "http://255.255.255.255/".to_owned(),
         format!("http://{}/api/v1/zones", agg.http),
         format!("http://{}/", agg.grpc),
     ] {
