@@ -78,7 +78,15 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> StatusCode {
+/// What a failing answer carries: text an internal service might hold,
+/// which the aggregator must never show or log.
+pub const FAILURE_BODY: &str = "RECEIVER-INTERNAL-DETAIL: db password hunter2";
+
+async fn receive(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, &'static str) {
     let at_ms = now_ms();
     let fail = shared
         .fail_first
@@ -102,7 +110,7 @@ async fn receive(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
             at_ms,
             status: status.as_u16(),
         });
-    status
+    (status, if fail { FAILURE_BODY } else { "" })
 }
 
 impl Receiver {

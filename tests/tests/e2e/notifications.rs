@@ -252,6 +252,16 @@ fn a_receiver_answering_500_gets_retries_and_the_failures_show() {
     });
     let table = agg.ctl(&["notifications", "status"]);
     assert!(table.contains("HTTP 500"), "{table}");
+    // Issue 43 item 22: the receiver's body is counted, never shown or
+    // logged (it could be an internal service's answer).
+    let error = agg.ctl_json(&["notifications", "status"])["targets"][0]["lastError"].to_string();
+    assert!(error.contains("a body of 45 bytes"), "{error}");
+    let secret = gslb_e2e::receiver::FAILURE_BODY;
+    assert!(
+        !table.contains(secret) && !error.contains(secret),
+        "{table}"
+    );
+    assert!(!agg.proc.stderr.contains("hunter2"), "the body was logged");
     // 1 s, 2 s, 4 s: the fourth try lands.
     wait_until(30, "delivered after retries", || {
         !receiver.unique().is_empty()
@@ -276,6 +286,58 @@ fn a_receiver_answering_500_gets_retries_and_the_failures_show() {
     ] {
         assert_eq!(agg.metric(name), value, "{name}");
     }
+}
+
+/// Issue 43 item 12: a target that keeps failing is tried on its back-off
+/// (1 s, 2 s, 4 s, ...) however much the catalog changes meanwhile, and is
+/// logged once, not at every try.
+#[test]
+fn a_failing_target_backs_off_and_is_logged_once() {
+    let (dir, agg) = started("notify-backoff");
+    let receiver = Receiver::start("127.0.0.1:0", usize::MAX);
+    create_webhook(
+        &agg,
+        "ops",
+        &receiver.url("/hook"),
+        &["--event", "member_down"],
+    );
+    wait_until(20, "the target positioned", || {
+        agg.ctl_json(&["notifications", "status"])["targets"][0]["positioned"] == true
+    });
+    let id = agg.member("web", "web-1")["id"]
+        .as_u64()
+        .unwrap()
+        .to_string();
+    agg.ctl(&["health", &id, "down"]);
+    wait_until(20, "the first failure", || !receiver.received().is_empty());
+    // Catalog writes while it fails: none of them may wake a retry.
+    let mut writes = 0;
+    wait_until(30, "three tries", || {
+        if writes < 40 {
+            let (code, body) = agg.rest(
+                "POST",
+                "/api/v1/pools",
+                &format!(r#"{{"name": "churn-{writes}"}}"#),
+            );
+            assert_eq!(code, 201, "{body}");
+            writes += 1;
+        }
+        receiver.received().len() >= 3
+    });
+    // Tries 1 to 3 are >= 0.8 s + 1.6 s apart: no fourth try can have come
+    // yet, let alone thousands.
+    let tries = receiver.received();
+    assert!(tries.len() <= 4, "{} tries", tries.len());
+    let gaps: Vec<u64> = tries.windows(2).map(|w| w[1].at_ms - w[0].at_ms).collect();
+    assert!(gaps.iter().all(|g| *g >= 750), "{gaps:?}");
+    let status = agg.ctl_json(&["notifications", "status"]);
+    assert!(
+        status["targets"][0]["nextAttemptMs"].as_u64() > Some(0),
+        "{status}"
+    );
+    let warned = agg.proc.stderr.count("notification not delivered");
+    assert_eq!(warned, 1, "{:?}", agg.proc.stderr.all());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

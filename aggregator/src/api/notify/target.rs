@@ -2,6 +2,8 @@
 //! position in the outbox; on a failure wait out the backoff and try the
 //! same event again (later events wait, so a receiver sees a member's down
 //! before its up); record the new position after each run of deliveries.
+//! A failing target is logged once when it starts failing (or fails in a
+//! new way) and once when it delivers again; each try in between is DEBUG.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +21,9 @@ use crate::core::notify::{OutboxWrite, payload, route};
 const BATCH: usize = 64;
 /// The longest a worker waits without looking (a missed wake-up costs this).
 const IDLE: Duration = Duration::from_secs(1);
+/// The fewest milliseconds between two failed tries of one target, even
+/// when its definition changes meanwhile: the cap on a target's rate.
+const MIN_RETRY_GAP_MS: u64 = 1_000;
 
 /// Deliver to target `id` until it is deleted or this node stops deciding.
 pub async fn run(
@@ -32,6 +37,12 @@ pub async fn run(
     let mut rng = rand::rngs::StdRng::from_rng(&mut rand::rng());
     // (sequence number, failed tries) of the event being retried.
     let mut head: Option<(u64, u32)> = None;
+    // How the target last failed, as logged (None: delivering).
+    let mut failing: Option<String> = None;
+    // One receiver for the worker's life: a clone of the service's would
+    // report every catalog change since the service began as new.
+    let mut catalog = service.watch_catalog();
+    catalog.mark_unchanged();
     loop {
         let view = service.view();
         if view.role() == Role::Follower {
@@ -73,6 +84,9 @@ pub async fn run(
                 Ok(()) => {
                     done = event.seq;
                     head = None;
+                    if failing.take().is_some() {
+                        tracing::info!(target = %target.name, "notification target delivering again");
+                    }
                     board.update(id, |s| {
                         s.delivered += 1;
                         s.attempts = 0;
@@ -88,10 +102,19 @@ pub async fn run(
                     let delay = backoff.delay(failed - 1, &mut rng);
                     let now_ms = gslb_shared::clock::now_ms();
                     let next = retry::after_failure(event.at_ms, now_ms, delay);
-                    tracing::warn!(
-                        target = %target.name, event = event.seq, kind = %event.kind,
-                        tries = failed, error = %why, "notification not delivered"
-                    );
+                    if failing.as_deref() == Some(why.as_str()) {
+                        tracing::debug!(
+                            target = %target.name, event = event.seq, kind = %event.kind,
+                            tries = failed, error = %why, "notification not delivered"
+                        );
+                    } else {
+                        tracing::warn!(
+                            target = %target.name, event = event.seq, kind = %event.kind,
+                            tries = failed, error = %why,
+                            "notification not delivered (logged again when this changes)"
+                        );
+                        failing = Some(why.clone());
+                    }
                     board.update(id, |s| {
                         s.failures += 1;
                         s.attempts = failed;
@@ -136,12 +159,36 @@ pub async fn run(
             }
         }
         if let Some(at) = wait_until {
-            let wait = at.saturating_sub(gslb_shared::clock::now_ms());
-            // A target rewritten meanwhile (its URL fixed) is tried at once.
-            let mut catalog = service.watch_catalog();
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
-                _ = catalog.changed() => {}
+            wait_out(&service, &mut catalog, &target, at).await;
+        }
+    }
+}
+
+/// Wait until `at` (ms since the epoch), or until `target` is rewritten
+/// (its URL fixed: tried again sooner, but never within
+/// [`MIN_RETRY_GAP_MS`] of the failure). Other catalog changes do not
+/// wake it.
+async fn wait_out(
+    service: &Service,
+    catalog: &mut tokio::sync::watch::Receiver<u64>,
+    target: &gslb_shared::Notifier,
+    at: u64,
+) {
+    let earliest = gslb_shared::clock::now_ms().saturating_add(MIN_RETRY_GAP_MS);
+    let mut until = at.max(earliest);
+    loop {
+        let wait = until.saturating_sub(gslb_shared::clock::now_ms());
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(wait)) => return,
+            changed = catalog.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let view = service.view();
+                let now = view.catalog().notifiers.get(&target.id);
+                if now != Some(target) {
+                    until = until.min(earliest);
+                }
             }
         }
     }
