@@ -19,6 +19,7 @@ fn zone() -> Zone {
         },
         ns: vec![DnsName::parse("ns1.example.com").unwrap()],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: None,
     }

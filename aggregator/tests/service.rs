@@ -64,6 +64,7 @@ async fn configure(c: &mut Admin) {
         },
         ns: vec![DnsName::parse("ns1.example.test").unwrap()],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: None,
     };

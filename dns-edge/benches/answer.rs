@@ -44,6 +44,7 @@ fn snapshot(hosts: u64) -> Snapshot {
         },
         ns: vec![name("ns1.example.test")],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: None,
     };

@@ -40,6 +40,7 @@ fn main() {
         },
         ns: vec![name("ns1.dyn.test")],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: signed.then(|| {
             let key =

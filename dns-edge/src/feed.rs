@@ -527,6 +527,7 @@ mod tests {
             },
             ns: vec![],
             default_ttl: 60,
+            ns_ttl: None,
             transfer: Default::default(),
             dnssec: None,
         };

@@ -165,6 +165,8 @@ pub struct ZoneInfo {
     pub soa: Data,
     /// TTL of the SOA record.
     pub soa_ttl: Ttl,
+    /// TTL of the apex NS set.
+    pub ns_ttl: Ttl,
     /// TTL of the SOA in negative answers: min(SOA TTL, negative TTL).
     pub negative_ttl: Ttl,
     /// NS records at the apex.
@@ -336,6 +338,7 @@ fn zone_info(zone: &Zone, version: u64) -> Result<ZoneInfo, CompileError> {
             ttl(s.negative_ttl),
         )),
         soa_ttl: ttl(soa_ttl),
+        ns_ttl: ttl(zone.apex_ns_ttl()),
         negative_ttl: ttl(soa_ttl.min(s.negative_ttl)),
         ns: zone
             .ns

@@ -273,7 +273,7 @@ impl Transfers {
             key: SetKey::ApexNs,
             records: rr_of(
                 &apex,
-                zone.default_ttl,
+                zone.apex_ns_ttl(),
                 zone_data::apex_ns(zone).map_err(err)?,
             ),
         }];

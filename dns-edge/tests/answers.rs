@@ -37,6 +37,7 @@ fn snapshot() -> Snapshot {
         },
         ns: vec![name("ns1.example.test"), name("ns2.example.test")],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: None,
     };

@@ -460,6 +460,7 @@ fn zone() -> impl Strategy<Value = Zone> {
             },
             ns,
             default_ttl: t[4],
+            ns_ttl: None,
             transfer,
             dnssec,
         })

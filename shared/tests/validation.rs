@@ -44,6 +44,7 @@ fn base_zone() -> Zone {
         },
         ns: vec![DnsName::parse("ns1.example.com").unwrap()],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: None,
     }

@@ -23,6 +23,15 @@ pub enum ZoneAction {
         /// Only plan and validate.
         #[arg(long)]
         dry_run: bool,
+        /// Delete the zone's static record sets the file leaves out
+        /// (without it, such an import is refused and names them).
+        #[arg(long)]
+        prune: bool,
+        /// Drop the file's DNSSEC records (RRSIG, NSEC, NSEC3, NSEC3PARAM,
+        /// DNSKEY, CDS, CDNSKEY, ZONEMD; counted in the plan) instead of
+        /// refusing a signed file: the edges sign the zone themselves.
+        #[arg(long)]
+        strip_dnssec: bool,
     },
     /// Write a zone as a master file to stdout: static data, and each
     /// pool-backed name's current answer, marked with a comment.
@@ -39,6 +48,8 @@ pub async fn run(c: &mut Client, action: ZoneAction, out: Output) -> Result<Stri
             file,
             apex,
             dry_run,
+            prune,
+            strip_dnssec,
         } => {
             let text = std::fs::read_to_string(&file)
                 .map_err(|e| CtlError::Input(format!("{}: {e}", file.display())))?;
@@ -47,6 +58,8 @@ pub async fn run(c: &mut Client, action: ZoneAction, out: Output) -> Result<Stri
                     text,
                     apex: apex.unwrap_or_default(),
                     dry_run,
+                    prune,
+                    strip_dnssec,
                 })
                 .await?
                 .into_inner();

@@ -486,25 +486,12 @@ impl Control {
         let mut plan =
             crate::core::declarative::plan(&self.state, desired).map_err(CatalogError::Invalid)?;
         crate::core::catalog::fill_keys(&mut plan.ops, keys);
-        let deletes: Vec<&str> = plan
-            .lines
-            .iter()
-            .filter(|l| l.starts_with("- "))
-            .map(String::as_str)
-            .collect();
-        if !dry_run && !prune && !deletes.is_empty() {
-            let shown: Vec<&str> = deletes.iter().take(5).copied().collect();
-            return Err(CatalogError::Invalid(gslb_shared::validate::ValidationError::single(
-                "prune",
-                format!(
-                    "the document leaves out {} object(s) that exist ({}{}); nothing was applied: \
-                     list them, or apply with prune (gslbctl apply --prune, ?prune=true) to delete them",
-                    deletes.len(),
-                    shown.join(", "),
-                    if deletes.len() > shown.len() { ", ..." } else { "" }
-                ),
-            ))
-            .into());
+        if !dry_run && !prune {
+            refuse_deletions(
+                &plan,
+                "the document",
+                "apply with prune (gslbctl apply --prune, ?prune=true)",
+            )?;
         }
         self.carry_out(plan, dry_run, now)
     }
@@ -535,10 +522,24 @@ impl Control {
         &mut self,
         file: &crate::core::zonefile::ZoneFile,
         dry_run: bool,
+        prune: bool,
         now: Timestamp,
     ) -> Result<(crate::core::declarative::Plan, u64), ControlError> {
-        let plan = crate::core::declarative::plan_zone(&self.state, &file.zone, &file.records)
+        let mut plan = crate::core::declarative::plan_zone(&self.state, &file.zone, &file.records)
             .map_err(CatalogError::Invalid)?;
+        if file.stripped > 0 {
+            plan.notes.push(format!(
+                "= {} DNSSEC record(s) dropped (strip-dnssec): the edges sign the zone when its dnssec is on",
+                file.stripped
+            ));
+        }
+        if !dry_run && !prune {
+            refuse_deletions(
+                &plan,
+                "the file",
+                "import with prune (gslbctl zone import --prune, ?prune=true)",
+            )?;
+        }
         self.carry_out(plan, dry_run, now)
     }
 
@@ -1012,4 +1013,38 @@ impl Control {
         );
         Ok((epoch, stored))
     }
+}
+
+/// Refuse a plan that deletes what `source` leaves out unless it was asked
+/// for (`how`): a truncated document or file must never empty a catalog.
+fn refuse_deletions(
+    plan: &crate::core::declarative::Plan,
+    source: &str,
+    how: &str,
+) -> Result<(), ControlError> {
+    let deletes: Vec<&str> = (plan.lines.iter())
+        .filter(|l| l.starts_with("- "))
+        .map(String::as_str)
+        .collect();
+    if deletes.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = deletes.iter().take(5).copied().collect();
+    Err(
+        CatalogError::Invalid(gslb_shared::validate::ValidationError::single(
+            "prune",
+            format!(
+                "{source} leaves out {} object(s) that exist ({}{}); nothing was applied: \
+             list them, or {how} to delete them",
+                deletes.len(),
+                shown.join(", "),
+                if deletes.len() > shown.len() {
+                    ", ..."
+                } else {
+                    ""
+                }
+            ),
+        ))
+        .into(),
+    )
 }

@@ -47,6 +47,9 @@ pub struct DesiredZone {
     /// Default TTL.
     #[serde(default = "default_ttl")]
     pub default_ttl: u32,
+    /// The apex NS set's TTL (`defaultTtl` when left out).
+    #[serde(default)]
+    pub ns_ttl: Option<u32>,
     /// Transfer settings; left out, the zone keeps the ones it has (a zone
     /// file cannot say them; `transfer = {}` clears them).
     #[serde(default)]

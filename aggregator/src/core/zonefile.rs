@@ -7,7 +7,7 @@
 mod read;
 mod write;
 
-pub use read::{MAX_ZONE_FILE_BYTES, MAX_ZONE_FILE_RECORDS, ZoneFile, read};
+pub use read::{MAX_ZONE_FILE_BYTES, MAX_ZONE_FILE_RECORDS, Options, ZoneFile, read};
 pub use write::write;
 
 use gslb_shared::wire::WireError;

@@ -57,6 +57,7 @@ fn table() -> &'static (Table, GeoTable, Transfers) {
             },
             ns: vec![name("ns.a.test")],
             default_ttl: 60,
+            ns_ttl: None,
             // The fuzzed client may transfer the zone with key k.a.test.
             transfer: Transfer {
                 allow: vec![TransferPeer {

@@ -102,7 +102,7 @@ impl Responder {
         }
         if entry.apex && q.qtype == Rtype::NS {
             for ns in zone.ns.iter() {
-                push(answer, zone.soa_ttl, ns)?;
+                push(answer, zone.ns_ttl, ns)?;
             }
             let sigs = zone.ns_sigs.as_ref();
             self.push_sigs(
@@ -112,7 +112,7 @@ impl Responder {
                 q,
                 owner,
                 Rtype::NS,
-                zone.soa_ttl,
+                zone.ns_ttl,
                 &zone.ns,
                 sigs,
             )?;

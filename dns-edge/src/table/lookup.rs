@@ -331,6 +331,7 @@ mod tests {
                 },
                 ns: vec![name("ns1.example.test")],
                 default_ttl: 300,
+                ns_ttl: None,
                 transfer: Default::default(),
                 dnssec: None,
             };

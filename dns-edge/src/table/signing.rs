@@ -376,7 +376,7 @@ impl Builder<'_> {
                 &signer,
                 &info.apex,
                 Rtype::NS,
-                info.soa_ttl,
+                info.ns_ttl,
                 &info.ns,
                 &mut key,
             );

@@ -86,6 +86,7 @@ pub fn zone(id: u64, apex: &str) -> Zone {
         },
         ns: vec![name(&format!("ns1.{apex}")), name("ns.elsewhere.test")],
         default_ttl: 300,
+        ns_ttl: None,
         transfer: Default::default(),
         dnssec: None,
     }

@@ -43,6 +43,7 @@ fn snapshot(version: u64) -> pb::SnapshotUpdate {
             },
             ns: vec![apex],
             default_ttl: 60,
+            ns_ttl: None,
             transfer: Default::default(),
             dnssec: None,
         },

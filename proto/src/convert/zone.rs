@@ -28,6 +28,7 @@ impl From<&Zone> for pb::Zone {
             }),
             ns: z.ns.iter().map(ToString::to_string).collect(),
             default_ttl: z.default_ttl,
+            ns_ttl: z.ns_ttl,
             transfer_allow: (z.transfer.allow.iter())
                 .map(|p| pb::TransferPeer {
                     address: p.address.to_string(),
@@ -68,6 +69,7 @@ impl TryFrom<pb::Zone> for Zone {
                 .map(|(i, n)| name(&format!("ns[{i}]"), n))
                 .collect::<Result<_, _>>()?,
             default_ttl: z.default_ttl,
+            ns_ttl: z.ns_ttl,
             transfer: Transfer {
                 allow: (z.transfer_allow.iter().enumerate())
                     .map(|(i, p)| {

@@ -17,6 +17,11 @@ pub enum NameError {
     /// The name is empty.
     #[error("must not be empty")]
     Empty,
+    /// The root name `.`: every name here lies below the root, and a zone
+    /// is a delegated zone below it (the root itself is served by root
+    /// servers such as Knot or NSD, not by a load balancer).
+    #[error("is the root (.): give a name below the root; gslb does not serve the root zone")]
+    Root,
     /// The whole name is too long.
     #[error("must be at most {MAX_NAME_LEN} characters")]
     TooLong,
@@ -44,6 +49,9 @@ pub struct DnsName(String);
 impl DnsName {
     /// Parse a presentation-format name; a trailing dot is optional.
     pub fn parse(text: &str) -> Result<Self, NameError> {
+        if text == "." {
+            return Err(NameError::Root);
+        }
         let trimmed = text.strip_suffix('.').unwrap_or(text);
         if trimmed.is_empty() {
             return Err(NameError::Empty);
@@ -157,7 +165,7 @@ mod tests {
     #[test]
     fn rejects_each_malformed_shape() {
         assert_eq!(DnsName::parse(""), Err(NameError::Empty));
-        assert_eq!(DnsName::parse("."), Err(NameError::Empty));
+        assert_eq!(DnsName::parse("."), Err(NameError::Root));
         assert_eq!(DnsName::parse("a..b"), Err(NameError::EmptyLabel));
         assert!(matches!(
             DnsName::parse(&"a".repeat(64)),

@@ -19,6 +19,10 @@ pub struct Zone {
     pub ns: Vec<DnsName>,
     /// TTL for static records that do not set their own.
     pub default_ttl: u32,
+    /// TTL of the apex NS set (a zone file's own, such as the root's
+    /// 518,400); `defaultTtl` when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns_ttl: Option<u32>,
     /// Outbound zone transfers: none unless configured.
     #[serde(default, skip_serializing_if = "Transfer::is_empty")]
     pub transfer: Transfer,
@@ -46,6 +50,11 @@ pub struct Soa {
 }
 
 impl Zone {
+    /// The TTL the apex NS set is served with.
+    pub fn apex_ns_ttl(&self) -> u32 {
+        self.ns_ttl.unwrap_or(self.default_ttl)
+    }
+
     /// The zone as views show it: private keys left out.
     pub fn redacted(&self) -> Zone {
         Zone {

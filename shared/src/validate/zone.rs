@@ -39,6 +39,9 @@ pub fn zone(zone: &Zone) -> Result<(), ValidationError> {
         );
     }
     in_range(&mut f, "defaultTtl", zone.default_ttl, 0, MAX_TTL);
+    if let Some(t) = zone.ns_ttl {
+        in_range(&mut f, "nsTtl", t, 0, MAX_TTL);
+    }
     in_range(&mut f, "soa.refresh", zone.soa.refresh, 1, MAX_TTL * 4);
     in_range(&mut f, "soa.retry", zone.soa.retry, 1, MAX_TTL * 4);
     in_range(&mut f, "soa.expire", zone.soa.expire, 1, MAX_TTL * 16);

@@ -188,7 +188,7 @@ pub fn zone_data<'a>(
         DataSet {
             set: None,
             owner: apex,
-            ttl: zone.default_ttl,
+            ttl: zone.apex_ns_ttl(),
             records: apex_ns(zone)?,
         },
     ];

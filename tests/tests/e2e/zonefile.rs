@@ -172,6 +172,33 @@ fn a_zone_file_goes_in_and_comes_back_out_as_knot_and_bind_accept_it() {
         "{err}"
     );
 
+    // Issue 43 item 23: a file that leaves records out (a cut file) is
+    // refused naming prune, and nothing is applied; --prune deletes them.
+    let head: String = FILE.lines().take(7).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(path("cut.zone"), &head).unwrap();
+    let (ok, _, err) = mesh.agg.try_ctl(&["zone", "import", &path("cut.zone")]);
+    assert!(
+        !ok && err.contains("prune: the file leaves out") && err.contains("nothing was applied"),
+        "{err}"
+    );
+    assert_eq!(
+        short(None, mesh.dns, &["mail.example.test", "A"]),
+        ["192.0.2.25"]
+    );
+    let plan = mesh
+        .agg
+        .ctl(&["zone", "import", &path("cut.zone"), "--dry-run"]);
+    assert!(plan.contains("- record mail.example.test A"), "{plan}");
+    let (code, _, body) = http_request(
+        mesh.agg.http,
+        "POST",
+        "/api/v1/zonefile",
+        &[("Authorization", &auth)],
+        &head,
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("prune"), "{body}");
+
     // Over REST, a bad record names its line.
     let bad = FILE.replace(
         "mail    IN A     192.0.2.25",

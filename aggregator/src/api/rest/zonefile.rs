@@ -29,6 +29,14 @@ pub struct ZoneFileQuery {
     /// Plan and check only.
     #[serde(default)]
     dry_run: bool,
+    /// Import: delete the zone's static record sets the file leaves out
+    /// (refused otherwise, naming them).
+    #[serde(default)]
+    prune: bool,
+    /// Import: drop the file's DNSSEC records (RRSIG, NSEC, NSEC3,
+    /// NSEC3PARAM, DNSKEY, CDS, CDNSKEY, ZONEMD) instead of refusing it.
+    #[serde(default)]
+    strip_dnssec: bool,
 }
 
 fn apex(q: &ZoneFileQuery) -> Result<Option<DnsName>, ApiError> {
@@ -58,10 +66,17 @@ pub async fn import(
     let text = String::from_utf8(body.to_vec())
         .map_err(|_| ApiError::invalid("body", "must be UTF-8 text"))?;
     // Reading a large zone is long work: off the worker.
-    let file = off_worker(move || zonefile::read(&text, origin.as_ref())).await?;
-    let dry_run = q.dry_run;
+    let options = zonefile::Options {
+        strip_dnssec: q.strip_dnssec,
+    };
+    let file = off_worker(move || zonefile::read(&text, origin.as_ref(), options)).await?;
+    let (dry_run, prune) = (q.dry_run, q.prune);
     let (plan, version) = s
-        .call(move |c| c.audited(!dry_run, now(), |c| c.import_zone(&file, dry_run, now())))
+        .call(move |c| {
+            c.audited(!dry_run, now(), |c| {
+                c.import_zone(&file, dry_run, prune, now())
+            })
+        })
         .await?;
     Ok((
         StatusCode::OK,

@@ -626,14 +626,17 @@ impl AdminService for Admin {
         };
         let text = std::mem::take(&mut r.text);
         // Reading a large zone is long work: off the worker.
-        let file = off_worker(move || crate::core::zonefile::read(&text, apex.as_ref()))
+        let options = crate::core::zonefile::Options {
+            strip_dnssec: r.strip_dnssec,
+        };
+        let file = off_worker(move || crate::core::zonefile::read(&text, apex.as_ref(), options))
             .await
             .map_err(invalid)?;
         let (plan, version) = self
             .0
             .call(move |c| {
                 c.audited(!r.dry_run, now(), |c| {
-                    let (plan, version) = c.import_zone(&file, r.dry_run, now())?;
+                    let (plan, version) = c.import_zone(&file, r.dry_run, r.prune, now())?;
                     Ok((plan, (version, c.catalog_version())))
                 })
             })

@@ -185,6 +185,7 @@ impl<'a> Planner<'a> {
                         soa: z.soa.clone(),
                         ns: z.ns.clone(),
                         default_ttl: z.default_ttl,
+                        ns_ttl: z.ns_ttl,
                         transfer: (z.transfer.clone())
                             .or_else(|| existing.map(|x| x.transfer.clone()))
                             .unwrap_or_default(),

@@ -58,6 +58,7 @@ fn renamed(proto: &str) -> Option<&'static str> {
 fn camel(proto: &'static str) -> &'static str {
     match proto {
         "default_ttl" => "defaultTtl",
+        "ns_ttl" => "nsTtl",
         "min_healthy" => "minHealthy",
         "protect_threshold" => "protectThreshold",
         "fail_mode" => "failMode",
@@ -122,6 +123,7 @@ kind!(
         "soa",
         "ns",
         "default_ttl",
+        "ns_ttl",
         "transfer_allow",
         "transfer_notify",
         "dnssec"
