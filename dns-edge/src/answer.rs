@@ -492,16 +492,17 @@ impl Responder {
         {
             plan.rcode = Rcode::NOERROR;
         }
+        // A referral is not authoritative (RFC 1034 4.3.2), truncated or
+        // not, unless the answer section holds our own data (a CNAME chain
+        // that led below a cut).
+        if plan.referral.is_some() && answer.counts().ancount() == 0 {
+            plan.aa = false;
+        }
         if truncate {
             answer.header_mut().set_tc(true);
             negative = None;
             plan.referral = None;
             plan.extra = &[];
-        }
-        // A referral is not authoritative, unless the answer section holds
-        // our own data (a CNAME chain that led below a cut).
-        if plan.referral.is_some() && answer.counts().ancount() == 0 {
-            plan.aa = false;
         }
         let header = answer.header_mut();
         header.set_aa(plan.aa);
@@ -521,22 +522,30 @@ impl Responder {
             self.push_referral_proof(&mut authority, table, q, cut)?;
         }
         let mut additional = authority.additional();
-        // Glue must fit (else TC, and the resolver retries over TCP);
-        // other addresses are a courtesy, left out when they do not.
+        // In-domain glue must all fit, else the referral keeps what fits
+        // and says TC (RFC 9471), as Knot does, and the resolver retries
+        // over TCP; the addresses of other servers in the zone are a
+        // courtesy. Each address that does not fit is skipped and the next
+        // (perhaps a shorter A) is tried.
         if let Some(cut) = plan.referral {
-            for g in cut.glue.iter() {
-                additional.push((&g.owner, Class::IN, g.ttl, &g.data))?;
+            let (required, courtesy) = cut.glue.split_at(cut.required.min(cut.glue.len()));
+            let mut short = false;
+            for g in required {
+                short |= additional
+                    .push((&g.owner, Class::IN, g.ttl, &g.data))
+                    .is_err();
+            }
+            for g in courtesy {
+                let _ = additional.push((&g.owner, Class::IN, g.ttl, &g.data));
+            }
+            if short {
+                additional.header_mut().set_tc(true);
             }
         }
         // Unsigned courtesy addresses would only fill a signed answer.
         let extra = if self.signed { &[][..] } else { plan.extra };
         for e in extra {
-            if additional
-                .push((&e.owner, Class::IN, e.ttl, &e.data))
-                .is_err()
-            {
-                break;
-            }
+            let _ = additional.push((&e.owner, Class::IN, e.ttl, &e.data));
         }
         additional.set_push_limit(limit);
         if let Some(edns) = q.edns {

@@ -72,8 +72,13 @@ pub struct Delegation {
     pub ttl: Ttl,
     /// The NS records.
     pub ns: Box<[Data]>,
-    /// Glue and in-zone addresses of the name servers.
+    /// Glue and in-zone addresses of the name servers: first the glue of
+    /// in-domain servers (at or below the cut), which a referral must
+    /// carry (RFC 9471: TC when it does not fit), then the addresses of
+    /// other servers in the zone, added only while they fit.
     pub glue: Box<[Extra]>,
+    /// How many of [`Delegation::glue`] are in-domain (the required ones).
+    pub required: usize,
 }
 
 /// The data of a [`Set`].
@@ -549,6 +554,7 @@ impl Builder<'_> {
                         ttl: set.ttl,
                         ns,
                         glue: Box::new([]),
+                        required: 0,
                     }));
                 }
                 continue;

@@ -150,7 +150,14 @@ impl Builder<'_> {
             match rtype {
                 None => {
                     if let Some(cut) = e.cut.as_mut() {
-                        cut.glue = extra;
+                        // In-domain glue first, each part in NS order.
+                        let (mut glue, sibling): (Vec<Extra>, Vec<Extra>) = extra
+                            .into_vec()
+                            .into_iter()
+                            .partition(|g| g.owner.ends_with(&cut.owner));
+                        cut.required = glue.len();
+                        glue.extend(sibling);
+                        cut.glue = glue.into_boxed_slice();
                     }
                 }
                 Some(t) => {

@@ -122,16 +122,24 @@ const TYPES: [Rt; 17] = [
 
 pub type Essence = (String, bool, Vec<String>, Vec<String>, Vec<String>);
 
-/// What we compare of a reply.
+/// What we compare of a reply (asked with EDNS, 1,232 bytes).
 pub fn essence(server: SocketAddr, name: &str, qtype: Rt) -> Essence {
+    essence_with(server, name, qtype, Some(1232))
+}
+
+/// What we compare of a reply, asked with EDNS and this UDP size, or
+/// without EDNS (512 bytes).
+pub fn essence_with(server: SocketAddr, name: &str, qtype: Rt, edns: Option<u16>) -> Essence {
     let mut q = Message::query();
     q.add_query(Query::query(
         Name::from_str(&format!("{name}.")).unwrap(),
         qtype,
     ));
-    let mut e = Edns::new();
-    e.set_max_payload(1232);
-    q.set_edns(e);
+    if let Some(size) = edns {
+        let mut e = Edns::new();
+        e.set_max_payload(size);
+        q.set_edns(e);
+    }
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     s.send_to(&q.to_vec().unwrap(), server).unwrap();
@@ -149,7 +157,11 @@ pub fn essence(server: SocketAddr, name: &str, qtype: Rt) -> Essence {
         v
     };
     (
-        format!("{:?}", m.metadata.response_code),
+        format!(
+            "{:?}{}",
+            m.metadata.response_code,
+            if m.metadata.truncation { " TC" } else { "" }
+        ),
         m.metadata.authoritative,
         sorted(&m.answers),
         sorted(&m.authorities),

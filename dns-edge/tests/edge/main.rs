@@ -10,6 +10,7 @@ mod health;
 mod knot;
 mod lifecycle;
 mod resolver;
+mod rootzone;
 mod rrl;
 mod support;
 mod tcp;
