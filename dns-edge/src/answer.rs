@@ -59,7 +59,9 @@ type Target<'b> = Compressor<'b>;
 
 /// The flags byte of a prebuilt key: EDNS present (bit 0), DO set (bit 1).
 fn key_flags(edns: Option<Edns>) -> u8 {
-    edns.map_or(0, |e| 1 | (u8::from(e.dnssec_ok) << 1))
+    edns.map_or(0, |e| {
+        1 | (u8::from(e.dnssec_ok) << 1) | (u8::from(e.nsid) << 2)
+    })
 }
 
 /// Where a lookup landed.
@@ -137,6 +139,8 @@ pub struct Responder {
     rrset: Vec<Data>,
     /// Seconds since the Unix epoch, for signatures made while answering.
     clock: fn() -> u64,
+    /// The edge's NSID (RFC 5001), when configured.
+    nsid: Option<Box<[u8]>>,
 }
 
 impl Responder {
@@ -171,7 +175,20 @@ impl Responder {
             sig_key: Vec::new(),
             rrset: Vec::new(),
             clock: gslb_shared::clock::now_secs,
+            nsid: None,
         }
+    }
+
+    /// Answer NSID queries with `nsid` (`None`: the option is never sent).
+    pub fn set_nsid(&mut self, nsid: Option<Box<[u8]>>) {
+        // Kept replies were built with the old one.
+        self.prebuilt.clear();
+        self.nsid = nsid;
+    }
+
+    /// The NSID to send with a reply to a query with `edns`.
+    fn nsid_for(&self, edns: &Edns) -> Option<&[u8]> {
+        self.nsid.as_deref().filter(|_| edns.nsid)
     }
 
     /// The reply key of the last query answered (canonical name, type,
@@ -443,9 +460,9 @@ impl Responder {
         out: &mut Vec<u8>,
         truncate: bool,
     ) -> Result<OptRcode, PushError> {
-        let opt_room = q
-            .edns
-            .map_or(0, |e| opt_size(e.subnet.as_ref(), self.closing));
+        let opt_room = q.edns.map_or(0, |e| {
+            opt_size(e.subnet.as_ref(), self.closing, self.nsid_for(&e))
+        });
         let flat = q.flat_qname.as_slice();
         let Ok(mut builder) = MessageBuilder::from_target(Compressor::new(out, flat));
         builder.set_push_limit(limit.saturating_sub(opt_room));
@@ -555,6 +572,7 @@ impl Responder {
                 OptRcode::from_rcode(plan.rcode),
                 plan.scope,
                 self.closing,
+                self.nsid_for(&edns),
             )?;
         }
         additional.finish();

@@ -66,7 +66,8 @@ pub struct Settings {
     #[arg(long)]
     pub tcp_write_timeout: Option<String>,
     /// After the drain window, wait at most this long for open DNS TCP
-    /// connections to finish before exiting [default: 10s].
+    /// connections to finish before exiting; `none` waits with no deadline,
+    /// as seed 003 does (the platform's grace period is then the limit) [default: 10s].
     #[arg(long)]
     pub tcp_drain_timeout: Option<String>,
     /// Most DNS TCP connections from one client address [default: 16].
@@ -79,6 +80,13 @@ pub struct Settings {
     /// balancers see /readyz fail before the edge stops (seed 003) [default: 30].
     #[arg(long)]
     pub min_drain_secs: Option<u64>,
+    /// Name server identifier (RFC 5001) returned to queries that ask for it, so an operator can tell which edge of an anycast fleet answered: 1 to 64 printable ASCII characters [default: off].
+    #[arg(long)]
+    pub nsid: Option<String>,
+    /// The seed's `[shutdown]` table (`min_drain_secs`), beside `min-drain-secs`.
+    #[arg(skip)]
+    #[serde(default)]
+    pub shutdown: Option<ShutdownTable>,
     /// Responses per second per client subnet; 0 turns rate limiting off [default: 0].
     #[arg(long)]
     pub rrl_rate: Option<u32>,
@@ -159,7 +167,7 @@ pub struct EdgeConfig {
     /// Changes each zone's IXFR journal keeps.
     pub xfr_journal_depth: usize,
     /// Longest wait for open TCP connections after the drain window.
-    pub tcp_drain: Duration,
+    pub tcp_drain: Option<Duration>,
     /// Rate limiting.
     pub rrl: RrlConfig,
     /// TLS to the aggregator.
@@ -168,6 +176,8 @@ pub struct EdgeConfig {
     pub log_format: LogFormat,
     /// Hot keys and warm-up from peers (seed 001).
     pub warmup: WarmupConfig,
+    /// The NSID returned to queries that ask (RFC 5001); `None`: off.
+    pub nsid: Option<Box<[u8]>>,
 }
 
 /// An interface name as Linux takes it: 1 to 15 bytes, no `/`, no
@@ -187,6 +197,34 @@ fn validate_iface(name: &str) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// The seed's `[shutdown]` table in the TOML file (seed 003).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShutdownTable {
+    /// Seconds to keep answering after SIGTERM/SIGINT: `min-drain-secs`.
+    pub min_drain_secs: Option<u64>,
+}
+
+/// Longest NSID: what a DNS operator puts there is a host or site name.
+pub const MAX_NSID: usize = 64;
+
+/// Check `--nsid`: printable ASCII, 1 to [`MAX_NSID`] bytes.
+fn nsid(text: Option<&str>) -> Result<Option<Box<[u8]>>, ConfigError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    if text.is_empty()
+        || text.len() > MAX_NSID
+        || !text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+    {
+        return Err(invalid(
+            "nsid",
+            format!("must be 1 to {MAX_NSID} printable ASCII characters"),
+        ));
+    }
+    Ok(Some(text.as_bytes().into()))
 }
 
 impl Settings {
@@ -221,6 +259,8 @@ impl Settings {
             tcp_max_per_client: self.tcp_max_per_client.or(file.tcp_max_per_client),
             tcp_max_connections: self.tcp_max_connections.or(file.tcp_max_connections),
             min_drain_secs: self.min_drain_secs.or(file.min_drain_secs),
+            nsid: self.nsid.or(file.nsid),
+            shutdown: file.shutdown,
             rrl_rate: self.rrl_rate.or(file.rrl_rate),
             rrl_burst: self.rrl_burst.or(file.rrl_burst),
             rrl_slip: self.rrl_slip.or(file.rrl_slip),
@@ -283,14 +323,22 @@ impl Settings {
                 "must be between 100ms and 60s",
             ));
         }
-        let tcp_drain = duration(
-            "tcp-drain-timeout",
-            self.tcp_drain_timeout,
-            Duration::from_secs(10),
-        )?;
-        if tcp_drain > Duration::from_secs(600) {
-            return Err(invalid("tcp-drain-timeout", "must be at most 600s"));
-        }
+        let tcp_drain = if self.tcp_drain_timeout.as_deref() == Some("none") {
+            None
+        } else {
+            let d = duration(
+                "tcp-drain-timeout",
+                self.tcp_drain_timeout,
+                Duration::from_secs(10),
+            )?;
+            if d > Duration::from_secs(600) {
+                return Err(invalid(
+                    "tcp-drain-timeout",
+                    "must be at most 600s, or none (no deadline)",
+                ));
+            }
+            Some(d)
+        };
         let max_per_client = self.tcp_max_per_client.unwrap_or(16);
         let max_connections = self.tcp_max_connections.unwrap_or(1024);
         if max_per_client == 0 || max_connections == 0 {
@@ -299,7 +347,16 @@ impl Settings {
                 "connection limits must be at least 1",
             ));
         }
-        let min_drain_secs = self.min_drain_secs.unwrap_or(30);
+        let seed_key = self.shutdown.as_ref().and_then(|s| s.min_drain_secs);
+        if let (Some(a), Some(b)) = (self.min_drain_secs, seed_key)
+            && a != b
+        {
+            return Err(invalid(
+                "shutdown.min_drain_secs",
+                format!("is {b} but min-drain-secs is {a}: give one of them"),
+            ));
+        }
+        let min_drain_secs = self.min_drain_secs.or(seed_key).unwrap_or(30);
         if min_drain_secs > 3600 {
             return Err(invalid("min-drain-secs", "must be at most 3600"));
         }
@@ -365,6 +422,7 @@ impl Settings {
                 max_connections,
             },
             min_drain: Duration::from_secs(min_drain_secs),
+            nsid: nsid(self.nsid.as_deref())?,
             xfr_journal_depth,
             rrl,
             link_tls: LinkTls {
@@ -451,6 +509,36 @@ mod tests {
     }
 
     #[test]
+    fn the_seeds_shutdown_table_sets_the_drain_window() {
+        let dir = std::env::temp_dir().join(format!("gslb-edge-shutdown-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let read = |text: &str, flags: &[&str]| {
+            let path = dir.join("edge.toml");
+            std::fs::write(&path, text).unwrap();
+            let mut args = vec!["gslb-edge", "--config", path.to_str().unwrap()];
+            args.extend_from_slice(flags);
+            Settings::try_parse_from(args).unwrap().merged()?.validate()
+        };
+        let seed = "aggregator = [\"http://127.0.0.1:7000\"]\n[shutdown]\nmin_drain_secs = 5\n";
+        assert_eq!(read(seed, &[]).unwrap().min_drain, Duration::from_secs(5));
+        assert_eq!(
+            read(seed, &["--min-drain-secs", "5"]).unwrap().min_drain,
+            Duration::from_secs(5)
+        );
+        let clash = read(seed, &["--min-drain-secs", "7"])
+            .unwrap_err()
+            .to_string();
+        assert!(clash.contains("shutdown.min_drain_secs"), "{clash}");
+        let nsid = read(
+            "aggregator = [\"http://127.0.0.1:7000\"]\nnsid = \"edge-1\"\n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(nsid.nsid.as_deref(), Some(&b"edge-1"[..]));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn the_xdp_interface_is_a_linux_interface_name() {
         let base = ["--aggregator", "http://127.0.0.1:7000", "--xdp"];
         let ok = |name: &str| {
@@ -502,7 +590,12 @@ mod tests {
 
     #[test]
     fn each_bad_setting_is_named() {
-        let cases: [(&[&str], &str); 11] = [
+        let cases: [(&[&str], &str); 13] = [
+            (&["--aggregator", "http://a:1", "--nsid", ""], "nsid"),
+            (
+                &["--aggregator", "http://a:1", "--nsid", &"x".repeat(65)],
+                "nsid",
+            ),
             (
                 &["--aggregator", "http://a:1", "--hot-keys", "100001"],
                 "hot-keys",

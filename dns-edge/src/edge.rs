@@ -80,6 +80,9 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     let geo = geo.with_databases(crate::geo_reload::load(&cfg.geo_mmdb)?);
     let shared = Shared::new(geo);
     shared.transfers.set_depth(cfg.xfr_journal_depth);
+    if let Some(nsid) = &cfg.nsid {
+        let _ = shared.nsid.set(nsid.clone());
+    }
     if let Some(capacity) = std::num::NonZeroUsize::new(cfg.warmup.hot_keys) {
         let hot = HotKeys::start(capacity, cfg.warmup.sample_every).context("hot-key thread")?;
         let _ = shared.warmup.hot.set(hot);
@@ -429,16 +432,22 @@ async fn drain(
     let _ = stop_tcp.send(true);
     let mut report = tokio::time::interval(REPORT_EVERY);
     let mut poll = tokio::time::interval(Duration::from_millis(20));
-    let deadline = tokio::time::sleep(cfg.tcp_drain);
+    // `None`: no deadline (seed 003); the platform's grace period rules.
+    let deadline = async {
+        match cfg.tcp_drain {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::pin!(deadline);
     while shared.tcp_open() > 0 {
         tokio::select! {
             _ = poll.tick() => {}
             _ = report.tick() => tracing::info!(open_connections = shared.tcp_open(), "still draining open DNS TCP connections"),
-            _ = &mut deadline => {
+            () = &mut deadline => {
                 tracing::warn!(
                     open_connections = shared.tcp_open(),
-                    tcp_drain_timeout_ms = cfg.tcp_drain.as_millis() as u64,
+                    tcp_drain_timeout_ms = cfg.tcp_drain.map_or(0, |d| d.as_millis() as u64),
                     "closing the DNS TCP connections still open after tcp-drain-timeout"
                 );
                 break;

@@ -463,7 +463,7 @@ async fn follow(
                 }
                 Applied::Gap(why) | Applied::Invalid(why) => {
                     tracing::warn!(aggregator = %url, reason = %why, "resyncing with a full snapshot");
-                    shared.failure(why, true);
+                    shared.out_of_sync(why);
                     resync = true;
                     break;
                 }

@@ -26,6 +26,10 @@ pub enum FeedState {
     /// Subscribed, but the latest update could not be applied: serving the
     /// previous snapshot while resyncing.
     Degraded,
+    /// Subscribed, but behind the aggregator: a delta did not follow the
+    /// held version (a gap) or did not decode, so a full snapshot is asked
+    /// for while the held one keeps serving (seed 003's `out_of_sync`).
+    OutOfSync,
 }
 
 impl FeedState {
@@ -36,17 +40,19 @@ impl FeedState {
             FeedState::Synced => "synced",
             FeedState::Stale => "stale",
             FeedState::Degraded => "degraded",
+            FeedState::OutOfSync => "out_of_sync",
         }
     }
 }
 
 impl FeedState {
     /// Every state, for metrics.
-    pub const ALL: [FeedState; 4] = [
+    pub const ALL: [FeedState; 5] = [
         FeedState::NeverLoaded,
         FeedState::Synced,
         FeedState::Stale,
         FeedState::Degraded,
+        FeedState::OutOfSync,
     ];
 
     /// The name status and metrics use.
@@ -56,6 +62,7 @@ impl FeedState {
             FeedState::Synced => "synced",
             FeedState::Stale => "stale",
             FeedState::Degraded => "degraded",
+            FeedState::OutOfSync => "out_of_sync",
         }
     }
 }
@@ -168,6 +175,8 @@ pub struct Shared {
     tcp_write_timeouts: std::sync::atomic::AtomicU64,
     /// Wakes whoever waits for the first snapshot.
     first: tokio::sync::Notify,
+    /// The NSID answered to queries that ask (`--nsid`); unset: off.
+    pub nsid: std::sync::OnceLock<Box<[u8]>>,
 }
 
 impl Shared {
@@ -186,6 +195,7 @@ impl Shared {
             tcp_open: AtomicUsize::new(0),
             tcp_write_timeouts: std::sync::atomic::AtomicU64::new(0),
             first: tokio::sync::Notify::new(),
+            nsid: std::sync::OnceLock::new(),
         })
     }
 
@@ -250,6 +260,20 @@ impl Shared {
     /// The aggregator was heard from.
     pub fn contact(&self) {
         self.with_status(|s| s.last_contact_ms = Some(now_ms()));
+    }
+
+    /// Record that the held snapshot is behind the aggregator's (a gap, an
+    /// update that did not decode): `out_of_sync` until a snapshot applies.
+    pub fn out_of_sync(&self, error: String) {
+        self.with_status(|s| {
+            s.last_failure = Some(Failure {
+                at_ms: now_ms(),
+                error,
+            });
+            if s.state != FeedState::NeverLoaded {
+                s.state = FeedState::OutOfSync;
+            }
+        });
     }
 
     /// Record a failure; `live` says whether a stream is still up (degraded)
@@ -317,6 +341,17 @@ impl Shared {
     pub fn log_drain_query(&self, query: &[u8], peer: std::net::SocketAddr, transport: &str) {
         if !self.draining() {
             return;
+        }
+        // Every arrival at DEBUG (seed 003 logs each); INFO gets one
+        // sample a second, so a flood cannot fill the disk.
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let message = domain::base::Message::from_octets(query).ok();
+            let question = message.as_ref().and_then(|m| m.first_question());
+            let (qname, qtype) = question.map_or((String::new(), String::new()), |q| {
+                (q.qname().to_string(), q.qtype().to_string())
+            });
+            let id = message.as_ref().map_or(0, |m| m.header().id());
+            tracing::debug!(%qname, %qtype, id, %peer, transport, "query arrived while draining");
         }
         let second = now_ms() / 1_000;
         let last = self.drain_sampled.second.load(Ordering::Relaxed);

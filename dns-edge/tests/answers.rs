@@ -423,6 +423,44 @@ fn edns_is_echoed_and_other_versions_get_badvers() {
     assert!(v1.answers.is_empty());
 }
 
+/// Issue 43 item 11: NSID (RFC 5001) answered when configured, only to a
+/// query that asks; a kept reply never carries it to one that did not.
+#[test]
+fn nsid_is_answered_when_configured_and_asked() {
+    use hickory_proto::rr::rdata::opt::NSIDPayload;
+    let ask_nsid = |q: &mut Message| {
+        let mut e = Edns::new();
+        e.options_mut()
+            .insert(EdnsOption::NSID(NSIDPayload::new(Vec::new()).unwrap()));
+        q.set_edns(e);
+    };
+    let nsid_of = |m: &Message| {
+        m.edns
+            .as_ref()
+            .and_then(|e| match e.options().get(EdnsCode::NSID) {
+                Some(EdnsOption::NSID(p)) => Some(p.as_ref().to_vec()),
+                _ => None,
+            })
+    };
+    let mut f = Fixture::new();
+    let off = f.ask_with("mail.example.test.", Rt::A, ask_nsid);
+    assert_eq!(nsid_of(&off), None, "off by default");
+    f.responder.set_nsid(Some(b"edge-fra-1".to_vec().into()));
+    // Twice each way, so the second of each comes from the kept replies.
+    for _ in 0..2 {
+        let asked = f.ask_with("mail.example.test.", Rt::A, ask_nsid);
+        assert_eq!(nsid_of(&asked).as_deref(), Some(&b"edge-fra-1"[..]));
+        assert_eq!(asked.answers.len(), 1);
+        let plain = f.ask_with("mail.example.test.", Rt::A, edns);
+        assert_eq!(nsid_of(&plain), None, "not asked, not sent");
+        let bare = f.ask("mail.example.test.", Rt::A);
+        assert!(bare.edns.is_none());
+    }
+    // NXDOMAIN and REFUSED carry it too (it names the server, not data).
+    let nx = f.ask_with("nope.example.test.", Rt::A, ask_nsid);
+    assert_eq!(nsid_of(&nx).as_deref(), Some(&b"edge-fra-1"[..]));
+}
+
 fn with_subnet(addr: &str, source: u8) -> impl FnOnce(&mut Message) {
     let addr: IpAddr = addr.parse().unwrap();
     move |q: &mut Message| {

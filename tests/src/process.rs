@@ -74,6 +74,11 @@ pub struct Proc {
 impl Proc {
     /// Start `bin args`, inside network namespace `netns` when given.
     pub fn spawn(netns: Option<&str>, bin: &Path, args: &[&str]) -> Proc {
+        Self::spawn_logging(netns, bin, args, "info")
+    }
+
+    /// [`Proc::spawn`] with `RUST_LOG` set to `filter`.
+    pub fn spawn_logging(netns: Option<&str>, bin: &Path, args: &[&str], filter: &str) -> Proc {
         let mut cmd = match netns {
             Some(ns) => {
                 let mut c = Command::new("ip");
@@ -84,7 +89,7 @@ impl Proc {
         };
         let mut child = cmd
             .args(args)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", filter)
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -7,11 +7,17 @@ use super::summary::summary_of;
 use super::*;
 
 /// Bytes the OPT record takes: 11, plus the ECS option when echoed, plus
-/// an edns-tcp-keepalive option (6) when `closing`.
-pub(super) fn opt_size(subnet: Option<&domain::base::opt::ClientSubnet>, closing: bool) -> usize {
+/// an edns-tcp-keepalive option (6) when `closing`, plus the NSID option
+/// when sent.
+pub(super) fn opt_size(
+    subnet: Option<&domain::base::opt::ClientSubnet>,
+    closing: bool,
+    nsid: Option<&[u8]>,
+) -> usize {
     11 + subnet.map_or(0, |s| {
         4 + 4 + usize::from(s.source_prefix_len().div_ceil(8))
     }) + if closing { 6 } else { 0 }
+        + nsid.map_or(0, |n| 4 + n.len())
 }
 
 pub(super) fn push_opt(
@@ -20,8 +26,16 @@ pub(super) fn push_opt(
     rcode: OptRcode,
     scope: u8,
     closing: bool,
+    nsid: Option<&[u8]>,
 ) -> Result<(), PushError> {
     additional.opt(|opt| {
+        // RFC 5001: only to a query that asked, and only when configured.
+        if let Some(id) = nsid.filter(|_| edns.nsid) {
+            // At most 64 bytes (checked at start): never too long.
+            if let Ok(option) = domain::base::opt::Nsid::from_slice(id) {
+                opt.push(option)?;
+            }
+        }
         if closing {
             // RFC 7828: a timeout of 0 asks the client to close the
             // connection (the edge is draining).
@@ -77,9 +91,10 @@ pub(super) fn badvers(q: &Query<'_>, out: &mut Vec<u8>, qtype: usize) -> Summary
                 version: 0,
                 dnssec_ok: false,
                 subnet: None,
+                nsid: false,
             })
         };
-        push_opt(&mut additional, &edns, OptRcode::BADVERS, 0, false)?;
+        push_opt(&mut additional, &edns, OptRcode::BADVERS, 0, false, None)?;
         additional.finish();
         Ok(())
     })();

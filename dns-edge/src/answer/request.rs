@@ -26,6 +26,8 @@ pub struct Edns {
     pub dnssec_ok: bool,
     /// The client subnet option, if sent.
     pub subnet: Option<ClientSubnet>,
+    /// The query asked for the server's identifier (RFC 5001 NSID).
+    pub nsid: bool,
 }
 
 /// A query we can answer.
@@ -156,11 +158,17 @@ fn edns(message: &Message<[u8]>) -> Result<Option<Edns>, ()> {
         for cookie in opt.opt().iter::<domain::base::opt::Cookie>() {
             cookie.map_err(|_| ())?;
         }
+        let nsid = opt
+            .opt()
+            .iter::<domain::base::opt::Nsid<_>>()
+            .next()
+            .is_some();
         found = Some(Edns {
             udp_size: opt.udp_payload_size(),
             version: opt.version(),
             dnssec_ok: opt.dnssec_ok(),
             subnet,
+            nsid,
         });
     }
     Ok(found)

@@ -27,7 +27,8 @@ pub struct Handler<'a> {
 
 impl<'a> Handler<'a> {
     /// A handler with its own counters.
-    pub fn new(shared: &'a Shared, rrl: Option<&'a Limiter>, responder: Responder) -> Self {
+    pub fn new(shared: &'a Shared, rrl: Option<&'a Limiter>, mut responder: Responder) -> Self {
+        responder.set_nsid(shared.nsid.get().cloned());
         Handler {
             counters: shared.metrics.worker(),
             responder,

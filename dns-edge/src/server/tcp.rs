@@ -196,6 +196,7 @@ async fn connection(
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     let mut responder = Responder::new(seed);
+    responder.set_nsid(shared.nsid.get().cloned());
     let mut query = Vec::new();
     let mut out = Vec::with_capacity(4096);
     let mut framed = Vec::with_capacity(4096);

@@ -152,3 +152,29 @@ fn malformed_and_unsupported_queries_over_the_wire() {
         ["192.0.2.1", "192.0.2.2"]
     );
 }
+
+/// Issue 43 item 11: `--nsid` names the edge to `dig +nsid` and `kdig
+/// +nsid`, as Knot's `nsid` does; without it no NSID is sent.
+#[test]
+fn nsid_names_the_edge_that_answered() {
+    let (dir, _agg, edge, _) = mesh("nsid", &["--nsid", "edge-fra-1"]);
+    let dig_reply = dig(edge.dns(), &["www.example.test", "A", "+nsid"]);
+    assert!(
+        dig_reply.contains("NSID: 65 64 67 65 2d 66 72 61 2d 31"),
+        "{dig_reply}"
+    );
+    let kdig_reply = query_tool("kdig", edge.dns(), &["www.example.test", "A", "+nsid"]);
+    assert!(kdig_reply.contains("edge-fra-1"), "{kdig_reply}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (dir, _agg, edge, _) = mesh("no-nsid", &[]);
+    let reply = dig(edge.dns(), &["www.example.test", "A", "+nsid"]);
+    assert!(!reply.contains("NSID"), "{reply}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // A bad value is refused at start, naming the flag.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gslb-edge"))
+        .args(["--aggregator", "http://127.0.0.1:9", "--nsid", "\u{7}bell"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("nsid"), "{err}");
+}

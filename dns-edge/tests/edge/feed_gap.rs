@@ -20,6 +20,8 @@ struct Fake {
     subscribes: Arc<Mutex<Vec<u64>>>,
     /// Versions reported applied.
     applied: Arc<Mutex<Vec<u64>>>,
+    /// The resubscription's full snapshot waits for this.
+    release: Arc<tokio::sync::Notify>,
 }
 
 fn snapshot(version: u64) -> pb::SnapshotUpdate {
@@ -69,6 +71,7 @@ impl EdgeFeed for Fake {
             s.len()
         };
         let (tx, rx) = mpsc::channel(4);
+        let release = Arc::clone(&self.release);
         tokio::spawn(async move {
             if nth == 1 {
                 let _ = tx.send(Ok(snapshot(1))).await;
@@ -82,6 +85,7 @@ impl EdgeFeed for Fake {
                 };
                 let _ = tx.send(Ok(gap)).await;
             } else {
+                release.notified().await;
                 let _ = tx.send(Ok(snapshot(7))).await;
             }
             tx.closed().await;
@@ -111,9 +115,24 @@ async fn a_delta_gap_triggers_a_full_resync() {
         .serve_with_incoming(TcpListenerStream::new(listener));
     let server = tokio::spawn(server);
     let url = format!("http://{addr}");
+    let release = Arc::clone(&fake.release);
     let edge = tokio::task::spawn_blocking(move || {
         let edge = Edge::start(&["--aggregator", &url]);
+        // Between the gap and the full snapshot: seed 003's out_of_sync,
+        // the held version still served.
+        wait_until(20, "out_of_sync", || {
+            edge.get("/status/config")
+                .1
+                .contains("\"state\":\"out_of_sync\"")
+        });
+        assert!(edge.get("/status/config").1.contains("\"version\":1"));
+        release.notify_one();
         edge.wait_version(7);
+        assert!(
+            edge.get("/status/config")
+                .1
+                .contains("\"state\":\"synced\"")
+        );
         let soa = short(edge.dns(), &["gap.test", "SOA"]);
         (edge, soa)
     });

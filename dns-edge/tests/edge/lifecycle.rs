@@ -284,6 +284,47 @@ fn a_drain_logs_its_state_and_a_sample_of_queries_and_retires_tcp() {
     );
 }
 
+/// Issue 43 item 4: at DEBUG every query that arrives while draining is
+/// logged (seed 003 logs each arrival), beside the INFO sample.
+#[test]
+fn every_arrival_while_draining_is_logged_at_debug() {
+    let dir = temp_dir("drain-debug");
+    let agg = Aggregator::start(&dir.join("agg"));
+    let version = agg.apply(CONFIG, &dir);
+    let url = agg.url();
+    let mut edge = Edge::start_logging(
+        &[
+            "--aggregator",
+            &url,
+            "--min-drain-secs",
+            "3",
+            "--tcp-drain-timeout",
+            "none",
+        ],
+        "info,gslb_edge::state=debug",
+    );
+    edge.wait_version(version);
+    let dns = edge.dns();
+    edge.proc.terminate();
+    wait_until(5, "readyz 503", || edge.get("/readyz").0 == 503);
+    let mut answered = 0;
+    for _ in 0..20 {
+        if dig(dns, &["www.example.test", "+tries=1", "+time=1"]).contains("status: NOERROR") {
+            answered += 1;
+        }
+    }
+    wait_until(30, "exit", || edge.proc.exited());
+    let debug = edge.proc.stderr.count("query arrived while draining");
+    assert!(answered >= 10, "{answered} answered in the window");
+    assert_eq!(debug, answered, "one DEBUG line per arrival");
+    assert!(
+        edge.proc
+            .stderr
+            .contains("query while draining (one sample a second)")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 16 items 8 and 12: `?verbose=1` lists each check in seed 003's
 /// style (the plain bodies and codes are unchanged), and `/status/pools`
 /// shows what the served table holds per pool, with its version.

@@ -20,6 +20,11 @@ pub struct Edge {
 impl Edge {
     /// Start with `args` plus loopback listeners on free ports.
     pub fn start(args: &[&str]) -> Edge {
+        Self::start_logging(args, "info")
+    }
+
+    /// [`Edge::start`] logging at `filter` (`RUST_LOG`).
+    pub fn start_logging(args: &[&str], filter: &str) -> Edge {
         let mut all = vec![
             "--listen-dns",
             "127.0.0.1:0",
@@ -29,7 +34,12 @@ impl Edge {
             "2",
         ];
         all.extend_from_slice(args);
-        let proc = Proc::spawn(None, Path::new(env!("CARGO_BIN_EXE_gslb-edge")), &all);
+        let proc = Proc::spawn_logging(
+            None,
+            Path::new(env!("CARGO_BIN_EXE_gslb-edge")),
+            &all,
+            filter,
+        );
         let status = proc.stdout.listening("status", 30);
         Edge { proc, status }
     }
