@@ -448,6 +448,75 @@ async fn manual_health_ephemeral_members_and_explain() {
         shown["kind"]["ephemeral"]["heartbeatInterval"], "2s",
         "{shown}"
     );
+    // Issue 43 item 5: `{}` (and Nacos's `true`) take seed 004's defaults;
+    // its reserved metadata keys are aliases of the policy's fields.
+    for (name, address, ephemeral) in [
+        ("bare", "192.0.2.12", json!({})),
+        ("flag", "192.0.2.16", json!(true)),
+    ] {
+        let (status, made) = api
+            .call(
+                Method::POST,
+                "/api/v1/pools/2/members",
+                Some(json!({"name": name, "ipAddress": address, "ephemeral": ephemeral})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        let p = &made["kind"]["ephemeral"];
+        assert_eq!(
+            (
+                &p["heartbeatInterval"],
+                &p["heartbeatTimeout"],
+                &p["deleteTimeout"],
+                &p["expire"]
+            ),
+            (&json!("5s"), &json!("15s"), &json!("30s"), &json!(true)),
+            "{made}"
+        );
+    }
+    let (status, made) = api
+        .call(Method::POST, "/api/v1/pools/2/members", Some(json!({"name": "nacos", "ipAddress": "192.0.2.13", "ephemeral": true,
+            "metadata": {"preserved.heart.beat.interval": "3000", "preserved.heart.beat.timeout": 9000, "preserved.ip.delete.timeout": "20000"}})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let p = &made["kind"]["ephemeral"];
+    assert_eq!(
+        (
+            &p["heartbeatInterval"],
+            &p["heartbeatTimeout"],
+            &p["deleteTimeout"]
+        ),
+        (&json!("3s"), &json!("9s"), &json!("20s")),
+        "{made}"
+    );
+    for (body, field) in [
+        (
+            json!({"name": "m1", "ipAddress": "192.0.2.14", "ephemeral": true, "metadata": {"app": "x"}}),
+            "metadata.app",
+        ),
+        (
+            json!({"name": "m2", "ipAddress": "192.0.2.14", "metadata": {"preserved.heart.beat.timeout": "9000"}}),
+            "metadata.preserved.heart.beat.timeout",
+        ),
+        (
+            json!({"name": "m3", "ipAddress": "192.0.2.14", "ephemeral": {"heartbeatTimeout": "10s"}, "metadata": {"preserved.heart.beat.timeout": "9000"}}),
+            "metadata.preserved.heart.beat.timeout",
+        ),
+        (
+            json!({"name": "m4", "ipAddress": "192.0.2.14", "ephemeral": true, "metadata": {"preserved.heart.beat.timeout": "9s"}}),
+            "metadata.preserved.heart.beat.timeout",
+        ),
+    ] {
+        let (status, refused) = api
+            .call(Method::POST, "/api/v1/pools/2/members", Some(body))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+        assert_eq!(error_field(&refused), field, "{refused}");
+    }
+    let (status, same) = api
+        .call(Method::POST, "/api/v1/pools/2/members", Some(json!({"name": "agree", "ipAddress": "192.0.2.15", "ephemeral": {"heartbeatTimeout": "9s"}, "metadata": {"preserved.heart.beat.timeout": "9000"}})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "the same value twice: {same}");
     let hb = api
         .ok(
             Method::POST,

@@ -63,17 +63,25 @@ impl TryFrom<pb::Member> for Member {
             rewarm_after_down: m.rewarm_after_down,
             kind: match m.ephemeral {
                 None => MemberKind::Persistent,
-                Some(p) => MemberKind::Ephemeral(EphemeralPolicy {
-                    heartbeat_interval: match p.heartbeat_interval_ms {
-                        0 => EphemeralPolicy::interval_for(Duration::from_millis(
-                            p.heartbeat_timeout_ms,
-                        )),
+                Some(p) => {
+                    // 0 is "not given": seed 004's defaults, as in REST.
+                    let timeout = match p.heartbeat_timeout_ms {
+                        0 => gslb_shared::model::DEFAULT_HEARTBEAT_TIMEOUT,
                         ms => Duration::from_millis(ms),
-                    },
-                    heartbeat_timeout: Duration::from_millis(p.heartbeat_timeout_ms),
-                    delete_timeout: Duration::from_millis(p.delete_timeout_ms),
-                    expire: p.expire,
-                }),
+                    };
+                    MemberKind::Ephemeral(EphemeralPolicy {
+                        heartbeat_interval: match p.heartbeat_interval_ms {
+                            0 => EphemeralPolicy::interval_for(timeout),
+                            ms => Duration::from_millis(ms),
+                        },
+                        heartbeat_timeout: timeout,
+                        delete_timeout: match p.delete_timeout_ms {
+                            0 => gslb_shared::model::DEFAULT_DELETE_TIMEOUT,
+                            ms => Duration::from_millis(ms),
+                        },
+                        expire: p.expire,
+                    })
+                }
             },
         })
     }

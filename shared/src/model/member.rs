@@ -78,20 +78,35 @@ pub struct EphemeralPolicy {
     pub expire: bool,
 }
 
-/// An ephemeral policy as written: the interval may be left out.
+/// An ephemeral policy as written: any field may be left out (`{}` is
+/// seed 004's defaults: 15 s, 30 s, expiring; the interval a third of the
+/// timeout).
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PolicyInput {
     #[serde(default, with = "crate::duration::optional")]
     #[schema(value_type = Option<String>)]
     heartbeat_interval: Option<Duration>,
-    #[serde(with = "crate::duration")]
+    #[serde(default = "default_heartbeat_timeout", with = "crate::duration")]
     #[schema(value_type = String)]
     heartbeat_timeout: Duration,
-    #[serde(with = "crate::duration")]
+    #[serde(default = "default_delete_timeout", with = "crate::duration")]
     #[schema(value_type = String)]
     delete_timeout: Duration,
+    #[serde(default = "expire_by_default")]
     expire: bool,
+}
+
+fn default_heartbeat_timeout() -> Duration {
+    DEFAULT_HEARTBEAT_TIMEOUT
+}
+
+fn default_delete_timeout() -> Duration {
+    DEFAULT_DELETE_TIMEOUT
+}
+
+fn expire_by_default() -> bool {
+    true
 }
 
 impl From<PolicyInput> for EphemeralPolicy {

@@ -78,10 +78,89 @@ fn normalised(body: &[u8], pool: Option<PoolId>) -> Result<Vec<u8>, ApiError> {
     if let Some(pool) = pool {
         map.insert("pool".into(), Value::from(pool.0));
     }
-    if let Some(policy) = map.remove("ephemeral") {
+    let mut policy = match map.remove("ephemeral") {
+        // Nacos's shape: a flag; `true` takes seed 004's defaults.
+        Some(Value::Bool(true)) => Some(Map::new()),
+        Some(Value::Bool(false)) | None => None,
+        Some(Value::Object(p)) => Some(p),
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "ephemeral",
+                "must be a heartbeat policy object (or true for the defaults)",
+            ));
+        }
+    };
+    if let Some(metadata) = map.remove("metadata") {
+        heartbeat_metadata(metadata, &mut policy)?;
+    }
+    if let Some(policy) = policy {
         map.insert("kind".into(), serde_json::json!({ "ephemeral": policy }));
     }
     Ok(serde_json::to_vec(&map).unwrap_or_default())
+}
+
+/// Seed 004's reserved metadata keys, each the alias of a policy field.
+const HEARTBEAT_KEYS: [(&str, &str); 3] = [
+    ("preserved.heart.beat.interval", "heartbeatInterval"),
+    ("preserved.heart.beat.timeout", "heartbeatTimeout"),
+    ("preserved.ip.delete.timeout", "deleteTimeout"),
+];
+
+/// Read seed 004's heartbeat keys from `metadata` (milliseconds, as a
+/// number or a string of digits, as Nacos clients send them) into the
+/// ephemeral `policy`. Other keys are refused: no metadata is stored, so
+/// taking them would drop them silently.
+fn heartbeat_metadata(
+    metadata: Value,
+    policy: &mut Option<Map<String, Value>>,
+) -> Result<(), ApiError> {
+    let Value::Object(metadata) = metadata else {
+        return Err(ApiError::invalid("metadata", "must be an object"));
+    };
+    for (key, value) in metadata {
+        let Some((_, field)) = HEARTBEAT_KEYS.iter().find(|(k, _)| *k == key) else {
+            return Err(ApiError::invalid(
+                format!("metadata.{key}"),
+                "is not read: only the heartbeat keys preserved.heart.beat.interval, \
+                 preserved.heart.beat.timeout and preserved.ip.delete.timeout are (no other metadata is kept)",
+            ));
+        };
+        let ms = match &value {
+            Value::Number(n) => n.as_u64(),
+            Value::String(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+                t.parse().ok()
+            }
+            _ => None,
+        }
+        .ok_or_else(|| {
+            ApiError::invalid(format!("metadata.{key}"), "must be milliseconds (digits)")
+        })?;
+        let Some(policy) = policy.as_mut() else {
+            return Err(ApiError::invalid(
+                format!("metadata.{key}"),
+                "applies to ephemeral members: give ephemeral too",
+            ));
+        };
+        let alias = Value::from(format!("{ms}ms"));
+        let same = |given: &Value| {
+            given
+                .as_str()
+                .and_then(|t| humantime::parse_duration(t).ok())
+                .is_some_and(|d| d.as_millis() == u128::from(ms))
+        };
+        match policy.get(*field) {
+            Some(given) if !same(given) => {
+                return Err(ApiError::invalid(
+                    format!("metadata.{key}"),
+                    format!("says {ms}ms but ephemeral.{field} says {given}: give one of them"),
+                ));
+            }
+            _ => {
+                policy.insert((*field).to_owned(), alias);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `POST /api/v1/pools/{poolId}/members`.

@@ -1,8 +1,10 @@
 //! Ephemeral members' heartbeats: unary ones, and the connection-kept
 //! registration (seed 004), whose stream heartbeats the member while it
-//! is open. When it closes the member is left to its timeouts (down after
-//! `heartbeatTimeout`, deleted after `deleteTimeout`), as after a last
-//! unary heartbeat.
+//! is open. When the stream closes (the client closes it, stops reading,
+//! or the connection breaks) the member is deleted at once: seed 004's
+//! release event, not a wait for its timeouts. Each registration creates
+//! its member (names are unique in a pool), so a stream is the only one
+//! holding its member.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use tokio_stream::Stream;
 use tonic::Status;
 
 use crate::api::service::{Service, now};
+use crate::core::catalog::{ObjectRef, Op};
 use gslb_engine::Input;
 
 /// The states a connection-kept registration streams back.
@@ -50,6 +53,7 @@ pub fn keep(
             MemberKind::Persistent => None,
         })
         .unwrap_or(Duration::from_secs(5));
+    let who = crate::api::caller::current();
     tokio::spawn(async move {
         let state = |health| pb::EphemeralState {
             member_id: member.0,
@@ -91,7 +95,24 @@ pub fn keep(
                 break "the client closed the stream";
             }
         };
-        tracing::info!(%member, why, "connection-kept ephemeral member's stream ended: its timeouts run now");
+        if why == "the member is gone" {
+            tracing::info!(%member, why, "connection-kept ephemeral member's stream ended");
+            return;
+        }
+        // Released with its connection (seed 004), as the stream's caller.
+        let delete = service.write_one(Op::Delete(ObjectRef::Member(member)));
+        let deleted = match who {
+            Some(by) => crate::api::caller::scoped(by, delete).await,
+            None => delete.await,
+        };
+        match deleted {
+            Ok(_) => {
+                tracing::info!(%member, why, "connection-kept ephemeral member released: deleted with its stream")
+            }
+            Err(e) => {
+                tracing::warn!(%member, why, error = %e, "connection-kept ephemeral member not deleted; its timeouts run")
+            }
+        }
     });
     Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
 }
