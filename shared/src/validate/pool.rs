@@ -26,7 +26,8 @@ pub fn pool(pool: &Pool) -> Result<(), ValidationError> {
     let t = pool.protect_threshold;
     // -0.0 compares equal to 0.0 but prints as "-0" and hashes differently.
     let off = t == 0.0 && t.is_sign_positive();
-    if !off && !(t.is_finite() && (MIN_PROTECT_THRESHOLD..=1.0).contains(&t)) {
+    let on = (MIN_PROTECT_THRESHOLD..=1.0).contains(&t);
+    if !(off || on) {
         f.add(
             "protectThreshold",
             "must be 0 (protection off) or between 0.0001 and 1.0 (not -0, not subnormal)",
