@@ -957,6 +957,61 @@ fn loops_through_our_own_names_are_refused_on_every_write() {
         )),
     );
     validate::catalog(&s.catalog).unwrap();
+    // Issue 43 item 25: a wildcard CNAME whose target the wildcard itself
+    // answers (`x.wc` owns nothing, so `*.wc` synthesises it) is a loop,
+    // in either order of writing.
+    let err = error_of(
+        &mut s,
+        Op::Create(Object::Record(record(
+            z,
+            "*.wc.example.com",
+            RecordType::Cname,
+            cname("x.wc.example.com"),
+        ))),
+    );
+    assert!(
+        err.contains("*.wc.example.com -> x.wc.example.com -> *.wc.example.com"),
+        "{err}"
+    );
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "*.w2.example.com",
+            RecordType::Cname,
+            cname("y.other.example.com"),
+        )),
+    );
+    let err = error_of(
+        &mut s,
+        Op::Create(Object::Record(record(
+            z,
+            "y.other.example.com",
+            RecordType::Cname,
+            cname("q.w2.example.com"),
+        ))),
+    );
+    assert!(err.contains("makes a loop"), "{err}");
+    // A target that owns records of its own is not the wildcard's.
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "x.w3.example.com",
+            RecordType::A,
+            RecordData::Static(vec![Rdata::A("192.0.2.1".parse().unwrap())]),
+        )),
+    );
+    created(
+        &mut s,
+        Object::Record(record(
+            z,
+            "*.w3.example.com",
+            RecordType::Cname,
+            cname("x.w3.example.com"),
+        )),
+    );
+    validate::catalog(&s.catalog).unwrap();
 }
 
 fn new_key(algorithm: SigningAlgorithm, role: KeyRole) -> Option<SigningKey> {

@@ -52,6 +52,27 @@ where
     }
 }
 
+/// The wildcard that answers for `name` when `name` owns nothing
+/// (`exists` says whether a name owns record sets): `*.P` for the nearest
+/// ancestor P whose wildcard exists, unless an ancestor below it exists
+/// first (the closest encloser, RFC 4592). A loop search steps from `name`
+/// to that wildcard, so `*.wc CNAME x.wc` is the loop it is.
+pub fn wildcard_for(name: &DnsName, exists: impl Fn(&DnsName) -> bool) -> Option<DnsName> {
+    let mut up = name.parent();
+    while let Some(p) = up {
+        if let Ok(w) = DnsName::parse(&format!("*.{p}"))
+            && exists(&w)
+        {
+            return Some(w);
+        }
+        if exists(&p) {
+            return None;
+        }
+        up = p.parent();
+    }
+    None
+}
+
 /// A loop from `start` back to itself: `next` gives the names one name
 /// leads to (see [`next_names`]). Returns the path, `start` first and
 /// last, or a path cut at [`MAX_CHAIN`] names.
@@ -92,8 +113,12 @@ pub fn catalog_findings(catalog: &Catalog) -> Vec<(String, &'static str, String)
     }
     let members_of = |p| by_pool.get(&p).into_iter().flatten().copied();
     let next = |name: &DnsName| -> Vec<DnsName> {
-        let sets = by_name.get(name).into_iter().flatten();
-        sets.flat_map(|s| next_names(s, members_of)).collect()
+        match by_name.get(name) {
+            Some(sets) => sets.iter().flat_map(|s| next_names(s, members_of)).collect(),
+            None => wildcard_for(name, |n| by_name.contains_key(n))
+                .into_iter()
+                .collect(),
+        }
     };
     let mut out = Vec::new();
     for r in catalog.records.values() {

@@ -5,7 +5,9 @@
 //! Records are found through the pool-users index, names through the name
 //! index, so a write costs its pool and the chain it starts, not a scan.
 
-use gslb_shared::validate::hostnames::{loop_from, loop_rule, member_fits, next_names};
+use gslb_shared::validate::hostnames::{
+    loop_from, loop_rule, member_fits, next_names, wildcard_for,
+};
 use gslb_shared::{DnsName, Member, PoolId, RecordData, RecordSet, RecordType};
 
 use super::{CatalogError, CatalogState, Object, invalid};
@@ -93,6 +95,16 @@ impl CatalogState {
                 && &w.name == name
             {
                 sets.push(w.clone());
+            }
+            if sets.is_empty() {
+                let exists = |n: &DnsName| {
+                    matches!(written, Object::Record(w) if &w.name == n)
+                        || self
+                            .indexes()
+                            .records_at(n)
+                            .any(|id| !matches!(written, Object::Record(w) if w.id == id))
+                };
+                return wildcard_for(name, exists).into_iter().collect();
             }
             sets.iter()
                 .flat_map(|s| {
