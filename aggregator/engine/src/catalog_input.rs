@@ -25,10 +25,12 @@ impl Engine {
             self.startup = Startup::Open;
             out.push(Output::StartupGateOpened { at: now });
         } else {
-            self.startup = Startup::Waiting {
-                loaded: now,
-                first_fresh: None,
-            };
+            self.startup = Startup::Waiting { loaded: now };
+            for c in 0..self.checks.len() {
+                if let Some(check) = self.checks.get_mut(c) {
+                    check.gate = Default::default();
+                }
+            }
         }
         for slot in 0..self.members.len() {
             self.publish_as_is(slot, out);
@@ -142,6 +144,7 @@ impl Engine {
                     assigned,
                     last_heard,
                     expected: LocationSet::EMPTY,
+                    gate: Default::default(),
                 };
                 let slot = self.checks.push(state);
                 self.check_slots.insert(spec.id, slot);

@@ -28,9 +28,9 @@ impl Hold {
 
 impl Engine {
     /// True when the engine may change this member's health now: the
-    /// startup gate is open and no hold covers its pool.
+    /// startup gate is open for it and no hold covers its pool.
     pub(super) fn decides_for(&self, slot: usize) -> bool {
-        self.decisions_enabled()
+        self.gate_open_for(slot)
             && self
                 .members
                 .get(slot)
@@ -59,14 +59,13 @@ impl Engine {
                 pools: pools.iter().copied().collect(),
             },
         );
-        if !self.decisions_enabled() {
-            return; // the startup gate decides them when it opens
-        }
         for slot in 0..self.members.len() {
-            let released = self
-                .members
-                .get(slot)
-                .is_some_and(|m| before.covers(m.pool) && !self.hold.covers(m.pool));
+            // Members the startup gate still holds are decided when it opens.
+            let released = self.gate_open_for(slot)
+                && self
+                    .members
+                    .get(slot)
+                    .is_some_and(|m| before.covers(m.pool) && !self.hold.covers(m.pool));
             if released {
                 self.decide_released(slot, now, out);
             }

@@ -133,15 +133,18 @@ impl Engine {
             }
         }
         self.counters.accepted += 1;
-        if let Startup::Waiting {
-            first_fresh: first_fresh @ None,
-            ..
-        } = &mut self.startup
+        let complete = open
+            .reported
+            .is_superset(&check.expected)
+            .then_some(open.cycle);
+        // The first fresh result of this check starts its startup window.
+        if matches!(self.startup, Startup::Waiting { .. })
+            && check.gate.first_fresh.is_none()
+            && let Some(check) = self.checks.get_mut(check_slot)
         {
-            *first_fresh = Some(now);
+            check.gate.first_fresh = Some(now);
         }
-        if open.reported.is_superset(&check.expected) {
-            let cycle = open.cycle;
+        if let Some(cycle) = complete {
             self.close_through(slot, cycle, now, out);
         }
     }

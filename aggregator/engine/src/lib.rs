@@ -31,7 +31,9 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gslb_shared::{Check, CheckId, Health, LocationId, Member, MemberId, PoolId, ProbeResult};
+use gslb_shared::{
+    Check, CheckId, Health, LocationId, Member, MemberId, MemberKind, PoolId, ProbeResult,
+};
 use rustc_hash::FxHashMap;
 
 pub use config::{EngineConfig, EngineConfigError, QuarantineConfig};
@@ -172,9 +174,10 @@ pub struct Counters {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Startup {
     Loading,
+    /// Each check's gate opens on its own ([`state::CheckGate`]); the
+    /// engine is open once every check its members use is.
     Waiting {
         loaded: Timestamp,
-        first_fresh: Option<Timestamp>,
     },
     Open,
 }
@@ -300,9 +303,30 @@ impl Engine {
         self.counters
     }
 
-    /// True once the startup gate has opened.
+    /// True once the startup gate has opened for every member.
     pub fn decisions_enabled(&self) -> bool {
         self.startup == Startup::Open
+    }
+
+    /// True when the startup gate lets this member be decided: open for
+    /// all, or (while waiting) open for its check. A member with no check
+    /// or an inactive one has nothing to wait for; ephemeral members and
+    /// members of a check not loaded yet wait for the whole gate.
+    pub(crate) fn gate_open_for(&self, slot: usize) -> bool {
+        match self.startup {
+            Startup::Open => true,
+            Startup::Loading => false,
+            Startup::Waiting { .. } => self.members.get(slot).is_some_and(|m| {
+                if !matches!(m.kind, MemberKind::Persistent) {
+                    return false;
+                }
+                match (m.check_id, m.check.and_then(|c| self.checks.get(c))) {
+                    (None, _) => true,
+                    (Some(_), Some(c)) => !c.spec.is_active() || c.gate.open,
+                    (Some(_), None) => false,
+                }
+            }),
+        }
     }
 
     /// Mirror a leader (`true`) or decide (`false`): a follower's engine
@@ -320,7 +344,7 @@ impl Engine {
     /// rotation (answerable now, not in what was published) starts its
     /// slow start, if its pool has one and decisions are being made.
     fn publish(&mut self, slot: usize, now: Timestamp, out: &mut Vec<Output>) {
-        let decides = self.decisions_enabled() && !self.follower;
+        let decides = self.gate_open_for(slot) && !self.follower;
         let checks = &self.checks;
         let Some(m) = self.members.get_mut(slot) else {
             return;

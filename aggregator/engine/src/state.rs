@@ -33,6 +33,19 @@ pub(super) struct CheckState {
     pub last_heard: Vec<u64>,
     /// Locations a cycle waits for: assigned, connected, fresh, not quarantined.
     pub expected: LocationSet,
+    /// This check's part of the startup gate.
+    pub gate: CheckGate,
+}
+
+/// A check's startup gate after a restart: its members' decisions wait
+/// for one staleness window of this check after its first fresh result
+/// (and after loading), so a slow check holds only its own members.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct CheckGate {
+    /// When the first fresh result of this check arrived.
+    pub first_fresh: Option<Timestamp>,
+    /// Open: its members are decided.
+    pub open: bool,
 }
 
 impl CheckState {

@@ -131,11 +131,11 @@ impl Engine {
 
     fn damping_releases(&mut self, now: Timestamp, out: &mut Vec<Output>) {
         let ids: Vec<_> = self.suppressed.iter().copied().collect();
-        let decisions = self.decisions_enabled();
         for id in ids {
             let Some(&slot) = self.member_slots.get(&id) else {
                 continue;
             };
+            let decisions = self.gate_open_for(slot);
             if self.held(slot) {
                 continue; // still suppressed; released once the hold is lifted
             }
@@ -175,7 +175,8 @@ impl Engine {
     }
 
     /// The startup window: explicit, or two intervals plus timeout and grace
-    /// of the slowest active check.
+    /// of the slowest active check (each check's own gate uses its own:
+    /// [`Engine::check_window`]).
     pub fn startup_window(&self) -> Duration {
         self.config.startup_window.unwrap_or_else(|| {
             self.checks
@@ -187,21 +188,64 @@ impl Engine {
         })
     }
 
+    /// One check's startup window: explicit, or two of its intervals plus
+    /// its timeout and the grace.
+    fn check_window(&self, spec: &gslb_shared::Check) -> Duration {
+        self.config
+            .startup_window
+            .unwrap_or(spec.interval * 2 + spec.timeout + self.config.cycle_grace)
+    }
+
+    /// Open each check's gate once one window has passed since loading and
+    /// since its first fresh result, deciding its members; the engine's
+    /// gate opens when every check its persistent members use is open.
     fn startup_gate(&mut self, now: Timestamp, out: &mut Vec<Output>) {
-        let Startup::Waiting {
-            loaded,
-            first_fresh: Some(first),
-        } = self.startup
-        else {
+        let Startup::Waiting { loaded } = self.startup else {
             return;
         };
-        let window = self.startup_window();
-        if now < first.plus(window) || now < loaded.plus(window) {
+        let mut opened = Vec::new();
+        for c in 0..self.checks.len() {
+            let Some(check) = self.checks.get(c) else {
+                continue;
+            };
+            if !check.spec.is_active() || check.gate.open {
+                continue;
+            }
+            let Some(first) = check.gate.first_fresh else {
+                continue;
+            };
+            let window = self.check_window(&check.spec);
+            if now >= first.plus(window) && now >= loaded.plus(window) {
+                opened.push(c);
+            }
+        }
+        // Who could be decided before: only the newly let through are
+        // decided now (an O(members) pass, only while the gate waits).
+        let before: Vec<bool> = (0..self.members.len())
+            .map(|slot| self.gate_open_for(slot))
+            .collect();
+        for &c in &opened {
+            if let Some(check) = self.checks.get_mut(c) {
+                check.gate.open = true;
+            }
+        }
+        // Every check a persistent member waits on is open (an unused or
+        // inactive check waits on nothing): the whole gate opens.
+        let all_open = (0..self.members.len()).all(|slot| {
+            self.members.get(slot).is_none_or(|m| {
+                !matches!(m.kind, gslb_shared::MemberKind::Persistent) || self.gate_open_for(slot)
+            })
+        });
+        if all_open {
+            self.startup = Startup::Open;
+            out.push(Output::StartupGateOpened { at: now });
+        } else if opened.is_empty() {
             return;
         }
-        self.startup = Startup::Open;
-        out.push(Output::StartupGateOpened { at: now });
-        for slot in 0..self.members.len() {
+        let decide: Vec<usize> = (0..self.members.len())
+            .filter(|&slot| !before[slot] && self.gate_open_for(slot))
+            .collect();
+        for slot in decide {
             if self.held(slot) {
                 continue; // decided when its hold is lifted
             }

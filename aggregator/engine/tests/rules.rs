@@ -741,6 +741,94 @@ fn startup_gate_holds_state_until_fresh_data_arrives() {
     assert!(!h.status(2).warming);
 }
 
+/// Issue 43 item 6: after a restart each check's members wait for that
+/// check's own staleness window. An unused check with a one-minute
+/// interval (a 130.5 s window) no longer holds every decision, and a used
+/// slow check holds only its own members.
+#[test]
+fn one_slow_check_never_holds_the_decisions_of_another() {
+    let fast = check_with(|_| {});
+    let mut h = Harness::with_config(3, fast.clone(), EngineConfig::default(), false);
+    let slow = |id| {
+        check_with(|c| {
+            c.id = CheckId(id);
+            c.interval = Duration::from_secs(60);
+            c.timeout = Duration::from_secs(10);
+        })
+    };
+    h.step(Input::UpsertCheck(&slow(2))).unwrap();
+    h.add(&member(1, |_| {}));
+    let up = |id| RestoredMember {
+        member: MemberId(id),
+        health: Health::Up,
+        gate_open: true,
+        manual: None,
+        ramp: None,
+    };
+    h.step(Input::Restore {
+        members: &[up(1)],
+        first_start: false,
+    })
+    .unwrap();
+    assert_eq!(
+        h.engine.startup_window(),
+        Duration::from_millis(130_500),
+        "the slowest check's window"
+    );
+    h.clear();
+    h.all(1, false);
+    assert_eq!(h.health(1), Health::Up, "held for its check's window");
+    h.all(1, false);
+    h.all(1, false);
+    let fast_window = Duration::from_millis(2 * INTERVAL_MS + 5_000 + 500);
+    h.advance(fast_window);
+    assert_eq!(
+        h.health(1),
+        Health::Down,
+        "decided after its own check's window"
+    );
+    assert!(
+        h.engine.decisions_enabled(),
+        "an unused check waits on nothing"
+    );
+
+    // A used slow check holds its own member only.
+    let mut h = Harness::with_config(3, fast, EngineConfig::default(), false);
+    h.step(Input::UpsertCheck(&slow(2))).unwrap();
+    h.add(&member(1, |_| {}));
+    h.step(Input::UpsertMember {
+        member: &member(2, |_| {}),
+        check: Some(CheckId(2)),
+        slow_start: None,
+    })
+    .unwrap();
+    h.step(Input::Restore {
+        members: &[up(1), up(2)],
+        first_start: false,
+    })
+    .unwrap();
+    h.clear();
+    for _ in 0..3 {
+        h.all(1, false);
+    }
+    h.advance(fast_window);
+    assert_eq!(h.health(1), Health::Down, "its check's gate opened");
+    assert_eq!(
+        h.health(2),
+        Health::Up,
+        "still held by the slow check's gate"
+    );
+    assert!(
+        !h.engine.decisions_enabled(),
+        "the slow check's gate is closed"
+    );
+    assert!(
+        !h.out
+            .iter()
+            .any(|o| matches!(o, Output::StartupGateOpened { .. }))
+    );
+}
+
 #[test]
 fn configured_but_unloaded_check_is_never_read_as_no_check() {
     let mut h = Harness::new(1, check_with(|_| {}));

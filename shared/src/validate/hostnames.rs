@@ -114,7 +114,10 @@ pub fn catalog_findings(catalog: &Catalog) -> Vec<(String, &'static str, String)
     let members_of = |p| by_pool.get(&p).into_iter().flatten().copied();
     let next = |name: &DnsName| -> Vec<DnsName> {
         match by_name.get(name) {
-            Some(sets) => sets.iter().flat_map(|s| next_names(s, members_of)).collect(),
+            Some(sets) => sets
+                .iter()
+                .flat_map(|s| next_names(s, members_of))
+                .collect(),
             None => wildcard_for(name, |n| by_name.contains_key(n))
                 .into_iter()
                 .collect(),
