@@ -788,3 +788,100 @@ async fn after_a_crash_versions_continue_above_what_edges_may_hold() {
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 43 items 13 and 14: edge identities cannot grow state without
+/// bound. An edge id is a plain name; the registry keeps 1,000 rows (the
+/// disconnected edge seen longest ago makes room) and REST pages it; one
+/// identity holds at most 8 feed subscriptions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edge_identities_cannot_grow_the_registry_or_the_feeds_without_bound() {
+    let dir = std::env::temp_dir().join(format!("gslb-agg-edges-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let a = start(&dir);
+    let mut feed = EdgeFeedClient::connect(a.grpc.clone()).await.unwrap();
+    for bad in ["edge\u{202e}1", "edge 1", "", &"e".repeat(129)] {
+        let refused = feed
+            .report_applied(pb::AppliedReport {
+                edge_id: bad.into(),
+                version: 1,
+                applied_at_ms: 0,
+                skipped: vec![],
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{bad:?}");
+        assert!(refused.message().contains("edgeId"), "{refused:?}");
+    }
+    // 1,001 identities, each with a large skipped list: 1,000 rows stay.
+    let reason = "x".repeat(4_000);
+    for i in 0..1_001 {
+        feed.report_applied(pb::AppliedReport {
+            edge_id: format!("edge-{i:04}"),
+            version: 1,
+            applied_at_ms: 0,
+            skipped: vec![reason.clone(); 64],
+        })
+        .await
+        .unwrap();
+    }
+    let page = |after: &str| {
+        let path = format!("/api/v1/edges?limit=1000&after={after}");
+        let (http, token) = (a.http.clone(), a.token.clone());
+        async move {
+            let (status, body) = http_get_as(&http, &path, Some(&token)).await;
+            assert_eq!(status, 200, "{body}");
+            serde_json::from_str::<serde_json::Value>(&body).unwrap()
+        }
+    };
+    let rows = page("").await;
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1_000, "bounded");
+    assert_eq!(rows[0]["edgeId"], "edge-0001", "the oldest row made room");
+    let skipped = rows[0]["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 16);
+    assert!(skipped[0].as_str().unwrap().len() <= 256);
+    let next = page("edge-0999").await;
+    assert_eq!(next.as_array().unwrap().len(), 1, "{next}");
+    let (status, body) = http_get_as(&a.http, "/api/v1/edges?limit=0", Some(&a.token)).await;
+    assert_eq!(status, 400, "{body}");
+    // Subscriptions: eight from one identity, the ninth refused.
+    let mut open = Vec::new();
+    for i in 0..8 {
+        open.push(subscribe(&a, &format!("sub-{i}"), 0).await);
+    }
+    let ninth = EdgeFeedClient::connect(a.grpc.clone())
+        .await
+        .unwrap()
+        .subscribe(pb::SubscribeRequest {
+            edge_id: "sub-8".into(),
+            held_version: 0,
+            edge_version: "test".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(ninth.code(), Code::ResourceExhausted, "{ninth:?}");
+    assert!(ninth.message().contains("feed subscriptions"), "{ninth:?}");
+    // Closing one gives its slot back.
+    drop(open.pop());
+    let mut again = false;
+    for _ in 0..100 {
+        let attempt = EdgeFeedClient::connect(a.grpc.clone())
+            .await
+            .unwrap()
+            .subscribe(pb::SubscribeRequest {
+                edge_id: "sub-8".into(),
+                held_version: 0,
+                edge_version: "test".into(),
+            })
+            .await;
+        if attempt.is_ok() {
+            again = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(again, "a closed subscription's slot is given back");
+    drop(open);
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

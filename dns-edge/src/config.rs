@@ -397,8 +397,13 @@ impl Settings {
         let edge_id = self
             .edge_id
             .unwrap_or_else(|| format!("edge-{:08x}", rand::random::<u32>()));
-        if edge_id.is_empty() || edge_id.len() > 128 {
-            return Err(invalid("edge-id", "must be 1 to 128 characters"));
+        // The aggregator's rule, checked here so a bad id fails at start.
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
+        if edge_id.is_empty() || edge_id.len() > 128 || !edge_id.bytes().all(allowed) {
+            return Err(invalid(
+                "edge-id",
+                "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'",
+            ));
         }
         Ok(EdgeConfig {
             aggregators: self.aggregator,

@@ -216,6 +216,7 @@ fn table() -> Table {
     .with_query()
     .add(Method::GET, "/api/v1/agents", status::agents)
     .add(Method::GET, "/api/v1/edges", status::edges)
+    .with_query()
     .add(Method::GET, "/api/v1/audit", audit::list)
     .with_query()
     .add(Method::GET, "/api/v1/diff", audit::diff)

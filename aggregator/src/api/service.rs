@@ -138,6 +138,9 @@ pub struct Service {
     deny: std::sync::OnceLock<Arc<gslb_shared::destination::DenyList>>,
     /// Each notification target's delivery on this node.
     notifications: Arc<deliveries::Board>,
+    /// Open feed subscriptions per caller identity (a certificate's, or
+    /// the address of a caller without one).
+    pub(crate) feeds: Mutex<HashMap<String, usize>>,
     /// The core's state as reads see it: replaced by the owner after every
     /// operation that moved the version or the catalog (before answering
     /// it), so reads take it without ever waiting for the core.
@@ -193,6 +196,7 @@ impl Service {
             geo: std::sync::OnceLock::new(),
             deny: std::sync::OnceLock::new(),
             notifications: Arc::default(),
+            feeds: Mutex::default(),
             view,
         }
     }

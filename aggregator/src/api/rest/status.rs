@@ -321,18 +321,37 @@ pub async fn agents(State(s): State<Arc<Service>>) -> Json<Value> {
     ))
 }
 
-/// `GET /api/v1/edges`.
+/// `?limit=&after=` of the edge list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EdgesQuery {
+    /// At most this many rows (1 to 1,000; 100 by default).
+    limit: Option<usize>,
+    /// The next page: rows whose `edgeId` sorts after this one.
+    after: Option<String>,
+}
+
+/// `GET /api/v1/edges`: a page of the registry, by edge id.
 #[utoipa::path(
     get,
     path = "/api/v1/edges",
     operation_id = "status_edges",
     tag = "status",
-    summary = "Edges: applied version, lag, connection",
-    responses((status = 200, description = "One row per edge", body = Vec<serde_json::Value>))
+    summary = "Edges: applied version, lag, connection (a page by edge id: ?limit=&after=)",
+    params(EdgesQuery),
+    responses((status = 200, description = "One row per edge", body = Vec<serde_json::Value>), (status = 400, description = "Refused: the field and the rule", body = ErrorBody))
 )]
-pub async fn edges(State(s): State<Arc<Service>>) -> Json<Value> {
-    let list = views::edges(&s);
-    Json(Value::Array(
+pub async fn edges(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<EdgesQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1_000).contains(&limit) {
+        return Err(ApiError::invalid("limit", "must be between 1 and 1000"));
+    }
+    let list = views::edges_page(&s, q.after.as_deref(), limit);
+    Ok(Json(Value::Array(
         list.edges
             .iter()
             .map(|e| {
@@ -343,5 +362,5 @@ pub async fn edges(State(s): State<Arc<Service>>) -> Json<Value> {
                 })
             })
             .collect(),
-    ))
+    )))
 }

@@ -25,10 +25,14 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<Self::SubscribeStream>, Status> {
+        let who = caller(request.extensions());
         let req = request.into_inner();
         check_edge_id(&req.edge_id)?;
-        let (tx, rx) = mpsc::channel(16);
-        tokio::spawn(run(self.0.clone(), req.edge_id, req.held_version, tx));
+        let slot = FeedSlot::take(&self.0, who)?;
+        set_connected(&self.0, &req.edge_id, true)?;
+        // Two updates queued at most: a slow subscriber holds little.
+        let (tx, rx) = mpsc::channel(2);
+        tokio::spawn(run(self.0.clone(), req.edge_id, req.held_version, tx, slot));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
@@ -41,9 +45,8 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
         let version = r.version;
         let published = self.0.call(move |c| c.feed().published_at(version)).await;
         let mut edges = lock(&self.0.edges);
-        let edge = edges
-            .entry(r.edge_id.clone())
-            .or_insert_with(|| EdgeInfo::new(&r.edge_id));
+        let edge = row(&mut edges, &r.edge_id)?;
+        let before = edge.skipped.clone();
         edge.applied_version = edge.applied_version.max(r.version);
         edge.lag_ms = published.map_or(0, |p| r.applied_at_ms.saturating_sub(p));
         edge.last_seen_ms = now().0;
@@ -62,35 +65,136 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
                 reason
             })
             .collect();
-        if !edge.skipped.is_empty() {
-            tracing::warn!(edge = %r.edge_id, skipped = ?edge.skipped, "edge is degraded: record sets not served");
+        // Logged when it changes, with a count and the first reason only:
+        // a report must not buy a 16 KB log line each time.
+        if !edge.skipped.is_empty() && edge.skipped != before {
+            tracing::warn!(
+                edge = %r.edge_id,
+                skipped = edge.skipped.len(),
+                first = %edge.skipped[0],
+                "edge is degraded: record sets not served"
+            );
         }
         Ok(Response::new(pb::AppliedAck {}))
     }
 }
 
-/// Skipped record sets kept per edge report.
-const MAX_SKIPPED: usize = 32;
-/// Longest reason kept, in bytes.
-const MAX_REASON: usize = 512;
+/// Most feed subscriptions one identity (an edge certificate, or the
+/// address of a caller without one) may hold open: an edge needs one.
+pub const MAX_FEEDS_PER_IDENTITY: usize = 8;
+/// Most feed subscriptions open in all.
+pub const MAX_FEEDS: usize = 1_024;
+/// Longest an update may wait for a subscriber to take it; past it the
+/// subscription is dropped (the edge resubscribes with its version).
+pub const FEED_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// An edge id is 1 to 128 characters (an empty one made a nameless row).
+/// Who opens a subscription: the certificate's identity, else the address.
+fn caller(extensions: &tonic::Extensions) -> String {
+    let peer = extensions.get::<crate::net::listener::Peer>();
+    match peer {
+        Some(p) => match &p.identity {
+            Some(id) => id.to_string(),
+            None => p.addr.ip().to_string(),
+        },
+        None => "unknown".to_owned(),
+    }
+}
+
+/// One open subscription counted against its identity and the total;
+/// given back when dropped.
+struct FeedSlot {
+    service: Arc<Service>,
+    who: String,
+}
+
+impl FeedSlot {
+    fn take(service: &Arc<Service>, who: String) -> Result<Self, Status> {
+        let mut feeds = lock(&service.feeds);
+        let total: usize = feeds.values().sum();
+        let mine = feeds.get(&who).copied().unwrap_or(0);
+        if mine >= MAX_FEEDS_PER_IDENTITY {
+            return Err(Status::resource_exhausted(format!(
+                "subscribe: {who} holds {mine} feed subscriptions, the most one identity may"
+            )));
+        }
+        if total >= MAX_FEEDS {
+            return Err(Status::resource_exhausted(format!(
+                "subscribe: {MAX_FEEDS} feed subscriptions are open, the most this aggregator serves"
+            )));
+        }
+        *feeds.entry(who.clone()).or_default() += 1;
+        Ok(FeedSlot {
+            service: Arc::clone(service),
+            who,
+        })
+    }
+}
+
+impl Drop for FeedSlot {
+    fn drop(&mut self) {
+        let mut feeds = lock(&self.service.feeds);
+        if let Some(n) = feeds.get_mut(&self.who) {
+            *n -= 1;
+            if *n == 0 {
+                feeds.remove(&self.who);
+            }
+        }
+    }
+}
+
+/// Skipped record sets kept per edge report.
+const MAX_SKIPPED: usize = 16;
+/// Longest reason kept, in bytes.
+const MAX_REASON: usize = 256;
+/// Most edges the registry keeps; a new one past it takes the row of the
+/// edge disconnected longest, and is refused when every one is connected.
+pub const MAX_EDGES: usize = 1_000;
+/// Longest edge id.
+pub const MAX_EDGE_ID: usize = 128;
+
+/// An edge id is 1 to 128 of `A-Z a-z 0-9 . _ : -` (a host name or a pod
+/// name): no control, bidirectional or look-alike characters, which would
+/// make rows that read alike.
 fn check_edge_id(id: &str) -> Result<(), Status> {
-    if id.is_empty() || id.chars().count() > 128 || id.chars().any(char::is_control) {
-        return Err(Status::invalid_argument(
-            "edgeId: must be 1 to 128 characters, none of them control characters",
-        ));
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
+    if id.is_empty() || id.len() > MAX_EDGE_ID || !id.bytes().all(allowed) {
+        return Err(Status::invalid_argument(format!(
+            "edgeId: must be 1 to {MAX_EDGE_ID} characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'"
+        )));
     }
     Ok(())
 }
 
-fn set_connected(service: &Service, edge_id: &str, connected: bool) {
-    let mut edges = lock(&service.edges);
-    let edge = edges
+/// The registry row of `edge_id`, made when new: past [`MAX_EDGES`] the
+/// disconnected row seen longest ago makes room; with every row connected
+/// the edge is refused.
+fn row<'a>(
+    edges: &'a mut std::collections::BTreeMap<String, EdgeInfo>,
+    edge_id: &str,
+) -> Result<&'a mut EdgeInfo, Status> {
+    if !edges.contains_key(edge_id) && edges.len() >= MAX_EDGES {
+        let oldest = (edges.values())
+            .filter(|e| !e.connected)
+            .min_by_key(|e| e.last_seen_ms)
+            .map(|e| e.edge_id.clone());
+        let Some(oldest) = oldest else {
+            return Err(Status::resource_exhausted(format!(
+                "edges: {MAX_EDGES} edges are registered and connected, the most this aggregator keeps"
+            )));
+        };
+        edges.remove(&oldest);
+    }
+    Ok(edges
         .entry(edge_id.to_owned())
-        .or_insert_with(|| EdgeInfo::new(edge_id));
+        .or_insert_with(|| EdgeInfo::new(edge_id)))
+}
+
+fn set_connected(service: &Service, edge_id: &str, connected: bool) -> Result<(), Status> {
+    let mut edges = lock(&service.edges);
+    let edge = row(&mut edges, edge_id)?;
     edge.connected = connected;
     edge.last_seen_ms = now().0;
+    Ok(())
 }
 
 async fn run(
@@ -98,8 +202,8 @@ async fn run(
     edge_id: String,
     mut held: u64,
     tx: mpsc::Sender<Result<pb::SnapshotUpdate, Status>>,
+    _slot: FeedSlot,
 ) {
-    set_connected(&service, &edge_id, true);
     tracing::info!(edge = %edge_id, held, "edge subscribed");
     let mut versions = service.watch_version();
     loop {
@@ -128,9 +232,17 @@ async fn run(
             }
         };
         for update in updates {
-            if tx.send(Ok(update)).await.is_err() {
-                set_connected(&service, &edge_id, false);
-                return;
+            match tokio::time::timeout(FEED_SEND_TIMEOUT, tx.send(Ok(update))).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => {
+                    let _ = set_connected(&service, &edge_id, false);
+                    return;
+                }
+                Err(_) => {
+                    tracing::warn!(edge = %edge_id, "edge did not take its update within 30 s: subscription dropped (it resubscribes)");
+                    let _ = set_connected(&service, &edge_id, false);
+                    return;
+                }
             }
         }
         tokio::select! {
@@ -138,6 +250,6 @@ async fn run(
             _ = tx.closed() => break,
         }
     }
-    set_connected(&service, &edge_id, false);
+    let _ = set_connected(&service, &edge_id, false);
     tracing::info!(edge = %edge_id, "edge unsubscribed");
 }

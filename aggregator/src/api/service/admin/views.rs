@@ -346,10 +346,18 @@ pub fn agents(service: &Service) -> pb::AgentList {
 
 /// The edge registry.
 pub fn edges(service: &Service) -> pb::EdgeList {
+    edges_page(service, None, usize::MAX)
+}
+
+/// At most `limit` rows of the edge registry, those after edge id `after`.
+pub fn edges_page(service: &Service, after: Option<&str>, limit: usize) -> pb::EdgeList {
+    use std::ops::Bound;
+    let start = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.to_owned()));
     pb::EdgeList {
         edges: lock(&service.edges)
-            .values()
-            .map(|e| pb::EdgeInfo {
+            .range((start, Bound::Unbounded))
+            .take(limit)
+            .map(|(_, e)| pb::EdgeInfo {
                 edge_id: e.edge_id.clone(),
                 applied_version: e.applied_version,
                 lag_ms: e.lag_ms,
