@@ -34,7 +34,7 @@ use tower::ServiceExt;
 use crate::api::service::Service;
 use crate::api::tokens::Tokens;
 
-pub use events::{MAX_EVENT_STREAMS, MIN_REFRESH};
+pub use events::{MAX_EVENT_STREAMS, MAX_STREAMS_PER_SESSION, MAX_STREAMS_PER_TOKEN, MIN_REFRESH};
 pub use session::{MAX_SESSIONS, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_MS, SESSION_LIFETIME_MS};
 
 /// What the UI's handlers share.
@@ -174,11 +174,17 @@ async fn api(State(ui): State<Arc<Ui>>, request: Request) -> Response {
 async fn events_stream(
     State(ui): State<Arc<Ui>>,
     axum::Extension(caller): axum::Extension<auth::Caller>,
+    token: Option<axum::Extension<crate::api::tokens::Checked>>,
     headers: axum::http::HeaderMap,
 ) -> Response {
     let Some(id) = auth::cookie(&headers).map(str::to_owned) else {
         return StatusCode::UNAUTHORIZED.into_response();
     };
+    // Counted by the session's digest: the id itself is never kept.
+    let session: String = session::key(&id)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let held = Arc::clone(&ui);
     // An open page counts as use; the session's lifetime and its token's
     // validity still end it.
@@ -195,12 +201,27 @@ async fn events_stream(
             }
         }) as events::Narrow
     });
-    match ui.hub.stream(signed_in, narrow) {
-        Some(stream) => stream,
-        None => (
+    let token = token.map_or_else(String::new, |t| t.0.id);
+    match ui.hub.stream(signed_in, narrow, &session, &token) {
+        Ok(stream) => stream,
+        Err(events::StreamRefusal::Full) => (
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
                 "events: {MAX_EVENT_STREAMS} streams are open, the most this aggregator serves\n"
+            ),
+        )
+            .into_response(),
+        Err(events::StreamRefusal::Session) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "events: this session holds {MAX_STREAMS_PER_SESSION} streams, the most one may: close a tab\n"
+            ),
+        )
+            .into_response(),
+        Err(events::StreamRefusal::Token) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "events: this token's sessions hold {MAX_STREAMS_PER_TOKEN} streams, the most one token may\n"
             ),
         )
             .into_response(),

@@ -119,3 +119,97 @@ fn a_meaningless_protect_threshold_is_refused() {
     assert_eq!(code, 201, "{reply}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sign in to the UI over plain HTTP; the session cookie (`gslb_session=…`).
+fn ui_session(agg: &Aggregator) -> String {
+    let body = format!(r#"{{"token": "{}"}}"#, agg.token);
+    let (code, head, text) = http_request(
+        agg.http,
+        "POST",
+        "/ui/session",
+        &[("x-gslb-ui", "1")],
+        &body,
+    );
+    assert!(code < 300, "sign-in: {code} {text}");
+    let line = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a session cookie");
+    line["set-cookie:".len()..]
+        .split(';')
+        .next()
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+/// Open the UI's event stream and read its status line; the socket is kept
+/// open (the stream with it) while it lives.
+fn open_stream(agg: &Aggregator, cookie: &str) -> (u16, std::net::TcpStream) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(agg.http).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        s,
+        "GET /ui/events HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\n\r\n",
+        agg.http
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let code = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, s)
+}
+
+/// Item 15: one session holds at most 8 event streams and one token's
+/// sessions 64, so a single read token can no longer take all 1,000.
+#[test]
+fn ui_event_streams_are_capped_per_session_and_per_token() {
+    let dir = temp_dir("ui-streams");
+    let agg = Aggregator::start(&dir);
+    let first = ui_session(&agg);
+    let mut open = Vec::new();
+    for i in 0..8 {
+        let (code, s) = open_stream(&agg, &first);
+        assert_eq!(code, 200, "stream {i}");
+        open.push(s);
+    }
+    let (code, _) = open_stream(&agg, &first);
+    assert_eq!(code, 429, "the ninth stream of one session");
+    // Seven more sessions of the same token fill its 64.
+    let mut last = String::new();
+    for _ in 0..7 {
+        last = ui_session(&agg);
+        for _ in 0..8 {
+            let (code, s) = open_stream(&agg, &last);
+            assert_eq!(code, 200);
+            open.push(s);
+        }
+    }
+    let (code, _) = open_stream(&agg, &ui_session(&agg));
+    assert_eq!(code, 429, "the token's 65th stream");
+    // A stream closed gives its slot back (once the server sees the close,
+    // at the latest on its next keep-alive).
+    drop(open.pop());
+    let mut reopened = None;
+    gslb_e2e::wait_until(40, "a slot given back", || {
+        let (code, s) = open_stream(&agg, &last);
+        let ok = code == 200;
+        if ok {
+            reopened = Some(s);
+        }
+        ok
+    });
+    drop(reopened);
+    drop(open);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -60,6 +60,69 @@ struct Latest {
     fresh: bool,
 }
 
+/// Most event streams one session may hold open (tabs of one browser).
+pub const MAX_STREAMS_PER_SESSION: usize = 8;
+/// Most event streams the sessions of one token may hold open.
+pub const MAX_STREAMS_PER_TOKEN: usize = 64;
+
+/// Why a stream was not opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamRefusal {
+    /// [`MAX_EVENT_STREAMS`] are open.
+    Full,
+    /// The session holds [`MAX_STREAMS_PER_SESSION`].
+    Session,
+    /// The token's sessions hold [`MAX_STREAMS_PER_TOKEN`].
+    Token,
+}
+
+/// A stream counted against its session and its token; given back when
+/// dropped.
+struct Owned {
+    owners: Arc<Mutex<std::collections::HashMap<String, usize>>>,
+    keys: [String; 2],
+}
+
+impl Owned {
+    fn take(
+        owners: &Arc<Mutex<std::collections::HashMap<String, usize>>>,
+        session: &str,
+        token: &str,
+    ) -> Result<Self, StreamRefusal> {
+        let keys = [format!("s:{session}"), format!("t:{token}")];
+        let mut held = super::lock(owners);
+        let count = |k: &String| held.get(k).copied().unwrap_or(0);
+        if count(&keys[0]) >= MAX_STREAMS_PER_SESSION {
+            return Err(StreamRefusal::Session);
+        }
+        if count(&keys[1]) >= MAX_STREAMS_PER_TOKEN {
+            return Err(StreamRefusal::Token);
+        }
+        for k in &keys {
+            *held.entry(k.clone()).or_default() += 1;
+        }
+        drop(held);
+        Ok(Owned {
+            owners: Arc::clone(owners),
+            keys,
+        })
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let mut held = super::lock(&self.owners);
+        for k in &self.keys {
+            if let Some(n) = held.get_mut(k) {
+                *n -= 1;
+                if *n == 0 {
+                    held.remove(k);
+                }
+            }
+        }
+    }
+}
+
 /// The hub (see the module docs).
 #[derive(Debug)]
 pub struct Hub {
@@ -67,6 +130,8 @@ pub struct Hub {
     tx: broadcast::Sender<Message>,
     wake: Notify,
     streams: Arc<Semaphore>,
+    /// Open streams per session and per token (`s:` and `t:` keys).
+    owners: Arc<Mutex<std::collections::HashMap<String, usize>>>,
     keep_alive: Duration,
     /// Refreshes done, and the time they took in all (µs): what the live
     /// view costs the aggregator, for `/metrics`.
@@ -96,6 +161,7 @@ impl Hub {
             tx: broadcast::channel(BACKLOG).0,
             wake: Notify::new(),
             streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
+            owners: Arc::default(),
             keep_alive: (idle / 2).clamp(Duration::from_millis(500), Duration::from_secs(15)),
             refreshes: AtomicU64::new(0),
             refresh_micros: AtomicU64::new(0),
@@ -112,11 +178,20 @@ impl Hub {
     /// pools, names the members and pools it may see (asked again when the
     /// catalog changes): its stream carries only those. The shared text is
     /// rewritten per such stream; unlimited streams share it as is.
-    pub fn stream<F>(self: &Arc<Self>, signed_in: F, narrow: Option<Narrow>) -> Option<Response>
+    pub fn stream<F>(
+        self: &Arc<Self>,
+        signed_in: F,
+        narrow: Option<Narrow>,
+        session: &str,
+        token: &str,
+    ) -> Result<Response, StreamRefusal>
     where
         F: Fn() -> bool + Send + 'static,
     {
-        let permit = Arc::clone(&self.streams).try_acquire_owned().ok()?;
+        let owned = Owned::take(&self.owners, session, token)?;
+        let permit = Arc::clone(&self.streams)
+            .try_acquire_owned()
+            .map_err(|_| StreamRefusal::Full)?;
         let (mut rx_hub, seq, cached, fresh) = {
             let latest = super::lock(&self.latest);
             // Subscribed under the lock: the next frame's changes are
@@ -135,6 +210,7 @@ impl Hub {
         let (tx, rx) = mpsc::channel::<Bytes>(1);
         tokio::spawn(async move {
             let _permit = permit;
+            let _owned = owned;
             // One text per frame, shared by every stream that opens on it
             // (at 100,000 members it is megabytes).
             let first = match cached {
@@ -200,7 +276,7 @@ impl Hub {
                 idle.reset();
             }
         });
-        Some(sse::response(rx))
+        Ok(sse::response(rx))
     }
 
     /// (streams open, refreshes done, seconds they took in all).

@@ -54,7 +54,8 @@ pub struct Sessions {
     by_digest: HashMap<[u8; 32], Session>,
 }
 
-fn key(id: &str) -> [u8; 32] {
+/// The session's SHA-256: what the server keeps instead of the id.
+pub(super) fn key(id: &str) -> [u8; 32] {
     let mut out = [0; 32];
     out.copy_from_slice(digest(&SHA256, id.as_bytes()).as_ref());
     out
