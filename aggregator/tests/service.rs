@@ -791,8 +791,8 @@ async fn after_a_crash_versions_continue_above_what_edges_may_hold() {
 
 /// Issue 43 items 13 and 14: edge identities cannot grow state without
 /// bound. An edge id is a plain name; the registry keeps 1,000 rows (the
-/// disconnected edge seen longest ago makes room) and REST pages it; one
-/// identity holds at most 8 feed subscriptions.
+/// disconnected edge seen longest ago makes room) and REST pages it. (The
+/// per-certificate stream caps are in the e2e security tests.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edge_identities_cannot_grow_the_registry_or_the_feeds_without_bound() {
     let dir = std::env::temp_dir().join(format!("gslb-agg-edges-{}", std::process::id()));
@@ -844,44 +844,6 @@ async fn edge_identities_cannot_grow_the_registry_or_the_feeds_without_bound() {
     assert_eq!(next.as_array().unwrap().len(), 1, "{next}");
     let (status, body) = http_get_as(&a.http, "/api/v1/edges?limit=0", Some(&a.token)).await;
     assert_eq!(status, 400, "{body}");
-    // Subscriptions: eight from one identity, the ninth refused.
-    let mut open = Vec::new();
-    for i in 0..8 {
-        open.push(subscribe(&a, &format!("sub-{i}"), 0).await);
-    }
-    let ninth = EdgeFeedClient::connect(a.grpc.clone())
-        .await
-        .unwrap()
-        .subscribe(pb::SubscribeRequest {
-            edge_id: "sub-8".into(),
-            held_version: 0,
-            edge_version: "test".into(),
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(ninth.code(), Code::ResourceExhausted, "{ninth:?}");
-    assert!(ninth.message().contains("feed subscriptions"), "{ninth:?}");
-    // Closing one gives its slot back.
-    drop(open.pop());
-    let mut again = false;
-    for _ in 0..100 {
-        let attempt = EdgeFeedClient::connect(a.grpc.clone())
-            .await
-            .unwrap()
-            .subscribe(pb::SubscribeRequest {
-                edge_id: "sub-8".into(),
-                held_version: 0,
-                edge_version: "test".into(),
-            })
-            .await;
-        if attempt.is_ok() {
-            again = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(again, "a closed subscription's slot is given back");
-    drop(open);
     drop(a);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,6 +10,7 @@ pub mod deliveries;
 pub mod edges;
 pub mod keys;
 mod owner;
+pub(crate) mod quota;
 pub mod registry;
 pub mod status;
 
@@ -138,9 +139,8 @@ pub struct Service {
     deny: std::sync::OnceLock<Arc<gslb_shared::destination::DenyList>>,
     /// Each notification target's delivery on this node.
     notifications: Arc<deliveries::Board>,
-    /// Open feed subscriptions per caller identity (a certificate's, or
-    /// the address of a caller without one).
-    pub(crate) feeds: Mutex<HashMap<String, usize>>,
+    /// Open streams per kind and caller identity ([`quota`]).
+    pub(crate) quotas: Mutex<HashMap<String, usize>>,
     /// The core's state as reads see it: replaced by the owner after every
     /// operation that moved the version or the catalog (before answering
     /// it), so reads take it without ever waiting for the core.
@@ -196,7 +196,7 @@ impl Service {
             geo: std::sync::OnceLock::new(),
             deny: std::sync::OnceLock::new(),
             notifications: Arc::default(),
-            feeds: Mutex::default(),
+            quotas: Mutex::default(),
             view,
         }
     }

@@ -570,3 +570,110 @@ fn an_http_check_redirected_to_a_denied_address_fails_with_denied_destination() 
     stop.store(true, Ordering::Relaxed);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 43 items 14 and 19: one certificate may hold 8 feed subscriptions
+/// and 4 agent sessions; the next is refused `RESOURCE_EXHAUSTED` naming
+/// the limit, and another certificate is not affected.
+#[test]
+fn one_certificate_holds_a_bounded_number_of_streams() {
+    use gslb_proto::pb;
+    let dir = temp_dir("security-streams");
+    let own = cert("aggregator", "agg-streams", &["127.0.0.1"]);
+    let agg = Aggregator::start_tls(&dir.join("store"), &own, &["--startup-window", "1s"]);
+    let url = agg.url();
+    let edge = cert("edge", "edge-greedy", &[]);
+    let other = cert("edge", "edge-other", &[]);
+    let fra = cert("agent", "fra1", &[]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let channel = |who: &CertFiles| {
+            let tls = gslb_proto::link::client_config(Some(&who.ca), Some((&who.cert, &who.key)))
+                .unwrap();
+            let url = url.clone();
+            async move {
+                tonic::transport::Endpoint::from_shared(url)
+                    .unwrap()
+                    .tls_config(tls)
+                    .unwrap()
+                    .connect()
+                    .await
+                    .unwrap()
+            }
+        };
+        let subscribe = |channel: tonic::transport::Channel, id: String| async move {
+            pb::edge_feed_client::EdgeFeedClient::new(channel)
+                .subscribe(pb::SubscribeRequest {
+                    edge_id: id,
+                    held_version: 0,
+                    edge_version: "test".into(),
+                })
+                .await
+        };
+        let greedy = channel(&edge).await;
+        let mut open = Vec::new();
+        for i in 0..8 {
+            open.push(
+                subscribe(greedy.clone(), format!("greedy-{i}"))
+                    .await
+                    .unwrap(),
+            );
+        }
+        let refused = subscribe(greedy.clone(), "greedy-8".into())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.code(),
+            tonic::Code::ResourceExhausted,
+            "{refused:?}"
+        );
+        assert!(
+            refused.message().contains("feed subscriptions"),
+            "{refused:?}"
+        );
+        subscribe(channel(&other).await, "other".into())
+            .await
+            .expect("another certificate subscribes");
+        // Agent sessions: four, then refused before the first message.
+        let agent_channel = channel(&fra).await;
+        let mut sessions = Vec::new();
+        let mut refusal = None;
+        for _ in 0..5 {
+            let (tx, rx) = tokio::sync::mpsc::channel::<pb::AgentMessage>(1);
+            let mut client =
+                pb::agent_service_client::AgentServiceClient::new(agent_channel.clone());
+            let call = client.session(tokio_stream::wrappers::ReceiverStream::new(rx));
+            // The server reads the register message only after admitting.
+            tokio::spawn({
+                let tx = tx.clone();
+                async move {
+                    let _ = tx
+                        .send(pb::AgentMessage {
+                            msg: Some(pb::agent_message::Msg::Register(pb::Register {
+                                agent_id: "fra1-a".into(),
+                                location: "fra1".into(),
+                                region: "eu".into(),
+                                version: "test".into(),
+                                ..Default::default()
+                            })),
+                        })
+                        .await;
+                }
+            });
+            match call.await {
+                Ok(stream) => sessions.push((tx, stream)),
+                Err(status) => refusal = Some(status),
+            }
+        }
+        let refusal = refusal.expect("the fifth session refused");
+        assert_eq!(
+            refusal.code(),
+            tonic::Code::ResourceExhausted,
+            "{refusal:?}"
+        );
+        assert!(refusal.message().contains("agent sessions"), "{refusal:?}");
+        assert_eq!(sessions.len(), 4);
+        drop(open);
+    });
+    drop(agg);
+    let _ = std::fs::remove_dir_all(&dir);
+}

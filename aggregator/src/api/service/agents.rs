@@ -44,6 +44,10 @@ impl pb::agent_service_server::AgentService for AgentStreams {
             .get::<Peer>()
             .and_then(|p| p.identity.clone())
             .filter(|id| id.role == Role::Agent);
+        // Counted before the first message is read: a session can carry
+        // 16 MiB messages, so an identity may hold only a few.
+        let who = super::quota::caller(request.extensions());
+        let held = super::quota::take(&self.0, SESSIONS, who.as_deref())?;
         let mut inbound = request.into_inner();
         let first = inbound
             .message()
@@ -81,10 +85,23 @@ impl pb::agent_service_server::AgentService for AgentStreams {
             let _ = tx.send(message(Msg::Redirect(redirect))).await;
             return Ok(Response::new(ReceiverStream::new(rx)));
         }
-        tokio::spawn(run(self.0.clone(), register, location, inbound, tx));
+        tokio::spawn(run(self.0.clone(), register, location, inbound, tx, held));
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
+
+/// Most agent sessions one agent certificate may hold: an agent needs
+/// one, two while it reconnects.
+pub const MAX_AGENT_SESSIONS_PER_IDENTITY: usize = 4;
+/// Most agent sessions in all.
+pub const MAX_AGENT_SESSIONS: usize = 1_024;
+
+const SESSIONS: super::quota::Limit = super::quota::Limit {
+    kind: "session",
+    what: "agent sessions",
+    per_identity: MAX_AGENT_SESSIONS_PER_IDENTITY,
+    total: MAX_AGENT_SESSIONS,
+};
 
 /// The hint for an agent on a node that does not lead; UNAVAILABLE while
 /// no leader is known (the agent retries with backoff).
@@ -106,6 +123,7 @@ async fn run(
     location: LocationId,
     mut inbound: Streaming<pb::AgentMessage>,
     tx: mpsc::Sender<Result<pb::AggregatorMessage, Status>>,
+    _held: super::quota::Held,
 ) {
     let agent_id = register.agent_id.clone();
     let stream = connect(&service, &register, &location).await;

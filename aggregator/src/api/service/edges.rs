@@ -25,10 +25,10 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
         &self,
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<Self::SubscribeStream>, Status> {
-        let who = caller(request.extensions());
+        let who = super::quota::caller(request.extensions());
         let req = request.into_inner();
         check_edge_id(&req.edge_id)?;
-        let slot = FeedSlot::take(&self.0, who)?;
+        let slot = super::quota::take(&self.0, FEEDS, who.as_deref())?;
         set_connected(&self.0, &req.edge_id, true)?;
         // Two updates queued at most: a slow subscriber holds little.
         let (tx, rx) = mpsc::channel(2);
@@ -79,8 +79,8 @@ impl pb::edge_feed_server::EdgeFeed for EdgeStreams {
     }
 }
 
-/// Most feed subscriptions one identity (an edge certificate, or the
-/// address of a caller without one) may hold open: an edge needs one.
+/// Most feed subscriptions one edge certificate may hold open: an edge
+/// needs one (two while it reconnects).
 pub const MAX_FEEDS_PER_IDENTITY: usize = 8;
 /// Most feed subscriptions open in all.
 pub const MAX_FEEDS: usize = 1_024;
@@ -88,59 +88,13 @@ pub const MAX_FEEDS: usize = 1_024;
 /// subscription is dropped (the edge resubscribes with its version).
 pub const FEED_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Who opens a subscription: the certificate's identity, else the address.
-fn caller(extensions: &tonic::Extensions) -> String {
-    let peer = extensions.get::<crate::net::listener::Peer>();
-    match peer {
-        Some(p) => match &p.identity {
-            Some(id) => id.to_string(),
-            None => p.addr.ip().to_string(),
-        },
-        None => "unknown".to_owned(),
-    }
-}
-
-/// One open subscription counted against its identity and the total;
-/// given back when dropped.
-struct FeedSlot {
-    service: Arc<Service>,
-    who: String,
-}
-
-impl FeedSlot {
-    fn take(service: &Arc<Service>, who: String) -> Result<Self, Status> {
-        let mut feeds = lock(&service.feeds);
-        let total: usize = feeds.values().sum();
-        let mine = feeds.get(&who).copied().unwrap_or(0);
-        if mine >= MAX_FEEDS_PER_IDENTITY {
-            return Err(Status::resource_exhausted(format!(
-                "subscribe: {who} holds {mine} feed subscriptions, the most one identity may"
-            )));
-        }
-        if total >= MAX_FEEDS {
-            return Err(Status::resource_exhausted(format!(
-                "subscribe: {MAX_FEEDS} feed subscriptions are open, the most this aggregator serves"
-            )));
-        }
-        *feeds.entry(who.clone()).or_default() += 1;
-        Ok(FeedSlot {
-            service: Arc::clone(service),
-            who,
-        })
-    }
-}
-
-impl Drop for FeedSlot {
-    fn drop(&mut self) {
-        let mut feeds = lock(&self.service.feeds);
-        if let Some(n) = feeds.get_mut(&self.who) {
-            *n -= 1;
-            if *n == 0 {
-                feeds.remove(&self.who);
-            }
-        }
-    }
-}
+/// The feed's limit (see [`quota`](super::quota)).
+const FEEDS: super::quota::Limit = super::quota::Limit {
+    kind: "subscribe",
+    what: "feed subscriptions",
+    per_identity: MAX_FEEDS_PER_IDENTITY,
+    total: MAX_FEEDS,
+};
 
 /// Skipped record sets kept per edge report.
 const MAX_SKIPPED: usize = 16;
@@ -202,7 +156,7 @@ async fn run(
     edge_id: String,
     mut held: u64,
     tx: mpsc::Sender<Result<pb::SnapshotUpdate, Status>>,
-    _slot: FeedSlot,
+    _slot: super::quota::Held,
 ) {
     tracing::info!(edge = %edge_id, held, "edge subscribed");
     let mut versions = service.watch_version();
