@@ -21,8 +21,28 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::tls::ReloadingTls;
 use gslb_proto::link::identity::{Identity, of_certificate};
 
-/// Longest a TLS handshake may take.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a TLS handshake may take, its first byte included: a socket
+/// that says nothing is closed quickly.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// One source address's share of a listener's connections: a quarter of
+/// the cap (at least 4), so one host cannot take them all.
+pub fn per_source(max_connections: usize) -> usize {
+    (max_connections / 4).max(4)
+}
+
+/// The connections kept for peers that authenticated with a client
+/// certificate: an eighth of the cap (at least 2). Connections without one
+/// (plain text, TLS without a certificate) and every handshake may use the
+/// rest only, except that a source address that authenticated before
+/// (a reconnecting agent, edge or operator) may handshake in the reserve.
+pub fn reserve(max_connections: usize) -> usize {
+    (max_connections / 8).max(2)
+}
+
+/// Source addresses remembered as having authenticated (the oldest
+/// forgotten past this many).
+const MAX_KNOWN_SOURCES: usize = 4_096;
 
 /// The peer of a connection, as request extensions carry it.
 #[derive(Debug, Clone)]
@@ -52,6 +72,10 @@ pub struct Conn {
     peer: Peer,
     /// Its place under the listener's connection cap.
     _permit: Option<OwnedSemaphorePermit>,
+    /// Its place outside the authenticated reserve, until it authenticates.
+    _unauthenticated: Option<OwnedSemaphorePermit>,
+    /// Its place in its source address's share.
+    _source: Option<SourceGuard>,
     /// Fires when the connection has been idle too long.
     idle: Option<(Duration, Pin<Box<Sleep>>)>,
 }
@@ -197,9 +221,19 @@ pub fn accept(
 ) -> mpsc::Receiver<Conn> {
     let (tx, rx) = mpsc::channel(64);
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let reserved = reserve(limits.max_connections).min(limits.max_connections - 1);
+    let unauthenticated = Arc::new(Semaphore::new(limits.max_connections - reserved));
+    let reserve_slots = Arc::new(Semaphore::new(reserved));
+    let known = Known::default();
+    let sources = Sources::new(per_source(limits.max_connections));
     tokio::spawn(async move {
         let mut failures = 0u32;
-        let mut refused = Throttled::default();
+        // One throttle per reason, so each is logged at least once a second.
+        let (mut refused_share, mut refused, mut refused_reserve) = (
+            Throttled::default(),
+            Throttled::default(),
+            Throttled::default(),
+        );
         loop {
             let (stream, addr) = match listener.accept().await {
                 Ok(accepted) => accepted,
@@ -215,20 +249,43 @@ pub fn accept(
                 }
             };
             failures = 0;
+            // Each refusal closes at once, so waiting clients do not fill
+            // the backlog; logged at most once a second.
+            let Some(source) = sources.take(addr.ip()) else {
+                if let Some(count) = refused_share.hit() {
+                    tracing::warn!(peer = %addr, count, per_source = sources.share, "connection refused: this source address holds its share of the listener's connections (a quarter of max-connections)");
+                }
+                drop(stream);
+                continue;
+            };
             let Ok(permit) = slots.clone().try_acquire_owned() else {
-                // At the cap: close at once, so waiting clients do not
-                // fill the backlog; logged at most once a second.
                 if let Some(count) = refused.hit() {
                     tracing::warn!(peer = %addr, count, max_connections = limits.max_connections, "connection refused: the listener is at its connection cap (max-connections)");
                 }
                 drop(stream);
                 continue;
             };
+            // The general pool, else (for a source that authenticated
+            // before) the reserve.
+            let unauth = match unauthenticated.clone().try_acquire_owned() {
+                Ok(p) => p,
+                Err(_) => match reserve_slots.clone().try_acquire_owned() {
+                    Ok(p) if known.contains(addr.ip()) => p,
+                    _ => {
+                        if let Some(count) = refused_reserve.hit() {
+                            tracing::warn!(peer = %addr, count, reserved, "connection refused: the rest of the listener's connections are kept for authenticated peers");
+                        }
+                        drop(stream);
+                        continue;
+                    }
+                },
+            };
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "TCP_NODELAY not set");
             }
             let sender = tx.clone();
             let tls = tls.clone();
+            let known = known.clone();
             tokio::spawn(async move {
                 let conn = match tls {
                     None => Some(Conn {
@@ -239,12 +296,22 @@ pub fn accept(
                             plain: true,
                         },
                         _permit: None,
+                        _unauthenticated: None,
+                        _source: None,
                         idle: None,
                     }),
                     Some(tls) => handshake(stream, addr, &tls, kind).await,
                 };
                 if let Some(mut conn) = conn {
                     conn._permit = Some(permit);
+                    conn._source = Some(source);
+                    // A verified client certificate moves it into the
+                    // reserve's side: it no longer counts against the rest.
+                    if conn.peer.identity.is_none() {
+                        conn._unauthenticated = Some(unauth);
+                    } else {
+                        known.insert(addr.ip());
+                    }
                     conn.idle = limits
                         .idle
                         .map(|limit| (limit, Box::pin(tokio::time::sleep(limit))));
@@ -267,6 +334,79 @@ pub fn grpc_incoming(
 ) -> impl tokio_stream::Stream<Item = io::Result<Conn>> {
     use tokio_stream::StreamExt;
     ReceiverStream::new(accept(listener, tls, Kind::Grpc, limits)).map(Ok)
+}
+
+/// Source addresses that authenticated with a client certificate, the
+/// most recent [`MAX_KNOWN_SOURCES`].
+#[derive(Debug, Clone, Default)]
+struct Known(Arc<std::sync::Mutex<(u64, std::collections::HashMap<std::net::IpAddr, u64>)>>);
+
+impl Known {
+    fn contains(&self, ip: std::net::IpAddr) -> bool {
+        let known = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        known.1.contains_key(&ip.to_canonical())
+    }
+
+    fn insert(&self, ip: std::net::IpAddr) {
+        let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        known.0 += 1;
+        let tick = known.0;
+        known.1.insert(ip.to_canonical(), tick);
+        if known.1.len() > MAX_KNOWN_SOURCES {
+            // Forget the least recently authenticated (rare: O(n) then).
+            if let Some(oldest) = known.1.iter().min_by_key(|(_, t)| **t).map(|(ip, _)| *ip) {
+                known.1.remove(&oldest);
+            }
+        }
+    }
+}
+
+/// Open connections per source address, each at most `share`.
+#[derive(Debug, Clone)]
+struct Sources {
+    share: usize,
+    open: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
+}
+
+/// A connection counted in its source's share; given back when dropped.
+struct SourceGuard {
+    sources: Sources,
+    ip: std::net::IpAddr,
+}
+
+impl Sources {
+    fn new(share: usize) -> Self {
+        Sources {
+            share,
+            open: Arc::default(),
+        }
+    }
+
+    fn take(&self, ip: std::net::IpAddr) -> Option<SourceGuard> {
+        let ip = ip.to_canonical();
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let n = open.entry(ip).or_default();
+        if *n >= self.share {
+            return None;
+        }
+        *n += 1;
+        Some(SourceGuard {
+            sources: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for SourceGuard {
+    fn drop(&mut self) {
+        let mut open = self.sources.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
 }
 
 /// Counts events, and lets one through per second.
@@ -324,7 +464,7 @@ async fn handshake(
             return None;
         }
         Err(_) => {
-            tracing::warn!(peer = %addr, listener, "refused a TLS connection: no handshake within 10s");
+            tracing::warn!(peer = %addr, listener, "refused a TLS connection: no handshake within 3s");
             return None;
         }
     };
@@ -354,6 +494,8 @@ async fn handshake(
             plain: false,
         },
         _permit: None,
+        _unauthenticated: None,
+        _source: None,
         idle: None,
     })
 }

@@ -528,25 +528,55 @@ fn the_http_listener_closes_idle_slow_and_surplus_connections() {
     );
     drop(agg);
     // The cap (timeouts at their defaults, so nothing else closes the
-    // held connections): 16 open, the 17th closed at once; once they go,
-    // the listener answers again.
+    // held connections). Issue 43 item 18: one source address gets a
+    // quarter of it (4 of 16), and the last eighth (2) is kept for peers
+    // with a client certificate, so without one 14 are open at most.
     let agg = Aggregator::start_with(
         None,
         &dir.join("data2"),
         "127.0.0.1:0",
         &["--startup-window", "1s", "--max-connections", "16"],
     );
-    let held: Vec<TcpStream> = (0..16)
-        .map(|_| TcpStream::connect(agg.http).unwrap())
-        .collect();
-    wait_until(10, "the cap to refuse a connection", || {
-        let mut extra = TcpStream::connect(agg.http).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let from = |source: &str| -> TcpStream {
+        let source: std::net::SocketAddr = format!("{source}:0").parse().unwrap();
+        runtime.block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind(source).unwrap();
+            socket.connect(agg.http).await.unwrap().into_std().unwrap()
+        })
+    };
+    let mut held: Vec<TcpStream> = (0..4).map(|_| from("127.0.0.1")).collect();
+    wait_until(10, "the source's share to refuse a connection", || {
+        let mut extra = from("127.0.0.1");
+        extra.set_nonblocking(false).unwrap();
         closed_within(&mut extra, 1)
     });
-    wait_until(10, "the refusal to be logged", || {
+    wait_until(10, "the share refusal logged", || {
         agg.proc
             .stderr
-            .contains("the listener is at its connection cap")
+            .contains("holds its share of the listener's connections")
+    });
+    // Other sources still get in, up to the unreserved 14.
+    for source in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+        for _ in 0..4 {
+            held.push(from(source));
+        }
+    }
+    wait_until(
+        10,
+        "the reserve to refuse an unauthenticated connection",
+        || {
+            let mut extra = from("127.0.0.5");
+            extra.set_nonblocking(false).unwrap();
+            closed_within(&mut extra, 1)
+        },
+    );
+    wait_until(10, "the reserve refusal logged", || {
+        agg.proc.stderr.contains("kept for authenticated peers")
     });
     drop(held);
     wait_until(10, "/livez after the held connections", || {

@@ -677,3 +677,85 @@ fn one_certificate_holds_a_bounded_number_of_streams() {
     drop(agg);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 43 item 18: silent sockets without credentials cannot lock
+/// agents and gslbctl out of gRPC: each source address gets a share of the
+/// connection cap, a socket that sends no handshake is closed within 3 s,
+/// and the last eighth of the cap is kept for sources that authenticated
+/// before. Here the cap is 16: four flooding addresses keep the 14 others
+/// full, renewing every closed socket, while an agent restarts and
+/// gslbctl calls.
+#[test]
+fn silent_sockets_do_not_lock_authenticated_peers_out() {
+    use std::sync::atomic::AtomicBool;
+    let dir = temp_dir("security-flood");
+    let own = cert("aggregator", "agg-flood", &["127.0.0.1"]);
+    let agg = Aggregator::start_tls(
+        &dir.join("store"),
+        &own,
+        &["--startup-window", "1s", "--max-connections", "16"],
+    );
+    let url = agg.url();
+    let fra = cert("agent", "fra1", &[]);
+    let mut first = agent(&url, "fra1", &fra.tls_flags());
+    wait_until(30, "the agent connected", || agg.connected_agents() == 1);
+    let grpc: SocketAddr = agg.grpc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flooder = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut held: Vec<std::net::TcpStream> = Vec::new();
+            let mut opened = 0usize;
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                // Forget the sockets the server closed; top up to 16.
+                held.retain(|s| {
+                    let mut byte = [0u8; 1];
+                    s.set_nonblocking(true).unwrap();
+                    !matches!(s.peek(&mut byte), Ok(0))
+                });
+                for i in held.len()..16 {
+                    let source: SocketAddr = format!("127.0.0.{}:0", 2 + i % 4).parse().unwrap();
+                    let s = runtime.block_on(async {
+                        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+                        socket.bind(source).unwrap();
+                        socket.connect(grpc).await
+                    });
+                    if let Ok(s) = s {
+                        held.push(s.into_std().unwrap());
+                        opened += 1;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            opened
+        })
+    };
+    wait_until(10, "the flood refused", || {
+        agg.proc.stderr.contains("kept for authenticated peers")
+    });
+    // The agent restarts under the flood and is back; gslbctl answers.
+    first.kill();
+    let second = agent(&url, "fra1", &fra.tls_flags());
+    wait_until(30, "the restarted agent connected", || {
+        agg.connected_agents() == 1
+    });
+    let (code, out, err) = {
+        let ctl = agg.try_ctl(&["agents"]);
+        (ctl.0, ctl.1, ctl.2)
+    };
+    assert!(code, "gslbctl under the flood: {out}{err}");
+    stop.store(true, Ordering::Relaxed);
+    let opened = flooder.join().unwrap();
+    assert!(
+        opened >= 14,
+        "the flood held the unreserved slots ({opened})"
+    );
+    drop(second);
+    drop(agg);
+    let _ = std::fs::remove_dir_all(&dir);
+}
