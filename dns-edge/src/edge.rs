@@ -102,6 +102,7 @@ pub async fn run(cfg: EdgeConfig, shutdown: impl Future<Output = ()>) -> anyhow:
     let cert = cfg.link_tls.identity.as_ref().map(|(cert, _)| cert.clone());
     let app = crate::status::app(Arc::clone(&shared), cert);
     tokio::spawn(async move {
+        let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
         if let Err(e) = axum::serve(status, app).await {
             tracing::error!(error = %e, "status listener failed");
         }

@@ -152,12 +152,13 @@ async fn status_pools(State(app): State<Arc<App>>) -> Response {
 /// snapshot only on the TLS warm-up listener).
 async fn warmup(
     State(app): State<Arc<App>>,
+    axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<std::net::SocketAddr>,
     headers: axum::http::HeaderMap,
     uri: axum::http::Uri,
 ) -> Response {
     use crate::warmup::endpoint::{self, Snapshot};
     let warmup = &app.shared.warmup;
-    if let Some(refused) = endpoint::refusal(warmup, &headers) {
+    if let Some(refused) = endpoint::refusal(warmup, &headers, peer.ip()) {
         return refused;
     }
     let body = endpoint::body(warmup, app.shared.status().version);

@@ -110,6 +110,8 @@ pub struct Warmup {
     pub hot: OnceLock<Arc<hot::HotKeys>>,
     /// The endpoint's token.
     pub token: OnceLock<Token>,
+    /// Wrong tokens per source address (guessing is throttled).
+    pub guesses: gslb_shared::guesses::Guesses,
 }
 
 /// What `/status/config` reports of the start.

@@ -11,6 +11,7 @@ pub mod destination;
 pub mod dnssec;
 pub mod duration;
 pub mod geo_db;
+pub mod guesses;
 pub mod model;
 pub mod rollover;
 pub mod selection;

@@ -43,6 +43,8 @@ pub struct Ui {
     tokens: Arc<Tokens>,
     sessions: Mutex<session::Sessions>,
     rng: SystemRandom,
+    /// Wrong sign-in tokens per source address.
+    guesses: gslb_shared::guesses::Guesses,
     hub: Arc<events::Hub>,
     /// The REST router, which `/ui/api/v1/…` is passed to.
     rest: Router,
@@ -68,6 +70,7 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Ro
         tokens,
         sessions: Mutex::default(),
         rng: SystemRandom::new(),
+        guesses: Default::default(),
     });
     let signed_in = Router::new()
         .route("/ui/", get(pages::topology::page))

@@ -97,7 +97,7 @@ async fn connection(
     }
     let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
         let shared = Arc::clone(&shared);
-        async move { Ok::<_, Infallible>(handle(&shared, &req).await) }
+        async move { Ok::<_, Infallible>(handle(&shared, &req, peer.ip()).await) }
     });
     let served = hyper::server::conn::http1::Builder::new()
         .serve_connection(TokioIo::new(stream), service)
@@ -107,11 +107,15 @@ async fn connection(
     }
 }
 
-async fn handle(shared: &Shared, req: &Request<hyper::body::Incoming>) -> Response {
+async fn handle(
+    shared: &Shared,
+    req: &Request<hyper::body::Incoming>,
+    peer: std::net::IpAddr,
+) -> Response {
     if req.uri().path() != PATH {
         return StatusCode::NOT_FOUND.into_response();
     }
-    if let Some(refused) = endpoint::refusal(&shared.warmup, req.headers()) {
+    if let Some(refused) = endpoint::refusal(&shared.warmup, req.headers(), peer) {
         return refused;
     }
     let table = shared.table.load_full();

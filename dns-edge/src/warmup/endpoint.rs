@@ -33,8 +33,12 @@ pub fn asks_snapshot(query: Option<&str>) -> bool {
     query.is_some_and(|q| q.split('&').any(|p| p == "snapshot=1"))
 }
 
-/// The refusal of a request without the token (none when it has it).
-pub fn refusal(warmup: &Warmup, headers: &HeaderMap) -> Option<Response> {
+/// The refusal of a request without the token (none when it has it), from
+/// `peer`: a source with more than 10 wrong tokens in 10 s is refused
+/// (429) for 60 s without its token being looked at; a burst is logged
+/// once.
+pub fn refusal(warmup: &Warmup, headers: &HeaderMap, peer: std::net::IpAddr) -> Option<Response> {
+    use gslb_shared::guesses::Failure;
     let Some(token) = warmup.token.get() else {
         return Some(
             (
@@ -44,14 +48,40 @@ pub fn refusal(warmup: &Warmup, headers: &HeaderMap) -> Option<Response> {
                 .into_response(),
         );
     };
+    let now = gslb_shared::clock::now_ms();
+    if let Err(wait_ms) = warmup.guesses.check(peer, now) {
+        return Some(
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "warm-up: too many wrong tokens from {peer}; try again in {} s\n",
+                    wait_ms.div_ceil(1_000)
+                ),
+            )
+                .into_response(),
+        );
+    }
     let sent = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
-    (!token.admits(sent)).then(|| {
+    if token.admits(sent) {
+        warmup.guesses.succeeded(peer);
+        return None;
+    }
+    match warmup.guesses.failed(peer, now) {
+        Failure::First => {
+            tracing::warn!(%peer, "warm-up endpoint: wrong or missing token (further tries from this address within 10 s are counted, not logged)")
+        }
+        Failure::Blocked => {
+            tracing::warn!(%peer, "warm-up endpoint: more than 10 wrong tokens from this address in 10 s; refused for 60 s")
+        }
+        Failure::Again => {}
+    }
+    Some(
         (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
         )
-            .into_response()
-    })
+            .into_response(),
+    )
 }
 
 /// The keys, as of snapshot `version`.

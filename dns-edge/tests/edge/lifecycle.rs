@@ -402,3 +402,47 @@ fn verbose_health_and_the_pools_the_edge_serves() {
     assert!(body.contains("[-]draining: yes (in_flight"), "{body}");
     assert!(body.ends_with("livez check passed\n"), "{body}");
 }
+
+/// Issue 43 item 27: guessing the warm-up token is throttled per source:
+/// 10 wrong tries in 10 s, then 429 for 60 s (the right token too), and
+/// the burst is logged at its start and at the block only.
+#[test]
+fn warm_up_token_guessing_is_throttled() {
+    let dir = temp_dir("warmup-guess");
+    let token = dir.join("token");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&token, "the-right-warmup-token-0123456789\n").unwrap();
+    let (_d, _agg, edge, _) = mesh(
+        "warmup-guess-mesh",
+        &["--warmup-token-file", token.to_str().unwrap()],
+    );
+    let ask = |bearer: &str| {
+        let auth = format!("Bearer {bearer}");
+        gslb_e2e::dns::http_request(
+            edge.status,
+            "GET",
+            "/internal/warmup",
+            &[("Authorization", &auth)],
+            "",
+        )
+        .0
+    };
+    assert_eq!(ask("the-right-warmup-token-0123456789"), 200);
+    let codes: Vec<u16> = (0..14).map(|i| ask(&format!("guess-{i}"))).collect();
+    assert!(codes[..10].iter().all(|c| *c == 401), "{codes:?}");
+    assert!(codes[11..].iter().all(|c| *c == 429), "{codes:?}");
+    assert_eq!(
+        ask("the-right-warmup-token-0123456789"),
+        429,
+        "blocked for a while"
+    );
+    wait_until(10, "the block logged", || {
+        edge.proc.stderr.contains("refused for 60 s")
+    });
+    assert_eq!(
+        edge.proc.stderr.count("wrong or missing token"),
+        1,
+        "one line per burst"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

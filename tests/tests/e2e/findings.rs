@@ -213,3 +213,46 @@ fn ui_event_streams_are_capped_per_session_and_per_token() {
     drop(open);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Item 27: token guessing is throttled per source: after 10 wrong UI
+/// sign-in tokens in 10 s an address is refused (429) for 60 s, even with
+/// the right token, and the burst is logged twice (its start, the block),
+/// not once per try.
+#[test]
+fn ui_sign_in_guessing_is_throttled_and_logged_once_per_burst() {
+    let dir = temp_dir("guessing");
+    let agg = Aggregator::start(&dir);
+    let wrong = r#"{"token": "gslb_wrong_0000000000000000"}"#;
+    let mut codes = Vec::new();
+    for _ in 0..15 {
+        let (code, _, _) = http_request(
+            agg.http,
+            "POST",
+            "/ui/session",
+            &[("x-gslb-ui", "1")],
+            wrong,
+        );
+        codes.push(code);
+    }
+    assert!(codes[..10].iter().all(|c| *c == 401), "{codes:?}");
+    assert!(codes[11..].iter().all(|c| *c == 429), "{codes:?}");
+    let right = format!(r#"{{"token": "{}"}}"#, agg.token);
+    let (code, _, body) = http_request(
+        agg.http,
+        "POST",
+        "/ui/session",
+        &[("x-gslb-ui", "1")],
+        &right,
+    );
+    assert_eq!(code, 429, "blocked even with the right token: {body}");
+    assert!(body.contains("too many wrong tokens"), "{body}");
+    gslb_e2e::wait_until(10, "the block logged", || {
+        agg.proc.stderr.contains("refused for 60 s")
+    });
+    assert_eq!(
+        agg.proc.stderr.count("refused a UI sign-in"),
+        1,
+        "one line per burst"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

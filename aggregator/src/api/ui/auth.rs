@@ -105,7 +105,27 @@ struct SignIn {
 }
 
 /// `POST /ui/session`: exchange an admin token for a session cookie.
-pub async fn sign_in(State(ui): State<Arc<Ui>>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn sign_in(
+    State(ui): State<Arc<Ui>>,
+    peer: Option<axum::Extension<crate::net::listener::Peer>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    use gslb_shared::guesses::Failure;
+    let source = peer.map(|p| p.0.addr.ip());
+    let now = crate::core::now().0;
+    if let Some(ip) = source
+        && let Err(wait_ms) = ui.guesses.check(ip, now)
+    {
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "resource_exhausted",
+            format!(
+                "sign-in: too many wrong tokens from {ip}; try again in {} s",
+                wait_ms.div_ceil(1_000)
+            ),
+        );
+    }
     if headers.get(SIGN_IN_HEADER).is_none() {
         return refuse(
             StatusCode::FORBIDDEN,
@@ -132,7 +152,16 @@ pub async fn sign_in(State(ui): State<Arc<Ui>>, headers: HeaderMap, body: Bytes)
     };
     let token = token.trim().to_owned();
     if let Err(refusal) = token_role(&ui, &token) {
-        tracing::warn!(reason = %refusal, "refused a UI sign-in");
+        // Logged once per burst from a source, and when it is blocked.
+        match source.map(|ip| (ip, ui.guesses.failed(ip, now))) {
+            Some((_, Failure::First)) | None => {
+                tracing::warn!(peer = ?source.map(|i| i.to_string()), reason = %refusal, "refused a UI sign-in (further wrong tries from this address within 10 s are counted, not logged)");
+            }
+            Some((ip, Failure::Blocked)) => {
+                tracing::warn!(%ip, "UI sign-in: more than 10 wrong tokens from this address in 10 s; refused for 60 s");
+            }
+            Some((_, Failure::Again)) => {}
+        }
         return refuse(
             StatusCode::UNAUTHORIZED,
             "unauthenticated",
@@ -146,6 +175,9 @@ pub async fn sign_in(State(ui): State<Arc<Ui>>, headers: HeaderMap, body: Bytes)
             "no random bytes",
         );
     };
+    if let Some(ip) = source {
+        ui.guesses.succeeded(ip);
+    }
     let opened = super::lock(&ui.sessions).open(&token, &id, &csrf, crate::core::now().0);
     if let Err(e) = opened {
         return refuse(
