@@ -481,6 +481,29 @@ fn member_names_are_unique_within_a_pool() {
         )),
         "{err}"
     );
+    // Issue 43 item 26: names compare case-folded and normalised: a case
+    // variant, a decomposed accent or full-width letters are the same name;
+    // a trailing space and look-alike scripts are refused outright.
+    for same in ["WEB-1", "Web-1", "ｗｅｂ-1"] {
+        let err = s.apply(Op::Create(Object::Member(m(a, same)))).unwrap_err();
+        assert!(err.to_string().contains("already named"), "{same}: {err}");
+    }
+    created(&mut s, Object::Member(m(a, "caf\u{e9}")));
+    let err = s
+        .apply(Op::Create(Object::Member(m(a, "cafe\u{301}"))))
+        .unwrap_err();
+    assert!(err.to_string().contains("already named"), "NFD: {err}");
+    for (bad, rule) in [("web-1 ", "whitespace"), ("w\u{435}b-1", "look-alike")] {
+        let err = s.apply(Op::Create(Object::Member(m(a, bad)))).unwrap_err();
+        assert!(err.to_string().contains(rule), "{bad:?}: {err}");
+    }
+    let err = s
+        .apply(Op::Create(Object::Pool(Pool::new(PoolId(0), "A"))))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("already named"),
+        "pools too: {err}"
+    );
     // Another pool may use the name; a rename or a delete frees it.
     created(&mut s, Object::Member(m(b, "web-1")));
     let mut renamed = s.catalog.members[&first].clone();

@@ -14,7 +14,11 @@ async fn main() {
             let _ = std::io::stdout().write_all(text.as_bytes());
         }
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "gslbctl: {err}");
+            // Errors quote documents and servers: escape what a terminal
+            // would act on or hide, line by line.
+            let text = err.to_string();
+            let shown: Vec<String> = text.lines().map(gslb_ctl::table::clean_line).collect();
+            let _ = writeln!(std::io::stderr(), "gslbctl: {}", shown.join("\n"));
             std::process::exit(1);
         }
     }

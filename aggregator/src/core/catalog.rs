@@ -885,7 +885,7 @@ impl CatalogState {
     fn member_named(&self, pool: PoolId, name: &str) -> Option<MemberId> {
         self.indexes()
             .by_name
-            .get(&(pool, name.to_owned()))
+            .get(&(pool, gslb_shared::validate::name_key(name)))
             .copied()
     }
 
@@ -1003,7 +1003,10 @@ impl CatalogState {
             Object::Pool(p) => {
                 validate::pool(p).map_err(CatalogError::Invalid)?;
                 // Names are what declarative documents key pools by.
-                if let Some(other) = c.pools.values().find(|o| o.name == p.name && o.id != p.id) {
+                let key = gslb_shared::validate::name_key(&p.name);
+                if let Some(other) = (c.pools.values())
+                    .find(|o| o.id != p.id && gslb_shared::validate::name_key(&o.name) == key)
+                {
                     return Err(invalid(
                         "name",
                         format!("pool {} is already named {:?}", other.id, p.name),
@@ -1074,10 +1077,9 @@ impl CatalogState {
             }
             Object::Notifier(n) => {
                 validate::notifier(n).map_err(CatalogError::Invalid)?;
-                if let Some(other) = c
-                    .notifiers
-                    .values()
-                    .find(|o| o.name == n.name && o.id != n.id)
+                let key = gslb_shared::validate::name_key(&n.name);
+                if let Some(other) = (c.notifiers.values())
+                    .find(|o| o.id != n.id && gslb_shared::validate::name_key(&o.name) == key)
                 {
                     return Err(invalid(
                         "name",
@@ -1091,7 +1093,10 @@ impl CatalogState {
             }
             Object::Check(k) => {
                 validate::check(k).map_err(CatalogError::Invalid)?;
-                if let Some(other) = c.checks.values().find(|o| o.name == k.name && o.id != k.id) {
+                let key = gslb_shared::validate::name_key(&k.name);
+                if let Some(other) = (c.checks.values())
+                    .find(|o| o.id != k.id && gslb_shared::validate::name_key(&o.name) == key)
+                {
                     return Err(invalid(
                         "name",
                         format!("check {} is already named {:?}", other.id, k.name),

@@ -6,10 +6,21 @@ use crate::model::{LocationId, Region};
 /// Longest human name.
 pub const MAX_NAME_LEN: usize = 64;
 
-/// A human name: 1 to 64 characters, no control characters.
+/// A human name: 1 to 64 characters, no control, bidirectional or
+/// zero-width characters, no leading or trailing whitespace, and not
+/// mixing Latin letters with Greek or Cyrillic ones (the look-alikes of a
+/// name that reads the same). Names of one kind are compared by
+/// [`name_key`].
 pub(crate) fn human_name(findings: &mut Findings, field: &str, name: &str) {
     if name.trim().is_empty() {
         findings.add(field, "must not be empty");
+    } else if name.trim() != name {
+        findings.add(field, "must not start or end with whitespace");
+    } else if mixes_scripts(name) {
+        findings.add(
+            field,
+            "must not mix Latin letters with Greek or Cyrillic ones (look-alike names)",
+        );
     } else if name.chars().count() > MAX_NAME_LEN {
         findings.add(field, format!("must be at most {MAX_NAME_LEN} characters"));
     } else if name.chars().any(char::is_control) {
@@ -20,6 +31,26 @@ pub(crate) fn human_name(findings: &mut Findings, field: &str, name: &str) {
             "must not contain bidirectional controls or zero-width characters",
         );
     }
+}
+
+/// The key names of one kind are compared by: compatibility-normalised
+/// (NFKC: composed and decomposed forms, full-width letters alike) and
+/// lower-cased, so `Web`, `web` and `ｗｅｂ` are one name.
+pub fn name_key(name: &str) -> String {
+    icu_normalizer::ComposingNormalizerBorrowed::new_nfkc()
+        .normalize(name)
+        .to_lowercase()
+}
+
+/// Whether `name` has Latin letters beside Greek or Cyrillic ones.
+fn mixes_scripts(name: &str) -> bool {
+    let latin = name.chars().any(|c| {
+        c.is_ascii_alphabetic() || (c.is_alphabetic() && ('\u{c0}'..='\u{24f}').contains(&c))
+    });
+    let other = name
+        .chars()
+        .any(|c| ('\u{370}'..='\u{3ff}').contains(&c) || ('\u{400}'..='\u{52f}').contains(&c));
+    latin && other
 }
 
 /// Characters that change how the text around them is shown without being

@@ -256,3 +256,22 @@ fn ui_sign_in_guessing_is_throttled_and_logged_once_per_burst() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Item 26: gslbctl never prints raw terminal escapes from a document
+/// or a server's error: they come out escaped (`\u{1b}`).
+#[test]
+fn gslbctl_escapes_what_a_document_smuggles_into_its_errors() {
+    let dir = temp_dir("ctl-escape");
+    let agg = Aggregator::start(&dir);
+    let doc = format!("{ZONE}\n[[pool]]\nname = \"p\"\n\"\\u001b[31mred\\u202e\" = 1\n");
+    let file = dir.join("escape.toml");
+    std::fs::write(&file, doc).unwrap();
+    let (ok, _, err) = agg.try_ctl(&["apply", "-f", file.to_str().unwrap()]);
+    assert!(!ok, "{err}");
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+        "raw escapes: {err:?}"
+    );
+    assert!(err.contains("\\u{1b}"), "shown escaped: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,6 +3,7 @@
 //! endpoint, record sets by name (in reversed-label order, so the names at
 //! and below a delegation are one range).
 
+use gslb_shared::validate::name_key;
 use gslb_shared::{DnsName, Member, MemberId, PoolId, RecordSet, RecordSetId, RecordType};
 
 /// Built on first use, then kept up to date by [`super::CatalogState::put`]
@@ -24,6 +25,7 @@ pub(super) struct Indexes {
     /// Member ids by pool, in id order (a pool's reads cost its size).
     pub by_pool: imbl::OrdSet<(PoolId, MemberId)>,
     /// Member ids by (pool, name).
+    /// Members by pool and [`name_key`] of their name.
     pub by_name: imbl::OrdMap<(PoolId, String), MemberId>,
     /// Member ids by (pool, address, port).
     pub by_endpoint: imbl::OrdMap<(PoolId, gslb_shared::MemberAddress, u16), MemberId>,
@@ -53,14 +55,14 @@ pub(super) fn reversed(name: &DnsName) -> String {
 impl Indexes {
     pub fn add(&mut self, m: &Member) {
         self.by_pool.insert((m.pool, m.id));
-        self.by_name.insert((m.pool, m.name.clone()), m.id);
+        self.by_name.insert((m.pool, name_key(&m.name)), m.id);
         self.by_endpoint
             .insert((m.pool, m.address.clone(), m.port), m.id);
     }
 
     pub fn drop_member(&mut self, m: &Member) {
         self.by_pool.remove(&(m.pool, m.id));
-        self.by_name.remove(&(m.pool, m.name.clone()));
+        self.by_name.remove(&(m.pool, name_key(&m.name)));
         self.by_endpoint
             .remove(&(m.pool, m.address.clone(), m.port));
     }
