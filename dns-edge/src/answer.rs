@@ -181,9 +181,12 @@ impl Responder {
 
     /// Answer NSID queries with `nsid` (`None`: the option is never sent).
     pub fn set_nsid(&mut self, nsid: Option<Box<[u8]>>) {
-        // Kept replies were built with the old one.
-        self.prebuilt.clear();
-        self.nsid = nsid;
+        // Kept replies were built with the old one (a warmed responder
+        // keeps its replies when it is the same).
+        if self.nsid != nsid {
+            self.prebuilt.clear();
+            self.nsid = nsid;
+        }
     }
 
     /// The NSID to send with a reply to a query with `edns`.

@@ -249,7 +249,8 @@ async fn seed_from_peer(
 ) -> Option<Fetched> {
     let token = shared.warmup.token.get()?;
     let deadline = tokio::time::Instant::now() + cfg.timeout;
-    let fetched = match fetch::keys(&cfg.from, token, deadline, Some(tls), true).await {
+    let fetched = match fetch::keys(&cfg.from, token, deadline, Some(tls), true, cfg.hot_keys).await
+    {
         Ok(f) => f,
         Err(why) => {
             tracing::warn!(reason = %why, "no snapshot from peers: waiting for an aggregator");
@@ -306,18 +307,29 @@ async fn warm_up(
     let started = std::time::Instant::now();
     let (responders, mut report) = from_peers(shared, &cfg.warmup, tls, fetched, responders).await;
     report.duration_ms = started.elapsed().as_millis() as u64;
+    // Ours, with the reason and the figures, then seed 001's lines as
+    // the seed writes them.
     match &report.reason {
-        Some(reason) => tracing::warn!(
-            %reason,
-            duration_ms = report.duration_ms,
-            "warm-up: starting cold"
-        ),
-        None => tracing::info!(
-            source = report.source.as_deref().unwrap_or(""),
-            keys_replayed = report.keys_replayed,
-            duration_ms = report.duration_ms,
-            "warm-up: the peer's hot keys are answered in every worker"
-        ),
+        Some(reason) => {
+            tracing::warn!(
+                %reason,
+                duration_ms = report.duration_ms,
+                "warm-up: starting cold"
+            );
+            tracing::error!("Warmup failed - proceeding with cold start");
+        }
+        None => {
+            tracing::info!(
+                source = report.source.as_deref().unwrap_or(""),
+                keys_replayed = report.keys_replayed,
+                duration_ms = report.duration_ms,
+                "warm-up: the peer's hot keys are answered in every worker"
+            );
+            tracing::info!(
+                "Warmup complete: {} payloads executed",
+                report.keys_replayed
+            );
+        }
     }
     shared.set_warmup(report);
     responders
@@ -347,7 +359,7 @@ async fn from_peers(
     };
     let fetched = match fetched {
         Some(f) => f,
-        None => match fetch::keys(&cfg.from, token, deadline, tls, false).await {
+        None => match fetch::keys(&cfg.from, token, deadline, tls, false, cfg.hot_keys).await {
             Ok(f) => f,
             Err(why) => return cold(report, responders, why),
         },

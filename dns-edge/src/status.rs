@@ -31,6 +31,7 @@ pub fn app(shared: Arc<Shared>, cert: Option<std::path::PathBuf>) -> Router {
         .route("/status/pools", get(status_pools))
         .route("/metrics", get(metrics))
         .route("/internal/warmup", get(warmup))
+        .route(crate::warmup::endpoint::SEED_PATH, get(warmup))
         .with_state(Arc::new(App { shared, registry }))
 }
 
@@ -167,7 +168,7 @@ async fn warmup(
     } else {
         Snapshot::NotAsked
     };
-    endpoint::answer(&body, snapshot)
+    endpoint::answer(&body, snapshot, uri.path() == endpoint::SEED_PATH)
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {

@@ -112,7 +112,8 @@ async fn handle(
     req: &Request<hyper::body::Incoming>,
     peer: std::net::IpAddr,
 ) -> Response {
-    if req.uri().path() != PATH {
+    let seed = req.uri().path() == endpoint::SEED_PATH;
+    if req.uri().path() != PATH && !seed {
         return StatusCode::NOT_FOUND.into_response();
     }
     if let Some(refused) = endpoint::refusal(&shared.warmup, req.headers(), peer) {
@@ -122,7 +123,7 @@ async fn handle(
     let version = table.as_ref().map_or(0, |t| t.version);
     let body = endpoint::body(&shared.warmup, version);
     if !endpoint::asks_snapshot(req.uri().query()) {
-        return endpoint::answer(&body, Snapshot::NotAsked);
+        return endpoint::answer(&body, Snapshot::NotAsked, seed);
     }
     let encoded = match table {
         // Encoding a large catalog takes a while: off the runtime's workers.
@@ -131,5 +132,5 @@ async fn handle(
             .ok(),
         None => None,
     };
-    endpoint::answer(&body, Snapshot::Encoded(encoded))
+    endpoint::answer(&body, Snapshot::Encoded(encoded), seed)
 }

@@ -98,9 +98,14 @@ pub fn body(warmup: &Warmup, version: u64) -> Body {
     }
 }
 
-/// Answer an authorized request.
-pub fn answer(body: &Body, snapshot: Snapshot) -> Response {
+/// Seed 001's path: the same keys as [`super::fetch::PATH`], as `payloads`
+/// with `capturedAt`.
+pub const SEED_PATH: &str = "/internal/warmup/payloads";
+
+/// Answer an authorized request (`seed`: on [`SEED_PATH`], in its names).
+pub fn answer(body: &Body, snapshot: Snapshot, seed: bool) -> Response {
     match snapshot {
+        Snapshot::NotAsked if seed => axum::Json(body.seed()).into_response(),
         Snapshot::NotAsked => axum::Json(body).into_response(),
         Snapshot::NotHere => (
             StatusCode::FORBIDDEN,

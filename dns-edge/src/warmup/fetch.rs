@@ -1,5 +1,9 @@
 //! Ask peers for their hot keys: each URL in turn (a DNS name tries every
-//! address it resolves to), all within one deadline, the body bounded.
+//! address it resolves to), each with a share of what is left of one
+//! deadline (a hanging peer cannot take it all); peers not ready (no
+//! snapshot) or without keys are passed over, and of the rest the one
+//! with the most keys is taken. A reply is bounded by this edge's own
+//! `--hot-keys`: its bytes, and the keys kept.
 
 use std::sync::Arc;
 
@@ -16,9 +20,17 @@ use super::Token;
 use super::endpoint::unframe;
 use super::keys::Body;
 
-/// Largest reply read: the largest snapshot the feed accepts, plus a
-/// full LRU of the longest names.
+/// Largest reply with a snapshot read: the largest snapshot the feed
+/// accepts, plus a full LRU of the longest names.
 pub const MAX_BODY: usize = gslb_proto::MAX_MESSAGE + 32 * 1024 * 1024;
+/// Bytes read per key of a keys-only reply: the longest name in text
+/// (every byte escaped), its type, flags and region.
+pub const BYTES_PER_KEY: usize = 1_200;
+
+/// Largest keys-only reply read when this edge keeps `max_keys`.
+pub fn max_keys_body(max_keys: usize) -> usize {
+    max_keys.saturating_mul(BYTES_PER_KEY) + 64 * 1024
+}
 /// The endpoint's path.
 pub const PATH: &str = "/internal/warmup";
 
@@ -84,41 +96,64 @@ pub fn client_config(link: &gslb_shared::config::LinkTls) -> Result<Arc<ClientCo
     Ok(Arc::new(config))
 }
 
-/// What the first peer that answers before `deadline` gives, with its
-/// URL; else why none did (every peer's reason). With `snapshot`, only
-/// `https://` peers are asked, for their keys and snapshot.
+/// What the best peer gives (ready, with keys, the most of them) among
+/// those that answer before `deadline`, with its URL; else why none did
+/// (every peer's reason). With `snapshot`, only `https://` peers are
+/// asked, for their keys and snapshot. At most `max_keys` keys are kept.
 pub async fn keys(
     urls: &[String],
     token: &Token,
     deadline: Instant,
     tls: Option<&Arc<ClientConfig>>,
     snapshot: bool,
+    max_keys: usize,
 ) -> Result<Fetched, String> {
     let mut why = Vec::new();
-    for url in urls {
+    let mut best: Option<Fetched> = None;
+    for (i, url) in urls.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             why.push(format!("{url}: not tried, the warm-up timeout passed"));
             continue;
         }
+        // A share of what is left, so one hanging peer cannot take it all.
+        let share = left / u32::try_from(urls.len() - i).unwrap_or(u32::MAX);
         let ask = Ask {
             token,
             tls,
             snapshot,
+            max_keys,
         };
-        match tokio::time::timeout(left, from_peer(url, ask)).await {
-            Ok(Ok((body, snapshot))) => {
-                return Ok(Fetched {
-                    source: url.clone(),
-                    body,
-                    snapshot,
-                });
+        match tokio::time::timeout(share, from_peer(url, ask)).await {
+            Ok(Ok((mut body, snapshot))) => {
+                if body.version == 0 {
+                    why.push(format!("{url}: not ready (no snapshot applied)"));
+                    continue;
+                }
+                if body.keys.is_empty() && snapshot.is_none() {
+                    why.push(format!("{url}: has no keys"));
+                    continue;
+                }
+                body.keys.truncate(max_keys);
+                if best
+                    .as_ref()
+                    .is_none_or(|b| body.keys.len() > b.body.keys.len())
+                {
+                    best = Some(Fetched {
+                        source: url.clone(),
+                        body,
+                        snapshot,
+                    });
+                }
             }
             Ok(Err(e)) => why.push(format!("{url}: {e}")),
-            Err(_) => why.push(format!("{url}: no answer within the warm-up timeout")),
+            Err(_) => why.push(format!(
+                "{url}: no answer within its share of the warm-up timeout ({} ms)",
+                share.as_millis()
+            )),
         }
     }
-    Err(why.join("; "))
+    best.ok_or_else(|| why.join("; "))
 }
 
 /// One request's settings.
@@ -127,6 +162,7 @@ struct Ask<'a> {
     token: &'a Token,
     tls: Option<&'a Arc<ClientConfig>>,
     snapshot: bool,
+    max_keys: usize,
 }
 
 type Reply = (Body, Option<Vec<u8>>);
@@ -208,10 +244,21 @@ where
         if status != StatusCode::OK {
             return Err(format!("answered {status}"));
         }
-        let bytes = Limited::new(response.into_body(), MAX_BODY)
+        // Bounded by this edge's own --hot-keys (the snapshot on top).
+        let limit = if ask.snapshot {
+            MAX_BODY
+        } else {
+            max_keys_body(ask.max_keys)
+        };
+        let bytes = Limited::new(response.into_body(), limit)
             .collect()
             .await
-            .map_err(|e| format!("body: {e} (at most {MAX_BODY} bytes)"))?
+            .map_err(|e| {
+                format!(
+                    "body: {e} (at most {limit} bytes are read: --hot-keys {} keys)",
+                    ask.max_keys
+                )
+            })?
             .to_bytes();
         let (json, snapshot) = if ask.snapshot {
             let (json, snapshot) = unframe(&bytes)?;

@@ -29,18 +29,47 @@ pub struct KeyText {
     pub region: Option<String>,
 }
 
-/// What `GET /internal/warmup` answers.
+/// What `GET /internal/warmup` answers (seed 001's names, `payloads` and
+/// `capturedAt`, are read as aliases of `keys` and `capturedAtMs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Body {
     /// The snapshot version the edge serves.
     pub version: u64,
     /// When the keys were copied, ms since the Unix epoch.
+    #[serde(alias = "capturedAt")]
     pub captured_at_ms: u64,
     /// One answered query in this many is sampled.
     pub sample_every: u32,
     /// Most recent first.
+    #[serde(alias = "payloads")]
     pub keys: Vec<KeyText>,
+}
+
+/// The same body in seed 001's names, for `GET /internal/warmup/payloads`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedBody<'a> {
+    /// The snapshot version the edge serves.
+    pub version: u64,
+    /// When the payloads were copied, ms since the Unix epoch.
+    pub captured_at: u64,
+    /// One answered query in this many is sampled.
+    pub sample_every: u32,
+    /// Most recent first.
+    pub payloads: &'a [KeyText],
+}
+
+impl Body {
+    /// This body in seed 001's names.
+    pub fn seed(&self) -> SeedBody<'_> {
+        SeedBody {
+            version: self.version,
+            captured_at: self.captured_at_ms,
+            sample_every: self.sample_every,
+            payloads: &self.keys,
+        }
+    }
 }
 
 /// A reply key in text; `None` for a key that is not one.

@@ -150,6 +150,63 @@ fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
     let first = |how| b.metric_with("gslb_edge_first_minute_answers_total", how);
     assert_eq!(first("\"prebuilt\""), 1_000);
     assert_eq!(first("\"encoded\""), 0);
+    // Seed 001's log line, beside ours.
+    assert!(
+        b.proc
+            .stderr
+            .contains(&format!("Warmup complete: {NAMES} payloads executed")),
+        "the seed's line"
+    );
+    // Seed 001's path and names: `payloads` and `capturedAt`.
+    let (code, _, seed) = http_request(
+        a.status,
+        "GET",
+        "/internal/warmup/payloads",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+        "",
+    );
+    assert_eq!(code, 200, "{seed}");
+    let seed: serde_json::Value = serde_json::from_str(&seed).unwrap();
+    assert_eq!(
+        seed["payloads"].as_array().map(Vec::len),
+        Some(NAMES),
+        "{seed}"
+    );
+    assert!(seed["capturedAt"].as_u64().is_some(), "{seed}");
+    // Issue 43 item 2: a peer that is down and one that never answers are
+    // passed over within their shares of the timeout; the peer with keys
+    // is taken.
+    let silent_first = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let peers = format!(
+        "http://{},http://127.0.0.1:1,{peer}",
+        silent_first.local_addr().unwrap()
+    );
+    let c = warmed_edge(
+        &agg,
+        &dir,
+        "c",
+        &["--warmup-from", &peers, "--warmup-timeout", "3s"],
+    );
+    c.dns();
+    let report = c.status_config()["warmup"].clone();
+    assert_eq!(report["cold"], false, "{report}");
+    assert_eq!(report["source"], peer.as_str(), "{report}");
+    assert_eq!(report["keysReplayed"], NAMES, "{report}");
+    drop(c);
+    drop(silent_first);
+    // Item 17: an edge keeping 5 keys takes 5 from a peer offering 30
+    // (and reads at most 5 keys' worth of bytes).
+    let d = warmed_edge(
+        &agg,
+        &dir,
+        "d",
+        &["--hot-keys", "5", "--warmup-from", &peer],
+    );
+    d.dns();
+    let report = d.status_config()["warmup"].clone();
+    assert_eq!(report["keysFetched"], 5, "{report}");
+    assert_eq!(report["keysReplayed"], 5, "{report}");
+    drop(d);
     // The replayed keys are B's own now: it can warm the next edge.
     let mut held = keys(&b);
     let mut want = keys(&a);
@@ -215,6 +272,17 @@ fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
         assert!(
             edge.proc.stderr.contains("warm-up: starting cold"),
             "{name}: no log line"
+        );
+        let seed_line = edge
+            .proc
+            .stderr
+            .all()
+            .into_iter()
+            .find(|l| l.contains("Warmup failed - proceeding with cold start"))
+            .unwrap_or_default();
+        assert!(
+            seed_line.contains("ERROR"),
+            "{name}: the seed's line at ERROR: {seed_line:?}"
         );
         assert!(ask(
             "127.0.0.1",
