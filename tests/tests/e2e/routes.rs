@@ -201,7 +201,8 @@ pub fn fixture(h: SocketAddr, t: &str) -> Fixture {
         (("POST", "/api/v1/apply"), ("/api/v1/apply".into(), json!({"ops": [{"op": "create", "kind": "pool", "object": batch_pool}]}).to_string())),
         // Refused (it leaves out what exists, without prune): recorded as refused.
         (("POST", "/api/v1/config"), ("/api/v1/config".into(), zone_doc)),
-        (("POST", "/api/v1/zonefile"), ("/api/v1/zonefile?apex=example.test".into(), zonefile.into())),
+        // The file replaces the zone's records: with prune (issue 43).
+        (("POST", "/api/v1/zonefile"), ("/api/v1/zonefile?apex=example.test&prune=true".into(), zonefile.into())),
         (("PUT", "/api/v1/decisions"), ("/api/v1/decisions".into(), r#"{"paused": true}"#.into())),
         (("PUT", "/api/v1/pools/{id}/decisions"), (format!("/api/v1/pools/{pool}/decisions"), r#"{"paused": true}"#.into())),
         // Refused (a deleted TSIG key cannot come back): recorded as refused.

@@ -103,6 +103,15 @@ pub async fn export(
     State(s): State<Arc<Service>>,
     Query(q): Query<ZoneFileQuery>,
 ) -> Result<Response, ApiError> {
+    for (given, name) in [
+        (q.dry_run, "dryRun"),
+        (q.prune, "prune"),
+        (q.strip_dnssec, "stripDnssec"),
+    ] {
+        if given {
+            return Err(ApiError::invalid(name, "applies to an import (POST) only"));
+        }
+    }
     let apex = apex(&q)?.ok_or_else(|| ApiError::invalid("apex", "is required"))?;
     if let Some(scope) = crate::api::caller::scope()
         && !scope.zones.contains(apex.as_str())
