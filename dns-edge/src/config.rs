@@ -398,13 +398,7 @@ impl Settings {
             .edge_id
             .unwrap_or_else(|| format!("edge-{:08x}", rand::random::<u32>()));
         // The aggregator's rule, checked here so a bad id fails at start.
-        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
-        if edge_id.is_empty() || edge_id.len() > 128 || !edge_id.bytes().all(allowed) {
-            return Err(invalid(
-                "edge-id",
-                "must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'",
-            ));
-        }
+        gslb_shared::validate::edge_id(&edge_id).map_err(|rule| invalid("edge-id", rule))?;
         Ok(EdgeConfig {
             aggregators: self.aggregator,
             listen_dns: self

@@ -119,6 +119,21 @@ impl Status {
 
 pub use gslb_shared::clock::now_ms;
 
+/// The question's name and type, and the id, of a query as logged
+/// (empty when it does not parse).
+fn question_of(query: &[u8]) -> (String, String, u16) {
+    let message = domain::base::Message::from_octets(query).ok();
+    let question = message.as_ref().and_then(|m| m.first_question());
+    let (qname, qtype) = question.map_or((String::new(), String::new()), |q| {
+        (q.qname().to_string(), q.qtype().to_string())
+    });
+    (
+        qname,
+        qtype,
+        message.as_ref().map_or(0, |m| m.header().id()),
+    )
+}
+
 /// What an installed table changes in the status.
 struct Applied {
     version: u64,
@@ -345,12 +360,7 @@ impl Shared {
         // Every arrival at DEBUG (seed 003 logs each); INFO gets one
         // sample a second, so a flood cannot fill the disk.
         if tracing::enabled!(tracing::Level::DEBUG) {
-            let message = domain::base::Message::from_octets(query).ok();
-            let question = message.as_ref().and_then(|m| m.first_question());
-            let (qname, qtype) = question.map_or((String::new(), String::new()), |q| {
-                (q.qname().to_string(), q.qtype().to_string())
-            });
-            let id = message.as_ref().map_or(0, |m| m.header().id());
+            let (qname, qtype, id) = question_of(query);
             tracing::debug!(%qname, %qtype, id, %peer, transport, "query arrived while draining");
         }
         let second = now_ms() / 1_000;
@@ -366,12 +376,7 @@ impl Shared {
             return;
         }
         let skipped = self.drain_sampled.skipped.swap(0, Ordering::Relaxed);
-        let message = domain::base::Message::from_octets(query).ok();
-        let question = message.as_ref().and_then(|m| m.first_question());
-        let (qname, qtype) = question.map_or((String::new(), String::new()), |q| {
-            (q.qname().to_string(), q.qtype().to_string())
-        });
-        let id = message.as_ref().map_or(0, |m| m.header().id());
+        let (qname, qtype, id) = question_of(query);
         tracing::info!(%qname, %qtype, id, %peer, transport, not_logged_since = skipped, "query while draining (one sample a second)");
     }
 

@@ -39,8 +39,8 @@ pub use probe::{
     MAX_REGEX_SIZE,
 };
 pub use record::record;
+pub use text::{MAX_EDGE_ID, edge_id, location_id, region};
 pub use text::{invisible, name_key};
-pub use text::{location_id, region};
 pub use tsig::{
     MAX_NOTIFY_TARGETS, MAX_TRANSFER_PEERS, MAX_TSIG_SECRET, MIN_TSIG_SECRET, tsig_key, tsig_secret,
 };

@@ -135,3 +135,22 @@ pub fn http_request(
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     (code, head.to_owned(), body.to_owned())
 }
+
+/// Sign in to the web UI on the HTTP listener `http` with `token`; the
+/// session cookie (`gslb_session=…`).
+pub fn ui_session(http: SocketAddr, token: &str) -> String {
+    let body = serde_json::json!({ "token": token }).to_string();
+    let (code, headers, text) =
+        http_request(http, "POST", "/ui/session", &[("x-gslb-ui", "1")], &body);
+    assert!(code < 300, "sign-in: {code} {text}");
+    let cookie = headers
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
+        .expect("a session cookie");
+    cookie["set-cookie:".len()..]
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}

@@ -82,6 +82,22 @@ fn token_rule(text: &str) -> Option<&'static str> {
     None
 }
 
+/// Longest edge id.
+pub const MAX_EDGE_ID: usize = 128;
+
+/// An edge id: 1 to [`MAX_EDGE_ID`] of `A-Z a-z 0-9 . _ : -` (a host or
+/// pod name), so no two rows read alike; checked by the edge at start and
+/// by the aggregator on every call.
+pub fn edge_id(id: &str) -> Result<(), String> {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
+    if id.is_empty() || id.len() > MAX_EDGE_ID || !id.bytes().all(allowed) {
+        return Err(format!(
+            "must be 1 to {MAX_EDGE_ID} characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'"
+        ));
+    }
+    Ok(())
+}
+
 /// A location id such as `fra1`.
 pub fn location_id(location: &LocationId) -> Result<(), String> {
     token_rule(location.as_str()).map_or(Ok(()), |rule| Err(rule.to_owned()))

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 
 use gslb_aggregator::api::access::{self, Reach};
-use gslb_e2e::dns::http_request;
+use gslb_e2e::dns::{http_request, ui_session};
 use gslb_e2e::pki::{create_scoped_token, create_token};
 use gslb_e2e::{Aggregator, temp_dir};
 use serde_json::{Value, json};
@@ -127,28 +127,6 @@ fn manual_member(h: SocketAddr, token: &str, pool: u64) -> u64 {
         "",
     );
     members[0]["id"].as_u64().unwrap()
-}
-
-/// Sign in to the UI with `token`; the session cookie.
-fn ui_session(h: SocketAddr, token: &str) -> String {
-    let (code, headers, body) = http_request(
-        h,
-        "POST",
-        "/ui/session",
-        &[("x-gslb-ui", "1")],
-        &json!({ "token": token }).to_string(),
-    );
-    assert!(code < 300, "sign-in: {code} {body}");
-    let cookie = headers
-        .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
-        .expect("a session cookie");
-    cookie["set-cookie:".len()..]
-        .split(';')
-        .next()
-        .unwrap()
-        .trim()
-        .to_owned()
 }
 
 /// The first event (the snapshot) of the UI's live stream, as JSON.

@@ -120,27 +120,9 @@ fn a_meaningless_protect_threshold_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Sign in to the UI over plain HTTP; the session cookie (`gslb_session=…`).
+/// Sign in to the UI over plain HTTP; the session cookie.
 fn ui_session(agg: &Aggregator) -> String {
-    let body = format!(r#"{{"token": "{}"}}"#, agg.token);
-    let (code, head, text) = http_request(
-        agg.http,
-        "POST",
-        "/ui/session",
-        &[("x-gslb-ui", "1")],
-        &body,
-    );
-    assert!(code < 300, "sign-in: {code} {text}");
-    let line = head
-        .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("set-cookie:"))
-        .expect("a session cookie");
-    line["set-cookie:".len()..]
-        .split(';')
-        .next()
-        .unwrap()
-        .trim()
-        .to_owned()
+    gslb_e2e::dns::ui_session(agg.http, &agg.token)
 }
 
 /// Open the UI's event stream and read its status line; the socket is kept

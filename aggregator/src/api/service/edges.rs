@@ -103,20 +103,10 @@ const MAX_REASON: usize = 256;
 /// Most edges the registry keeps; a new one past it takes the row of the
 /// edge disconnected longest, and is refused when every one is connected.
 pub const MAX_EDGES: usize = 1_000;
-/// Longest edge id.
-pub const MAX_EDGE_ID: usize = 128;
-
-/// An edge id is 1 to 128 of `A-Z a-z 0-9 . _ : -` (a host name or a pod
-/// name): no control, bidirectional or look-alike characters, which would
-/// make rows that read alike.
+/// An edge id by the rule the edge checks at start.
 fn check_edge_id(id: &str) -> Result<(), Status> {
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-');
-    if id.is_empty() || id.len() > MAX_EDGE_ID || !id.bytes().all(allowed) {
-        return Err(Status::invalid_argument(format!(
-            "edgeId: must be 1 to {MAX_EDGE_ID} characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'"
-        )));
-    }
-    Ok(())
+    gslb_shared::validate::edge_id(id)
+        .map_err(|rule| Status::invalid_argument(format!("edgeId: {rule}")))
 }
 
 /// The registry row of `edge_id`, made when new: past [`MAX_EDGES`] the
