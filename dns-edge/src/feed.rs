@@ -426,7 +426,7 @@ async fn follow(
             .map_err(|s| format!("subscribe: {}", s.message()))?
             .into_inner();
         tracing::info!(aggregator = %url, held, "subscribed to the snapshot feed");
-        shared.subscribed();
+        shared.subscribed(held);
         *subscribed = true;
         let mut resync = false;
         while let Some(update) = stream.next().await {

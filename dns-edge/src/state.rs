@@ -261,12 +261,16 @@ impl Shared {
         self.with_status(|s| s.warmup = Some(report));
     }
 
-    /// A feed stream is established: a held snapshot is now in sync (the
-    /// aggregator sends only what changed after it).
-    pub fn subscribed(&self) {
+    /// A feed stream is established for `held`, the version the feed
+    /// holds: that snapshot is now in sync (the aggregator sends only what
+    /// changed after it). With none held (0: a peer's snapshot is served,
+    /// or nothing), the served table stays stale until the aggregator's
+    /// full snapshot applies: an aggregator that is slow to send it must
+    /// not make a peer's older table look synced.
+    pub fn subscribed(&self, held: u64) {
         self.with_status(|s| {
             s.last_contact_ms = Some(now_ms());
-            if s.state != FeedState::NeverLoaded {
+            if s.state != FeedState::NeverLoaded && held > 0 {
                 s.state = s.in_sync();
             }
         });
@@ -438,7 +442,14 @@ mod tests {
         assert!(shared.install_first(table(3), "peer:https://a:1"));
         assert_eq!(shared.status().source.as_deref(), Some("peer:https://a:1"));
         assert_eq!(shared.status().state, FeedState::Stale);
+        // The feed subscribes holding nothing: the peer's table is not the
+        // aggregator's, and stays stale until the aggregator's applies.
+        shared.subscribed(0);
+        assert_eq!(shared.status().state, FeedState::Stale);
         shared.install(table(5), "http://agg:1", true);
+        assert_eq!(shared.status().state, FeedState::Synced);
+        shared.subscribed(5);
+        assert_eq!(shared.status().state, FeedState::Synced);
         assert!(!shared.install_first(table(4), "peer:https://a:1"));
         let status = shared.status();
         assert_eq!(

@@ -395,17 +395,22 @@ impl Edge {
         } else {
             &["--listen-status", "127.0.0.1:0"]
         };
+        // One UDP worker unless `extra` asks for more.
+        let workers: &[&str] = if extra.contains(&"--udp-workers") {
+            &[]
+        } else {
+            &["--udp-workers", "1"]
+        };
         let mut args = vec![
             "--listen-dns",
             dns,
-            "--udp-workers",
-            "1",
             "--min-drain-secs",
             "0",
             "--cache-dir",
             cache.to_str().expect("utf-8 path"),
         ];
         args.extend_from_slice(status);
+        args.extend_from_slice(workers);
         if let Some(a) = aggregator {
             args.extend_from_slice(&["--aggregator", a]);
         }
