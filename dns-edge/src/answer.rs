@@ -26,7 +26,7 @@ use crate::table::{
     ChainEnd, Data, Delegation, Entry, Extra, SetData, Table, WireName, address_data,
 };
 use compress::Compressor;
-use prebuilt::{Prebuilt, Records, Template};
+use prebuilt::{GeoRoute, Prebuilt, Records, Template};
 use request::{Edns, KEY_ROOM, Parsed, Query};
 
 mod records;
@@ -56,6 +56,24 @@ pub enum Transport {
 }
 
 type Target<'b> = Compressor<'b>;
+
+/// The geo branch (decision index) of `route`'s set that answers `client`,
+/// found as encoding finds it.
+fn branch_of(table: &Table, geo: &GeoTable, client: IpAddr, route: GeoRoute) -> Option<u16> {
+    let dynamic = table.dynamic.get(route.slot as usize)?;
+    let region = if route.region {
+        geo.lookup(client).map(|m| m.region)
+    } else {
+        None
+    };
+    let place = if route.place {
+        geo.place(client)
+            .map_or(gslb_shared::Place::UNKNOWN, |l| l.place)
+    } else {
+        gslb_shared::Place::UNKNOWN
+    };
+    u16::try_from(dynamic.decision_index(region, &place)).ok()
+}
 
 /// The flags byte of a prebuilt key: EDNS present (bit 0), DO set (bit 1).
 fn key_flags(edns: Option<Edns>) -> u8 {
@@ -113,6 +131,13 @@ pub struct Responder {
     prebuilt: Prebuilt,
     /// Set while encoding when a pool-backed set was answered.
     dynamic_used: bool,
+    /// How many pool-backed sets the answer holds (a template holds one).
+    dynamic_sets: u8,
+    /// Set while encoding when the templatable set has geo branches: its
+    /// route and the index of the branch answered.
+    geo_route: Option<(GeoRoute, u16)>,
+    /// Scratch: a reply key followed by a geo branch's index.
+    branch_key: [u8; KEY_ROOM + 2],
     /// Set while encoding when the zone's SOA was pushed: the answer
     /// holds the table's version.
     versioned: bool,
@@ -124,8 +149,14 @@ pub struct Responder {
     template_mode: bool,
     records: Option<Records>,
     /// Length of the reply key of the last query answered (0: it had
-    /// none, e.g. a query with a client subnet), for the hot-key sampler.
+    /// none), for the hot-key sampler.
     last_key: usize,
+    /// The geo branch the last query was answered from, when its answer
+    /// is kept per branch: the sampler keeps one key per branch.
+    last_branch: Option<u16>,
+    /// The address that placed the last query (the ECS address, else the
+    /// resolver's) and the ECS source prefix, if one was sent.
+    last_client: Option<(IpAddr, Option<u8>)>,
     /// Set on a TCP connection while the edge drains: answers carry
     /// edns-tcp-keepalive 0 and are never kept or reused.
     closing: bool,
@@ -164,11 +195,16 @@ impl Responder {
             offsets: [0; 128],
             prebuilt: Prebuilt::default(),
             dynamic_used: false,
+            dynamic_sets: 0,
+            geo_route: None,
+            branch_key: [0; KEY_ROOM + 2],
             versioned: false,
             templatable: false,
             template_mode: false,
             records: None,
             last_key: 0,
+            last_branch: None,
+            last_client: None,
             closing: false,
             dnssec_ok: false,
             signed: false,
@@ -200,6 +236,18 @@ impl Responder {
         (self.last_key > 0).then(|| &self.key[..self.last_key])
     }
 
+    /// The geo branch (its decision index) the last answer came from,
+    /// when the answer depends on the client's place.
+    pub fn last_branch(&self) -> Option<u16> {
+        self.last_branch
+    }
+
+    /// The address that placed the last query answered, and the ECS
+    /// source prefix it came with, if any.
+    pub fn last_client(&self) -> Option<(IpAddr, Option<u8>)> {
+        self.last_client
+    }
+
     /// Read time from `clock` (seconds since the Unix epoch) when signing
     /// while answering: tests run signatures at a time they choose.
     pub fn set_clock(&mut self, clock: fn() -> u64) {
@@ -217,6 +265,8 @@ impl Responder {
         out: &mut Vec<u8>,
     ) -> Option<Summary> {
         self.last_key = 0;
+        self.last_branch = None;
+        self.last_client = None;
         match request::parse(query) {
             Parsed::Drop => None,
             Parsed::Error { message, rcode } => Some(error(message, rcode, out)),
@@ -265,21 +315,19 @@ impl Responder {
         // EDNS presence, the DO bit it echoes); an ECS query is never kept
         // (its scope and echoed subnet are its own), and the size limit is
         // checked against each reuse.
-        let reusable = !self.closing
-            && q.qclass == Class::IN
-            && self.key_len > 0
-            && q.edns.is_none_or(|e| e.subnet.is_none());
-        let cache_key = if reusable {
+        let keyed = q.qclass == Class::IN && self.key_len > 0;
+        self.last_client = Some(request::client_address(q.edns.as_ref(), client));
+        let reusable = keyed && !self.closing && q.edns.is_none_or(|e| e.subnet.is_none());
+        if keyed {
             let n = self.key_len;
             self.key[n..n + 2].copy_from_slice(&q.qtype.to_int().to_be_bytes());
             self.key[n + 2] = key_flags(q.edns);
-            Some(n + 3)
-        } else {
-            None
-        };
-        self.last_key = cache_key.unwrap_or(0);
+            // The sampler keeps an ECS query's key too (with its subnet).
+            self.last_key = n + 3;
+        }
+        let cache_key = reusable.then_some(self.key_len + 3);
         if let Some(k) = cache_key
-            && let Some(summary) = self.replay(table, k, q, limit, out)
+            && let Some(summary) = self.replay(table, geo, client, k, q, limit, out)
         {
             return summary;
         }
@@ -290,10 +338,14 @@ impl Responder {
             prebuilt: false,
         };
         self.dynamic_used = false;
+        self.dynamic_sets = 0;
+        self.geo_route = None;
         self.versioned = false;
         self.templatable = false;
         self.dnssec_ok = q.edns.is_some_and(|e| e.dnssec_ok);
-        match self.encode(table, geo, q, client, limit, out, false) {
+        let encoded = self.encode(table, geo, q, client, limit, out, false);
+        self.last_branch = self.geo_route.map(|(_, branch)| branch);
+        match encoded {
             Ok(rcode) => {
                 let s = summary(rcode, false);
                 if let Some(k) = cache_key
@@ -312,17 +364,31 @@ impl Responder {
         }
     }
 
-    /// Answer from the template under key length `k`, if there is one that
-    /// fits `limit`; `None` and the caller encodes.
+    /// Answer from the template under key length `k` (and, for an answer
+    /// kept per geo branch, the branch `client` falls in), if there is one
+    /// that fits `limit`; `None` and the caller encodes.
+    #[allow(clippy::too_many_arguments)]
     fn replay(
         &mut self,
         table: &Table,
+        geo: &GeoTable,
+        client: IpAddr,
         k: usize,
         q: &Query<'_>,
         limit: usize,
         out: &mut Vec<u8>,
     ) -> Option<Summary> {
-        let t = self.prebuilt.get(&self.key[..k])?;
+        let key: &[u8] = match self.prebuilt.route(&self.key[..k]) {
+            None => &self.key[..k],
+            Some(route) => {
+                let branch = branch_of(table, geo, client, route)?;
+                self.last_branch = Some(branch);
+                self.branch_key[..k].copy_from_slice(&self.key[..k]);
+                self.branch_key[k..k + 2].copy_from_slice(&branch.to_be_bytes());
+                &self.branch_key[..k + 2]
+            }
+        };
+        let t = self.prebuilt.get(key)?;
         // Made before a refresh changed what it holds: the caller encodes
         // anew (and keeps that).
         let stale = t.version.is_some_and(|v| v != table.version)
@@ -330,7 +396,7 @@ impl Responder {
                 (table.dynamic.get(r.slot as usize)).is_none_or(|d| d.decided_in != r.decided_in)
             });
         if stale {
-            self.prebuilt.remove(&self.key[..k]);
+            self.prebuilt.remove(key);
             return None;
         }
         let (id, rd) = (q.message.header().id(), q.message.header().rd());
@@ -410,6 +476,7 @@ impl Responder {
         if !self.templatable {
             return;
         }
+        let route = self.geo_route;
         let mut bytes = Vec::with_capacity(out.len() * 2);
         self.template_mode = true;
         self.records = None;
@@ -422,7 +489,16 @@ impl Responder {
                 version,
                 records: Some(records),
             };
-            self.prebuilt.insert(&self.key[..k], t);
+            match route {
+                None => self.prebuilt.insert(&self.key[..k], t),
+                Some((route, branch)) => {
+                    self.branch_key[..k].copy_from_slice(&self.key[..k]);
+                    self.branch_key[k..k + 2].copy_from_slice(&branch.to_be_bytes());
+                    let branch_key = &self.branch_key[..k + 2];
+                    self.prebuilt
+                        .insert_branch(&self.key[..k], route, branch_key, t);
+                }
+            }
         }
     }
 

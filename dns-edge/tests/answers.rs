@@ -499,6 +499,38 @@ fn ecs_picks_the_region_and_is_echoed_with_its_scope() {
 }
 
 #[test]
+fn a_geo_answer_is_kept_per_branch_and_each_client_gets_its_own() {
+    let mut f = Fixture::new();
+    let query = mixed_query("geo.example.test", 1, 1, 9, true, 0);
+    let mut ask = |client: &str| {
+        let mut out = Vec::new();
+        let client: IpAddr = client.parse().unwrap();
+        let s = (f.responder)
+            .respond(&f.table, &f.geo, &query, client, Transport::Udp, &mut out)
+            .unwrap();
+        let m = Message::from_vec(&out).unwrap();
+        (s.prebuilt, answers(&m))
+    };
+    // Each branch is encoded once, then copied; neither answers the other's
+    // clients, whichever came first.
+    let (kept, eu) = ask("10.1.2.3");
+    assert!(!kept);
+    assert!(eu.iter().all(|r| r.contains("10.0.1.")), "{eu:?}");
+    let (kept, us) = ask("192.0.2.200");
+    assert!(!kept, "the other branch is not the eu template");
+    assert_eq!(us, ["geo.example.test. 30 IN A 10.0.2.1"]);
+    for _ in 0..3 {
+        let (kept, again) = ask("10.1.200.1");
+        assert!(kept);
+        assert!(again.iter().all(|r| r.contains("10.0.1.")), "{again:?}");
+        let (kept, again) = ask("198.51.100.7");
+        assert!(kept);
+        assert_eq!(again, us);
+    }
+    assert_eq!(f.responder.last_branch(), Some(0), "the default branch");
+}
+
+#[test]
 fn selection_answers_only_healthy_members_and_fail_closed_is_nodata() {
     let mut f = Fixture::new();
     for _ in 0..20 {
@@ -790,30 +822,49 @@ proptest::proptest! {
     #[test]
     fn prebuilt_replies_equal_fresh_encodings(
         queries in proptest::collection::vec(
-            (0usize..12, 0usize..6, 0usize..5, 0u8..4, proptest::bool::ANY, proptest::bool::ANY, 0u16..u16::MAX),
+            (0usize..13, 0usize..6, 0usize..5, 0u8..4, proptest::bool::ANY, proptest::bool::ANY, 0u16..u16::MAX, 0usize..3),
             1..80,
         )
     ) {
-        const NAMES: [&str; 12] = [
+        // In eu (10.1/16), in no region, and IPv6: geo answers are kept per branch.
+        const CLIENTS: [&str; 3] = ["10.1.2.3", "192.0.2.200", "2001:db8::1"];
+        const NAMES: [&str; 13] = [
             "www.example.test", "WWW.Example.Test", "alias2.example.test", "mail.example.test",
             "nope.example.test", "x.wild.example.test", "example.test", "closed.example.test",
             "big.example.test", "out.example.test", "a.b.example.test", "www.example.org",
+            "Geo.example.test",
         ];
         const TYPES: [u16; 6] = [1, 28, 16, 6, 15, 255];
         // IN, CH, HS, NONE, ANY.
         const CLASSES: [u16; 5] = [1, 3, 4, 254, 255];
         let mut long_lived = Fixture::new();
-        for (n, t, c, edns, rd, tcp, id) in queries {
+        for (n, t, c, edns, rd, tcp, id, from) in queries {
             let bytes = mixed_query(NAMES[n], TYPES[t], CLASSES[c], id, rd, edns);
             let transport = if tcp { Transport::Tcp } else { Transport::Udp };
-            let reused = long_lived.raw(&bytes, transport).unwrap();
-            let fresh = Fixture::new().raw(&bytes, transport).unwrap();
+            let client: IpAddr = CLIENTS[from].parse().unwrap();
+            let reused = long_lived.raw_from(&bytes, transport, client).unwrap();
+            let fresh = Fixture::new().raw_from(&bytes, transport, client).unwrap();
             let question = 12..12 + NAMES[n].len() + 2 + 4;
             proptest::prop_assert_eq!(&reused[question.clone()], &bytes[question], "question echoed as sent");
             proptest::prop_assert_eq!(reused[2] & 1, u8::from(rd), "RD copied");
-            proptest::prop_assert_eq!(sorted_view(&reused), sorted_view(&fresh));
+            proptest::prop_assert_eq!(branch_view(&reused), branch_view(&fresh));
         }
     }
+}
+
+/// [`sorted_view`] with the geo record's addresses cut to their pool's
+/// prefix: its branch answers one member in turn (firstN 1), and a fresh
+/// responder always starts the turn at the first.
+fn branch_view(bytes: &[u8]) -> View {
+    let mut view = sorted_view(bytes);
+    for a in view.2.iter_mut() {
+        if a.to_ascii_lowercase().starts_with("geo.example.test.")
+            && let Some(cut) = a.rfind('.')
+        {
+            a.truncate(cut);
+        }
+    }
+    view
 }
 
 fn facts_delta(s: &Snapshot, flips: &[(u64, bool)]) -> Delta {

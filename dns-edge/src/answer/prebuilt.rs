@@ -53,16 +53,55 @@ pub struct Template {
     pub records: Option<Records>,
 }
 
+/// Where a key's answer depends on the client's place: the dynamic set
+/// whose geo branches decide it. Its templates are kept per branch, under
+/// the key followed by the branch's decision index (u16 BE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GeoRoute {
+    /// Index of the dynamic set in the table.
+    pub slot: u32,
+    /// Its branches match on the geo file's regions.
+    pub region: bool,
+    /// Its branches match on MaxMind places.
+    pub place: bool,
+}
+
 /// A worker's templates, for one table lineage ([`crate::table::Table::lineage`]).
 #[derive(Debug, Default)]
 pub struct Prebuilt {
     map: FxHashMap<Box<[u8]>, Template>,
+    /// Keys whose templates are per geo branch.
+    routes: FxHashMap<Box<[u8]>, GeoRoute>,
 }
 
 impl Prebuilt {
     /// Forget everything (a table of another lineage was installed).
     pub fn clear(&mut self) {
         self.map.clear();
+        self.routes.clear();
+    }
+
+    /// The geo route of a key, when its templates are per branch.
+    pub fn route(&self, key: &[u8]) -> Option<GeoRoute> {
+        if self.routes.is_empty() {
+            return None;
+        }
+        self.routes.get(key).copied()
+    }
+
+    /// Keep a branch's template (`branch_key`: `key` and the branch's
+    /// index) and the route that finds it (ignored when full).
+    pub fn insert_branch(
+        &mut self,
+        key: &[u8],
+        route: GeoRoute,
+        branch_key: &[u8],
+        template: Template,
+    ) {
+        if self.has_room() {
+            self.routes.insert(key.into(), route);
+            self.map.insert(branch_key.into(), template);
+        }
     }
 
     /// The template for a key.

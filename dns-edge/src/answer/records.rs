@@ -162,6 +162,7 @@ impl Responder {
             }
             SetData::Dynamic(slot) => {
                 self.dynamic_used = true;
+                self.dynamic_sets = self.dynamic_sets.saturating_add(1);
                 let dynamic = &table.dynamic[*slot as usize];
                 let (addr, source) = request::client_address(q.edns.as_ref(), client);
                 let found = if dynamic.geo_region {
@@ -205,6 +206,19 @@ impl Responder {
                 let index = dynamic.decision_index(region, &place);
                 let Some(decision) = dynamic.decisions.get(index) else {
                     return Ok(nodata);
+                };
+                // An answer that depends on the client's place is kept per
+                // branch (sticky and latency answers are the client's own).
+                self.geo_route = match u16::try_from(index) {
+                    Ok(branch) if dynamic.geo() && !sticky && !latency => Some((
+                        GeoRoute {
+                            slot: *slot,
+                            region: dynamic.geo_region,
+                            place: dynamic.geo_place,
+                        },
+                        branch,
+                    )),
+                    _ => None,
                 };
                 let before = answer.counts().ancount();
                 // A signed set is signed as answered, never spliced from a
@@ -318,7 +332,11 @@ impl Responder {
                         }
                     }
                     Outcome::Pool { .. } | Outcome::FailOpen { .. } => {
-                        self.templatable = !dynamic.geo()
+                        // One set per template; a geo set's only for a
+                        // query without a client subnet (ECS answers carry
+                        // their own scope).
+                        self.templatable = self.dynamic_sets == 1
+                            && (!dynamic.geo() || source.is_none())
                             && !sticky
                             && !latency
                             && !decision.chosen.is_empty()

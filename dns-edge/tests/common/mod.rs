@@ -117,8 +117,17 @@ impl Fixture {
     }
 
     pub fn raw(&mut self, query: &[u8], transport: Transport) -> Option<Vec<u8>> {
+        self.raw_from(query, transport, "192.0.2.200".parse().unwrap())
+    }
+
+    /// The reply to `query` from `client`.
+    pub fn raw_from(
+        &mut self,
+        query: &[u8],
+        transport: Transport,
+        client: IpAddr,
+    ) -> Option<Vec<u8>> {
         let mut out = Vec::new();
-        let client: IpAddr = "192.0.2.200".parse().unwrap();
         self.responder
             .respond(&self.table, &self.geo, query, client, transport, &mut out)
             .map(|_| out)
