@@ -24,6 +24,7 @@
 # GEO_NETS (default 65,536) networks; dnsperf sends an ECS option
 # (198.51.100.0/24) with every query, so every answer is placed.
 # Environment: DUR (s, default 15), REPS (default 1), LAT (1 = latency runs),
+# EDGE_FLAGS (added to every edge's command line, e.g. --hot-key-sample 16),
 # WORKERS (server threads, default 1), SERVERS (default "edge-static
 # edge-dynamic edge-alltypes edge-alltypes-mix nsd knot edge-signed
 # edge-signed-dynamic knot-onlinesign edge-signed-nx knot-onlinesign-nx"). Needs dnsperf, dig, nsd, knot (apt-get install
@@ -185,7 +186,7 @@ open(sys.argv[2], "w").write("\n".join(out) + "\n")
 PY
 
 edge_cmd() {  # cache dir
-  echo "$BIN/gslb-edge --cache-dir $1 --listen-dns 127.0.0.1:{PORT} --listen-status 127.0.0.1:0 --udp-workers $WORKERS"
+  echo "$BIN/gslb-edge --cache-dir $1 --listen-dns 127.0.0.1:{PORT} --listen-status 127.0.0.1:0 --udp-workers $WORKERS${EDGE_FLAGS:+ $EDGE_FLAGS}"
 }
 run() {  # label, harness args...
   local label="$1"; shift

@@ -13,15 +13,22 @@
 # Prints the time from start to ready (the "dns listening" line) for
 # each, the p50/p99 of each edge's first N queries, and the share of
 # C's and D's first-minute answers copied from prebuilt replies.
-# Environment: N (names, default 10000; also the hot-key LRU size).
+# Environment: N (names, default 10000; also the hot-key LRU size); GEO=1
+# gives every record three geo branches (regions r1-r3 of a geo file
+# placing 127.0.1-3.0/24) over the default pool, and the probe asks from
+# 127.0.1.1, 127.0.2.1, 127.0.3.1 and 127.0.4.1 (unplaced) in turn, so
+# each edge's first answers span every branch; GSLB_BIN runs the
+# binaries of another build (e.g. main before a change; the probe is this
+# tree's).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 N="${N:-10000}"
 cd "$ROOT"
 cargo build --release -q --workspace --bins
 cargo build --release -q --workspace --example first_queries
-BIN="$ROOT/target/release"
-PROBE="$BIN/examples/first_queries"
+BIN="${GSLB_BIN:-$ROOT/target/release}"
+GEO="${GEO:-0}"
+PROBE="$ROOT/target/release/examples/first_queries"
 WORK="$(mktemp -d /tmp/gslb-bench-warmup.XXXXXX)"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
@@ -64,11 +71,21 @@ served() {
     for m in 1 2; do printf '[[pool.member]]\nname = "m%s"\naddress = "127.0.6.%s"\nport = 80\n' "$m" "$((p * 2 + m))"; done
   done
   for i in $(seq 0 $((N - 1))); do
-    printf '\n[[record]]\nzone = "warm.test"\nname = "h%s.warm.test"\ntype = "A"\ndynamic = { steering = "roundrobin", pools = ["p%s"] }\n' "$i" "$((i % 10))"
+    geo=""
+    if [ "$GEO" = 1 ]; then
+      geo=", geo = [{ regions = [\"r1\"], pools = [\"p$(((i + 1) % 10))\"] }, { regions = [\"r2\"], pools = [\"p$(((i + 2) % 10))\"] }, { regions = [\"r3\"], pools = [\"p$(((i + 3) % 10))\"] }]"
+    fi
+    printf '\n[[record]]\nzone = "warm.test"\nname = "h%s.warm.test"\ntype = "A"\ndynamic = { steering = "roundrobin", pools = ["p%s"]%s }\n' "$i" "$((i % 10))" "$geo"
   done
 } >"$WORK/catalog.toml"
 seq 0 $((N - 1)) | sed 's/.*/h&.warm.test A/' >"$WORK/queries.txt"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$WORK/token"
+GEO_FLAGS=()
+if [ "$GEO" = 1 ]; then
+  printf '127.0.1.0/24 r1\n127.0.2.0/24 r2\n127.0.3.0/24 r3\n' >"$WORK/regions.txt"
+  GEO_FLAGS=(--geo-file "$WORK/regions.txt")
+  export SOURCES=127.0.1.1,127.0.2.1,127.0.3.1,127.0.4.1
+fi
 
 token=$("$BIN/gslbctl" tokens create --file "$WORK/tokens.json" --name bench --role admin | head -n 1)
 "$BIN/gslb-aggregator" --data-dir "$WORK/agg" --listen-grpc 127.0.0.1:0 --listen-http 127.0.0.1:0 \
@@ -81,7 +98,7 @@ edge() {
   local name="$1"; shift
   local t0; t0=$(now_ms)
   "$BIN/gslb-edge" --listen-dns 127.0.0.1:0 --listen-status 127.0.0.1:0 --min-drain-secs 0 \
-    --udp-workers 1 --hot-keys "$N" --warmup-token-file "$WORK/token" "$@" \
+    --udp-workers 1 --hot-keys "$N" --warmup-token-file "$WORK/token" "${GEO_FLAGS[@]}" "$@" \
     >"$WORK/$name.out" 2>"$WORK/$name.err" & PIDS+=($!)
   DNS=$(listening "$WORK/$name.out" dns)
   READY_MS=$(( $(now_ms) - t0 ))
@@ -126,7 +143,7 @@ e_source=$(curl -s "http://$e_status/status/config" | python3 -c 'import json, s
 e_hit=$(metric "$e_status" gslb_edge_first_minute_answers '"prebuilt"')
 e_miss=$(metric "$e_status" gslb_edge_first_minute_answers '"encoded"')
 
-echo "names=$N"
+echo "names=$N geo=$GEO"
 echo "ready_ms from_aggregator=$a_ready from_cache=$b_ready from_cache_warm=$c_ready from_aggregator_warm=$d_ready from_peer_warm=$e_ready (E's source: $e_source)"
 echo "A first (cold, from aggregator): $a_cold"
 echo "A again (steady):                $a_steady"

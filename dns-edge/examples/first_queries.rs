@@ -2,6 +2,8 @@
 //! lines, as dnsperf reads), one at a time, and print the latency
 //! percentiles: how a freshly started edge answers its first queries.
 //! `cargo run --release -p gslb-edge --example first_queries -- ADDR FILE N`.
+//! With `SOURCES=127.0.1.1,127.0.2.1` (loopback addresses), query i is sent
+//! from source i mod the count (geo workloads).
 //! Loopback only: the address must be in 127.0.0.0/8 or ::1.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
@@ -27,11 +29,19 @@ fn main() {
         .map(|(name, t)| (Name::from_str(name).unwrap(), Rtype::from_str(t).unwrap()))
         .collect();
     assert!(!questions.is_empty(), "no queries in {file}");
-    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.connect(addr).unwrap();
-    socket
-        .set_read_timeout(Some(Duration::from_secs(1)))
-        .unwrap();
+    let sources = std::env::var("SOURCES").unwrap_or_else(|_| "127.0.0.1".into());
+    let sockets: Vec<UdpSocket> = (sources.split(','))
+        .map(|from| {
+            let from: std::net::IpAddr = from.trim().parse().unwrap();
+            assert!(from.is_loopback(), "loopback sources only");
+            let socket = UdpSocket::bind((from, 0)).unwrap();
+            socket.connect(addr).unwrap();
+            socket
+                .set_read_timeout(Some(Duration::from_secs(1)))
+                .unwrap();
+            socket
+        })
+        .collect();
     let mut latencies = Vec::with_capacity(n);
     let mut lost = 0;
     let mut buf = [0u8; 4096];
@@ -42,6 +52,7 @@ fn main() {
         let mut q = msg.question();
         q.push((name, *rtype, Class::IN)).unwrap();
         let bytes = q.finish();
+        let socket = &sockets[i % sockets.len()];
         let started = Instant::now();
         socket.send(&bytes).unwrap();
         loop {

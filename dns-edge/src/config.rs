@@ -121,7 +121,7 @@ pub struct Settings {
     /// Recent query keys kept for peers to warm up from (seed 001); 0 keeps none [default: 10000, at most 100000].
     #[arg(long)]
     pub hot_keys: Option<usize>,
-    /// One answered UDP query in this many is sampled into the hot keys [default: 16, 1 to 65536].
+    /// One answered query (UDP or TCP) in this many is sampled into the hot keys [default: 1, every one; 1 to 65536].
     #[arg(long)]
     pub hot_key_sample: Option<u32>,
     /// File with the bearer token of /internal/warmup: served to peers that present it, and presented to --warmup-from peers.

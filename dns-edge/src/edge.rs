@@ -367,17 +367,17 @@ async fn from_peers(
     let (source, body) = (fetched.source, fetched.body);
     report.source = Some(source.clone());
     report.keys_fetched = body.keys.len();
-    let (mut keys, mut queries, mut unusable) = (Vec::new(), Vec::new(), 0usize);
+    let (mut keys, mut regions, mut unusable) = (Vec::new(), Vec::new(), 0usize);
     for k in &body.keys {
         match keys::from_text(k) {
-            Ok((key, query)) => {
-                keys.push((key, k.region.clone()));
-                queries.push(query);
+            Ok(r) => {
+                keys.push(r);
+                regions.push(k.region.clone());
             }
             Err(_) => unusable += 1,
         }
     }
-    if queries.is_empty() {
+    if keys.is_empty() {
         let why = format!("{source} gave no usable keys ({unusable} unusable)");
         return cold(report, responders, why);
     }
@@ -386,19 +386,20 @@ async fn from_peers(
     let until =
         std::time::Instant::now() + deadline.saturating_duration_since(tokio::time::Instant::now());
     let replayed = tokio::task::spawn_blocking(move || {
-        let n = replay::replay(&table, &geo, &queries, &mut responders, until);
-        (responders, n)
+        let (n, branches) = replay::replay(&table, &geo, &keys, &mut responders, until);
+        (responders, n, branches, keys)
     })
     .await;
-    let Ok((responders, replayed)) = replayed else {
+    let Ok((responders, replayed, branches, keys)) = replayed else {
         let fresh = (0..workers).map(server::udp::responder).collect();
         return cold(report, fresh, "the replay task failed".into());
     };
     // Replayed keys enter this edge's own LRU (oldest first, so the
     // peer's most recent stay the most recent): it can warm the next.
     if let Some(hot) = shared.warmup.hot.get() {
-        for (key, region) in keys[..replayed].iter().rev() {
-            hot.touch(key, region.as_deref());
+        let replayed_keys = keys.iter().zip(&regions).zip(&branches);
+        for ((k, region), branch) in replayed_keys.rev() {
+            hot.touch(&k.key, *branch, region.as_deref(), k.subnet);
         }
     }
     report.keys_replayed = replayed;

@@ -19,7 +19,7 @@ use crate::warmup::hot::Sampler;
 pub struct Handler<'a> {
     counters: Arc<Counters>,
     responder: Responder,
-    /// Offers one answered query in N to the hot keys (seed 001).
+    /// Offers answered queries to the hot keys (seed 001).
     sampler: Option<Sampler>,
     shared: &'a Shared,
     rrl: Option<&'a Limiter>,
@@ -105,18 +105,8 @@ impl<'a> Handler<'a> {
             }
         }
         self.counters.answered(&summary, started);
-        if let Some(sampler) = &mut self.sampler
-            && sampler.due()
-            && summary.rcode == 0
-            && !summary.truncated
-            && out.get(6..8).is_some_and(|ancount| ancount != [0, 0])
-            && let Some(key) = self.responder.last_key()
-        {
-            // Only answers with data: a flood of random names (NXDOMAIN,
-            // or a signed zone's NOERROR denial) must not push the real
-            // hot keys out.
-            let region = self.shared.geo.lookup(client).map(|m| m.region.as_str());
-            sampler.offer(key, region);
+        if let Some(sampler) = &mut self.sampler {
+            sampler.answered(&self.responder, &summary, out, &self.shared.geo, started);
         }
         true
     }

@@ -197,6 +197,8 @@ async fn connection(
     let mut read = BufReader::new(read);
     let mut responder = Responder::new(seed);
     responder.set_nsid(shared.nsid.get().cloned());
+    // TCP answers are sampled into the hot keys like UDP ones (seed 001).
+    let mut sampler = shared.warmup.hot.get().map(|h| h.sampler());
     let mut query = Vec::new();
     let mut out = Vec::with_capacity(4096);
     let mut framed = Vec::with_capacity(4096);
@@ -243,6 +245,9 @@ async fn connection(
             counters.dropped();
             continue;
         };
+        if let Some(sampler) = &mut sampler {
+            sampler.answered(&responder, &summary, &out, &shared.geo, started);
+        }
         framed.clear();
         framed.extend_from_slice(&(out.len() as u16).to_be_bytes());
         framed.extend_from_slice(&out);

@@ -92,9 +92,7 @@ pub fn body(warmup: &Warmup, version: u64) -> Body {
         version,
         captured_at_ms: gslb_shared::clock::now_ms(),
         sample_every: hot.map_or(0, |h| h.every()),
-        keys: (keys.iter())
-            .filter_map(|(k, region)| to_text(k, region.as_deref()))
-            .collect(),
+        keys: keys.iter().filter_map(to_text).collect(),
     }
 }
 

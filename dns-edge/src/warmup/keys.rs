@@ -1,13 +1,16 @@
 //! Hot keys as the endpoint writes them and a new edge reads them, and
-//! the query each one stands for. The wire form is the responder's reply
-//! key: canonical name, type (u16 BE), flags (bit 0 EDNS, bit 1 DO).
+//! the query each one stands for, asked from the client's subnet. The
+//! wire form is the responder's reply key: canonical name, type (u16 BE),
+//! flags (bit 0 EDNS, bit 1 DO).
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::str::FromStr;
 
 use domain::base::iana::{Class, Rtype};
 use domain::base::{MessageBuilder, Name};
 use serde::{Deserialize, Serialize};
 
+use super::hot::{HotKey, Subnet, subnet};
 use crate::answer::EDNS_UDP_SIZE;
 
 /// One key in text.
@@ -27,6 +30,10 @@ pub struct KeyText {
     /// The client's region, when the geo table knew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+    /// The client's subnet (`192.0.2.0/24`): the ECS source, or the
+    /// resolver's /24 or /56. The key is replayed as a query from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subnet: Option<String>,
 }
 
 /// What `GET /internal/warmup` answers (seed 001's names, `payloads` and
@@ -72,8 +79,9 @@ impl Body {
     }
 }
 
-/// A reply key in text; `None` for a key that is not one.
-pub fn to_text(key: &[u8], region: Option<&str>) -> Option<KeyText> {
+/// A hot key in text; `None` for a key that is not one.
+pub fn to_text(hot: &HotKey) -> Option<KeyText> {
+    let key = &hot.key;
     let n = key.len().checked_sub(3)?;
     let name = Name::from_octets(&key[..n]).ok()?;
     let rtype = Rtype::from_int(u16::from_be_bytes([key[n], key[n + 1]]));
@@ -83,20 +91,51 @@ pub fn to_text(key: &[u8], region: Option<&str>) -> Option<KeyText> {
         rtype: rtype.to_string(),
         edns: flags & 1 != 0,
         dnssec_ok: flags & 2 != 0,
-        region: region.map(str::to_owned),
+        region: hot.region.as_deref().map(str::to_owned),
+        subnet: hot.subnet.map(|(addr, prefix)| format!("{addr}/{prefix}")),
     })
+}
+
+/// The subnet of a key in text: `address/prefix`, the prefix within the
+/// family's bits; host bits are cleared.
+fn subnet_of(text: &str) -> Result<Subnet, BadKey> {
+    let bad = || format!("subnet {text:?}: must be address/prefix (192.0.2.0/24, 2001:db8::/56)");
+    let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
+    let addr = IpAddr::from_str(addr).map_err(|_| bad())?;
+    let prefix = u8::from_str(prefix).map_err(|_| bad())?;
+    let bits = if addr.is_ipv4() { 32 } else { 128 };
+    if prefix > bits {
+        return Err(format!(
+            "subnet {text:?}: the prefix must be at most {bits}"
+        ));
+    }
+    Ok(subnet(addr, prefix))
 }
 
 /// Why a key from a peer was not used.
 pub type BadKey = String;
 
-/// The wire key and the query of a key in text.
-pub fn from_text(k: &KeyText) -> Result<(Vec<u8>, Vec<u8>), BadKey> {
+/// A key in text made ready to replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replayable {
+    /// The reply key.
+    pub key: Vec<u8>,
+    /// The query it stands for.
+    pub query: Vec<u8>,
+    /// Who asks it: the subnet's address (unspecified without a subnet).
+    pub client: IpAddr,
+    /// The subnet, as kept.
+    pub subnet: Option<Subnet>,
+}
+
+/// The wire key, the query and the client of a key in text.
+pub fn from_text(k: &KeyText) -> Result<Replayable, BadKey> {
     let name = Name::<Vec<u8>>::from_str(&k.name).map_err(|e| format!("name {:?}: {e}", k.name))?;
     let rtype = Rtype::from_str(&k.rtype).map_err(|_| format!("type {:?}: not a type", k.rtype))?;
     if matches!(rtype, Rtype::AXFR | Rtype::IXFR) {
         return Err(format!("type {}: transfers are not replayed", k.rtype));
     }
+    let subnet = k.subnet.as_deref().map(subnet_of).transpose()?;
     let mut key: Vec<u8> = name.as_slice().to_ascii_lowercase();
     key.extend_from_slice(&rtype.to_int().to_be_bytes());
     key.push(u8::from(k.edns) | (u8::from(k.edns && k.dnssec_ok) << 1));
@@ -118,7 +157,13 @@ pub fn from_text(k: &KeyText) -> Result<(Vec<u8>, Vec<u8>), BadKey> {
     } else {
         q.finish()
     };
-    Ok((key, query))
+    let client = subnet.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |(a, _)| a);
+    Ok(Replayable {
+        key,
+        query,
+        client,
+        subnet,
+    })
 }
 
 #[cfg(test)]
@@ -133,9 +178,22 @@ mod tests {
             edns: true,
             dnssec_ok: true,
             region: Some("eu".into()),
+            subnet: Some("192.0.2.77/24".into()),
         };
-        let (key, query) = from_text(&text).unwrap_or_else(|e| panic!("{e}"));
-        let back = to_text(&key, Some("eu")).unwrap_or_else(|| panic!("no text"));
+        let r = from_text(&text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            r.client,
+            IpAddr::from([192, 0, 2, 0]),
+            "asked from the subnet"
+        );
+        let (key, query) = (r.key, r.query);
+        let hot = HotKey {
+            key: key.into(),
+            region: Some("eu".into()),
+            subnet: r.subnet,
+        };
+        let back = to_text(&hot).unwrap_or_else(|| panic!("no text"));
+        assert_eq!(back.subnet.as_deref(), Some("192.0.2.0/24"));
         assert_eq!(back.name, "www.example.test.");
         assert_eq!(
             (back.rtype.as_str(), back.edns, back.dnssec_ok),
@@ -152,6 +210,19 @@ mod tests {
                 ..text.clone()
             };
             assert!(from_text(&k).is_err(), "{bad:?}");
+        }
+        for (bad, rule) in [
+            ("192.0.2.0", "address/prefix"),
+            ("192.0.2.0/33", "at most 32"),
+            ("2001:db8::/129", "at most 128"),
+            ("eu/8", "address/prefix"),
+        ] {
+            let k = KeyText {
+                subnet: Some(bad.into()),
+                ..text.clone()
+            };
+            let e = from_text(&k).err().unwrap_or_default();
+            assert!(e.contains("subnet") && e.contains(rule), "{bad}: {e}");
         }
     }
 }

@@ -80,6 +80,12 @@ fn warmed_edge(agg: &Aggregator, dir: &std::path::Path, name: &str, extra: &[&st
 fn serving(dir: &std::path::Path) -> (Aggregator, u64) {
     std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
     let agg = Aggregator::start(dir);
+    let version = agg.apply(&names(), dir);
+    (agg, version)
+}
+
+/// The zone and `NAMES` pool-backed names `h0`, `h1`, ...
+fn names() -> String {
     let members = [
         member("m1", "127.0.5.1:80".parse().unwrap(), ""),
         member("m2", "127.0.5.2:80".parse().unwrap(), ""),
@@ -88,8 +94,7 @@ fn serving(dir: &std::path::Path) -> (Aggregator, u64) {
     for i in 0..NAMES {
         catalog += &a_record(&format!("h{i}.example.test"), &["p"]);
     }
-    let version = agg.apply(&catalog, dir);
-    (agg, version)
+    catalog
 }
 
 /// Ask every name once from loopback; all answered.
@@ -125,7 +130,12 @@ fn a_new_edge_warms_from_a_serving_peer_and_starts_cold_when_it_cannot() {
     wait_until(10, "A to hold every name's key", || keys(&a).len() == NAMES);
     let (code, body) = warmup(&a, &format!("Bearer {TOKEN}"));
     assert_eq!(code, 200);
-    assert!(!body.contains("127.0.0."), "a client address in {body}");
+    // The clients' /24, never an address.
+    for i in 0..NAMES {
+        let client = format!("127.0.0.{}", 10 + i);
+        assert!(!body.contains(&client), "{client} in {body}");
+    }
+    assert!(body.contains("\"subnet\":\"127.0.0.0/24\""), "{body}");
     assert!(!body.contains("nope"), "{body}");
     // Without the token, or with another: 401 and nothing else.
     for auth in ["", "Bearer some-other-token-0123456789", TOKEN] {
@@ -363,6 +373,44 @@ fn a_fleet_restarted_at_once_starts_cold_then_warms_and_one_restarted_at_a_time_
 
 /// `curl` of the TLS warm-up listener with `cert` (role:name), the token
 /// and `?snapshot=1`; (exit success, HTTP code).
+/// An edge's TLS flags, its warm-up token file, then `extra`.
+fn peer_flags<'a>(tls: &'a [String], token: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut flags: Vec<&str> = tls.iter().map(String::as_str).collect();
+    flags.extend(["--warmup-token-file", token]);
+    flags.extend_from_slice(extra);
+    flags
+}
+
+/// Edge B with `cert`, following the aggregator at `grpc` (down for now,
+/// so it seeds within 2 s from the TLS warm-up listener `warm`), with its
+/// cache in `dir`, plus `extra`: B, the peer's URL and the aggregator's.
+fn seeded_from_peer(
+    dir: &std::path::Path,
+    grpc: &str,
+    warm: SocketAddr,
+    cert: &gslb_e2e::pki::CertFiles,
+    token: &str,
+    extra: &[&str],
+) -> (Edge, String, String) {
+    let peer = format!("https://{warm}");
+    let tls = cert.tls_flags();
+    let mut flags = peer_flags(
+        &tls,
+        token,
+        &["--warmup-from", &peer, "--warmup-timeout", "2s"],
+    );
+    flags.extend_from_slice(extra);
+    let url = format!("http://{grpc}");
+    let b = Edge::start(
+        None,
+        Some(&url),
+        &dir.join("cache-b"),
+        "127.0.0.1:0",
+        &flags,
+    );
+    (b, peer, url)
+}
+
 fn curl_snapshot(addr: SocketAddr, cert: &gslb_e2e::pki::CertFiles) -> (bool, String) {
     let out = std::process::Command::new("curl")
         .args([
@@ -401,15 +449,11 @@ fn with_no_aggregator_and_no_cache_an_edge_seeds_its_snapshot_from_a_peer_over_m
     let cert_b = gslb_e2e::pki::cert("edge", "warm-seed-b", &["127.0.0.1"]);
     let agent = gslb_e2e::pki::cert("agent", "warm-seed-agent", &["127.0.0.1"]);
     let tls_a = cert_a.tls_flags();
-    let mut flags_a: Vec<&str> = tls_a.iter().map(String::as_str).collect();
-    flags_a.extend([
-        "--warmup-token-file",
+    let flags_a = peer_flags(
+        &tls_a,
         token,
-        "--listen-warmup",
-        "127.0.0.1:0",
-        "--hot-key-sample",
-        "1",
-    ]);
+        &["--listen-warmup", "127.0.0.1:0", "--hot-key-sample", "1"],
+    );
     let a = Edge::start(
         None,
         Some(&agg.url()),
@@ -438,25 +482,7 @@ fn with_no_aggregator_and_no_cache_an_edge_seeds_its_snapshot_from_a_peer_over_m
 
     // The aggregator goes away; B has no cache: it seeds from A.
     agg.stop();
-    let peer = format!("https://{warm}");
-    let tls_b = cert_b.tls_flags();
-    let mut flags_b: Vec<&str> = tls_b.iter().map(String::as_str).collect();
-    flags_b.extend([
-        "--warmup-token-file",
-        token,
-        "--warmup-from",
-        &peer,
-        "--warmup-timeout",
-        "2s",
-    ]);
-    let url = format!("http://{grpc}");
-    let b = Edge::start(
-        None,
-        Some(&url),
-        &dir.join("cache-b"),
-        "127.0.0.1:0",
-        &flags_b,
-    );
+    let (b, peer, url) = seeded_from_peer(&dir, &grpc, warm, &cert_b, token, &[]);
     let b_dns = b.dns();
     let config = b.status_config();
     assert_eq!(config["version"], version, "{config}");
@@ -503,8 +529,8 @@ fn with_no_aggregator_and_no_cache_an_edge_seeds_its_snapshot_from_a_peer_over_m
     assert!(a.version() < newer);
     let warm = a.proc.stdout.listening("warmup", 30);
     let peer = format!("https://{warm}");
-    let mut flags_b: Vec<&str> = tls_b.iter().map(String::as_str).collect();
-    flags_b.extend(["--warmup-token-file", token, "--warmup-from", &peer]);
+    let tls_b = cert_b.tls_flags();
+    let flags_b = peer_flags(&tls_b, token, &["--warmup-from", &peer]);
     let b = Edge::start(
         None,
         Some(&url),
@@ -519,4 +545,208 @@ fn with_no_aggregator_and_no_cache_an_edge_seeds_its_snapshot_from_a_peer_over_m
         config["source"].as_str().unwrap_or("").starts_with("cache"),
         "{config}"
     );
+}
+
+/// A static A record `s.example.test` at `ip` on top of the served names.
+fn with_static(ip: &str) -> String {
+    names()
+        + &format!(
+            "\n[[record]]\nzone = \"example.test\"\nname = \"s.example.test\"\ntype = \"A\"\nstatic = [{{ a = \"{ip}\" }}]\n"
+        )
+}
+
+/// Issue 43 item 16: an edge seeded from a lagging peer, whose workers were
+/// warmed with that peer's replies, answers the aggregator's newer record
+/// over UDP (with and without EDNS, in every worker) as soon as it reports
+/// the newer version: a prebuilt reply never outlives its snapshot.
+#[test]
+fn after_a_lagging_peer_seeds_an_edge_no_udp_answer_outlives_the_peers_snapshot() {
+    let dir = temp_dir("edge-lagging-peer");
+    std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
+    let mut agg = Aggregator::start(&dir);
+    let old = agg.apply(&with_static("192.0.2.1"), &dir);
+    let grpc = agg.grpc.to_string();
+    let token = dir.join("token");
+    let token = token.to_str().unwrap();
+    let cert_a = gslb_e2e::pki::cert("edge", "lag-a", &["127.0.0.1"]);
+    let cert_b = gslb_e2e::pki::cert("edge", "lag-b", &["127.0.0.1"]);
+    let tls_a = cert_a.tls_flags();
+    let flags_a = peer_flags(
+        &tls_a,
+        token,
+        &["--listen-warmup", "127.0.0.1:0", "--hot-key-sample", "1"],
+    );
+    let mut a = Edge::start(
+        None,
+        Some(&agg.url()),
+        &dir.join("cache-a"),
+        "127.0.0.1:0",
+        &flags_a,
+    );
+    a.wait_version(old);
+    a.stop();
+
+    // The record changes while A is away; A comes back without an
+    // aggregator: it lags, serving the old record from its cache.
+    let newer = agg.apply(&with_static("192.0.2.2"), &dir);
+    assert!(newer > old);
+    let a = Edge::start(None, None, &dir.join("cache-a"), "127.0.0.1:0", &flags_a);
+    assert_eq!(a.version(), old);
+    let old_ip: std::net::Ipv4Addr = "192.0.2.1".parse().unwrap();
+    let new_ip: std::net::Ipv4Addr = "192.0.2.2".parse().unwrap();
+    let timeout = Duration::from_secs(2);
+    for _ in 0..4 {
+        let got = gslb_e2e::dns::query_a(a.dns(), "s.example.test", timeout).unwrap();
+        assert_eq!(got, [old_ip]);
+        gslb_e2e::dns::short(None, a.dns(), &["s.example.test", "A"]);
+    }
+    ask_all(&a);
+    wait_until(10, "A to hold the static name's keys", || {
+        keys(&a)
+            .iter()
+            .filter(|k| k.as_str() == "s.example.test. A")
+            .count()
+            >= 1
+    });
+    let warm = a.proc.stdout.listening("warmup", 30);
+
+    // B starts while the aggregator is away: it seeds from A and warms
+    // every worker with A's replies.
+    agg.stop();
+    let (b, peer, _) = seeded_from_peer(&dir, &grpc, warm, &cert_b, token, &["--udp-workers", "2"]);
+    let b_dns = b.dns();
+    let config = b.status_config();
+    assert_eq!(config["version"], old, "{config}");
+    assert_eq!(config["source"], format!("peer:{peer}"), "{config}");
+    assert!(
+        config["warmup"]["keysReplayed"].as_u64() > Some(NAMES as u64),
+        "{config}"
+    );
+    assert_eq!(
+        gslb_e2e::dns::query_a(b_dns, "s.example.test", timeout).unwrap(),
+        [old_ip]
+    );
+
+    // The aggregator returns with the newer record. From the moment B
+    // reports it, every answer is the newer one: UDP without EDNS (the
+    // peer's warmed replies), UDP with EDNS, and TCP.
+    let _agg = Aggregator::start_with(None, &dir, &grpc, &["--startup-window", "1s"]);
+    wait_until(30, "B to follow the aggregator", || {
+        let c = b.status_config();
+        c["state"] == "synced" && c["version"] == newer
+    });
+    for round in 0..40 {
+        let udp = gslb_e2e::dns::query_a(b_dns, "s.example.test", timeout).unwrap();
+        assert_eq!(udp, [new_ip], "UDP without EDNS, round {round}");
+        let edns = gslb_e2e::dns::short(None, b_dns, &["s.example.test", "A"]);
+        assert_eq!(edns, ["192.0.2.2"], "UDP with EDNS, round {round}");
+    }
+    let tcp = gslb_e2e::dns::short(None, b_dns, &["+tcp", "s.example.test", "A"]);
+    assert_eq!(tcp, ["192.0.2.2"]);
+}
+
+/// The A addresses of one UDP query of `name` from source address `from`.
+fn addresses_from(from: &str, server: SocketAddr, name: &str) -> Vec<String> {
+    let socket = UdpSocket::bind(format!("{from}:0")).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut q = Message::query();
+    q.metadata.id = 11;
+    q.add_query(Query::query(Name::from_str(name).unwrap(), RecordType::A));
+    socket.send_to(&q.to_vec().unwrap(), server).unwrap();
+    let mut buf = [0u8; 1500];
+    let (n, _) = socket.recv_from(&mut buf).unwrap();
+    let reply = Message::from_vec(&buf[..n]).unwrap();
+    let mut got: Vec<String> = (reply.answers.iter()).map(|r| r.data.to_string()).collect();
+    got.sort();
+    got
+}
+
+/// Issue 43 item 2: hot keys carry the client's subnet and, for an answer
+/// kept per geo branch, one key per branch; TCP answers are sampled too;
+/// a new edge replays each key from its subnet, so its first geo answers
+/// (every branch) are copies of prebuilt replies, each the client's own.
+#[test]
+fn a_geo_workload_is_answered_from_prebuilt_replies_after_a_peer_warm_up() {
+    let dir = temp_dir("edge-geo-warm");
+    std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
+    let geo = dir.join("regions.txt");
+    std::fs::write(&geo, "127.0.1.0/24 eu\n127.0.2.0/24 us\n").unwrap();
+    let geo = geo.to_str().unwrap();
+    let agg = Aggregator::start(&dir);
+    let catalog = format!(
+        "{ZONE}{}{}{}{}\n[[record]]\nzone = \"example.test\"\nname = \"geo.example.test\"\ntype = \"A\"\n\
+         dynamic = {{ pools = [\"rest\"], geo = [{{ regions = [\"eu\"], pools = [\"eu\"] }}, \
+         {{ regions = [\"us\"], pools = [\"us\"] }}] }}\n",
+        pool(
+            "eu",
+            None,
+            "",
+            &[member("eu-1", "127.0.5.1:80".parse().unwrap(), "")]
+        ),
+        pool(
+            "us",
+            None,
+            "",
+            &[member("us-1", "127.0.5.2:80".parse().unwrap(), "")]
+        ),
+        pool(
+            "rest",
+            None,
+            "",
+            &[member("rest-1", "127.0.5.3:80".parse().unwrap(), "")]
+        ),
+        a_record("tcp.example.test", &["rest"]),
+    );
+    let version = agg.apply(&catalog, &dir);
+    // Sampling every answered query is the default (seed 001).
+    let a = warmed_edge(&agg, &dir, "a", &["--geo-file", geo]);
+    a.wait_version(version);
+    let clients = [
+        ("127.0.1.1", "127.0.5.1"),
+        ("127.0.2.1", "127.0.5.2"),
+        ("127.0.0.1", "127.0.5.3"),
+    ];
+    for (from, want) in clients {
+        assert_eq!(addresses_from(from, a.dns(), "geo.example.test"), [want]);
+    }
+    let tcp = gslb_e2e::dns::short(None, a.dns(), &["+tcp", "tcp.example.test", "A"]);
+    assert_eq!(tcp, ["127.0.5.3"]);
+    wait_until(10, "A to hold a key per branch and the TCP one", || {
+        let keys = keys(&a);
+        let geo = keys
+            .iter()
+            .filter(|k| k.as_str() == "geo.example.test. A")
+            .count();
+        geo == 3 && keys.iter().any(|k| k == "tcp.example.test. A")
+    });
+    let (_, body) = warmup(&a, &format!("Bearer {TOKEN}"));
+    for subnet in ["127.0.1.0/24", "127.0.2.0/24", "127.0.0.0/24"] {
+        assert!(body.contains(&format!("\"subnet\":\"{subnet}\"")), "{body}");
+    }
+
+    let peer = format!("http://{}", a.status);
+    let b = warmed_edge(
+        &agg,
+        &dir,
+        "b",
+        &["--geo-file", geo, "--warmup-from", &peer],
+    );
+    b.wait_version(version);
+    let b_dns = b.dns();
+    assert_eq!(b.status_config()["warmup"]["keysReplayed"], 4);
+    // Other clients of each branch than the ones A saw: their answers are
+    // their branch's, copied.
+    let clients = [
+        ("127.0.1.9", "127.0.5.1"),
+        ("127.0.2.9", "127.0.5.2"),
+        ("127.0.0.9", "127.0.5.3"),
+    ];
+    for (from, want) in clients {
+        assert_eq!(addresses_from(from, b_dns, "geo.example.test"), [want]);
+    }
+    let first = |how| b.metric_with("gslb_edge_first_minute_answers_total", how);
+    assert_eq!(first("\"prebuilt\""), 3);
+    assert_eq!(first("\"encoded\""), 0);
 }
