@@ -75,6 +75,14 @@ fn branch_of(table: &Table, geo: &GeoTable, client: IpAddr, route: GeoRoute) -> 
     u16::try_from(dynamic.decision_index(region, &place)).ok()
 }
 
+/// `key` followed by `branch` (u16 BE), written into `room`.
+fn branch_key<'r>(room: &'r mut [u8; KEY_ROOM + 2], key: &[u8], branch: u16) -> &'r [u8] {
+    let k = key.len();
+    room[..k].copy_from_slice(key);
+    room[k..k + 2].copy_from_slice(&branch.to_be_bytes());
+    &room[..k + 2]
+}
+
 /// The flags byte of a prebuilt key: EDNS present (bit 0), DO set (bit 1).
 fn key_flags(edns: Option<Edns>) -> u8 {
     edns.map_or(0, |e| {
@@ -383,9 +391,7 @@ impl Responder {
             Some(route) => {
                 let branch = branch_of(table, geo, client, route)?;
                 self.last_branch = Some(branch);
-                self.branch_key[..k].copy_from_slice(&self.key[..k]);
-                self.branch_key[k..k + 2].copy_from_slice(&branch.to_be_bytes());
-                &self.branch_key[..k + 2]
+                branch_key(&mut self.branch_key, &self.key[..k], branch)
             }
         };
         let t = self.prebuilt.get(key)?;
@@ -492,11 +498,9 @@ impl Responder {
             match route {
                 None => self.prebuilt.insert(&self.key[..k], t),
                 Some((route, branch)) => {
-                    self.branch_key[..k].copy_from_slice(&self.key[..k]);
-                    self.branch_key[k..k + 2].copy_from_slice(&branch.to_be_bytes());
-                    let branch_key = &self.branch_key[..k + 2];
-                    self.prebuilt
-                        .insert_branch(&self.key[..k], route, branch_key, t);
+                    let key = &self.key[..k];
+                    let branched = branch_key(&mut self.branch_key, key, branch);
+                    self.prebuilt.insert_branch(key, route, branched, t);
                 }
             }
         }
