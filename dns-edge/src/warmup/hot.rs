@@ -258,10 +258,10 @@ impl Sampler {
         self.seen.is_multiple_of(self.every)
     }
 
-    /// Sample the query `responder` just answered into `out` (from
-    /// `client`, at `now`) when it is due and answered with data: a flood
-    /// of random names (NXDOMAIN, or a signed zone's NOERROR denial) must
-    /// not push the real hot keys out.
+    /// Sample the query `responder` just answered into `out` (at `now`;
+    /// its client as the responder saw it) when it is due and answered
+    /// with data: a flood of random names (NXDOMAIN, or a signed zone's
+    /// NOERROR denial) must not push the real hot keys out.
     pub fn answered(
         &mut self,
         responder: &Responder,
