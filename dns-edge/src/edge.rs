@@ -367,13 +367,10 @@ async fn from_peers(
     let (source, body) = (fetched.source, fetched.body);
     report.source = Some(source.clone());
     report.keys_fetched = body.keys.len();
-    let (mut keys, mut regions, mut unusable) = (Vec::new(), Vec::new(), 0usize);
+    let (mut keys, mut unusable) = (Vec::new(), 0usize);
     for k in &body.keys {
         match keys::from_text(k) {
-            Ok(r) => {
-                keys.push(r);
-                regions.push(k.region.clone());
-            }
+            Ok(r) => keys.push(r),
             Err(_) => unusable += 1,
         }
     }
@@ -397,9 +394,8 @@ async fn from_peers(
     // Replayed keys enter this edge's own LRU (oldest first, so the
     // peer's most recent stay the most recent): it can warm the next.
     if let Some(hot) = shared.warmup.hot.get() {
-        let replayed_keys = keys.iter().zip(&regions).zip(&branches);
-        for ((k, region), branch) in replayed_keys.rev() {
-            hot.touch(&k.key, *branch, region.as_deref(), k.subnet);
+        for (k, branch) in keys.iter().zip(&branches).rev() {
+            hot.touch(&k.key, *branch, k.region.as_deref(), k.subnet);
         }
     }
     report.keys_replayed = replayed;

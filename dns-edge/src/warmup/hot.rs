@@ -293,8 +293,9 @@ impl Sampler {
 
     /// Offer a key (dropped when offered within the last second, past
     /// [`OFFERS_PER_SECOND`], when the channel is full, or when the key is
-    /// too long).
-    pub fn offer(
+    /// too long): [`Self::answered`] without a responder, for tests.
+    #[cfg(test)]
+    fn offer(
         &mut self,
         key: &[u8],
         branch: Option<u16>,

@@ -126,6 +126,8 @@ pub struct Replayable {
     pub client: IpAddr,
     /// The subnet, as kept.
     pub subnet: Option<Subnet>,
+    /// The client's region, as the peer kept it.
+    pub region: Option<String>,
 }
 
 /// The wire key, the query and the client of a key in text.
@@ -163,6 +165,7 @@ pub fn from_text(k: &KeyText) -> Result<Replayable, BadKey> {
         query,
         client,
         subnet,
+        region: k.region.clone(),
     })
 }
 
