@@ -526,6 +526,7 @@ fn with_no_aggregator_and_no_cache_an_edge_seeds_its_snapshot_from_a_peer_over_m
     b.stop();
     agg.stop();
     let a = Edge::start(None, None, &dir.join("cache-a"), "127.0.0.1:0", &flags_a);
+    wait_until(30, "A to load its cache", || a.version() != 0);
     assert!(a.version() < newer);
     let warm = a.proc.stdout.listening("warmup", 30);
     let peer = format!("https://{warm}");
@@ -591,6 +592,8 @@ fn after_a_lagging_peer_seeds_an_edge_no_udp_answer_outlives_the_peers_snapshot(
     let newer = agg.apply(&with_static("192.0.2.2"), &dir);
     assert!(newer > old);
     let a = Edge::start(None, None, &dir.join("cache-a"), "127.0.0.1:0", &flags_a);
+    // The status listener comes up before the cache is read: wait for it.
+    wait_until(30, "A to load its cache", || a.version() != 0);
     assert_eq!(a.version(), old);
     let old_ip: std::net::Ipv4Addr = "192.0.2.1".parse().unwrap();
     let new_ip: std::net::Ipv4Addr = "192.0.2.2".parse().unwrap();
