@@ -930,15 +930,17 @@ fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
         any::<bool>(),
         any::<bool>(),
         prop::option::of(1u32..),
+        prop::option::of(1u64..),
     )
         .prop_map(
-            |(location, cycle, failure, latency_us, stale, quarantined, rtt_us)| {
+            |(location, cycle, failure, latency_us, stale, quarantined, rtt_us, received_ms)| {
                 status::LocationStatusView {
                     location,
                     cycle,
                     passed: failure.is_none(),
                     failure,
                     latency_us,
+                    received_ms,
                     rtt_us,
                     stale,
                     quarantined,
@@ -964,6 +966,7 @@ fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
         ),
         prop::collection::vec(location, 0..4),
         prop::option::of(1u8..100),
+        any::<bool>(),
     )
         .prop_map(
             |(
@@ -971,22 +974,30 @@ fn member_status() -> impl Strategy<Value = status::MemberStatusView> {
                 (protected, fail_open, manual, suppressed, since_ms, decisions_paused),
                 locations,
                 ramp,
-            )| status::MemberStatusView {
-                member_id,
-                healthy: health == Health::Up,
-                health,
-                score,
-                warming,
-                warmup_passes,
-                warmup_threshold,
-                protected,
-                fail_open,
-                manual,
-                suppressed,
-                since_ms,
-                decisions_paused,
-                ramp,
-                locations,
+                enabled,
+            )| {
+                status::MemberStatusView {
+                    member_id,
+                    enabled,
+                    state: status::MemberState::Unknown,
+                    label: String::new(),
+                    gate: None,
+                    healthy: health == Health::Up,
+                    health,
+                    score,
+                    warming,
+                    warmup_passes,
+                    warmup_threshold,
+                    protected,
+                    fail_open,
+                    manual,
+                    suppressed,
+                    since_ms,
+                    decisions_paused,
+                    ramp,
+                    locations,
+                }
+                .name_state()
             },
         )
 }

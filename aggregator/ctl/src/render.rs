@@ -1,7 +1,7 @@
 //! What gslbctl prints: a table per kind, or JSON.
 
 use gslb_proto::pb;
-use gslb_shared::status::{MemberStatusView, PoolStatusView};
+use gslb_shared::status::{MemberState, MemberStatusView, PoolStatusView};
 use gslb_shared::*;
 use serde_json::{Value, json};
 
@@ -171,18 +171,14 @@ pub fn checks(items: &[Check], out: Output) -> String {
     )
 }
 
-/// The STATUS column: `warming X/N` while warming, else the health (seed 000).
+/// The STATUS column: seed 000's label, health first (`unhealthy`, with
+/// the closed gate's `warming X/N` beside it), as the UI shows it.
 fn status_word(m: &Member, s: &MemberStatusView) -> String {
-    if !m.enabled {
-        return "disabled".into();
-    }
-    if s.warming {
-        return format!("warming {}/{}", s.warmup_passes, s.warmup_threshold);
-    }
-    match s.health {
-        Health::Up => "healthy".into(),
-        Health::Down => "unhealthy".into(),
-        Health::Unknown => "unknown".into(),
+    let state = MemberState::of(m.enabled, s.health, s.warming);
+    let label = state.label(s.warmup_passes, s.warmup_threshold);
+    match state.gate_mark(s.warming, s.warmup_passes, s.warmup_threshold) {
+        Some(gate) => format!("{label} ({gate})"),
+        None => label,
     }
 }
 
@@ -330,20 +326,19 @@ pub fn pool_status(s: &PoolStatusView, out: Output) -> String {
         .members
         .iter()
         .map(|m| {
-            let warming = if m.warming {
-                format!("warming {}/{}", m.warmup_passes, m.warmup_threshold)
-            } else {
-                String::new()
+            let state = match &m.gate {
+                Some(gate) => format!("{} ({gate})", m.label),
+                None => m.label.clone(),
             };
             vec![
                 m.member_id.to_string(),
                 health_of(m.health).to_owned(),
                 m.score.map_or_else(|| "-".into(), |v| format!("{v:.2}")),
-                warming,
+                state,
             ]
         })
         .collect();
-    head + &render(&["MEMBER", "HEALTH", "SCORE", ""], &rows)
+    head + &render(&["MEMBER", "HEALTH", "SCORE", "STATE"], &rows)
 }
 
 /// Every pool at a glance.

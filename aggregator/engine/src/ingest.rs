@@ -94,6 +94,8 @@ impl Engine {
             l.cycle = r.cycle;
             l.latency_us = r.latency_us;
             l.failure = r.failure;
+            let start = gslb_shared::cycle::start(r.cycle, check.interval());
+            l.received_after_ms = u32::try_from(now.0.saturating_sub(start)).unwrap_or(u32::MAX);
         }
         if r.failure == Some(FailReason::InvalidTarget) {
             // Never probed: not evidence either way (seed 004).

@@ -90,6 +90,10 @@ pub(super) struct LocResult {
     pub cycle: u64,
     pub latency_us: u32,
     pub failure: Option<FailReason>,
+    /// When it arrived, in ms after its cycle's scheduled start (saturated):
+    /// how old a result is, which the cycle alone does not say. Fits in the
+    /// struct's padding.
+    pub received_after_ms: u32,
     /// The location's round-trip average for latency steering.
     pub rtt: super::rtt::LocRtt,
 }

@@ -125,6 +125,9 @@ fn status_of<'a>(
             passed: r.failure.is_none(),
             failure: r.failure,
             latency_us: r.latency_us,
+            received_ms: check.map(|c| {
+                gslb_shared::cycle::start(r.cycle, c.interval()) + u64::from(r.received_after_ms)
+            }),
             rtt_us: r.rtt.published(),
             stale: check.is_some_and(|c| c.is_stale(slot, now.cycle(c.interval()))),
             quarantined: quarantined.contains(slot),

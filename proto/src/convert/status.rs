@@ -12,6 +12,7 @@ impl From<&MemberStatusView> for pb::MemberStatus {
     fn from(s: &MemberStatusView) -> Self {
         pb::MemberStatus {
             member_id: s.member_id,
+            enabled: s.enabled,
             healthy: s.healthy,
             health: health_to_pb(s.health) as i32,
             score: s.score,
@@ -34,6 +35,7 @@ impl From<&MemberStatusView> for pb::MemberStatus {
                     stale: l.stale,
                     quarantined: l.quarantined,
                     rtt_us: l.rtt_us.unwrap_or(0),
+                    received_ms: l.received_ms.unwrap_or(0),
                 })
                 .collect(),
             decisions_paused: s.decisions_paused,
@@ -48,6 +50,10 @@ impl TryFrom<&pb::MemberStatus> for MemberStatusView {
     fn try_from(s: &pb::MemberStatus) -> Result<Self, ValidationError> {
         Ok(MemberStatusView {
             member_id: s.member_id,
+            enabled: s.enabled,
+            state: gslb_shared::status::MemberState::Unknown,
+            label: String::new(),
+            gate: None,
             healthy: s.healthy,
             health: health_from_pb("health", s.health)?.unwrap_or_default(),
             score: s.score,
@@ -72,13 +78,15 @@ impl TryFrom<&pb::MemberStatus> for MemberStatusView {
                         passed: failure.is_none(),
                         failure,
                         latency_us: l.latency_us,
+                        received_ms: (l.received_ms > 0).then_some(l.received_ms),
                         rtt_us: (l.rtt_us > 0).then_some(l.rtt_us),
                         stale: l.stale,
                         quarantined: l.quarantined,
                     })
                 })
                 .collect::<Result<_, ValidationError>>()?,
-        })
+        }
+        .name_state())
     }
 }
 

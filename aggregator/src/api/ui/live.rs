@@ -12,32 +12,17 @@ use serde::Serialize;
 
 use crate::core::control::View;
 
-/// A member node's state, one of seed 000's labels or the UI's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum State {
-    /// In the warm-up gate (amber `warming X/N`).
-    Warming,
-    /// Up and in rotation (green).
-    Healthy,
-    /// Failing its checks (red).
-    Unhealthy,
-    /// Switched off by an operator (grey).
-    Disabled,
-    /// No decision yet.
-    Unknown,
-}
+/// A member node's state: [`MemberState`], which every view shares.
+pub use gslb_shared::status::MemberState as State;
 
-impl State {
-    /// Its place in [`PoolLive::counts`].
-    fn count_slot(self) -> usize {
-        match self {
-            State::Healthy => 0,
-            State::Warming => 1,
-            State::Unhealthy => 2,
-            State::Disabled => 3,
-            State::Unknown => 4,
-        }
+/// Its place in [`PoolLive::counts`].
+fn count_slot(state: State) -> usize {
+    match state {
+        State::Healthy => 0,
+        State::Warming => 1,
+        State::Unhealthy => 2,
+        State::Disabled => 3,
+        State::Unknown => 4,
     }
 }
 
@@ -52,6 +37,8 @@ pub struct MemberLive {
     /// The node's label: `warming X/N`, `healthy`, `unhealthy`,
     /// `disabled` or `unknown`.
     pub label: String,
+    /// Beside `unhealthy`: the closed warm-up gate's `warming X/N`.
+    pub gate: Option<String>,
     /// Score over the window, in hundredths (a whole number keeps the
     /// frame comparable and the stream short).
     pub score: Option<u32>,
@@ -118,30 +105,16 @@ impl Changes {
 /// A member's node from its catalog entry and its brief status (none
 /// before the engine tracks it).
 pub fn member_live(member: &Member, brief: Option<&MemberBrief>) -> MemberLive {
-    let state = match brief {
-        _ if !member.enabled => State::Disabled,
-        None => State::Unknown,
-        Some(b) if b.warming => State::Warming,
-        Some(b) => match b.health {
-            Health::Up => State::Healthy,
-            Health::Down => State::Unhealthy,
-            Health::Unknown => State::Unknown,
-        },
-    };
-    let label = match (state, brief) {
-        (State::Warming, Some(b)) => {
-            format!("warming {}/{}", b.warmup_passes, member.warmup_threshold)
-        }
-        (State::Warming, None) => format!("warming 0/{}", member.warmup_threshold),
-        (State::Healthy, _) => "healthy".into(),
-        (State::Unhealthy, _) => "unhealthy".into(),
-        (State::Disabled, _) => "disabled".into(),
-        (State::Unknown, _) => "unknown".into(),
-    };
+    let (health, warming, passes) = brief.map_or((Health::Unknown, false, 0), |b| {
+        (b.health, b.warming, b.warmup_passes)
+    });
+    let threshold = member.warmup_threshold;
+    let state = State::of(member.enabled, health, warming);
     MemberLive {
         id: member.id.0,
         state,
-        label,
+        label: state.label(passes, threshold),
+        gate: state.gate_mark(warming, passes, threshold),
         score: brief
             .and_then(|b| b.score)
             .map(|s| (s.clamp(0.0, 1.0) * 100.0).round() as u32),
@@ -195,7 +168,7 @@ pub fn frame(view: &View, briefs: &Briefs) -> Frame {
         let mut counts = [0u32; 5];
         for m in &members {
             let live = member_live(m, briefs.get(&m.id));
-            counts[live.state.count_slot()] += 1;
+            counts[count_slot(live.state)] += 1;
             out.members.insert(m.id.0, live);
         }
         out.pools.insert(
@@ -298,6 +271,18 @@ mod tests {
         assert_eq!((new.state, new.label.as_str()), (State::Unknown, "unknown"));
         let undecided = member_live(&member(true, 0), Some(&brief(Health::Unknown, false, 0)));
         assert_eq!(undecided.state, State::Unknown);
+        // Issue 44 item 2: failing everywhere with the gate closed is red
+        // `unhealthy`, the gate a secondary mark.
+        let failing = member_live(&member(true, 3), Some(&brief(Health::Down, true, 0)));
+        assert_eq!(
+            (
+                failing.state,
+                failing.label.as_str(),
+                failing.gate.as_deref()
+            ),
+            (State::Unhealthy, "unhealthy", Some("warming 0/3"))
+        );
+        assert_eq!(warming.gate, None);
     }
 
     fn live(id: u64, label: &str) -> MemberLive {
@@ -305,6 +290,7 @@ mod tests {
             id,
             state: State::Healthy,
             label: label.into(),
+            gate: None,
             score: None,
             suppressed: false,
             manual: false,

@@ -64,6 +64,10 @@ fn member_status_in(
     let s = status.member_status(id, now).ok_or_else(not_found)?;
     Ok(MemberStatusView {
         member_id: id.0,
+        enabled: member.enabled,
+        state: gslb_shared::status::MemberState::Unknown,
+        label: String::new(),
+        gate: None,
         healthy: s.health == Health::Up,
         health: s.health,
         score: s.score,
@@ -78,7 +82,8 @@ fn member_status_in(
         decisions_paused: view.state().hold.holds(member.pool),
         ramp: s.ramp,
         locations: s.locations,
-    })
+    }
+    .name_state())
 }
 
 /// A pool's status with each member's, and the view it was read from: the

@@ -1,7 +1,9 @@
 //! The probe matrix of a pool: members × locations, each cell the last
 //! result (pass, or the failure), its latency and age, with quarantined and
 //! stale locations marked and each member's score. The script fetches the
-//! table again after the live stream's refreshes (at most once a second).
+//! table again every [`REFRESH_MS`] while the page is shown (results
+//! arrive every cycle whether or not a state changes), and ages each
+//! result from when the aggregator received it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -18,6 +20,9 @@ use super::super::auth::Caller;
 use crate::api::service::admin::views;
 use crate::core::control::View;
 
+/// How often the page fetches the table again, in ms.
+pub const REFRESH_MS: u64 = 2_000;
+
 /// `GET /ui/pools/{id}`.
 pub async fn page(
     State(ui): State<Arc<Ui>>,
@@ -30,8 +35,8 @@ pub async fn page(
             &format!("Probe matrix: pool {name}"),
             "",
             html! {
-                p { a href="/ui/" { "← Topology" } " · updates live" }
-                div #matrix data-pool=(id) { (table) }
+                p { a href="/ui/" { "← Topology" } " · fetched every " (REFRESH_MS / 1000) " s · " span #matrix-updated { "updated " time #matrix-at datetime=(super::rfc3339(crate::core::now().0)) { "now" } } }
+                div #matrix data-pool=(id) data-refresh-ms=(REFRESH_MS) { (table) }
             },
         ),
         None => super::missing(
@@ -114,7 +119,7 @@ fn render(view: &View, status: &PoolStatusView, now_ms: u64) -> Markup {
                         th scope="row" {
                             a href=(format!("/ui/members/{}/log", m.member_id)) { (member.map_or("?", |x| x.name.as_str())) }
                         }
-                        td { (format!("{:?}", m.health).to_lowercase()) @if m.warming { " (warming " (m.warmup_passes) "/" (m.warmup_threshold) ")" } }
+                        td class=(m.state.word()) { (m.label) @if let Some(gate) = &m.gate { " (" (gate) ")" } }
                         td.num { (m.score.map_or_else(|| "-".to_owned(), |s| format!("{s:.2}"))) }
                         @for l in &locations {
                             @match m.locations.iter().find(|x| x.location == *l) {
@@ -124,8 +129,8 @@ fn render(view: &View, status: &PoolStatusView, now_ms: u64) -> Markup {
                                         @if cell.passed { "pass" } @else { (cell.failure.map_or("fail", |f| f.as_str())) }
                                         br;
                                         span.small { (format!("{:.1} ms", f64::from(cell.latency_us) / 1000.0)) }
-                                        @if let Some(i) = interval {
-                                            " · " span.small { (super::age(now_ms.saturating_sub(gslb_shared::cycle::start(cell.cycle, i)))) " ago" }
+                                        @if let Some(at) = cell.received_ms {
+                                            " · " span.small.age data-at=(at) { (super::age(now_ms.saturating_sub(at))) " ago" }
                                         }
                                         @if cell.stale { br; span.mark { "stale" } }
                                         @if cell.quarantined { br; span.mark { "quarantined" } }
