@@ -85,7 +85,7 @@ fn edits_and_removals_plan_updates_and_deletes_in_dependency_order() {
     assert_eq!(
         lines,
         vec![
-            "~ member web-us/web-us-1",
+            "~ member web-us/web-us-1: weight 200 → 50",
             "- record api.example.test A",
             "- member api-1",
             "- pool api",

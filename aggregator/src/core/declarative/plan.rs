@@ -133,6 +133,31 @@ fn object_id(r: &ObjectRef) -> u64 {
     }
 }
 
+/// Longest value a plan line shows of a changed field, in characters.
+const SHOWN_VALUE: usize = 60;
+
+/// `weight 200 → 150, region "eu" → -`: the fields an update changes, as
+/// the plan line shows them (the revision, which every write moves, left
+/// out).
+fn changed_fields(old: &Object, new: &Object) -> String {
+    let shown = |v: Option<Value>| match v {
+        None => "-".to_owned(),
+        Some(v) => {
+            let text = v.to_string();
+            match text.char_indices().nth(SHOWN_VALUE) {
+                Some((cut, _)) => format!("{}…", &text[..cut]),
+                None => text,
+            }
+        }
+    };
+    crate::core::audit::diff(Some(old), Some(new))
+        .into_iter()
+        .filter(|f| f.field != "revision")
+        .map(|f| format!("{} {} → {}", f.field, shown(f.before), shown(f.after)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl<'a> Planner<'a> {
     /// Create `desired` under a new id, or update `existing` if it differs;
     /// the object's id either way.
@@ -147,7 +172,12 @@ impl<'a> Planner<'a> {
                 let id = object_id(&old.reference());
                 let new = desired(id)?;
                 if new != old {
-                    self.plan.lines.push(format!("~ {label}"));
+                    let fields = changed_fields(&old, &new);
+                    self.plan.lines.push(if fields.is_empty() {
+                        format!("~ {label}")
+                    } else {
+                        format!("~ {label}: {fields}")
+                    });
                     self.plan.ops.push(Op::Update(new));
                 }
                 Ok(id)
