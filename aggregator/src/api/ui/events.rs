@@ -31,6 +31,10 @@ pub const MAX_EVENT_STREAMS: usize = 1_000;
 pub const TICK_EVERY: Duration = Duration::from_secs(1);
 /// How often an open stream checks that its session is still signed in.
 pub const SESSION_CHECK: Duration = Duration::from_secs(5);
+/// Longest a new stream waits for a frame taken after it opened (its
+/// page was rendered before, so an older frame could show it stale state);
+/// past it, the latest frame is sent and the changes follow.
+pub const FRESH_WAIT: Duration = Duration::from_secs(2);
 /// Messages a slow stream may fall behind before it is closed (the browser
 /// reconnects and starts from a fresh snapshot).
 const BACKLOG: usize = 64;
@@ -58,6 +62,8 @@ struct Latest {
     snapshot: Option<Framed>,
     /// Computed while streams were open (else it may be behind).
     fresh: bool,
+    /// A refresh is under way (its frame may predate a stream opening now).
+    refreshing: bool,
 }
 
 /// Most event streams one session may hold open (tabs of one browser).
@@ -133,6 +139,8 @@ pub struct Hub {
     /// Open streams per session and per token (`s:` and `t:` keys).
     owners: Arc<Mutex<std::collections::HashMap<String, usize>>>,
     keep_alive: Duration,
+    /// The `seq` of the latest frame, for streams waiting for a newer one.
+    refreshed: tokio::sync::watch::Sender<u64>,
     /// Refreshes done, and the time they took in all (µs): what the live
     /// view costs the aggregator, for `/metrics`.
     refreshes: AtomicU64,
@@ -163,6 +171,7 @@ impl Hub {
             streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
             owners: Arc::default(),
             keep_alive: (idle / 2).clamp(Duration::from_millis(500), Duration::from_secs(15)),
+            refreshed: tokio::sync::watch::channel(0).0,
             refreshes: AtomicU64::new(0),
             refresh_micros: AtomicU64::new(0),
         });
@@ -170,7 +179,9 @@ impl Hub {
         hub
     }
 
-    /// Open a stream: a snapshot, then every change after it.
+    /// Open a stream: a snapshot taken after it opened (never older than
+    /// the page asking, which was rendered before; see [`FRESH_WAIT`]),
+    /// then every change after it.
     /// `signed_in` is asked every [`SESSION_CHECK`]: a stream whose session
     /// ended (signed out, expired, its token revoked) closes.
     ///
@@ -192,25 +203,37 @@ impl Hub {
         let permit = Arc::clone(&self.streams)
             .try_acquire_owned()
             .map_err(|_| StreamRefusal::Full)?;
-        let (mut rx_hub, seq, cached, fresh) = {
+        let (mut rx_hub, wanted) = {
             let latest = super::lock(&self.latest);
-            // Subscribed under the lock: the next frame's changes are
-            // broadcast after this snapshot was taken, never before.
-            let cached = match &latest.snapshot {
-                Some(framed) => Ok(framed.clone()),
-                None => Err((latest.generation, Arc::clone(&latest.frame))),
-            };
-            (self.tx.subscribe(), latest.seq, cached, latest.fresh)
+            // Subscribed under the lock: every change after the frame
+            // waited for below is received. A refresh under way may have
+            // read the state before the page did: the one after it is
+            // waited for then.
+            let wanted = latest.seq + if latest.refreshing { 2 } else { 1 };
+            (self.tx.subscribe(), wanted)
         };
-        if !fresh {
-            self.wake.notify_one();
-        }
+        let mut refreshed = self.refreshed.subscribe();
+        self.wake.notify_one();
         let hub = Arc::clone(self);
         let keep_alive = self.keep_alive;
         let (tx, rx) = mpsc::channel::<Bytes>(1);
         tokio::spawn(async move {
             let _permit = permit;
             let _owned = owned;
+            let waited = tokio::time::timeout(FRESH_WAIT, refreshed.wait_for(|s| *s >= wanted));
+            if !matches!(waited.await, Ok(Ok(_))) {
+                tracing::debug!(
+                    "UI stream: no fresh frame within {FRESH_WAIT:?}; sending the latest"
+                );
+            }
+            let (seq, cached) = {
+                let latest = super::lock(&hub.latest);
+                let cached = match &latest.snapshot {
+                    Some(framed) => Ok(framed.clone()),
+                    None => Err((latest.generation, Arc::clone(&latest.frame))),
+                };
+                (latest.seq, cached)
+            };
             // One text per frame, shared by every stream that opens on it
             // (at 100,000 members it is megabytes).
             let first = match cached {
@@ -317,6 +340,7 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
             super::lock(&h.latest).fresh = false;
             continue;
         }
+        super::lock(&h.latest).refreshing = true;
         let started = Instant::now();
         catalog.borrow_and_update();
         version.borrow_and_update();
@@ -335,6 +359,8 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
             latest.frame = Arc::new(next);
             latest.snapshot = None;
             latest.fresh = true;
+            latest.refreshing = false;
+            h.refreshed.send_replace(latest.seq);
             if !changes.is_empty() {
                 let _ = h.tx.send(Message::Changes {
                     seq: latest.seq,
