@@ -132,8 +132,8 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
     let mut backends: Vec<Backend> = (0..names.len())
         .map(|i| Backend::start(None, &format!("127.0.2.{}:0", 11 + i)))
         .collect();
-    // web-eu-2 (threshold 3) starts down: it waits at `warming 0/3` until
-    // the browser is watching.
+    // web-eu-2 (threshold 3) starts down: it waits, red `unhealthy` with
+    // its gate at `warming 0/3`, until the browser is watching.
     backends[1].kill();
     let pairs: Vec<(&str, &Backend)> = names.iter().copied().zip(backends.iter()).collect();
     let config = quickstart(&pairs);
@@ -249,8 +249,8 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         assert!(canvas.contains("backup"), "the backup member is not marked");
 
         // Seed 000: warming 1/3, 2/3, then green healthy, with no reload.
-        b.wait_js("web-eu-2 waiting at warming 0/3", &format!(
-            "return document.querySelector('button.member[data-member=\"{eu2}\"] [data-label]').textContent === 'warming 0/3';"
+        b.wait_js("web-eu-2 failing with its gate at 0/3", &format!(
+            "const n = document.querySelector('button.member[data-member=\"{eu2}\"]'); return n.querySelector('[data-label]').textContent === 'unhealthy' && n.querySelector('[data-gate]').textContent === 'warming 0/3';"
         )).await;
         b.js("window.notReloaded = true; return null;", vec![]).await;
         backends[1].restart();
@@ -270,7 +270,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
             assert!(std::time::Instant::now() < deadline, "labels seen: {seen:?}");
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        let steps: Vec<&str> = seen.iter().map(String::as_str).filter(|l| *l != "warming 0/3").collect();
+        let steps: Vec<&str> = seen.iter().map(String::as_str).filter(|l| *l != "unhealthy").collect();
         assert_eq!(steps, ["warming 1/3", "warming 2/3", "healthy"], "labels seen: {seen:?}");
         let class = b.js(&format!("return document.querySelector('button.member[data-member=\"{eu2}\"]').className;"), vec![]).await;
         assert!(class.as_str().unwrap().contains("healthy"), "{class}");
@@ -541,4 +541,224 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
             "a token is in the aggregator's output"
         );
     }
+}
+
+/// Cut `from` (inclusive) up to `to` (exclusive) out of `text`.
+fn cut(text: &str, from: &str, to: &str) -> String {
+    let start = text.find(from).unwrap_or_else(|| panic!("no {from:?}"));
+    let end = start
+        + text[start..]
+            .find(to)
+            .unwrap_or_else(|| panic!("no {to:?}"));
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+/// Issue 44, the states and controls an on-call operator met wrong: a
+/// member failing with its warm-up gate closed is red `unhealthy` (the gate
+/// a secondary mark) in the page, gslbctl and the API; sign-in returns to
+/// the page asked for; the health log and the probe matrix follow new
+/// results without a reload; a number field holding text or nothing is an
+/// error by its field; the Apply page's plan is what Apply does (counts,
+/// field changes, deletions only with prune, typed confirmation); a read
+/// session signs out for good; a page whose stream is down greys its
+/// states and says since when.
+#[test]
+fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
+    let names = [
+        "web-eu-1",
+        "web-eu-2",
+        "web-eu-backup",
+        "web-us-1",
+        "web-us-2",
+        "api-1",
+    ];
+    let mut backends: Vec<Backend> = (0..names.len())
+        .map(|i| Backend::start(None, &format!("127.0.3.{}:0", 11 + i)))
+        .collect();
+    // web-eu-2 (threshold 3) fails everywhere with its gate closed.
+    backends[1].kill();
+    let pairs: Vec<(&str, &Backend)> = names.iter().copied().zip(backends.iter()).collect();
+    let config = quickstart(&pairs);
+    let mut mesh = LocalMesh::start_tls("ui-incident", &config, &[("fra1", "eu")]);
+    let tokens = mesh.dir.join("store/tokens.json");
+    let write = mesh.agg.token.clone();
+    let read = gslb_e2e::pki::create_token(&tokens, "ui-oncall-reader", "read", None);
+    let base = format!("https://{}", mesh.agg.http);
+    let (eu1, eu2) = (
+        id(&mesh, "web-eu", "web-eu-1"),
+        id(&mesh, "web-eu", "web-eu-2"),
+    );
+    let (web_eu, web_us) = (mesh.agg.pool_id("web-eu"), mesh.agg.pool_id("web-us"));
+    wait_until(30, "web-eu-2 down", || {
+        mesh.agg.health("web-eu", "web-eu-2") == "down"
+    });
+
+    // Item 2 in the API and in gslbctl: health first, the gate beside it.
+    let (_, status) = rest(
+        &mesh,
+        &write,
+        "GET",
+        &format!("/api/v1/members/{eu2}/status"),
+        &[],
+    );
+    assert_eq!(
+        (
+            &status["state"],
+            &status["label"],
+            &status["gate"],
+            &status["warming"]
+        ),
+        (
+            &json!("unhealthy"),
+            &json!("unhealthy"),
+            &json!("warming 0/3"),
+            &json!(true)
+        ),
+        "{status}"
+    );
+    let listed = mesh
+        .agg
+        .ctl(&["members", "list", "--pool", &web_eu.to_string()]);
+    let row = listed
+        .lines()
+        .find(|l| l.contains("web-eu-2"))
+        .unwrap_or_default();
+    assert!(row.contains("unhealthy (warming 0/3)"), "{listed}");
+    let pool = mesh.agg.ctl(&["pools", "status", &web_eu.to_string()]);
+    assert!(pool.contains("unhealthy (warming 0/3)"), "{pool}");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let b = Browser::start().await;
+
+        // Item 9: a page asked for without a session comes back after sign-in.
+        let log_page = format!("/ui/members/{eu2}/log");
+        b.client.goto(&format!("{base}{log_page}")).await.unwrap();
+        b.wait_js("the sign-in page with where to return", "return location.pathname === '/ui/login' && location.search.startsWith('?next=');").await;
+        b.fill("#token", &write).await;
+        b.click("#signin-form button[type=submit]").await;
+        b.wait_js("the asked-for page after sign-in", &format!("return location.pathname === '{log_page}' && document.querySelector('#live').textContent === 'live';")).await;
+
+        // Item 2 in the page: red `unhealthy`, the gate as a mark, counted
+        // as unhealthy.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        let node = format!("button.member[data-member=\"{eu2}\"]");
+        let shown = b.wait_js("web-eu-2 red with its gate", &format!(
+            "const n = document.querySelector('{node}'); const s = [n.className, n.querySelector('[data-label]').textContent, n.querySelector('[data-gate]').textContent]; return s[1] === 'unhealthy' ? s : null;"
+        )).await;
+        assert_eq!(shown, json!([format!("member unhealthy"), "unhealthy", "warming 0/3"]), "{shown}");
+        let tally = b.text(&format!("[data-badges=\"{web_eu}\"] .tally")).await.unwrap();
+        assert!(tally.contains("unhealthy") && !tally.contains("warming"), "{tally}");
+        b.shot("incident-unhealthy-gate-closed").await;
+
+        // Item 3: text or nothing in a number field is an error by that
+        // field, and nothing is created.
+        b.click(&format!("button.add-member[data-pool=\"{web_us}\"]")).await;
+        b.wait_js("the new member's slide-over", "return !document.querySelector('#slideover').hidden;").await;
+        b.fill("#f-name", "web-us-8").await;
+        b.fill("#f-ipAddress", "127.0.3.28").await;
+        b.fill("#f-port", "abc").await;
+        b.click("#member-save").await;
+        let error = b.wait_js("the port error", "return document.querySelector('[data-error-for=port]').textContent || null;").await;
+        assert_eq!(error, json!("Port: \"abc\" is not a whole number"));
+        b.shot("number-field-error").await;
+        b.fill("#f-port", "80").await;
+        b.fill("#f-weight", "").await;
+        b.click("#member-save").await;
+        let error = b.wait_js("the weight error", "return document.querySelector('[data-error-for=weight]').textContent || null;").await;
+        assert_eq!(error, json!("Weight: required: enter a whole number"));
+        assert_eq!(b.js("return document.querySelector('[data-error-for=port]').textContent;", vec![]).await, json!(""));
+        b.click("#member-close").await;
+        assert!(mesh.agg.try_health("web-us", "web-us-8").is_none(), "a member was created");
+
+        // Item 6: the probe matrix follows new results at steady state,
+        // each aged from its arrival.
+        b.client.goto(&format!("{base}/ui/pools/{web_eu}")).await.unwrap();
+        let cell = format!("tr[data-member=\"{eu1}\"] td[data-location=fra1] .age");
+        let first = b.wait_js("an aged result", &format!("const a = document.querySelector('{cell}'); return a && Number(a.dataset.at);")).await.as_f64().unwrap();
+        b.js("window.notReloaded = true; return null;", vec![]).await;
+        let later = b.wait_js("a newer result without a reload", &format!(
+            "const a = document.querySelector('{cell}'); return window.notReloaded && a && Number(a.dataset.at) > {first} ? Number(a.dataset.at) : null;"
+        )).await.as_f64().unwrap();
+        let now = b.js("return Date.now();", vec![]).await.as_f64().unwrap();
+        assert!(now - later < 5_000.0, "the newest result shown is {} ms old", now - later);
+        b.shot("probe-matrix-live").await;
+
+        // Item 7: the health log shows new entries without a reload.
+        b.client.goto(&format!("{base}{log_page}")).await.unwrap();
+        b.wait_js("the log's stream", "return document.querySelector('#live').textContent === 'live';").await;
+        let rows = "return document.querySelectorAll('table.log tbody tr').length;";
+        let before = b.js(rows, vec![]).await.as_u64().unwrap();
+        b.js("window.notReloaded = true; return null;", vec![]).await;
+        backends[1].restart();
+        b.wait_js("a new log entry without a reload", &format!(
+            "return window.notReloaded && document.querySelectorAll('table.log tbody tr').length > {before};"
+        )).await;
+        b.shot("health-log-live").await;
+
+        // Item 5: the plan is what Apply does.
+        let doc = cut(&config, "[[pool.member]]\nname = \"web-us-2\"", "\n[[pool]]");
+        let doc = cut(&doc, "[[pool]]\nname = \"api\"", "# www:");
+        let doc = cut(&doc, "[[record]]\nzone = \"example.test\"\nname = \"api.example.test\"", "[[record]]\nzone = \"example.test\"\nname = \"example.test\"");
+        let doc = doc.replacen("weight = 200", "weight = 150", 1);
+        b.client.goto(&format!("{base}/ui/apply")).await.unwrap();
+        b.js("document.querySelector('#apply-text').value = arguments[0]; document.querySelector('#apply-text').dispatchEvent(new Event('input')); return null;", vec![json!(doc)]).await;
+        b.click("#apply-plan").await;
+        let heading = b.wait_js("the plan without prune", "return !document.querySelector('#apply-result').hidden && document.querySelector('#apply-heading').textContent;").await;
+        assert_eq!(heading, json!("Plan: +0 ~1 −4"));
+        let lines = b.text("#apply-lines").await.unwrap();
+        assert!(lines.contains("~ member web-us/web-us-1: weight 200 → 150"), "{lines}");
+        assert!(lines.contains("deleted only with prune ticked"), "{lines}");
+        assert_eq!(b.js("return document.querySelector('#apply-confirm').disabled;", vec![]).await, json!(true), "Apply on with prune off");
+        b.shot("apply-plan-prune-off").await;
+        b.click("#apply-prune").await;
+        b.click("#apply-plan").await;
+        b.wait_js("the typed confirmation", "return !document.querySelector('#apply-typed-field').hidden;").await;
+        assert_eq!(b.js("return document.querySelector('#apply-confirm').disabled;", vec![]).await, json!(true), "Apply on before the count is typed");
+        b.fill("#apply-typed", "delete 3").await;
+        assert_eq!(b.js("return document.querySelector('#apply-confirm').disabled;", vec![]).await, json!(true), "Apply on with the wrong count");
+        b.fill("#apply-typed", "delete 4").await;
+        b.wait_js("Apply on", "return !document.querySelector('#apply-confirm').disabled;").await;
+        b.shot("apply-typed-confirmation").await;
+        b.click("#apply-confirm").await;
+        b.wait_js("applied", "return document.querySelector('#apply-heading').textContent.startsWith('Applied +0 ~1 −4');").await;
+        assert!(mesh.agg.try_health("web-us", "web-us-2").is_none(), "web-us-2 is still there");
+        assert_eq!(mesh.agg.member("web-us", "web-us-1")["weight"], 150);
+
+        // Item 8: a page opened while no stream was open (the hub's last
+        // frame is old) never shows a state older than itself.
+        let us1 = id(&mesh, "web-us", "web-us-1");
+        backends[3].kill();
+        wait_until(30, "web-us-1 down", || mesh.agg.health("web-us", "web-us-1") == "down");
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        let node = format!("button.member[data-member=\"{us1}\"] [data-label]");
+        assert_eq!(b.text(&node).await.unwrap(), "unhealthy", "as rendered");
+        let seen = b.wait_js("the stream's snapshot", &format!("return window.gslbLive.seen[{us1}] || null;")).await;
+        assert_eq!(seen, json!(["unhealthy"]), "labels web-us-1 showed since the page loaded");
+
+        // Item 1: a read session signs out for good.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        b.sign_in(&base, &read).await;
+        let session = b.client.get_named_cookie("gslb_session").await.unwrap().value().to_owned();
+        assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 200);
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 401, "the cookie outlived its sign-out");
+
+        // Item 9: with the aggregator gone, the page greys its states and
+        // says since when.
+        b.sign_in(&base, &read).await;
+        mesh.agg.stop();
+        let said = b.wait_js("the page to say the stream is down", "return document.body.classList.contains('stream-down') && document.querySelector('#live').textContent;").await;
+        assert!(said.as_str().unwrap().starts_with("disconnected since "), "{said}");
+        b.shot("stream-down").await;
+        b.close().await;
+    });
 }

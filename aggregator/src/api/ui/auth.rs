@@ -253,13 +253,26 @@ fn follower_note(ui: &Ui) -> Option<String> {
     })
 }
 
-/// The answer to a caller with no live session: a page goes to sign-in,
-/// anything else is refused with `why`.
-fn signed_out(page: bool, why: String) -> Response {
+/// The answer to a caller with no live session: a page goes to sign-in
+/// (which comes back to `asked`, the page's path and query), anything
+/// else is refused with `why`.
+fn signed_out(page: bool, asked: &str, why: String) -> Response {
     if page {
-        Redirect::to("/ui/login").into_response()
+        Redirect::to(&login_for(asked)).into_response()
     } else {
         refuse(StatusCode::UNAUTHORIZED, "unauthenticated", why)
+    }
+}
+
+/// The sign-in page that returns to `asked` once signed in (the
+/// topology, `/ui/`, is where it goes anyway).
+fn login_for(asked: &str) -> String {
+    if asked == "/ui/" || !asked.starts_with("/ui/") {
+        return "/ui/login".to_owned();
+    }
+    match serde_urlencoded::to_string([("next", asked)]) {
+        Ok(query) => format!("/ui/login?{query}"),
+        Err(_) => "/ui/login".to_owned(),
     }
 }
 
@@ -267,11 +280,16 @@ fn signed_out(page: bool, why: String) -> Response {
 /// sign-in call and the static files.
 pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next) -> Response {
     let page = wants_page(&request);
+    let asked = request
+        .uri()
+        .path_and_query()
+        .map_or_else(String::new, |p| p.as_str().to_owned());
     let session: Option<Session> = cookie(request.headers())
         .and_then(|id| super::lock(&ui.sessions).use_session(id, crate::core::now().0));
     let Some(session) = session else {
         return signed_out(
             page,
+            &asked,
             "session: not signed in, or the session ended; sign in at /ui/login".into(),
         );
     };
@@ -284,7 +302,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
             if let Some(id) = cookie(request.headers()) {
                 super::lock(&ui.sessions).close(id);
             }
-            return signed_out(page, refusal.to_string());
+            return signed_out(page, &asked, refusal.to_string());
         }
     };
     let role = checked.role;
@@ -341,6 +359,17 @@ mod tests {
             h.insert(*k, HeaderValue::from_static(v));
         }
         h
+    }
+
+    #[test]
+    fn sign_in_returns_to_the_page_asked_for_and_only_to_a_ui_page() {
+        assert_eq!(login_for("/ui/"), "/ui/login");
+        assert_eq!(
+            login_for("/ui/audit?object=member/7&who=a b"),
+            "/ui/login?next=%2Fui%2Faudit%3Fobject%3Dmember%2F7%26who%3Da+b"
+        );
+        assert_eq!(login_for("//attacker.test/ui/"), "/ui/login");
+        assert_eq!(login_for("/api/v1/pools"), "/ui/login");
     }
 
     #[test]

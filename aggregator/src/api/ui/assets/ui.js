@@ -72,6 +72,14 @@
     });
   }
 
+  // Where sign-in goes: the page that sent here (`?next=`), if it is one
+  // of the UI's own, else the topology.
+  function nextPage() {
+    const next = new URLSearchParams(location.search).get("next") || "";
+    return /^\/ui\/[^\/\\]/.test(next) || next === "/ui/" ? next : "/ui/";
+  }
+  const signInHere = () => "/ui/login?next=" + encodeURIComponent(location.pathname + location.search);
+
   // ---- sign-in ----
   const signin = $("#signin-form");
   if (signin) {
@@ -83,7 +91,7 @@
         body: JSON.stringify({ token: $("#token").value }),
         credentials: "same-origin",
       });
-      if (r.ok) { location.assign("/ui/"); return; }
+      if (r.ok) { location.assign(nextPage()); return; }
       let message = "HTTP " + r.status;
       try { message = (await r.json()).error.message; } catch (_) { /* keep the status */ }
       $("#signin-error").textContent = message;
@@ -99,8 +107,12 @@
   // epoch), which the browser tests read to measure transition → DOM.
   const members = new Map();
   const pools = new Map();
+  // `seen`: the last few labels each node showed in this page, oldest
+  // first (the browser tests check that a page never shows a state older
+  // than itself).
   const shown = {};
-  window.gslbLive = { shown };
+  const seen = {};
+  window.gslbLive = { shown, seen };
 
   // Member nodes by id (a pool used by two records is drawn twice),
   // indexed once per drawing rather than searched for per update.
@@ -121,11 +133,16 @@
     (nodes.get(m.id) || []).forEach((node) => {
       STATES.forEach((s) => node.classList.toggle(s, s === m.state));
       $("[data-label]", node).textContent = m.label;
+      const gate = $("[data-gate]", node);
+      if (gate) gate.textContent = m.gate || "";
       const score = $("[data-score]", node);
       if (score) score.textContent = m.score == null ? "" : "score " + (m.score / 100).toFixed(2);
-      node.setAttribute("aria-label", $(".mname", node).textContent + ", " + m.label);
+      node.setAttribute("aria-label", $(".mname", node).textContent + ", " + m.label + (m.gate ? ", gate " + m.gate : ""));
     });
     shown[m.id] = { label: m.label, at: performance.timeOrigin + performance.now() };
+    const labels = seen[m.id] || (seen[m.id] = []);
+    if (labels[labels.length - 1] !== m.label) labels.push(m.label);
+    if (labels.length > 8) labels.shift();
   }
   function badge(text, kind) {
     const span = document.createElement("span");
@@ -153,6 +170,15 @@
     });
   }
 
+  // A short age, as the server writes it ("4.2 s ago").
+  function ago(ms) {
+    ms = Math.max(0, ms);
+    if (ms < 1000) return ms + " ms ago";
+    if (ms < 60000) return (ms / 1000).toFixed(1) + " s ago";
+    if (ms < 3600000) return Math.floor(ms / 60000) + " min ago";
+    return Math.floor(ms / 3600000) + " h ago";
+  }
+
   async function refetch(path, target) {
     const r = await fetch(path, { credentials: "same-origin" });
     if (!r.ok) return false;
@@ -164,15 +190,23 @@
   // connection; a refused one (the session ended, or the aggregator is at
   // its stream limit) is closed for good, so it is tried again here, or
   // the page goes to sign-in.
+  let downSince = null;
   function listen(handlers) {
     const live = $("#live");
     const source = new EventSource("/ui/events");
-    source.addEventListener("open", () => { if (live) live.textContent = "live"; });
+    source.addEventListener("open", () => {
+      downSince = null;
+      body.classList.remove("stream-down");
+      if (live) live.textContent = "live";
+    });
     source.addEventListener("error", async () => {
-      if (live) live.textContent = "reconnecting…";
+      // What the page shows is no longer live: grey it and say since when.
+      if (downSince === null) downSince = new Date();
+      body.classList.add("stream-down");
+      if (live) live.textContent = "disconnected since " + downSince.toLocaleTimeString() + " (" + downSince.toISOString() + "); states shown may be old, reconnecting…";
       if (source.readyState !== EventSource.CLOSED) return;
       const r = await fetch("/ui/api/v1/decisions", { credentials: "same-origin" });
-      if (r.status === 401) { location.assign("/ui/login"); return; }
+      if (r.status === 401) { location.assign(signInHere()); return; }
       setTimeout(() => listen(handlers), 5000);
     });
     Object.entries(handlers).forEach(([name, fn]) => {
@@ -275,7 +309,8 @@
     function newMember(pool) {
       editing = { pool };
       clearErrors();
-      fill({ enabled: true });
+      // The defaults are shown, not implied: an emptied field is an error.
+      fill({ enabled: true, weight: 100, priority: 0, warmupThreshold: 0 });
       $("#slideover-title").textContent = "New member in pool " + pool;
       $("#member-delete").hidden = true;
       $(".links", form).hidden = true;
@@ -294,11 +329,10 @@
         if (k === "region") out.region = v === "" ? null : v;
         else if (v !== "" || editing.id) out[k] = v;
       });
+      // Checked by numberErrors first; the API names the range rules.
       NUMBERS.forEach((k) => {
         const v = form.elements[k].value.trim();
-        // Sent as typed: the API names the field and its rule if it is
-        // not a number in range.
-        if (v !== "") out[k] = /^-?\d+$/.test(v) ? Number(v) : v;
+        if (/^-?\d+$/.test(v)) out[k] = Number(v);
       });
       FLAGS.forEach((k) => { out[k] = form.elements[k].checked; });
       return out;
@@ -345,9 +379,31 @@
         box.append(list);
       });
     }
+    // Every number field must hold a whole number: empty or text is an
+    // error by its field, never "use the default".
+    function numberErrors() {
+      const bad = [];
+      NUMBERS.forEach((k) => {
+        const v = form.elements[k].value.trim();
+        const label = $('label[for="f-' + k + '"]', form).textContent.split(" (")[0];
+        if (v === "") bad.push([k, label + ": required: enter a whole number"]);
+        else if (!/^-?\d+$/.test(v)) bad.push([k, label + ": " + JSON.stringify(v) + " is not a whole number"]);
+      });
+      return bad;
+    }
+    function fieldError(name, message) {
+      $('[data-error-for="' + name + '"]', form).textContent = message;
+      form.elements[name].setAttribute("aria-invalid", "true");
+    }
     const ifMatch = (revision) => ({ "if-match": '"' + revision + '"' });
     async function save(revision) {
       clearErrors();
+      const bad = numberErrors();
+      if (bad.length) {
+        bad.forEach(([k, m]) => fieldError(k, m));
+        form.elements[bad[0][0]].focus();
+        return;
+      }
       let r;
       if (editing.id) {
         const fields = changed();
@@ -362,8 +418,7 @@
       const name = e.field === "address" ? "ipAddress" : e.field.split(".")[0];
       const slot = name && $('[data-error-for="' + name + '"]', form);
       if (slot) {
-        slot.textContent = e.message;
-        form.elements[name].setAttribute("aria-invalid", "true");
+        fieldError(name, e.message);
         form.elements[name].focus();
       } else {
         $("#member-error").textContent = e.message;
@@ -382,21 +437,62 @@
     $("#member-close").addEventListener("click", () => closeDialog(dialog));
   }
 
-  // ---- probe matrix: fetched again after refreshes, at most once a second ----
+  // ---- probe matrix: fetched every few seconds while shown (results
+  // arrive every cycle, state changes or not), sooner after a state change
+  // (at most once a second); each result's age counts from its arrival ----
   const matrix = $("#matrix");
   if (matrix) {
+    const every = Number(matrix.dataset.refreshMs) || 2000;
     let last = 0;
     let pending = null;
-    const reload = () => {
+    const reload = async () => {
       pending = null;
       last = Date.now();
-      refetch("/ui/pools/" + matrix.dataset.pool + "/matrix", matrix);
+      if (await refetch("/ui/pools/" + matrix.dataset.pool + "/matrix", matrix)) {
+        const at = $("#matrix-at");
+        at.dateTime = new Date().toISOString();
+        at.textContent = new Date().toLocaleTimeString();
+        ages();
+      }
     };
+    const soon = (wait) => {
+      if (pending) return;
+      pending = setTimeout(reload, Math.max(0, wait - (Date.now() - last)));
+    };
+    function ages() {
+      const now = Date.now();
+      $$(".age[data-at]", matrix).forEach((el) => { el.textContent = ago(now - Number(el.dataset.at)); });
+    }
+    setInterval(() => { if (!document.hidden) soon(every); }, every);
+    setInterval(ages, 1000);
+    listen({ tick: () => soon(1000) });
+  }
+
+  // ---- a member's health log: fetched again when the stream reports a
+  // change of the member (at most once a second) ----
+  const log = $("#log");
+  if (log) {
+    const id = Number(log.dataset.member);
+    let last = 0;
+    let pending = null;
+    const reload = async () => {
+      pending = null;
+      last = Date.now();
+      const r = await fetch(location.pathname, { credentials: "same-origin" });
+      if (!r.ok) return;
+      const fresh = new DOMParser().parseFromString(await r.text(), "text/html").querySelector("#log");
+      if (fresh && fresh.innerHTML !== log.innerHTML) log.replaceChildren(...fresh.childNodes);
+    };
+    const soon = () => {
+      if (pending) return;
+      pending = setTimeout(reload, Math.max(0, 1000 - (Date.now() - last)));
+    };
+    // The first snapshot is the state the page was rendered with; a later
+    // one (after a reconnect) may follow missed entries.
+    let connected = false;
     listen({
-      tick: () => {
-        if (pending) return;
-        pending = setTimeout(reload, Math.max(0, 1000 - (Date.now() - last)));
-      },
+      snapshot: () => { if (connected) soon(); connected = true; },
+      changes: (c) => { if (c.members.some((m) => m.id === id)) soon(); },
     });
   }
 
@@ -421,28 +517,63 @@
       + (!dry && planned !== null ? "&expectVersion=" + planned : "");
     $("#apply-file").addEventListener("change", async (ev) => {
       const file = ev.target.files[0];
-      if (file) { text.value = await file.text(); confirmButton.disabled = true; }
+      if (file) { text.value = await file.text(); invalidate(); }
     });
-    text.addEventListener("input", () => { confirmButton.disabled = true; });
+    text.addEventListener("input", () => { invalidate(); });
+    const prune = $("#apply-prune");
+    const typedField = $("#apply-typed-field");
+    const typed = $("#apply-typed");
+    const confirmAbove = Number($("#apply-form .actions").dataset.confirmAbove) || 3;
+    // What Apply needs before it may go: a plan (made with the prune box
+    // as it is now) and, for many deletions, the count typed.
+    let need = null; // {deletes, blocked} of the shown plan
+    function gate() {
+      if (!need || !canWrite || need.blocked || need.empty) { confirmButton.disabled = true; return; }
+      confirmButton.disabled = need.deletes > confirmAbove && typed.value.trim() !== "delete " + need.deletes;
+    }
+    const invalidate = () => { need = null; typedField.hidden = true; gate(); };
+    prune.addEventListener("change", invalidate);
+    typed.addEventListener("input", gate);
+    // `+ … ~ … - … = …` lines: counted, and deletions marked as kept when
+    // prune is off (Apply then stays off: it would be refused).
+    function describe(lines, pruning) {
+      const count = (p) => lines.filter((l) => l.startsWith(p)).length;
+      const adds = count("+ "), updates = count("~ "), deletes = count("- ");
+      const blocked = deletes > 0 && !pruning;
+      const shown = lines.map((l) => l.startsWith("- ") && blocked ? l + " (left out of the document; deleted only with prune ticked)" : l);
+      const counts = "+" + adds + " ~" + updates + " −" + deletes;
+      return { adds, updates, deletes, blocked, counts, shown, empty: adds + updates + deletes === 0 };
+    }
     $("#apply-plan").addEventListener("click", async () => {
       $("#apply-error").textContent = "";
+      const pruning = prune.checked;
       const r = await api("POST", query(true), text.value, "text/plain");
-      if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; confirmButton.disabled = true; return; }
+      if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; invalidate(); return; }
       planned = r.data.catalogVersion;
-      show("Plan: " + r.data.plan.length + " changes", r.data.plan.length ? r.data.plan : ["no changes"]);
-      confirmButton.disabled = !canWrite || r.data.plan.length === 0;
+      const d = describe(r.data.plan, pruning);
+      need = d;
+      show("Plan: " + d.counts, d.shown.length ? d.shown : ["no changes"]);
+      $("#apply-counts").textContent = d.empty ? "Nothing to do."
+        : d.blocked ? "The document leaves out " + d.deletes + " object(s) that exist. Apply is off: list them in the document, or tick \u201cDelete what the document leaves out\u201d and show the plan again."
+        : "Apply will create " + d.adds + ", change " + d.updates + " and delete " + d.deletes + " object(s), all or nothing.";
+      typedField.hidden = !(d.deletes > confirmAbove && !d.blocked);
+      typed.value = "";
+      $("#apply-typed-label").textContent = "This deletes " + d.deletes + " objects: type \u201cdelete " + d.deletes + "\u201d to confirm";
+      gate();
     });
     confirmButton.addEventListener("click", async () => {
       $("#apply-error").textContent = "";
       const r = await api("POST", query(false), text.value, "text/plain");
       if (r.status === 412) {
-        $("#apply-error").textContent = "The catalog changed since this plan was made: plan again. " + errorOf(r).message;
-        confirmButton.disabled = true;
+        $("#apply-error").textContent = "The catalog changed since this plan was made: show the plan again. " + errorOf(r).message;
+        invalidate();
         return;
       }
       if (!r.ok) { $("#apply-error").textContent = errorOf(r).message; return; }
-      show("Applied " + r.data.plan.length + " changes, version " + r.data.version, r.data.plan);
-      confirmButton.disabled = true;
+      const d = describe(r.data.plan, true);
+      show("Applied " + d.counts + ", version " + r.data.version, d.shown);
+      $("#apply-counts").textContent = "";
+      invalidate();
     });
   }
 

@@ -1,5 +1,8 @@
 //! A member's health log: each transition with every location's evidence,
-//! warm-up gate events and expiries, newest first, times in RFC 3339.
+//! warm-up gate events and expiries, newest first, times in RFC 3339. The
+//! script fetches it again when the live stream reports a change of the
+//! member (a transition or a gate step is one), so new entries appear
+//! without a reload.
 
 use std::sync::Arc;
 
@@ -52,9 +55,11 @@ pub async fn page(
             p {
                 a href="/ui/" { "← Topology" } " · "
                 a href=(format!("/ui/pools/{}", member.pool.0)) { "Probe matrix" } " · "
-                (member.address.to_string()) ":" (member.port) " · newest first, at most " (LOG_ENTRIES)
+                (member.address.to_string()) ":" (member.port) " · newest first, at most " (LOG_ENTRIES) " · "
+                span #live role="status" aria-live="polite" { "connecting…" }
             }
-            @if entries.is_empty() { p { "No entries yet." } }
+            div #log data-member=(id) {
+            @if entries.is_empty() { p #log-empty { "No entries yet." } }
             table.log {
                 thead { tr { th scope="col" { "time (RFC 3339)" } th scope="col" { "change" } th scope="col" { "reason" } th scope="col" { "cycle" } th scope="col" { "evidence per location" } } }
                 tbody {
@@ -78,6 +83,7 @@ pub async fn page(
                         }
                     }
                 }
+            }
             }
         },
     )

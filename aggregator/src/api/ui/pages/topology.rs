@@ -204,6 +204,7 @@ fn pool_node(catalog: &Catalog, pool: &Pool, frame: &Frame, collapse: bool) -> M
                             @if m.weight == 0 { " " span.mark title="weight 0: never chosen by weighted steering" { "w0" } }
                             @if m.backup { " " span.mark title="backup member: answers only when no primary is healthy" { "backup" } }
                             " " span.label data-label="" { (state.map_or("unknown", |s| s.label.as_str())) }
+                            " " span.gate data-gate="" title="warm-up gate closed: passes it must make once it stops failing" { (state.and_then(|s| s.gate.as_deref()).unwrap_or("")) }
                             " " span.score data-score="" { (score_text(state)) }
                         }
                     }
@@ -223,13 +224,7 @@ fn score_text(state: Option<&MemberLive>) -> String {
 
 /// The CSS class of a member's state.
 pub fn css_state(m: &MemberLive) -> &'static str {
-    match m.state {
-        live::State::Warming => "warming",
-        live::State::Healthy => "healthy",
-        live::State::Unhealthy => "unhealthy",
-        live::State::Disabled => "disabled",
-        live::State::Unknown => "unknown",
-    }
+    m.state.word()
 }
 
 /// A pool's badges (the script renders the same from events).
@@ -258,11 +253,15 @@ fn tally(counts: &[u32; 5]) -> String {
 
 /// The member editor: every member field, each with its error line.
 fn slide_over() -> Markup {
+    // Numbers are text fields the script checks: a browser's number field
+    // reads "abc" as empty, which must be an error, never the default.
     let text = |name: &str, label: &str, kind: &str| {
+        let number = kind == "number";
         html! {
             div.field {
                 label for=(format!("f-{name}")) { (label) }
-                input id=(format!("f-{name}")) name=(name) type=(kind) aria-describedby=(format!("e-{name}"));
+                input id=(format!("f-{name}")) name=(name) type=(if number { "text" } else { kind })
+                    inputmode=[number.then_some("numeric")] autocomplete="off" aria-describedby=(format!("e-{name}"));
                 span.field-error id=(format!("e-{name}")) data-error-for=(name) role="alert" {}
             }
         }
