@@ -10,7 +10,8 @@ use gslb_shared::*;
 const EXAMPLE: &str = include_str!("../../deploy/examples/quickstart.toml");
 
 fn applied(state: &mut CatalogState, text: &str) -> Vec<String> {
-    let p = plan(state, &parse(text).unwrap()).unwrap();
+    let mut p = plan(state, &parse(text).unwrap()).unwrap();
+    gslb_aggregator::core::catalog::fill_keys(&mut p.ops, gslb_aggregator::api::secrets::new_key);
     state.apply_all(p.ops).unwrap();
     p.lines
 }
@@ -165,4 +166,115 @@ fn one_document_turns_a_name_from_cname_into_another_type_and_back() {
         ["- record x.example.test A", "+ record x.example.test CNAME"]
     );
     assert_eq!(state.catalog.records.len(), 1);
+}
+
+/// More than the quickstart: a signed zone with its own NS TTL, a check
+/// per probe kind, a pool that fails to a static fallback and slow
+/// start, hostname, backup, disabled and weight-0 members, static sets of
+/// several types, and geo, latency and flattened dynamic sets.
+const RICH: &str = r#"
+[[zone]]
+apex = "other.test"
+ns = ["ns1.other.test", "ns2.other.test"]
+defaultTtl = 120
+nsTtl = 86400
+[zone.soa]
+mname = "ns1.other.test"
+rname = "hostmaster.other.test"
+refresh = 3600
+retry = 600
+expire = 604800
+negativeTtl = 60
+[zone.dnssec]
+scheme = "ksk-zsk"
+zskLifetime = 2592000
+
+[[check]]
+name = "tls-only"
+interval = "5s"
+timeout = "2s"
+probe = { type = "tcp" }
+
+[[pool]]
+name = "strict"
+check = "tls-only"
+minHealthy = 2
+failMode = "static"
+fallback = ["192.0.2.99"]
+slowStart = "30s"
+[[pool.member]]
+name = "by-name"
+address = "origin.other.test"
+port = 443
+[[pool.member]]
+name = "spare"
+address = "192.0.2.20"
+port = 443
+backup = true
+[[pool.member]]
+name = "off"
+address = "2001:db8::20"
+port = 443
+enabled = false
+weight = 0
+
+[[record]]
+zone = "other.test"
+name = "other.test"
+type = "MX"
+static = [{ mx = { preference = 10, exchange = "mail.other.test" } }]
+
+[[record]]
+zone = "other.test"
+name = "mail.other.test"
+type = "AAAA"
+ttl = 900
+static = [{ aaaa = "2001:db8::25" }]
+
+[[record]]
+zone = "other.test"
+name = "geo.other.test"
+type = "A"
+dynamic = { pools = ["web-us"], firstN = 1, geo = [{ countries = ["DE"], asns = [64500], pools = ["web-eu"] }] }
+
+[[record]]
+zone = "other.test"
+name = "near.other.test"
+type = "A"
+dynamic = { steering = "latency", pools = ["web-us"], regionLocations = { eu = ["fra1"] } }
+
+[[record]]
+zone = "other.test"
+name = "flat.other.test"
+type = "A"
+dynamic = { pools = ["strict"], flatten = true }
+"#;
+
+/// Issue 44 item 15: the export is the document apply takes, and applying
+/// it (as JSON or as TOML) plans no change.
+#[test]
+fn the_export_applies_back_unchanged_as_json_and_as_toml() {
+    use gslb_aggregator::core::declarative::export;
+    let mut state = CatalogState::default();
+    applied(&mut state, &format!("{EXAMPLE}\n{RICH}"));
+    validate::catalog(&state.catalog).unwrap();
+    let document = export::document(&state.catalog);
+    let json = serde_json::to_string_pretty(&document).unwrap();
+    let toml = export::toml(&document).unwrap();
+    for (format, text) in [("json", &json), ("toml", &toml)] {
+        let p = plan(
+            &state,
+            &parse(text).unwrap_or_else(|e| panic!("{format}: {e}\n{text}")),
+        )
+        .unwrap_or_else(|e| panic!("{format}: {e}\n{text}"));
+        assert!(p.lines.is_empty(), "{format} plans {:?}\n{text}", p.lines);
+    }
+    // Into an empty catalog, it makes the same objects.
+    let mut fresh = CatalogState::default();
+    applied(&mut fresh, &toml);
+    assert_eq!(export::document(&fresh.catalog), document);
+    assert!(
+        !json.contains("privateKey") && !json.contains("\"id\""),
+        "{json}"
+    );
 }

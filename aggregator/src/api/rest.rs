@@ -205,6 +205,8 @@ fn table() -> Table {
     .with_query()
     .add(Method::POST, "/api/v1/config", objects::apply_config)
     .with_query()
+    .add(Method::GET, "/api/v1/config", objects::export_config)
+    .with_query()
     .add_large(
         Method::POST,
         "/api/v1/zonefile",

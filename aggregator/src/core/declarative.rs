@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::core::catalog::Op;
 
+pub mod export;
 mod plan;
 
 use plan::bad;

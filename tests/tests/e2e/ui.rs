@@ -729,6 +729,25 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         assert!(mesh.agg.try_health("web-us", "web-us-2").is_none(), "web-us-2 is still there");
         assert_eq!(mesh.agg.member("web-us", "web-us-1")["weight"], 150);
 
+        // Item 15: the export is the document Apply takes back unchanged,
+        // from the page and from REST, as TOML and as JSON.
+        let exported = b.js("return fetch(document.querySelector('#export-toml').href).then(r => r.text());", vec![]).await;
+        let exported = exported.as_str().unwrap().to_owned();
+        assert!(exported.contains("[[pool.member]]") && exported.contains("web-us-1"), "{exported}");
+        let file = mesh.dir.join("exported.toml");
+        std::fs::write(&file, &exported).unwrap();
+        let again = mesh.agg.ctl(&["apply", "-f", file.to_str().unwrap(), "--dry-run"]);
+        assert!(again.starts_with("no changes"), "{again}");
+        let (code, json) = rest(&mesh, &write, "GET", "/api/v1/config", &[]);
+        assert_eq!(code, 200, "{json}");
+        std::fs::write(mesh.dir.join("exported.json"), json.to_string()).unwrap();
+        let data = format!("@{}", mesh.dir.join("exported.json").display());
+        let (code, plan) = rest(&mesh, &write, "POST", "/api/v1/config?dryRun=true", &["--data-binary", &data]);
+        assert_eq!((code, &plan["plan"]), (200, &json!([])), "{plan}");
+        let (code, refused) = rest(&mesh, &write, "GET", "/api/v1/config?format=yaml", &[]);
+        assert_eq!(code, 400, "{refused}");
+        assert!(refused["error"]["message"].as_str().unwrap_or_default().starts_with("format"), "{refused}");
+
         // Item 8: a page opened while no stream was open (the hub's last
         // frame is old) never shows a state older than itself.
         let us1 = id(&mesh, "web-us", "web-us-1");

@@ -570,6 +570,78 @@ pub async fn apply_config(
     ))
 }
 
+/// `?format=` of the config export.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// `json` (the default) or `toml`.
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// `GET /api/v1/config`: the catalog as the declarative document
+/// `POST /api/v1/config` and `gslbctl apply` take (applying it plans no
+/// change). Whole-catalog: refused to a token limited to some zones or
+/// pools.
+#[utoipa::path(
+    get,
+    path = "/api/v1/config",
+    operation_id = "export_config",
+    tag = "catalog",
+    summary = "The catalog as a declarative document (JSON, or TOML with ?format=toml) that apply takes back unchanged",
+    params(ExportQuery),
+    responses((status = 200, description = "The document", body = serde_json::Value), (status = 400, description = "Refused: the field and the rule", body = ErrorBody), (status = 403, description = "A token limited to some zones or pools", body = ErrorBody))
+)]
+pub async fn export_config(
+    State(s): State<Arc<Service>>,
+    Query(q): Query<ExportQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let toml = match q.format.as_deref() {
+        None | Some("json") => false,
+        Some("toml") => true,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "format",
+                format!("must be json or toml, not {other:?}"),
+            ));
+        }
+    };
+    let view = s.view();
+    let version = view.state().catalog_version;
+    let file = if toml {
+        "gslb-config.toml"
+    } else {
+        "gslb-config.json"
+    };
+    let disposition = format!("attachment; filename=\"{file}\"");
+    let text = off_worker(move || {
+        let document = crate::core::declarative::export::document(view.catalog());
+        if toml {
+            crate::core::declarative::export::toml(&document)
+        } else {
+            serde_json::to_string_pretty(&document).map_err(|e| e.to_string())
+        }
+    })
+    .await
+    .map_err(|e| ApiError::invalid("format", format!("the catalog does not fit it: {e}")))?;
+    let kind = if toml {
+        "application/toml; charset=utf-8"
+    } else {
+        "application/json"
+    };
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&version.to_string()) {
+        headers.insert("x-gslb-catalog-version", v);
+    }
+    Ok((headers, text).into_response())
+}
+
 /// A member as the API shows it (seed 000: `ipAddress`, `poolId`).
 pub fn member_view(m: &Member) -> Value {
     let mut value = serde_json::to_value(m).unwrap_or(Value::Null);

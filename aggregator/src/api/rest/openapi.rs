@@ -98,7 +98,7 @@ impl Modify for Revisions {
         tsig::list, tsig::create, tsig::get, tsig::update, tsig::delete,
         objects::list_notifiers, objects::create_notifier, objects::get_notifier, objects::update_notifier, objects::delete_notifier,
         objects::notification_status,
-        status::explain, objects::apply, objects::apply_config, zonefile::import, zonefile::export,
+        status::explain, objects::apply, objects::apply_config, objects::export_config, zonefile::import, zonefile::export,
         status::agents, status::edges,
         decisions::get, decisions::set_all, decisions::set_pool,
         audit::list, audit::diff, audit::rollback

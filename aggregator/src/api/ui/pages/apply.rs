@@ -22,6 +22,13 @@ pub async fn page(Extension(caller): Extension<Caller>) -> Response {
         "Declarative apply",
         "/ui/apply",
         html! {
+            p {
+                "The catalog as this document: "
+                a #export-toml href="/ui/api/v1/config?format=toml" download="gslb-config.toml" { "download TOML" }
+                " · "
+                a #export-json href="/ui/api/v1/config" download="gslb-config.json" { "download JSON" }
+                " (what Apply and " code { "gslbctl apply" } " take back unchanged)."
+            }
             form #apply-form {
                 div.field {
                     label for="apply-file" { "Upload a document" }
