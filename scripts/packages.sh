@@ -28,8 +28,15 @@
 #
 # From PyPI (GSLB_PIP):
 #   openapi-spec-validator   validates /api/v1/openapi.json (tests/tests/e2e/openapi.rs)
+#
+# From npm (GSLB_NPM, into GSLB_NPM_DIR; npm itself comes with the machine's
+# Node.js):
+#   axe-core                 accessibility rules run in the UI's pages
+#                            (tests/src/browser.rs `Browser::axe`)
 GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd python3-pip clang)
 GSLB_PIP=(openapi-spec-validator==0.9.0)
+GSLB_NPM=(axe-core@4.11.0)
+GSLB_NPM_DIR=/usr/local/lib/gslb-npm
 GSLB_TOOLS=(dig kdig knotd nsd kzonecheck named-checkzone unbound unbound-control python3 zonemaster-cli dnsviz named named-checkconf nft ip curl chromium chromedriver promtool systemd-analyze clang)
 
 # gslb_missing_tools: print the tools not on PATH, one per line.
@@ -40,6 +47,7 @@ gslb_missing_tools() {
   done
   perl -MMaxMind::DB::Writer::Tree -e 1 >/dev/null 2>&1 || echo "MaxMind::DB::Writer::Tree"
   python3 -c 'import openapi_spec_validator' >/dev/null 2>&1 || echo "openapi-spec-validator"
+  [ -e "$GSLB_NPM_DIR/node_modules/axe-core/axe.min.js" ] || echo "axe-core"
 }
 
 # gslb_install_packages: install GSLB_PACKAGES with apt-get (as root). No
@@ -60,4 +68,9 @@ gslb_install_packages() {
   # A Debian python3 refuses pip installs into its own tree unless told.
   python3 -m pip install --quiet --disable-pip-version-check "${GSLB_PIP[@]}" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${GSLB_PIP[@]}"
+  if ! command -v npm >/dev/null; then
+    echo "packages.sh: npm is missing (it comes with Node.js): it installs ${GSLB_NPM[*]}" >&2
+    return 1
+  fi
+  npm install --silent --no-audit --no-fund --prefix "$GSLB_NPM_DIR" "${GSLB_NPM[@]}" >/dev/null
 }

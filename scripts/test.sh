@@ -18,6 +18,7 @@ if [ -n "$missing" ]; then
     echo "test.sh: missing $missing; install them with:" >&2
     echo "  sudo apt-get install -y --no-install-recommends ${GSLB_PACKAGES[*]}" >&2
     echo "  python3 -m pip install ${GSLB_PIP[*]}" >&2
+    echo "  npm install --prefix $GSLB_NPM_DIR ${GSLB_NPM[*]}" >&2
     exit 2
   fi
 fi

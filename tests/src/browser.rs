@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
+/// Where `scripts/packages.sh` installs axe-core's browser build.
+pub const AXE_DEFAULT: &str = "/usr/local/lib/gslb-npm/node_modules/axe-core/axe.min.js";
+
 /// How long a browser wait polls before it fails.
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -125,6 +128,40 @@ impl Browser {
             .execute(script, args)
             .await
             .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    /// axe-core's violations on the page as it is (WCAG 2.x A and AA rules
+    /// and best practices), each as `rule: impact: the first nodes`; empty
+    /// when there is none. axe-core comes from npm (`scripts/packages.sh`):
+    /// `GSLB_AXE`, else [`AXE_DEFAULT`]; missing, the test fails with the
+    /// install command.
+    pub async fn axe(&self) -> Vec<String> {
+        let path =
+            std::env::var_os("GSLB_AXE").map_or_else(|| PathBuf::from(AXE_DEFAULT), PathBuf::from);
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "axe-core is missing at {} ({e}): as root, source scripts/packages.sh && gslb_install_packages",
+                path.display()
+            )
+        });
+        // Defined in the page by the driver's script (the page's CSP allows
+        // no script element from elsewhere), then run.
+        self.client
+            .execute(&format!("{source}\n;return null;"), vec![])
+            .await
+            .expect("load axe-core");
+        let result = self
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 axe.run(document, {resultTypes: ['violations']})
+                   .then(r => done(r.violations.map(v => v.id + ': ' + v.impact + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))))
+                   .catch(e => done(['axe failed: ' + e]));",
+                vec![],
+            )
+            .await
+            .expect("run axe-core");
+        serde_json::from_value(result).unwrap_or_default()
     }
 
     /// Run `script` until it returns something truthy; that value. Polls

@@ -102,6 +102,16 @@ fn ui_call(mesh: &LocalMesh, cookie: &str, method: &str, path: &str, headers: &[
         .unwrap_or(0)
 }
 
+/// axe-core finds no violation on the page `name` shows now.
+async fn accessible(b: &Browser, name: &str) {
+    let violations = b.axe().await;
+    assert!(
+        violations.is_empty(),
+        "axe-core on {name}:\n{}",
+        violations.join("\n")
+    );
+}
+
 /// The member id of `pool`/`name`.
 fn id(mesh: &LocalMesh, pool: &str, name: &str) -> u64 {
     mesh.agg.member(pool, name)["id"].as_u64().unwrap()
@@ -227,6 +237,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         // Sign-in with a write token; the cookie is HttpOnly, Secure, Strict.
         b.client.goto(&format!("{base}/ui/login")).await.unwrap();
         b.shot("login").await;
+        accessible(&b, "sign-in").await;
         b.sign_in(&base, &write).await;
         assert!(b.js("return document.querySelectorAll('button.member').length;", vec![]).await.as_u64().unwrap() > 0);
         let cookie = b.client.get_named_cookie("gslb_session").await.unwrap();
@@ -276,6 +287,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         assert!(class.as_str().unwrap().contains("healthy"), "{class}");
         assert_eq!(b.js("return window.notReloaded === true;", vec![]).await, json!(true), "the page reloaded");
         b.shot("topology").await;
+        accessible(&b, "topology").await;
 
         // Both primaries down: red within 2 s of each transition, and the
         // pool answers from its backup.
@@ -304,6 +316,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         b.click(&format!("button.member[data-member=\"{us2}\"]")).await;
         b.wait_js("the slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-2';").await;
         b.shot("slide-over").await;
+        accessible(&b, "the member slide-over").await;
         b.fill("#f-warmupThreshold", "5").await;
         b.click("#member-save").await;
         b.wait_js("the slide-over to close", "return document.querySelector('#slideover').hidden;").await;
@@ -404,20 +417,24 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         assert!(!answers.is_empty(), "{ctl}");
         assert_eq!(shown.as_str().unwrap(), answers, "gslbctl explain said:\n{ctl}");
         b.shot("explain").await;
+        accessible(&b, "explain").await;
 
         // Every other page, with a screenshot.
         b.client.goto(&format!("{base}/ui/pools/{web_eu}")).await.unwrap();
         b.wait_js("the probe matrix", "return document.querySelector('td[data-location=fra1]') !== null;").await;
         b.shot("probe-matrix").await;
+        accessible(&b, "probe matrix").await;
         b.client.goto(&format!("{base}/ui/members/{eu1}/log")).await.unwrap();
         let log = b.text("table.log").await.unwrap();
         assert!(log.contains("up → down") && log.contains("fra1"), "{log}");
         b.shot("health-log").await;
+        accessible(&b, "health log").await;
         for (page, expect) in [("agents", "fra1"), ("edges", "versions"), ("cluster", "single"), ("objects", "web-http")] {
             b.client.goto(&format!("{base}/ui/{page}")).await.unwrap();
             let text = b.text("main").await.unwrap();
             assert!(text.contains(expect), "/ui/{page} lacks {expect:?}:\n{text}");
             b.shot(page).await;
+            accessible(&b, page).await;
         }
 
         // Objects: a check created from its template, then deleted.
@@ -463,6 +480,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         assert!(plan.as_str().unwrap().contains("web-us-3"), "{plan}");
         assert!(mesh.agg.try_health("web-us", "web-us-3").is_none(), "a plan applied nothing");
         b.shot("apply-plan").await;
+        accessible(&b, "apply with its plan").await;
         b.click("#apply-confirm").await;
         b.wait_js("the applied plan", "return document.querySelector('#apply-heading').textContent.startsWith('Applied');").await;
         assert_eq!(mesh.agg.member("web-us", "web-us-3")["enabled"], false);
@@ -478,6 +496,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         assert!(records.contains("ui:e2e") && records.contains("weight: 100 → 150"), "{records}");
         assert_eq!(b.js("return document.querySelector('#audit-object').value;", vec![]).await, json!(format!("member/{us2}")));
         b.shot("audit").await;
+        accessible(&b, "audit").await;
         b.fill("#audit-who", "nobody-has-this-name").await;
         b.click("#audit-filter").await;
         b.wait_js("no record", "return document.querySelector('#audit-empty') !== null;").await;
@@ -510,6 +529,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         let locked = b.js("return document.querySelector('#member-save').disabled && document.querySelector('#f-weight').disabled;", vec![]).await;
         assert_eq!(locked, json!(true), "a read session's editor is not disabled");
         b.shot("read-only").await;
+        accessible(&b, "a read session's slide-over").await;
         let refused = b.js(&format!(
             "return fetch('/ui/api/v1/members/{us2}', {{method: 'PUT', headers: {{'content-type': 'application/json', 'x-csrf-token': document.body.dataset.csrf}}, body: '{{\"weight\": 7}}'}}).then(r => r.status);"
         ), vec![]).await;
@@ -724,13 +744,58 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         b.fill("#apply-typed", "delete 4").await;
         b.wait_js("Apply on", "return !document.querySelector('#apply-confirm').disabled;").await;
         b.shot("apply-typed-confirmation").await;
+        accessible(&b, "apply with a typed confirmation").await;
         b.click("#apply-confirm").await;
         b.wait_js("applied", "return document.querySelector('#apply-heading').textContent.startsWith('Applied +0 ~1 −4');").await;
         assert!(mesh.agg.try_health("web-us", "web-us-2").is_none(), "web-us-2 is still there");
         assert_eq!(mesh.agg.member("web-us", "web-us-1")["weight"], 150);
 
+        // Item 12: pausing and resuming health decisions, confirmed first,
+        // visible, and in the audit log under the session's token.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        b.click(&format!("button.pool-decisions[data-pool=\"{web_eu}\"]")).await;
+        let asked = b.wait_js("the confirmation", "return !document.querySelector('#confirm').hidden && document.querySelector('#confirm-title').textContent;").await;
+        assert_eq!(asked, json!("Pause health decisions for pool web-eu?"));
+        b.shot("confirm-pause-pool").await;
+        accessible(&b, "the confirmation dialog").await;
+        b.click("#confirm-yes").await;
+        b.wait_js("the pool's badge", &format!(
+            "return document.querySelector('#confirm').hidden && document.querySelector('[data-badges=\"{web_eu}\"]').textContent.includes('decisions paused');"
+        )).await;
+        let (_, hold) = rest(&mesh, &write, "GET", "/api/v1/decisions", &[]);
+        assert_eq!(hold["pools"][0]["poolId"], web_eu, "{hold}");
+        let (_, audit) = rest(&mesh, &write, "GET", "/api/v1/audit?limit=1", &[]);
+        let record = &audit["records"][0];
+        assert!(record["who"].as_str().unwrap_or_default().starts_with("ui:e2e ("), "{audit}");
+        assert!(record.to_string().contains("paused"), "{audit}");
+        b.click(&format!("button.pool-decisions[data-pool=\"{web_eu}\"]")).await;
+        b.wait_js("the resume confirmation", "return !document.querySelector('#confirm').hidden && document.querySelector('#confirm-title').textContent === 'Resume health decisions for pool web-eu?';").await;
+        b.click("#confirm-yes").await;
+        b.wait_js("the badge gone", &format!(
+            "return !document.querySelector('[data-badges=\"{web_eu}\"]').textContent.includes('decisions paused');"
+        )).await;
+        // Every pool, then Cancel leaves it as it is.
+        b.click("#decisions-toggle").await;
+        b.wait_js("the global confirmation", "return !document.querySelector('#confirm').hidden;").await;
+        b.click("#confirm-yes").await;
+        b.wait_js("paused everywhere", "return document.querySelector('#decisions-state').textContent.startsWith('paused for every pool since ');").await;
+        let (_, hold) = rest(&mesh, &write, "GET", "/api/v1/decisions", &[]);
+        assert_eq!(hold["paused"], true, "{hold}");
+        b.shot("decisions-paused").await;
+        b.click("#decisions-toggle").await;
+        b.wait_js("the resume confirmation", "return !document.querySelector('#confirm').hidden;").await;
+        b.click("#confirm-no").await;
+        assert_eq!(rest(&mesh, &write, "GET", "/api/v1/decisions", &[]).1["paused"], true, "Cancel resumed");
+        b.click("#decisions-toggle").await;
+        b.wait_js("the resume confirmation", "return !document.querySelector('#confirm').hidden;").await;
+        b.click("#confirm-yes").await;
+        b.wait_js("decisions on", "return document.querySelector('#decisions-state').textContent === 'on';").await;
+        assert_eq!(rest(&mesh, &write, "GET", "/api/v1/decisions", &[]).1["paused"], false);
+
         // Item 15: the export is the document Apply takes back unchanged,
         // from the page and from REST, as TOML and as JSON.
+        b.client.goto(&format!("{base}/ui/apply")).await.unwrap();
         let exported = b.js("return fetch(document.querySelector('#export-toml').href).then(r => r.text());", vec![]).await;
         let exported = exported.as_str().unwrap().to_owned();
         assert!(exported.contains("[[pool.member]]") && exported.contains("web-us-1"), "{exported}");
@@ -767,6 +832,8 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         b.sign_in(&base, &read).await;
         let session = b.client.get_named_cookie("gslb_session").await.unwrap().value().to_owned();
         assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 200);
+        let locked = b.js("return [...document.querySelectorAll('button.operates')].every(b => b.disabled);", vec![]).await;
+        assert_eq!(locked, json!(true), "a read session's incident controls are not disabled");
         b.click("#sign-out").await;
         b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
         assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 401, "the cookie outlived its sign-out");
@@ -778,6 +845,7 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         let said = b.wait_js("the page to say the stream is down", "return document.body.classList.contains('stream-down') && document.querySelector('#live').textContent;").await;
         assert!(said.as_str().unwrap().starts_with("disconnected since "), "{said}");
         b.shot("stream-down").await;
+        accessible(&b, "a page whose stream is down").await;
         b.close().await;
     });
 }

@@ -39,7 +39,8 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
             (DOCTYPE)
             html lang="en" {
                 (head(title))
-                body data-csrf=(caller.csrf) data-can-write=(caller.can_write && caller.follower.is_none()) data-page=(here) {
+                body data-csrf=(caller.csrf) data-can-write=(caller.can_write && caller.follower.is_none())
+                    data-can-operate=(caller.role >= crate::api::tokens::TokenRole::Operate && caller.follower.is_none()) data-page=(here) {
                     a.skip href="#main" { "Skip to content" }
                     header.bar {
                         span.brand { "gslb" }
@@ -67,12 +68,29 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
                         h1 { (title) }
                         (main)
                     }
+                    (confirm_dialog())
                 }
             }
         }
         .into_string(),
     )
     .into_response()
+}
+
+/// The confirmation every incident control asks first (the script fills
+/// in what it names; never the browser's `confirm()`).
+fn confirm_dialog() -> Markup {
+    html! {
+        div #confirm role="alertdialog" aria-modal="true" aria-labelledby="confirm-title" aria-describedby="confirm-text" hidden {
+            h2 #confirm-title { "Confirm" }
+            p #confirm-text {}
+            p.form-error #confirm-error role="alert" {}
+            div.actions {
+                button.danger #confirm-yes type="button" { "Confirm" }
+                button #confirm-no type="button" { "Cancel" }
+            }
+        }
+    }
 }
 
 /// The `<head>` every page shares: the one stylesheet and the one script.

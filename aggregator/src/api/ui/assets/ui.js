@@ -8,6 +8,7 @@
   const body = document.body;
   const csrf = body.dataset.csrf || "";
   const canWrite = body.dataset.canWrite === "true";
+  const canOperate = body.dataset.canOperate === "true";
   const $ = (sel, root) => (root || document).querySelector(sel);
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
@@ -34,6 +35,7 @@
   // Read tokens see everything and change nothing: the server refuses
   // changes anyway; the controls say so up front.
   function lockForReaders(root) {
+    if (!canOperate) $$(".operates", root).forEach((b) => { b.disabled = true; b.title = "read token: incident controls need an operate token or stronger"; });
     if (canWrite) return;
     $$(".writes", root).forEach((b) => { b.disabled = true; b.title = "read token: changes are disabled"; });
     $$("#member-form input, #object-json, #apply-text, #apply-prune", root).forEach((i) => { i.disabled = true; });
@@ -52,7 +54,7 @@
   }
   // Escape closes an open dialog; Tab and Shift+Tab stay inside it.
   document.addEventListener("keydown", (ev) => {
-    const open = $$("aside[role=dialog]").filter((d) => !d.hidden);
+    const open = $$("div[role=dialog], div[role=alertdialog]").filter((d) => !d.hidden);
     if (!open.length) return;
     if (ev.key === "Escape") { open.forEach(closeDialog); return; }
     if (ev.key !== "Tab") return;
@@ -63,6 +65,23 @@
     if (ev.shiftKey && document.activeElement === first) { last.focus(); ev.preventDefault(); }
     else if (!ev.shiftKey && document.activeElement === last) { first.focus(); ev.preventDefault(); }
   });
+
+  // The confirmation every incident control asks first: it names what it
+  // acts on; `act` returns an error message, or nothing when done.
+  const confirmBox = $("#confirm");
+  function confirmThen(title, text, yes, act) {
+    $("#confirm-title").textContent = title;
+    $("#confirm-text").textContent = text;
+    $("#confirm-error").textContent = "";
+    $("#confirm-yes").textContent = yes;
+    $("#confirm-yes").onclick = async () => {
+      const error = await act();
+      if (error) { $("#confirm-error").textContent = error; return; }
+      closeDialog(confirmBox);
+    };
+    openDialog(confirmBox, $("#confirm-no"));
+  }
+  if (confirmBox) $("#confirm-no").addEventListener("click", () => closeDialog(confirmBox));
 
   const signOut = $("#sign-out");
   if (signOut) {
@@ -270,6 +289,54 @@
     search.addEventListener("input", filter);
     $("#expand-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = true; }));
     $("#collapse-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = false; }));
+
+    // Incident controls: pause or resume health decisions for every pool
+    // or one pool, each confirmed first, naming what it holds.
+    function showHold(hold) {
+      const state = $("#decisions-state");
+      const toggle = $("#decisions-toggle");
+      if (state) {
+        state.dataset.paused = String(hold.paused);
+        state.textContent = hold.paused ? "paused for every pool since " + new Date(hold.pausedSinceMs).toISOString() : "on";
+        toggle.textContent = hold.paused ? "Resume decisions for every pool" : "Pause decisions for every pool";
+      }
+      const held = new Set(hold.pools.map((p) => String(p.poolId)));
+      $$("button.pool-decisions", topology).forEach((b) => {
+        b.dataset.paused = String(held.has(b.dataset.pool));
+        b.textContent = held.has(b.dataset.pool) ? "Resume decisions" : "Pause decisions";
+      });
+    }
+    async function setHold(path, paused) {
+      const r = await api("PUT", path, { paused });
+      if (!r.ok) return errorOf(r).message;
+      showHold(r.data);
+      return null;
+    }
+    const toggle = $("#decisions-toggle");
+    if (toggle) {
+      toggle.addEventListener("click", () => {
+        const paused = $("#decisions-state").dataset.paused === "true";
+        confirmThen(
+          paused ? "Resume health decisions?" : "Pause health decisions?",
+          paused
+            ? "Every pool's members will be judged again from the evidence taken in meanwhile; pools paused one by one stay paused."
+            : "Every pool's members keep the health they have now, whatever their checks say, until resumed. Answers keep following that health.",
+          paused ? "Resume every pool" : "Pause every pool",
+          () => setHold("/ui/api/v1/decisions", !paused));
+      });
+    }
+    topology.addEventListener("click", (ev) => {
+      const b = ev.target.closest("button.pool-decisions");
+      if (!b) return;
+      const paused = b.dataset.paused === "true";
+      confirmThen(
+        (paused ? "Resume" : "Pause") + " health decisions for pool " + b.dataset.name + "?",
+        paused
+          ? "Pool " + b.dataset.name + "'s members will be judged again from the evidence taken in meanwhile."
+          : "Pool " + b.dataset.name + "'s members keep the health they have now, whatever their checks say, until resumed.",
+        paused ? "Resume pool " + b.dataset.name : "Pause pool " + b.dataset.name,
+        () => setHold("/ui/api/v1/pools/" + b.dataset.pool + "/decisions", !paused));
+    });
 
     // The member slide-over.
     const dialog = $("#slideover");

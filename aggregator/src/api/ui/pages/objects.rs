@@ -106,7 +106,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
                     }
                 }
             }
-            aside #object-editor role="dialog" aria-modal="true" aria-labelledby="object-title" hidden {
+            div #object-editor role="dialog" aria-modal="true" aria-labelledby="object-title" hidden {
                 form #object-form novalidate {
                     h2 #object-title { "Object" }
                     div.field {

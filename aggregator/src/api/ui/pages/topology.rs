@@ -25,6 +25,7 @@ pub async fn page(
     Extension(caller): Extension<Caller>,
 ) -> Response {
     let canvas = canvas(&ui, caller.scope.clone()).await;
+    let hold = ui.service.view().state().hold.clone();
     super::page(
         &caller,
         "Topology",
@@ -36,6 +37,21 @@ pub async fn page(
                 button #expand-all type="button" { "Expand all" }
                 button #collapse-all type="button" { "Collapse all" }
                 span #live role="status" aria-live="polite" { "connecting…" }
+            }
+            @if caller.scope.is_none() {
+                div.incident {
+                    "Health decisions: "
+                    strong #decisions-state data-paused=(hold.all_since_ms.is_some()) {
+                        @match hold.all_since_ms {
+                            Some(at) => { "paused for every pool since " time datetime=(super::rfc3339(at)) { (super::rfc3339(at)) } }
+                            None => { "on" }
+                        }
+                    }
+                    " "
+                    button.operates.danger #decisions-toggle type="button" {
+                        @if hold.all_since_ms.is_some() { "Resume decisions for every pool" } @else { "Pause decisions for every pool" }
+                    }
+                }
             }
             p.legend {
                 span.state.healthy { "healthy" } " "
@@ -73,7 +89,7 @@ async fn canvas(ui: &Ui, scope: Option<std::sync::Arc<crate::core::scope::Scope>
         };
         html! {
             div.canvas data-generation=(view.catalog_generation()) {
-                (render(&catalog, &frame, scope.is_some()))
+                (render(&catalog, &frame, scope.is_some(), &view.state().hold.pools.keys().copied().collect()))
             }
         }
     })
@@ -111,7 +127,8 @@ fn record_pools(record: &RecordSet) -> Vec<PoolId> {
 }
 
 /// The canvas of `catalog` (only a scope's part of it when `scoped`).
-fn render(catalog: &Catalog, frame: &Frame, scoped: bool) -> Markup {
+/// `paused`: the pools whose decisions an operator paused one by one.
+fn render(catalog: &Catalog, frame: &Frame, scoped: bool, paused: &BTreeSet<PoolId>) -> Markup {
     let collapse = catalog.members.len() > COLLAPSE_ABOVE;
     let mut attached = BTreeSet::new();
     html! {
@@ -149,7 +166,7 @@ fn render(catalog: &Catalog, frame: &Frame, scoped: bool) -> Markup {
                                     @for id in pools {
                                         @if let Some(pool) = catalog.pools.get(&id) {
                                             @let _ = attached.insert(id);
-                                            li { (pool_node(catalog, pool, frame, collapse)) }
+                                            li { (pool_node(catalog, pool, frame, collapse, paused)) }
                                         }
                                     }
                                 }
@@ -164,14 +181,20 @@ fn render(catalog: &Catalog, frame: &Frame, scoped: bool) -> Markup {
             section.zone aria-label="pools no record uses" {
                 h2 { "pools no record uses" }
                 ul.pools {
-                    @for pool in loose { li { (pool_node(catalog, pool, frame, collapse)) } }
+                    @for pool in loose { li { (pool_node(catalog, pool, frame, collapse, paused)) } }
                 }
             }
         }
     }
 }
 
-fn pool_node(catalog: &Catalog, pool: &Pool, frame: &Frame, collapse: bool) -> Markup {
+fn pool_node(
+    catalog: &Catalog,
+    pool: &Pool,
+    frame: &Frame,
+    collapse: bool,
+    paused: &BTreeSet<PoolId>,
+) -> Markup {
     let check = pool.check.and_then(|c| catalog.checks.get(&c));
     let badges = frame.pools.get(&pool.id.0);
     let members: Vec<_> = catalog.pool_members(pool.id).collect();
@@ -192,6 +215,11 @@ fn pool_node(catalog: &Catalog, pool: &Pool, frame: &Frame, collapse: bool) -> M
                 a href=(format!("/ui/pools/{}", pool.id.0)) { "Probe matrix" }
                 " "
                 button.add-member.writes type="button" data-pool=(pool.id.0) { "Add member" }
+                " "
+                @let held = paused.contains(&pool.id);
+                button.pool-decisions.operates type="button" data-pool=(pool.id.0) data-name=(pool.name) data-paused=(held) {
+                    @if held { "Resume decisions" } @else { "Pause decisions" }
+                }
             }
             ul.members {
                 @for m in members {
@@ -276,7 +304,7 @@ fn slide_over() -> Markup {
         }
     };
     html! {
-        aside #slideover role="dialog" aria-modal="true" aria-labelledby="slideover-title" hidden {
+        div #slideover role="dialog" aria-modal="true" aria-labelledby="slideover-title" hidden {
             form #member-form novalidate {
                 h2 #slideover-title { "Member" }
                 p.links { a #member-log href="#" { "Health log" } " · " a #member-matrix href="#" { "Probe matrix" } " · " a #member-history href="#" { "History" } }
