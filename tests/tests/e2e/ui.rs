@@ -675,6 +675,21 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         assert!(tally.contains("unhealthy") && !tally.contains("warming"), "{tally}");
         b.shot("incident-unhealthy-gate-closed").await;
 
+        // Item 13: the overview names what needs attention, each a link.
+        b.client.goto(&format!("{base}/ui/overview")).await.unwrap();
+        let members = b.text("#overview-members").await.unwrap();
+        assert!(members.contains("Members not healthy (1)") && members.contains("web-eu/web-eu-2: unhealthy (warming 0/3)"), "{members}");
+        let link = b.js("return document.querySelector('#overview-members a').getAttribute('href');", vec![]).await;
+        assert_eq!(link, json!(format!("/ui/members/{eu2}/log")));
+        for (id, none) in [("#overview-pools", "Pools not answering normally (0)"), ("#overview-agents", "Agents disconnected (0)"), ("#overview-edges", "Edges behind (0)"), ("#overview-notifications", "Notifications failing (0)")] {
+            let text = b.text(id).await.unwrap();
+            assert!(text.starts_with(none), "{id}: {text}");
+        }
+        b.shot("overview").await;
+        accessible(&b, "overview").await;
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+
         // Item 3: text or nothing in a number field is an error by that
         // field, and nothing is created.
         b.click(&format!("button.add-member[data-pool=\"{web_us}\"]")).await;

@@ -10,6 +10,7 @@ pub mod log;
 pub mod login;
 pub mod matrix;
 pub mod objects;
+pub mod overview;
 pub mod topology;
 
 use axum::response::{Html, IntoResponse, Response};
@@ -18,7 +19,8 @@ use maud::{DOCTYPE, Markup, html};
 use super::auth::Caller;
 
 /// The navigation: (path, label).
-const NAV: [(&str, &str); 8] = [
+const NAV: [(&str, &str); 9] = [
+    ("/ui/overview", "Overview"),
     ("/ui/", "Topology"),
     ("/ui/objects", "Objects"),
     ("/ui/apply", "Apply"),
