@@ -840,7 +840,21 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         let seen = b.wait_js("the stream's snapshot", &format!("return window.gslbLive.seen[{us1}] || null;")).await;
         assert_eq!(seen, json!(["unhealthy"]), "labels web-us-1 showed since the page loaded");
 
-        // Item 1: a read session signs out for good.
+        // Item 1: sign-out ends the session for good, also behind a proxy
+        // that rewrites the origin (the CSRF value is what it needs).
+        let cookie = b.client.get_named_cookie("gslb_session").await.unwrap().value().to_owned();
+        let csrf = b.js("return document.body.dataset.csrf;", vec![]).await.as_str().unwrap().to_owned();
+        let proxied = [format!("x-csrf-token: {csrf}"), "Origin: https://gslb.example.org".to_owned()];
+        assert_eq!(ui_call(&mesh, &cookie, "DELETE", "/ui/session", &proxied[..1]), 204);
+        assert_eq!(ui_call(&mesh, &cookie, "GET", "/ui/api/v1/pools", &[]), 401, "the cookie outlived its sign-out");
+        b.sign_in(&base, &write).await;
+        let cookie = b.client.get_named_cookie("gslb_session").await.unwrap().value().to_owned();
+        let csrf = b.js("return document.body.dataset.csrf;", vec![]).await.as_str().unwrap().to_owned();
+        let proxied = [format!("x-csrf-token: {csrf}"), "Origin: https://gslb.example.org".to_owned()];
+        assert_eq!(ui_call(&mesh, &cookie, "DELETE", "/ui/session", &proxied), 204, "a sign-out through a proxy");
+        assert_eq!(ui_call(&mesh, &cookie, "GET", "/ui/api/v1/pools", &[]), 401);
+        assert_eq!(ui_call(&mesh, &cookie, "DELETE", "/ui/session", &["Origin: https://gslb.example.org".to_owned()]), 401);
+        b.sign_in(&base, &write).await;
         b.client.goto(&format!("{base}/ui/")).await.unwrap();
         b.click("#sign-out").await;
         b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;

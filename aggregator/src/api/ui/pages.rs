@@ -64,6 +64,7 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
                             @if let Some(scope) = &caller.scope { " · " (scope.describe()) }
                         }
                         button.link #sign-out type="button" { "Sign out" }
+                        span #sign-out-error role="alert" {}
                     }
                     main #main tabindex="-1" {
                         @if let Some(note) = &caller.follower { p.banner role="status" { (note) } }

@@ -86,8 +86,11 @@
   const signOut = $("#sign-out");
   if (signOut) {
     signOut.addEventListener("click", async () => {
-      await api("DELETE", "/ui/session");
-      location.assign("/ui/login");
+      const r = await api("DELETE", "/ui/session");
+      // Gone already (401) is signed out too; anything else is said, not
+      // hidden behind the sign-in page while the cookie still works.
+      if (r.ok || r.status === 401) { location.assign("/ui/login"); return; }
+      $("#sign-out-error").textContent = "Sign-out failed: " + errorOf(r).message;
     });
   }
 
