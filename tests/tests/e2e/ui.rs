@@ -45,6 +45,30 @@ fn quickstart(backends: &[(&str, &Backend)]) -> String {
     text
 }
 
+/// The quickstart's members, in its file's order.
+const NAMES: [&str; 6] = [
+    "web-eu-1",
+    "web-eu-2",
+    "web-eu-backup",
+    "web-us-1",
+    "web-us-2",
+    "api-1",
+];
+
+/// The quickstart over TLS with one location, its backends on
+/// `127.0.{net}.11..16` ([`NAMES`]' order) and web-eu-2's killed before
+/// the mesh starts: the backends, the document applied and the mesh.
+fn quickstart_mesh(name: &str, net: u8) -> (Vec<Backend>, String, LocalMesh) {
+    let mut backends: Vec<Backend> = (0..NAMES.len())
+        .map(|i| Backend::start(None, &format!("127.0.{net}.{}:0", 11 + i)))
+        .collect();
+    backends[1].kill();
+    let pairs: Vec<(&str, &Backend)> = NAMES.iter().copied().zip(backends.iter()).collect();
+    let config = quickstart(&pairs);
+    let mesh = LocalMesh::start_tls(name, &config, &[("fra1", "eu")]);
+    (backends, config, mesh)
+}
+
 /// A REST call over the aggregator's HTTPS listener with `token`; (status,
 /// body).
 fn rest(mesh: &LocalMesh, token: &str, method: &str, path: &str, extra: &[&str]) -> (u16, Value) {
@@ -131,23 +155,9 @@ async fn label(b: &Browser, id: u64) -> String {
 
 #[test]
 fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
-    let names = [
-        "web-eu-1",
-        "web-eu-2",
-        "web-eu-backup",
-        "web-us-1",
-        "web-us-2",
-        "api-1",
-    ];
-    let mut backends: Vec<Backend> = (0..names.len())
-        .map(|i| Backend::start(None, &format!("127.0.2.{}:0", 11 + i)))
-        .collect();
     // web-eu-2 (threshold 3) starts down: it waits, red `unhealthy` with
     // its gate at `warming 0/3`, until the browser is watching.
-    backends[1].kill();
-    let pairs: Vec<(&str, &Backend)> = names.iter().copied().zip(backends.iter()).collect();
-    let config = quickstart(&pairs);
-    let mesh = LocalMesh::start_tls("ui", &config, &[("fra1", "eu")]);
+    let (mut backends, config, mesh) = quickstart_mesh("ui", 2);
     wait_until(30, "web-eu-1 up", || {
         mesh.agg.health("web-eu", "web-eu-1") == "up"
     });
@@ -254,7 +264,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         ] {
             assert!(canvas.contains(text), "the topology lacks {text:?}:\n{canvas}");
         }
-        for name in names {
+        for name in NAMES {
             assert!(canvas.contains(name), "the topology lacks member {name}");
         }
         assert!(canvas.contains("backup"), "the backup member is not marked");
@@ -584,22 +594,8 @@ fn cut(text: &str, from: &str, to: &str) -> String {
 /// states and says since when.
 #[test]
 fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
-    let names = [
-        "web-eu-1",
-        "web-eu-2",
-        "web-eu-backup",
-        "web-us-1",
-        "web-us-2",
-        "api-1",
-    ];
-    let mut backends: Vec<Backend> = (0..names.len())
-        .map(|i| Backend::start(None, &format!("127.0.3.{}:0", 11 + i)))
-        .collect();
     // web-eu-2 (threshold 3) fails everywhere with its gate closed.
-    backends[1].kill();
-    let pairs: Vec<(&str, &Backend)> = names.iter().copied().zip(backends.iter()).collect();
-    let config = quickstart(&pairs);
-    let mut mesh = LocalMesh::start_tls("ui-incident", &config, &[("fra1", "eu")]);
+    let (mut backends, config, mut mesh) = quickstart_mesh("ui-incident", 3);
     let tokens = mesh.dir.join("store/tokens.json");
     let write = mesh.agg.token.clone();
     let read = gslb_e2e::pki::create_token(&tokens, "ui-oncall-reader", "read", None);
