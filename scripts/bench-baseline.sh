@@ -35,6 +35,8 @@ if [ ! -d "$WORK/base-target" ] && [ -d "$ROOT/target/release" ]; then
     mkdir -p "$WORK/base-target"
     cp -a --reflink=auto "$ROOT/target/release" "$WORK/base-target/"
 fi
+# On a machine with no release build yet, the base builds from nothing.
+mkdir -p "$WORK/base-target"
 ln -sfn "$WORK/base-target" "$tree/target"
 
 # Figures of the checkout in $1, one `name key=value…` line each; each

@@ -141,6 +141,8 @@ pub struct Hub {
     keep_alive: Duration,
     /// The `seq` of the latest frame, for streams waiting for a newer one.
     refreshed: tokio::sync::watch::Sender<u64>,
+    /// Held while a stream makes the latest frame's snapshot text.
+    making: tokio::sync::Mutex<()>,
     /// Refreshes done, and the time they took in all (µs): what the live
     /// view costs the aggregator, for `/metrics`.
     refreshes: AtomicU64,
@@ -172,6 +174,7 @@ impl Hub {
             owners: Arc::default(),
             keep_alive: (idle / 2).clamp(Duration::from_millis(500), Duration::from_secs(15)),
             refreshed: tokio::sync::watch::channel(0).0,
+            making: tokio::sync::Mutex::new(()),
             refreshes: AtomicU64::new(0),
             refresh_micros: AtomicU64::new(0),
         });
@@ -226,7 +229,11 @@ impl Hub {
                     "UI stream: no fresh frame within {FRESH_WAIT:?}; sending the latest"
                 );
             }
-            let (seq, cached) = {
+            // One text per frame, shared by every stream that opens on it
+            // (at 100,000 members it is megabytes): streams that waited for
+            // the same refresh make it one at a time, and all but the first
+            // find it made.
+            let read = |hub: &Hub| {
                 let latest = super::lock(&hub.latest);
                 let cached = match &latest.snapshot {
                     Some(framed) => Ok(framed.clone()),
@@ -234,17 +241,22 @@ impl Hub {
                 };
                 (latest.seq, cached)
             };
-            // One text per frame, shared by every stream that opens on it
-            // (at 100,000 members it is megabytes).
-            let first = match cached {
-                Ok(text) => text,
-                Err((generation, frame)) => {
-                    let text = off_worker(move || snapshot_text(seq, generation, &frame)).await;
-                    let mut latest = super::lock(&hub.latest);
-                    if latest.seq == seq {
-                        latest.snapshot = Some(text.clone());
+            let (seq, first) = match read(&hub) {
+                (seq, Ok(text)) => (seq, text),
+                (_, Err(_)) => {
+                    let _making = hub.making.lock().await;
+                    match read(&hub) {
+                        (seq, Ok(text)) => (seq, text),
+                        (seq, Err((generation, frame))) => {
+                            let text =
+                                off_worker(move || snapshot_text(seq, generation, &frame)).await;
+                            let mut latest = super::lock(&hub.latest);
+                            if latest.seq == seq {
+                                latest.snapshot = Some(text.clone());
+                            }
+                            (seq, text)
+                        }
                     }
-                    text
                 }
             };
             drop(hub);
