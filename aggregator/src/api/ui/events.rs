@@ -60,8 +60,6 @@ struct Latest {
     generation: u64,
     /// The frame as a snapshot event, once a stream needed it.
     snapshot: Option<Framed>,
-    /// Computed while streams were open (else it may be behind).
-    fresh: bool,
     /// A refresh is under way (its frame may predate a stream opening now).
     refreshing: bool,
 }
@@ -348,8 +346,9 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
                 continue;
             }
         }
+        // No stream, no frame: a stream that opens wakes this and waits
+        // for the refresh it causes.
         if h.tx.receiver_count() == 0 {
-            super::lock(&h.latest).fresh = false;
             continue;
         }
         super::lock(&h.latest).refreshing = true;
@@ -370,7 +369,6 @@ async fn run(h: Arc<Hub>, service: Arc<Service>) {
             latest.seq += 1;
             latest.frame = Arc::new(next);
             latest.snapshot = None;
-            latest.fresh = true;
             latest.refreshing = false;
             h.refreshed.send_replace(latest.seq);
             if !changes.is_empty() {
