@@ -138,7 +138,8 @@ const SHOWN_VALUE: usize = 60;
 
 /// `weight 200 → 150, region "eu" → -`: the fields an update changes, as
 /// the plan line shows them (the revision, which every write moves, left
-/// out).
+/// out; secrets redacted as the audit log redacts them, so a plan line
+/// never carries a key).
 fn changed_fields(old: &Object, new: &Object) -> String {
     let shown = |v: Option<Value>| match v {
         None => "-".to_owned(),
@@ -150,7 +151,7 @@ fn changed_fields(old: &Object, new: &Object) -> String {
             }
         }
     };
-    crate::core::audit::diff(Some(old), Some(new))
+    crate::core::audit::diff(Some(&old.redacted()), Some(&new.redacted()))
         .into_iter()
         .filter(|f| f.field != "revision")
         .map(|f| format!("{} {} → {}", f.field, shown(f.before), shown(f.after)))
