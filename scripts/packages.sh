@@ -29,8 +29,8 @@
 # From PyPI (GSLB_PIP):
 #   openapi-spec-validator   validates /api/v1/openapi.json (tests/tests/e2e/openapi.rs)
 #
-# From npm (GSLB_NPM, into GSLB_NPM_DIR; npm itself comes with the machine's
-# Node.js):
+# From npm (GSLB_NPM, into GSLB_NPM_DIR; npm from the machine's Node.js, or
+# Debian's npm where there is none):
 #   axe-core                 accessibility rules run in the UI's pages
 #                            (tests/src/browser.rs `Browser::axe`)
 GSLB_PACKAGES=(bind9-dnsutils knot-dnsutils knot knot-dnssecutils nsd unbound python3 zonemaster-cli dnsviz bind9 bind9-utils nftables iproute2 curl ca-certificates chromium chromium-driver fonts-dejavu-core libmaxmind-db-writer-perl prometheus systemd python3-pip clang)
@@ -68,9 +68,10 @@ gslb_install_packages() {
   # A Debian python3 refuses pip installs into its own tree unless told.
   python3 -m pip install --quiet --disable-pip-version-check "${GSLB_PIP[@]}" 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${GSLB_PIP[@]}"
+  # npm usually comes with the machine's Node.js; a bare machine gets
+  # Debian's (installing it beside another Node.js would conflict).
   if ! command -v npm >/dev/null; then
-    echo "packages.sh: npm is missing (it comes with Node.js): it installs ${GSLB_NPM[*]}" >&2
-    return 1
+    apt-get install -y -qq --no-install-recommends npm >/dev/null
   fi
   npm install --silent --no-audit --no-fund --prefix "$GSLB_NPM_DIR" "${GSLB_NPM[@]}" >/dev/null
 }

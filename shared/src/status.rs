@@ -62,7 +62,8 @@ impl MemberState {
     /// The secondary mark of an `unhealthy` member whose gate is closed
     /// (`warming 0/3`): what it must pass once it stops failing.
     pub fn gate_mark(self, warming: bool, passes: u32, threshold: u32) -> Option<String> {
-        (self == MemberState::Unhealthy && warming).then(|| format!("warming {passes}/{threshold}"))
+        (self == MemberState::Unhealthy && warming)
+            .then(|| MemberState::Warming.label(passes, threshold))
     }
 }
 

@@ -327,9 +327,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
         // sign-out could do no more than end a session.
         let signing_out =
             request.method() == Method::DELETE && request.uri().path() == "/ui/session";
-        if let Err(why) =
-            same_site(request.headers()).or_else(|e| if signing_out { Ok(()) } else { Err(e) })
-        {
+        if !signing_out && let Err(why) = same_site(request.headers()) {
             tracing::warn!(
                 path = request.uri().path(),
                 why,

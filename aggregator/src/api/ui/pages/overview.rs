@@ -108,7 +108,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
         && pools.is_empty()
         && fleet
             .as_ref()
-            .is_none_or(|f| f.iter().all(|(_, l)| l.is_empty()));
+            .is_none_or(|f| f.iter().all(|(_, _, l)| l.is_empty()));
     super::page(
         &caller,
         "Overview",
@@ -122,15 +122,15 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
             (section("overview-members", "Members not healthy", &members))
             (section("overview-pools", "Pools not answering normally", &pools))
             @if let Some(fleet) = &fleet {
-                @for (title, list) in fleet { (section(&format!("overview-{}", title.split(' ').next().unwrap_or("fleet").to_lowercase()), title, list)) }
+                @for (id, title, list) in fleet { (section(id, title, list)) }
             }
         },
     )
 }
 
 /// Agents disconnected, locations quarantined, edges behind and
-/// notification targets failing, each titled.
-async fn fleet(ui: &Ui) -> Vec<(&'static str, Vec<Problem>)> {
+/// notification targets failing, each with its section's id and title.
+async fn fleet(ui: &Ui) -> Vec<(&'static str, &'static str, Vec<Problem>)> {
     let agents = views::agents(&ui.service)
         .agents
         .into_iter()
@@ -198,10 +198,14 @@ async fn fleet(ui: &Ui) -> Vec<(&'static str, Vec<Problem>)> {
         }],
     };
     vec![
-        ("Agents disconnected", agents),
-        ("Locations quarantined", quarantined),
-        ("Edges behind", edges),
-        ("Notifications failing", notifications),
+        ("overview-agents", "Agents disconnected", agents),
+        ("overview-locations", "Locations quarantined", quarantined),
+        ("overview-edges", "Edges behind", edges),
+        (
+            "overview-notifications",
+            "Notifications failing",
+            notifications,
+        ),
     ]
 }
 

@@ -226,7 +226,7 @@ fn pool_node(
                     @let state = frame.members.get(&m.id.0);
                     li {
                         button type="button" data-member=(m.id.0) data-name=(m.name.to_lowercase())
-                            data-address=(m.address.to_string()) class=(format!("member {}", state.map_or("unknown", css_state))) {
+                            data-address=(m.address.to_string()) class=(format!("member {}", state.map_or("unknown", |s| s.state.word()))) {
                             span.mname { (m.name) }
                             " " span.addr { (m.address.to_string()) ":" (m.port) }
                             @if m.weight == 0 { " " span.mark title="weight 0: never chosen by weighted steering" { "w0" } }
@@ -248,11 +248,6 @@ fn score_text(state: Option<&MemberLive>) -> String {
         Some(s) => format!("score {}.{:02}", s / 100, s % 100),
         None => String::new(),
     }
-}
-
-/// The CSS class of a member's state.
-pub fn css_state(m: &MemberLive) -> &'static str {
-    m.state.word()
 }
 
 /// A pool's badges (the script renders the same from events).
