@@ -10,6 +10,7 @@ pub mod declarative;
 pub mod feed;
 pub mod notify;
 pub mod scope;
+pub mod sessions;
 pub mod store;
 pub mod strict_json;
 pub mod zonefile;

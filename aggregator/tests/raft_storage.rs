@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use gslb_aggregator::core::catalog::{CatalogState, Object, Op};
+use gslb_aggregator::core::sessions::{SessionRecord, SessionWrite};
 use gslb_aggregator::core::store::Store;
 use gslb_aggregator::replication::raft::{
     Command, LogStore, StateMachine, StorageError, TypeConfig,
@@ -67,6 +68,19 @@ fn entry(index: u64, command: Command) -> Entry<TypeConfig> {
     }
 }
 
+/// Build a snapshot of `from` and install it on `to`.
+async fn move_snapshot(from: &mut StateMachine, to: &mut StateMachine) {
+    let snapshot = from
+        .get_snapshot_builder()
+        .await
+        .build_snapshot()
+        .await
+        .unwrap();
+    to.install_snapshot(&snapshot.meta, snapshot.snapshot)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn commands_apply_with_the_log_index_as_version_and_survive_reopen_and_snapshot() {
     let dir = Dir(fresh_dir("apply"));
@@ -89,23 +103,71 @@ async fn commands_apply_with_the_log_index_as_version_and_survive_reopen_and_sna
     assert_eq!(loaded.state.catalog.pools.len(), 2);
 
     // A snapshot installed on another node gives it the same state.
-    let snapshot = sm
-        .get_snapshot_builder()
-        .await
-        .build_snapshot()
-        .await
-        .unwrap();
     let mut other = StateMachine::open(&dir.0.join("b")).unwrap();
     let stale = create_pool(&mut CatalogState::default(), "stale");
     other.apply([entry(1, stale)]).await.unwrap();
-    other
-        .install_snapshot(&snapshot.meta, snapshot.snapshot)
-        .await
-        .unwrap();
+    move_snapshot(&mut sm, &mut other).await;
     let theirs = other.store().load().unwrap();
     assert_eq!(theirs.state, loaded.state);
     let (applied, _) = other.applied_state().await.unwrap();
     assert_eq!(applied.map(|l| l.index), Some(8));
     let current = other.get_current_snapshot().await.unwrap().unwrap();
     assert_eq!(current.meta.last_log_id.map(|l| l.index), Some(8));
+}
+
+fn sessions(write: SessionWrite) -> Command {
+    Command {
+        sessions: Some(write),
+        ..Command::default()
+    }
+}
+
+fn session(token: &str, at: u64) -> SessionRecord {
+    SessionRecord {
+        token: token.into(),
+        created_ms: at,
+        used_ms: at,
+    }
+}
+
+#[tokio::test]
+async fn ui_sessions_apply_in_order_survive_reopen_and_travel_in_snapshots() {
+    let dir = Dir(fresh_dir("sessions"));
+    {
+        let mut sm = StateMachine::open(&dir.0.join("a")).unwrap();
+        let open = SessionWrite {
+            open: vec![
+                ("a".into(), session("t1", 10)),
+                ("b".into(), session("t2", 20)),
+            ],
+            ..SessionWrite::default()
+        };
+        // A touch never brings back a session closed before it.
+        let later = SessionWrite {
+            touch: vec![("a".into(), 50), ("gone".into(), 60)],
+            close: vec!["b".into()],
+            ..SessionWrite::default()
+        };
+        sm.apply([entry(1, sessions(open)), entry(2, sessions(later))])
+            .await
+            .unwrap();
+    }
+    let mut sm = StateMachine::open(&dir.0.join("a")).unwrap();
+    let mut want = session("t1", 10);
+    want.used_ms = 50;
+    assert_eq!(
+        sm.store().sessions().unwrap(),
+        [("a".to_owned(), want.clone())]
+    );
+    assert_eq!(sm.store().session("b").unwrap(), None);
+    assert_eq!(sm.store().session_count().unwrap(), 1);
+
+    let mut other = StateMachine::open(&dir.0.join("b")).unwrap();
+    let stale = SessionWrite {
+        open: vec![("stale".into(), session("t3", 1))],
+        ..SessionWrite::default()
+    };
+    other.apply([entry(1, sessions(stale))]).await.unwrap();
+    move_snapshot(&mut sm, &mut other).await;
+    assert_eq!(other.store().sessions().unwrap(), [("a".to_owned(), want)]);
 }

@@ -80,7 +80,9 @@ async fn leader_location(service: &Service, path: &str) -> Option<String> {
 /// The leader's REST address and how to reach it, when a leader other
 /// than this node is known. The CA is read per forwarded call, so a
 /// rotated one is used at once.
-async fn forwarder(service: &Service) -> Option<(String, crate::api::forward::Forwarder)> {
+pub(crate) async fn forwarder(
+    service: &Service,
+) -> Option<(String, crate::api::forward::Forwarder)> {
     let cluster = service.cluster()?;
     let hint = cluster.leader(service.leading())?;
     if hint.0 == cluster.id {

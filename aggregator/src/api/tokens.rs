@@ -109,6 +109,24 @@ impl Tokens {
         let token = std::str::from_utf8(token)
             .map_err(|_| Refusal::Invalid)?
             .trim();
+        let loaded = self.current();
+        let entry = loaded.1.verify(token).ok_or(Refusal::Invalid)?;
+        passes(entry, need, now)
+    }
+
+    /// The token whose public id is `id` (a UI session keeps the id, never
+    /// the secret), checked as [`Tokens::check_entry`] checks a secret: a
+    /// revoked token is [`Refusal::Invalid`].
+    pub fn check_id(&self, id: &str, need: TokenRole, now: SystemTime) -> Result<Checked, Refusal> {
+        let loaded = self.current();
+        let entry = (loaded.1.tokens.iter())
+            .find(|t| t.id == id)
+            .ok_or(Refusal::Invalid)?;
+        passes(entry, need, now)
+    }
+
+    /// The tokens as the file holds them now (reloaded if it changed).
+    fn current(&self) -> std::sync::MutexGuard<'_, (Stamp, TokenFile)> {
         let current = self.stamp_now();
         let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
         if loaded.0 != current {
@@ -124,24 +142,28 @@ impl Tokens {
                 ),
             }
         }
-        let entry = loaded.1.verify(token).ok_or(Refusal::Invalid)?;
-        if entry.expired(now) {
-            return Err(Refusal::Expired(entry.name.clone()));
-        }
-        if entry.role < need {
-            return Err(Refusal::Role(entry.name.clone(), entry.role, need));
-        }
-        Ok(Checked {
-            role: entry.role,
-            name: entry.name.clone(),
-            id: entry.id.clone(),
-            scope: entry.scope.clone(),
-        })
+        loaded
     }
 
     fn stamp_now(&self) -> Stamp {
         stamp(&[&self.path])
     }
+}
+
+/// `entry` if it is not expired and has at least role `need`.
+fn passes(entry: &TokenEntry, need: TokenRole, now: SystemTime) -> Result<Checked, Refusal> {
+    if entry.expired(now) {
+        return Err(Refusal::Expired(entry.name.clone()));
+    }
+    if entry.role < need {
+        return Err(Refusal::Role(entry.name.clone(), entry.role, need));
+    }
+    Ok(Checked {
+        role: entry.role,
+        name: entry.name.clone(),
+        id: entry.id.clone(),
+        scope: entry.scope.clone(),
+    })
 }
 
 #[cfg(test)]
@@ -162,7 +184,7 @@ mod tests {
         let path = dir.join("tokens.json");
         let now = SystemTime::now();
         let mut file = TokenFile::default();
-        let (write, _) = file
+        let (write, write_entry) = file
             .create("ci", TokenRole::Write, TokenScope::default(), None, now)
             .unwrap();
         let (read, _) = file
@@ -230,6 +252,13 @@ mod tests {
             check(Some(&header(&short)), TokenRole::Read, later),
             Err(Refusal::Expired("short".into()))
         );
+        // A session's check by public id: the same rules, no secret.
+        let by_id = |id: &str, need, at| tokens.check_id(id, need, at).map(|c| c.name);
+        assert_eq!(
+            by_id(&write_entry.id, TokenRole::Write, now),
+            Ok("ci".into())
+        );
+        assert_eq!(by_id("nope", TokenRole::Read, now), Err(Refusal::Invalid));
         // Revoking rewrites the file; the next check reloads it.
         let mut file = TokenFile::load(&path).unwrap();
         file.revoke("ci").unwrap();
@@ -239,6 +268,10 @@ mod tests {
         file.save(&path).unwrap();
         assert_eq!(
             check(Some(&header(&write)), TokenRole::Read, now),
+            Err(Refusal::Invalid)
+        );
+        assert_eq!(
+            by_id(&write_entry.id, TokenRole::Read, now),
             Err(Refusal::Invalid)
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -35,13 +35,16 @@ use crate::api::service::Service;
 use crate::api::tokens::Tokens;
 
 pub use events::{MAX_EVENT_STREAMS, MAX_STREAMS_PER_SESSION, MAX_STREAMS_PER_TOKEN, MIN_REFRESH};
-pub use session::{MAX_SESSIONS, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_MS, SESSION_LIFETIME_MS};
+pub use session::{
+    MAX_SESSIONS, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_MS, SESSION_LIFETIME_MS, TOUCH_EVERY_MS,
+};
 
 /// What the UI's handlers share.
 pub struct Ui {
     service: Arc<Service>,
     tokens: Arc<Tokens>,
-    sessions: Mutex<session::Sessions>,
+    /// Uses of each session seen here (the store keeps the sessions).
+    seen: Mutex<session::Seen>,
     rng: SystemRandom,
     /// Wrong sign-in tokens per source address.
     guesses: gslb_shared::guesses::Guesses,
@@ -68,7 +71,7 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Ro
         rest: crate::api::rest::router(service.clone()),
         service,
         tokens,
-        sessions: Mutex::default(),
+        seen: Mutex::default(),
         rng: SystemRandom::new(),
         guesses: Default::default(),
     });
@@ -115,7 +118,7 @@ impl prometheus_client::collector::Collector for UiMetrics {
         let Some(ui) = self.0.upgrade() else {
             return Ok(());
         };
-        let sessions = lock(&ui.sessions).len() as u64;
+        let sessions = ui.service.view().session_count().unwrap_or(0);
         let (streams, refreshes, seconds) = ui.hub.figures();
         gauge(&mut e, "ui_sessions", "Web UI sessions signed in", sessions)?;
         gauge(
@@ -185,10 +188,7 @@ async fn events_stream(
         return StatusCode::UNAUTHORIZED.into_response();
     };
     // Counted by the session's digest: the id itself is never kept.
-    let session: String = session::key(&id)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let session = session::key(&id);
     let held = Arc::clone(&ui);
     // An open page counts as use; the session's lifetime and its token's
     // validity still end it.

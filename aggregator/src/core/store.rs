@@ -22,6 +22,7 @@ pub use redb_store::{
 use crate::core::audit::{AuditQuery, AuditRecord};
 use crate::core::catalog::{CatalogState, Change};
 use crate::core::notify::{Event, Outbox, OutboxDump, OutboxWrite};
+use crate::core::sessions::{SessionRecord, SessionWrite};
 
 /// The on-disk schema this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -254,4 +255,12 @@ pub trait Store: Send + Sync + 'static {
     /// The accepted writes after catalog version `version`, oldest first,
     /// and whether the log still reaches back to it.
     fn audit_after(&self, version: u64) -> Result<(Vec<AuditRecord>, bool), StoreError>;
+    /// The web UI session stored under `digest`, read here.
+    fn session(&self, digest: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// Every stored web UI session, read here.
+    fn sessions(&self) -> Result<Vec<(String, SessionRecord)>, StoreError>;
+    /// How many web UI sessions are stored here.
+    fn session_count(&self) -> Result<u64, StoreError>;
+    /// Change the web UI sessions (durable, and replicated, on return).
+    fn write_sessions(&self, write: &SessionWrite) -> Result<(), StoreError>;
 }

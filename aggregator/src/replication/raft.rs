@@ -60,6 +60,10 @@ pub struct Command {
     /// health change); a commit carries its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audit: Vec<crate::core::audit::AuditRecord>,
+    /// Web UI sessions opened, used or ended (absent from older nodes'
+    /// entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::core::sessions::SessionWrite>,
 }
 
 /// What the state machine tells the node's control core, in log order.
@@ -89,6 +93,7 @@ impl Command {
             log: Vec::new(),
             outbox: None,
             audit: Vec::new(),
+            sessions: None,
         }
     }
 }

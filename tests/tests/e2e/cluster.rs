@@ -289,6 +289,10 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     // The operator's brake is a write like any other: sent to a follower
     // (on to the leader), replicated, durable.
     cluster.node(follower).ctl(&["decisions", "pause"]);
+    // A web UI session opened on a follower (the leader stores it) is kept
+    // through the whole cluster's restart.
+    let kept =
+        gslb_e2e::dns::ui_session(cluster.node(follower).http, &cluster.node(follower).token);
     for id in 1..=3 {
         cluster.kill(id);
     }
@@ -337,7 +341,7 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
     assert!(head.to_ascii_lowercase().contains(&location), "{head}");
     let (code, _, _) = on_follower("/api/v1/records?stale");
     assert_eq!(code, 200);
-    follower_ui(&cluster, follower, leader);
+    follower_ui(&cluster, follower, leader, &kept);
     let after = cluster.status(leader)["version"].as_u64().unwrap();
     edge.wait_version(after);
     let watched = watcher.finish();
@@ -347,8 +351,20 @@ fn a_write_acknowledged_before_all_three_nodes_are_killed_survives() {
 }
 
 /// The web UI on a follower: it signs in and shows the replica's catalog
-/// and the cluster, and refuses a change naming the leader's UI.
-fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
+/// and the cluster, and refuses a change naming the leader's UI. Sessions
+/// hold on every node: `kept`, opened before a restart, still does, and
+/// one opened here is valid on the leader until it signs out here.
+fn follower_ui(cluster: &Cluster, follower: u64, leader: u64, kept: &str) {
+    let signed_in = |node: u64, cookie: &str| {
+        let headers = [("Cookie", cookie)];
+        http_request(cluster.node(node).http, "GET", "/ui/cluster", &headers, "").0
+    };
+    assert_eq!(
+        signed_in(follower, kept),
+        200,
+        "a session lost in the restart"
+    );
+    assert_eq!(signed_in(leader, kept), 200);
     let node = cluster.node(follower);
     let body = format!("{{\"token\": \"{}\"}}", node.token);
     let (code, head, _) = http_request(
@@ -401,6 +417,26 @@ fn follower_ui(cluster: &Cluster, follower: u64, leader: u64) {
     assert!(
         refusal.contains(&leader_ui),
         "the refusal does not name {leader_ui}: {refusal}"
+    );
+    assert_eq!(
+        signed_in(leader, &cookie),
+        200,
+        "a follower's session on the leader"
+    );
+    let (code, head, _) = http_request(node.http, "DELETE", "/ui/session", &headers, "");
+    assert_eq!(code, 204, "{head}");
+    for id in cluster.running() {
+        // Signed out: the page sends the browser to sign in (303).
+        assert_eq!(
+            signed_in(id, &cookie),
+            303,
+            "node {id} kept a session signed out"
+        );
+    }
+    assert_eq!(
+        signed_in(leader, kept),
+        200,
+        "signing out ended another session"
     );
 }
 

@@ -871,6 +871,19 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         assert!(said.as_str().unwrap().starts_with("disconnected since "), "{said}");
         b.shot("stream-down").await;
         accessible(&b, "a page whose stream is down").await;
+
+        // Item 9: the session outlives the restart (the store keeps it,
+        // hashed): the page opens signed in, as the same read session.
+        let session = b.client.get_named_cookie("gslb_session").await.unwrap().value().to_owned();
+        let own = gslb_e2e::pki::cert("aggregator", "agg-127.0.0.1", &["127.0.0.1"]);
+        mesh.agg = gslb_e2e::Aggregator::start_tls(&mesh.dir.join("store"), &own, &["--startup-window", "1s"]);
+        let base = format!("https://{}", mesh.agg.http);
+        b.client.goto(&format!("{base}/ui/overview")).await.unwrap();
+        b.wait_js("the page to open signed in", "return location.pathname === '/ui/overview' && document.body.dataset.canWrite === 'false';").await;
+        assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 200, "the session did not outlive the restart");
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 401, "the cookie outlived its sign-out");
         b.close().await;
     });
 }

@@ -3,9 +3,10 @@
 //! the session's CSRF value or from another site.
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::Json;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -16,7 +17,10 @@ use serde::Deserialize;
 
 use super::Ui;
 use super::session::{self, SECRET_BYTES, Session};
+use crate::api::forward::FORWARDED;
+use crate::api::service::off_worker;
 use crate::api::tokens::{Refusal, TokenRole};
+use crate::core::sessions::SessionWrite;
 
 /// The header a page's script sends its CSRF value in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -26,6 +30,10 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 pub const SIGN_IN_HEADER: &str = "x-gslb-ui";
 /// Largest sign-in body.
 pub const MAX_SIGN_IN_BODY: usize = 4 * 1024;
+/// How long a follower that had the leader open or end a session waits
+/// for the change to reach its own replica before it answers (so the
+/// page's next request finds it here).
+pub const REPLICA_WAIT: Duration = Duration::from_secs(5);
 
 /// The signed-in caller of a request, for handlers.
 #[derive(Debug, Clone)]
@@ -79,16 +87,112 @@ fn same_site(headers: &HeaderMap) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// The role of `token`, checked as a bearer token is (known, not expired),
-/// or why it is refused.
-fn token_role(ui: &Ui, token: &str) -> Result<TokenRole, Refusal> {
-    token_entry(ui, token).map(|c| c.role)
-}
-
+/// `token` checked as a bearer token is (known, not expired), or why it
+/// is refused.
 fn token_entry(ui: &Ui, token: &str) -> Result<crate::api::tokens::Checked, Refusal> {
     let bearer = format!("Bearer {token}");
     ui.tokens
         .check_entry(Some(bearer.as_bytes()), TokenRole::Read, SystemTime::now())
+}
+
+/// A session's token, by its public id, checked the same way.
+fn session_token(ui: &Ui, session: &Session) -> Result<crate::api::tokens::Checked, Refusal> {
+    ui.tokens
+        .check_id(&session.token, TokenRole::Read, SystemTime::now())
+}
+
+/// Whether this node writes sessions itself (a single node, the leader);
+/// a follower has the leader do it.
+fn writes_here(ui: &Ui) -> bool {
+    ui.service.cluster().is_none() || ui.service.leading()
+}
+
+/// The open session of cookie value `id`, its use counted (and stored
+/// when due, off the request); `None` if none is open, or the store
+/// cannot be read.
+fn find(ui: &Ui, id: &str) -> Option<Session> {
+    let digest = session::key(id);
+    let now = crate::core::now().0;
+    let view = ui.service.view();
+    let record = match view.session(&digest) {
+        Ok(record) => record?,
+        Err(e) => {
+            tracing::warn!(error = %e, "UI sessions: the store could not be read");
+            return None;
+        }
+    };
+    let mut seen = super::lock(&ui.seen);
+    if !record.alive(seen.last(&digest), now) {
+        seen.forget(&digest);
+        return None;
+    }
+    let due = seen.used(&digest, record.used_ms, now);
+    drop(seen);
+    if due
+        && writes_here(ui)
+        && let Ok(runtime) = tokio::runtime::Handle::try_current()
+    {
+        let write = SessionWrite {
+            touch: vec![(digest, now)],
+            ..SessionWrite::default()
+        };
+        runtime.spawn(async move {
+            if let Err(e) = off_worker(move || view.write_sessions(&write)).await {
+                tracing::warn!(error = %e, "UI sessions: a use could not be stored; tried again on a later request");
+            }
+        });
+    }
+    Some(Session {
+        token: record.token,
+        csrf: session::csrf_of(id),
+    })
+}
+
+/// Wait until the session under `digest` is (or is no longer) in this
+/// node's replica, at most [`REPLICA_WAIT`].
+async fn replicated(ui: &Ui, digest: &str, present: bool) {
+    let deadline = Instant::now() + REPLICA_WAIT;
+    while Instant::now() < deadline {
+        let view = ui.service.view();
+        if view.session(digest).is_ok_and(|s| s.is_some() == present) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tracing::warn!(
+        present,
+        "UI sessions: the leader's change did not reach this node within {REPLICA_WAIT:?}"
+    );
+}
+
+/// Send a session call to the leader (this node follows), as the page's
+/// own call to the leader's UI: this node checked the page's origin, the
+/// leader checks the rest.
+async fn on_leader(ui: &Ui, method: Method, headers: &[(&str, &str)], body: Bytes) -> Response {
+    let unknown = || {
+        refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "leader: this node follows and knows no leader to keep the session; try again shortly",
+        )
+    };
+    let Some(cluster) = ui.service.cluster() else {
+        return unknown();
+    };
+    let Some((leader, forwarder)) = crate::api::leader::forwarder(&ui.service).await else {
+        return unknown();
+    };
+    let mut request = Request::builder().method(method).uri("/ui/session").header(
+        header::ORIGIN,
+        format!("{}://{leader}", cluster.link.scheme()),
+    );
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    match request.body(Body::from(body)) {
+        Ok(request) => forwarder.forward(&leader, request).await,
+        Err(_) => unknown(),
+    }
 }
 
 fn random_hex(rng: &SystemRandom) -> Option<String> {
@@ -104,6 +208,26 @@ struct SignIn {
     token: String,
 }
 
+/// The refusal of a wrong sign-in token, counted against its source
+/// (logged once per burst from a source, and when it is blocked).
+fn wrong_token(ui: &Ui, source: Option<std::net::IpAddr>, now: u64, refusal: &Refusal) -> Response {
+    use gslb_shared::guesses::Failure;
+    match source.map(|ip| (ip, ui.guesses.failed(ip, now))) {
+        Some((_, Failure::First)) | None => {
+            tracing::warn!(peer = ?source.map(|i| i.to_string()), reason = %refusal, "refused a UI sign-in (further wrong tries from this address within 10 s are counted, not logged)");
+        }
+        Some((ip, Failure::Blocked)) => {
+            tracing::warn!(%ip, "UI sign-in: more than 10 wrong tokens from this address in 10 s; refused for 60 s");
+        }
+        Some((_, Failure::Again)) => {}
+    }
+    refuse(
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+        refusal.to_string(),
+    )
+}
+
 /// `POST /ui/session`: exchange an admin token for a session cookie.
 pub async fn sign_in(
     State(ui): State<Arc<Ui>>,
@@ -111,7 +235,6 @@ pub async fn sign_in(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    use gslb_shared::guesses::Failure;
     let source = peer.map(|p| p.0.addr.ip());
     let now = crate::core::now().0;
     if let Some(ip) = source
@@ -151,40 +274,50 @@ pub async fn sign_in(
         );
     };
     let token = token.trim().to_owned();
-    if let Err(refusal) = token_role(&ui, &token) {
-        // Logged once per burst from a source, and when it is blocked.
-        match source.map(|ip| (ip, ui.guesses.failed(ip, now))) {
-            Some((_, Failure::First)) | None => {
-                tracing::warn!(peer = ?source.map(|i| i.to_string()), reason = %refusal, "refused a UI sign-in (further wrong tries from this address within 10 s are counted, not logged)");
-            }
-            Some((ip, Failure::Blocked)) => {
-                tracing::warn!(%ip, "UI sign-in: more than 10 wrong tokens from this address in 10 s; refused for 60 s");
-            }
-            Some((_, Failure::Again)) => {}
-        }
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-            refusal.to_string(),
-        );
+    let checked = match token_entry(&ui, &token) {
+        Ok(checked) => checked,
+        Err(refusal) => return wrong_token(&ui, source, now, &refusal),
+    };
+    if let Some(ip) = source {
+        ui.guesses.succeeded(ip);
     }
-    let (Some(id), Some(csrf)) = (random_hex(&ui.rng), random_hex(&ui.rng)) else {
+    if !writes_here(&ui) {
+        if headers.contains_key(FORWARDED) {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "leader: this node no longer leads; sign in again",
+            );
+        }
+        let sent = [(SIGN_IN_HEADER, "1"), ("content-type", "application/json")];
+        let response = on_leader(&ui, Method::POST, &sent, body).await;
+        let opened = (response.headers().get(header::SET_COOKIE))
+            .and_then(|v| session::cookie_value(std::iter::once(v.as_bytes())))
+            .map(session::key);
+        if let Some(digest) = opened {
+            replicated(&ui, &digest, true).await;
+        }
+        return response;
+    }
+    let Some(id) = random_hex(&ui.rng) else {
         return refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "no random bytes",
         );
     };
-    if let Some(ip) = source {
-        ui.guesses.succeeded(ip);
-    }
-    let opened = super::lock(&ui.sessions).open(&token, &id, &csrf, crate::core::now().0);
-    if let Err(e) = opened {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "resource_exhausted",
-            e.to_string(),
-        );
+    let view = ui.service.view();
+    let (digest, now) = (session::key(&id), crate::core::now().0);
+    let opened = off_worker(move || {
+        let stored = view.sessions().map_err(|e| e.to_string())?;
+        let write = crate::core::sessions::open(&stored, digest, &checked.id, now)
+            .map_err(|e| e.to_string())?;
+        view.write_sessions(&write)
+            .map_err(|e| format!("sessions: the session could not be stored: {e}"))
+    })
+    .await;
+    if let Err(why) = opened {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why);
     }
     let mut response = StatusCode::NO_CONTENT.into_response();
     if let Ok(cookie) = HeaderValue::from_str(&session::set_cookie(Some(&id))) {
@@ -193,12 +326,37 @@ pub async fn sign_in(
     response
 }
 
-/// `DELETE /ui/session`: sign out (behind [`require`], so CSRF-checked).
+/// `DELETE /ui/session`: sign out (behind [`require`], so CSRF-checked);
+/// on a follower the leader ends the session.
 pub async fn sign_out(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Response {
-    if let Some(id) = cookie(&headers) {
-        super::lock(&ui.sessions).close(id);
-    }
     let mut response = StatusCode::NO_CONTENT.into_response();
+    if let Some(id) = cookie(&headers).map(str::to_owned) {
+        let digest = session::key(&id);
+        if !writes_here(&ui) && !headers.contains_key(FORWARDED) {
+            let cookie = format!("{}={id}", session::COOKIE);
+            let csrf = session::csrf_of(&id);
+            let sent = [("cookie", cookie.as_str()), (CSRF_HEADER, csrf.as_str())];
+            let response = on_leader(&ui, Method::DELETE, &sent, Bytes::new()).await;
+            if response.status().is_success() {
+                super::lock(&ui.seen).forget(&digest);
+                replicated(&ui, &digest, false).await;
+            }
+            return response;
+        }
+        let write = SessionWrite {
+            close: vec![digest.clone()],
+            ..SessionWrite::default()
+        };
+        let view = ui.service.view();
+        if let Err(e) = off_worker(move || view.write_sessions(&write)).await {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                format!("sign-out: the session could not be ended: {e}; try again"),
+            );
+        }
+        super::lock(&ui.seen).forget(&digest);
+    }
     if let Ok(cookie) = HeaderValue::from_str(&session::set_cookie(None)) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
@@ -208,14 +366,7 @@ pub async fn sign_out(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Response
 /// Whether session `id` is still open and its token still valid (a long
 /// request, the event stream, asks this as it goes on).
 pub fn signed_in(ui: &Ui, id: &str) -> bool {
-    let Some(session) = super::lock(&ui.sessions).use_session(id, crate::core::now().0) else {
-        return false;
-    };
-    let valid = token_role(ui, &session.token).is_ok();
-    if !valid {
-        super::lock(&ui.sessions).close(id);
-    }
-    valid
+    find(ui, id).is_some_and(|session| session_token(ui, &session).is_ok())
 }
 
 /// The session id a request's cookie carries.
@@ -284,8 +435,7 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
         .uri()
         .path_and_query()
         .map_or_else(String::new, |p| p.as_str().to_owned());
-    let session: Option<Session> = cookie(request.headers())
-        .and_then(|id| super::lock(&ui.sessions).use_session(id, crate::core::now().0));
+    let session: Option<Session> = cookie(request.headers()).and_then(|id| find(&ui, id));
     let Some(session) = session else {
         return signed_out(
             page,
@@ -296,14 +446,9 @@ pub async fn require(State(ui): State<Arc<Ui>>, mut request: Request, next: Next
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     // The token is checked on every request: revoking or expiring it ends
     // its sessions at once.
-    let checked = match token_entry(&ui, &session.token) {
+    let checked = match session_token(&ui, &session) {
         Ok(checked) => checked,
-        Err(refusal) => {
-            if let Some(id) = cookie(request.headers()) {
-                super::lock(&ui.sessions).close(id);
-            }
-            return signed_out(page, &asked, refusal.to_string());
-        }
+        Err(refusal) => return signed_out(page, &asked, refusal.to_string()),
     };
     let role = checked.role;
     if !reads {

@@ -1,7 +1,7 @@
 //! The UI on a cluster follower: it shows everything from the node's own
 //! replica, and refuses a change with the leader's UI address instead of
 //! the REST API's redirect (a browser's script cannot follow a redirect to
-//! another origin, and its session lives on this node only).
+//! another origin; its session, kept by the leader, is valid there too).
 
 use axum::Json;
 use axum::http::{Method, StatusCode};

@@ -1,139 +1,98 @@
-//! Web UI sessions: an admin token exchanged for a random session id that
-//! the browser keeps in an `HttpOnly` cookie. The token itself stays on
-//! the server, so every request checks it again (a revoked or expired
-//! token ends its sessions at once). Each session has its own CSRF value,
-//! which the page carries and every change must send back.
+//! Web UI sessions at the HTTP edge: an admin token exchanged for a random
+//! session id that the browser keeps in an `HttpOnly` cookie. The store
+//! keeps the session under the id's SHA-256 with the token's public id
+//! (`core::sessions`), so it outlives a restart and holds on every cluster
+//! node; every request checks the token again (a revoked or expired token
+//! ends its sessions at once). The page's CSRF value is derived from the
+//! id, so no node stores it. Here: the cookie, the digest, the CSRF value,
+//! and the uses this node has seen since the store last recorded one.
 //!
-//! Pure: the caller passes the time and the random bytes.
+//! Pure: the caller passes the time.
 
 use std::collections::HashMap;
 
 use ring::digest::{SHA256, digest};
 use subtle::ConstantTimeEq;
 
-/// Sessions held at most; a sign-in beyond it is refused.
-pub const MAX_SESSIONS: usize = 10_000;
-/// Sessions of one token at most; a new one ends that token's oldest.
-pub const MAX_SESSIONS_PER_TOKEN: usize = 64;
-/// A session ends this long after sign-in, whatever its use.
-pub const SESSION_LIFETIME_MS: u64 = 8 * 3_600_000;
-/// A session unused for this long ends.
-pub const SESSION_IDLE_MS: u64 = 3_600_000;
-/// Random bytes in a session id and in a CSRF value.
+pub use crate::core::sessions::{
+    MAX_SESSIONS, MAX_SESSIONS_PER_TOKEN, SESSION_IDLE_MS, SESSION_LIFETIME_MS, TOUCH_EVERY_MS,
+};
+
+/// Random bytes in a session id.
 pub const SECRET_BYTES: usize = 32;
 /// The cookie's name.
 pub const COOKIE: &str = "gslb_session";
 
-/// One signed-in browser.
+/// One signed-in browser, as a request finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
-    /// The admin token it signed in with (never sent back to the browser).
+    /// The public id of the token it signed in with.
     pub token: String,
     /// The CSRF value its pages carry.
     pub csrf: String,
-    /// Sign-in time, ms since the Unix epoch.
-    pub created_ms: u64,
-    /// Last request.
-    pub used_ms: u64,
 }
 
-/// Why a sign-in was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SessionError {
-    /// [`MAX_SESSIONS`] are open.
-    #[error(
-        "sessions: {MAX_SESSIONS} are open, the most this aggregator keeps; sign out elsewhere or wait for idle ones to end"
-    )]
-    Full,
+/// The session's SHA-256, hex: what the store keeps instead of the id (a
+/// lookup never compares the secret itself, and neither the store nor a
+/// memory dump holds a usable cookie).
+pub fn key(id: &str) -> String {
+    hex::encode(digest(&SHA256, id.as_bytes()).as_ref())
 }
 
-/// The open sessions, by the SHA-256 of their id (a lookup never compares
-/// the secret itself, and a memory dump holds no usable cookie).
+/// The CSRF value of session `id`: a digest of it in its own domain, so
+/// it is the same on every node and tells nothing of the id or its key.
+pub fn csrf_of(id: &str) -> String {
+    let mut input = b"gslb-ui-csrf\0".to_vec();
+    input.extend_from_slice(id.as_bytes());
+    hex::encode(digest(&SHA256, &input).as_ref())
+}
+
+/// The uses of each session this node saw, by digest: idle time counts
+/// from the later of these and the stored last use, and the node that
+/// writes stores a use at most every [`TOUCH_EVERY_MS`].
 #[derive(Debug, Default)]
-pub struct Sessions {
-    by_digest: HashMap<[u8; 32], Session>,
+pub struct Seen {
+    by_digest: HashMap<String, Use>,
 }
 
-/// The session's SHA-256: what the server keeps instead of the id.
-pub(super) fn key(id: &str) -> [u8; 32] {
-    let mut out = [0; 32];
-    out.copy_from_slice(digest(&SHA256, id.as_bytes()).as_ref());
-    out
+#[derive(Debug, Clone, Copy)]
+struct Use {
+    at_ms: u64,
+    /// When this node last asked the store to record a use.
+    stored_ms: u64,
 }
 
-impl Sessions {
-    /// Open a session for `token` at `now_ms` with the random `id` and
-    /// `csrf` values (hex of [`SECRET_BYTES`] bytes each).
-    pub fn open(
-        &mut self,
-        token: &str,
-        id: &str,
-        csrf: &str,
-        now_ms: u64,
-    ) -> Result<(), SessionError> {
-        self.expire(now_ms);
-        let mine: Vec<([u8; 32], u64)> = self
-            .by_digest
-            .iter()
-            .filter(|(_, s)| s.token == token)
-            .map(|(k, s)| (*k, s.created_ms))
-            .collect();
-        if mine.len() >= MAX_SESSIONS_PER_TOKEN
-            && let Some((oldest, _)) = mine.iter().min_by_key(|(_, at)| *at)
-        {
-            self.by_digest.remove(oldest);
+impl Seen {
+    /// The last use this node saw of `digest` (0: none).
+    pub fn last(&self, digest: &str) -> u64 {
+        self.by_digest.get(digest).map_or(0, |u| u.at_ms)
+    }
+
+    /// Count a use of `digest` at `now_ms`; whether the store should be
+    /// told (its last use, `stored_ms`, and this node's last request to
+    /// store one are both [`TOUCH_EVERY_MS`] old).
+    pub fn used(&mut self, digest: &str, stored_ms: u64, now_ms: u64) -> bool {
+        if self.by_digest.len() >= 2 * MAX_SESSIONS && !self.by_digest.contains_key(digest) {
+            // Bounded: forget uses too old to keep any session open.
+            self.by_digest
+                .retain(|_, u| now_ms.saturating_sub(u.at_ms) < SESSION_IDLE_MS);
         }
-        if self.by_digest.len() >= MAX_SESSIONS {
-            return Err(SessionError::Full);
+        let entry = self.by_digest.entry(digest.to_owned()).or_insert(Use {
+            at_ms: now_ms,
+            stored_ms,
+        });
+        entry.at_ms = entry.at_ms.max(now_ms);
+        let due = now_ms.saturating_sub(stored_ms.max(entry.stored_ms)) >= TOUCH_EVERY_MS;
+        if due {
+            entry.stored_ms = now_ms;
         }
-        self.by_digest.insert(
-            key(id),
-            Session {
-                token: token.to_owned(),
-                csrf: csrf.to_owned(),
-                created_ms: now_ms,
-                used_ms: now_ms,
-            },
-        );
-        Ok(())
+        due
     }
 
-    /// The live session of cookie value `id`, marked used at `now_ms`.
-    pub fn use_session(&mut self, id: &str, now_ms: u64) -> Option<Session> {
-        let k = key(id);
-        let session = self.by_digest.get_mut(&k)?;
-        if !alive(session, now_ms) {
-            self.by_digest.remove(&k);
-            return None;
-        }
-        session.used_ms = now_ms;
-        Some(session.clone())
+    /// Forget `digest` (its session ended).
+    pub fn forget(&mut self, digest: &str) {
+        self.by_digest.remove(digest);
     }
-
-    /// End the session of cookie value `id`.
-    pub fn close(&mut self, id: &str) {
-        self.by_digest.remove(&key(id));
-    }
-
-    /// Sessions open now (expired ones not yet swept included).
-    pub fn len(&self) -> usize {
-        self.by_digest.len()
-    }
-
-    /// Whether none is open.
-    #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
-        self.by_digest.is_empty()
-    }
-
-    fn expire(&mut self, now_ms: u64) {
-        self.by_digest.retain(|_, s| alive(s, now_ms));
-    }
-}
-
-fn alive(s: &Session, now_ms: u64) -> bool {
-    now_ms.saturating_sub(s.created_ms) < SESSION_LIFETIME_MS
-        && now_ms.saturating_sub(s.used_ms) < SESSION_IDLE_MS
 }
 
 /// Whether `sent` is the session's CSRF value (compared in constant time).
@@ -171,46 +130,29 @@ mod tests {
     }
 
     #[test]
-    fn a_session_ends_when_idle_or_old() {
-        let mut s = Sessions::default();
-        s.open("t", &id(1), "c", 0).unwrap();
-        assert!(s.use_session(&id(1), SESSION_IDLE_MS - 1).is_some());
-        assert!(
-            s.use_session(&id(1), 2 * SESSION_IDLE_MS).is_none(),
-            "idle for an hour"
-        );
-        s.open("t", &id(2), "c", 0).unwrap();
-        let mut at = 0;
-        while at + SESSION_IDLE_MS / 2 < SESSION_LIFETIME_MS {
-            at += SESSION_IDLE_MS / 2;
-            assert!(s.use_session(&id(2), at).is_some());
+    fn a_use_is_stored_at_most_every_few_minutes_and_the_map_is_bounded() {
+        let mut seen = Seen::default();
+        assert!(!seen.used("a", 0, 1_000), "stored at sign-in");
+        assert_eq!(seen.last("a"), 1_000);
+        assert!(seen.used("a", 0, TOUCH_EVERY_MS));
+        assert!(!seen.used("a", 0, TOUCH_EVERY_MS + 1), "asked already");
+        assert!(seen.used("a", 0, 2 * TOUCH_EVERY_MS + 1));
+        seen.forget("a");
+        assert_eq!(seen.last("a"), 0);
+        for n in 0..2 * MAX_SESSIONS {
+            seen.used(&n.to_string(), 0, 0);
         }
-        assert!(s.use_session(&id(2), SESSION_LIFETIME_MS).is_none());
-        assert!(s.is_empty());
+        seen.used("late", SESSION_IDLE_MS, SESSION_IDLE_MS);
+        assert_eq!(seen.by_digest.len(), 1, "uses an hour old are forgotten");
     }
 
     #[test]
-    fn one_token_holds_a_bounded_number_and_the_whole_is_capped() {
-        let mut s = Sessions::default();
-        for n in 0..MAX_SESSIONS_PER_TOKEN + 5 {
-            s.open("same", &id(n), "c", n as u64).unwrap();
-        }
-        assert_eq!(s.len(), MAX_SESSIONS_PER_TOKEN);
-        assert!(
-            s.use_session(&id(0), 100).is_none(),
-            "the oldest went first"
-        );
-        assert!(
-            s.use_session(&id(MAX_SESSIONS_PER_TOKEN + 4), 100)
-                .is_some()
-        );
-        for n in s.len()..MAX_SESSIONS {
-            s.open(&format!("t{n}"), &id(1_000_000 + n), "c", 200)
-                .unwrap();
-        }
-        assert_eq!(s.open("another", &id(9), "c", 300), Err(SessionError::Full));
-        s.close(&id(1_000_000 + MAX_SESSIONS - 1));
-        assert!(s.open("another", &id(9), "c", 300).is_ok());
+    fn the_csrf_value_is_the_ids_own_and_not_its_key() {
+        let (a, b) = (id(1), id(2));
+        assert_eq!(csrf_of(&a), csrf_of(&a));
+        assert_ne!(csrf_of(&a), csrf_of(&b));
+        assert_ne!(csrf_of(&a), key(&a));
+        assert_eq!(key(&a).len(), 64);
     }
 
     #[test]
@@ -228,8 +170,6 @@ mod tests {
         let session = Session {
             token: "t".into(),
             csrf: "abcd".into(),
-            created_ms: 0,
-            used_ms: 0,
         };
         assert!(csrf_matches(&session, Some(b"abcd")));
         assert!(!csrf_matches(&session, Some(b"abce")));

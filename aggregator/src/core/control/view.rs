@@ -97,6 +97,35 @@ impl View {
         self.store.write_outbox(write)
     }
 
+    /// The web UI session stored under `digest`, read from the store.
+    pub fn session(
+        &self,
+        digest: &str,
+    ) -> Result<Option<crate::core::sessions::SessionRecord>, StoreError> {
+        self.store.session(digest)
+    }
+
+    /// Every stored web UI session.
+    pub fn sessions(
+        &self,
+    ) -> Result<Vec<(String, crate::core::sessions::SessionRecord)>, StoreError> {
+        self.store.sessions()
+    }
+
+    /// How many web UI sessions are stored.
+    pub fn session_count(&self) -> Result<u64, StoreError> {
+        self.store.session_count()
+    }
+
+    /// Change the web UI sessions through this view's store (replicated in
+    /// a cluster; blocking until durable).
+    pub fn write_sessions(
+        &self,
+        write: &crate::core::sessions::SessionWrite,
+    ) -> Result<(), StoreError> {
+        self.store.write_sessions(write)
+    }
+
     /// The audit records `query` asks for, newest first, read from the
     /// store directly.
     pub fn audit(

@@ -101,6 +101,6 @@ pub fn restore(dir: &Path, backup: &Backup) -> Result<u64, StoreError> {
         outbox: Default::default(),
         first_start: false,
     };
-    store.replace_all(&loaded, Some(&backup.audit), &[])?;
+    store.replace_all(&loaded, Some(&backup.audit), None, &[])?;
     Ok(backup.state.version)
 }

@@ -21,6 +21,7 @@ use super::{Commit, Latched, Loaded, LogRecord, SCHEMA_VERSION, Store, StoreErro
 use crate::core::audit::{AuditQuery, AuditRecord};
 use crate::core::catalog::{CatalogState, Object, ObjectRef, Written};
 use crate::core::notify::{Event, Outbox, OutboxWrite};
+use crate::core::sessions::{SessionRecord, SessionWrite};
 
 /// Most health log entries kept per member.
 pub const LOG_PER_MEMBER: usize = 1_000;
@@ -30,6 +31,7 @@ pub const FILE: &str = "gslb.redb";
 
 mod audit;
 mod outbox;
+mod sessions;
 
 pub use audit::{set_limits as set_audit_limits, trimmed as audit_trimmed};
 
@@ -251,6 +253,7 @@ impl RedbStore {
         w.open_table(REVISIONS).map_err(db_err)?;
         outbox::create(&w)?;
         audit::create(&w)?;
+        sessions::create(&w)?;
         w.commit().map_err(db_err)?;
         let r = db.begin_read().map_err(db_err)?;
         let log_seq = u64_in(&r, "log_seq")?;
@@ -363,15 +366,16 @@ impl RedbStore {
         commit: Option<&Commit>,
         meta: MetaEntries<'_>,
     ) -> Result<(), StoreError> {
-        self.commit_all(commit, None, &[], meta)
+        self.commit_all(commit, None, None, &[], meta)
     }
 
-    /// Write `commit` and `outbox` (if any) and the raw `meta` entries in
-    /// one transaction, durable on return.
+    /// Write `commit`, `outbox` and `sessions` (if any) and the raw `meta`
+    /// entries in one transaction, durable on return.
     pub fn commit_all(
         &self,
         commit: Option<&Commit>,
         write: Option<&OutboxWrite>,
+        sessions: Option<&SessionWrite>,
         records: &[AuditRecord],
         meta: MetaEntries<'_>,
     ) -> Result<(), StoreError> {
@@ -381,6 +385,9 @@ impl RedbStore {
         }
         if let Some(write) = write {
             outbox::write(&w, write)?;
+        }
+        if let Some(write) = sessions {
+            sessions::write(&w, write)?;
         }
         audit::append(&w, records)?;
         put_meta(&w, meta)?;
@@ -411,6 +418,7 @@ impl RedbStore {
         &self,
         loaded: &Loaded,
         audit: Option<&[AuditRecord]>,
+        ui_sessions: Option<&[(String, SessionRecord)]>,
         meta: MetaEntries<'_>,
     ) -> Result<(), StoreError> {
         let w = self.db.begin_write().map_err(db_err)?;
@@ -456,6 +464,9 @@ impl RedbStore {
         outbox::replace(&w, &loaded.outbox)?;
         if let Some(records) = audit {
             audit::replace(&w, records, loaded.state.version)?;
+        }
+        if let Some(all) = ui_sessions {
+            sessions::replace(&w, all)?;
         }
         let state = &loaded.state;
         let own = [
@@ -654,7 +665,7 @@ impl Store for RedbStore {
     }
 
     fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
-        self.commit_all(None, None, records, &[])
+        self.commit_all(None, None, None, records, &[])
     }
 
     fn audit(&self, query: &AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
@@ -674,6 +685,22 @@ impl Store for RedbStore {
     }
 
     fn write_outbox(&self, write: &OutboxWrite) -> Result<(), StoreError> {
-        self.commit_all(None, Some(write), &[], &[])
+        self.commit_all(None, Some(write), None, &[], &[])
+    }
+
+    fn session(&self, digest: &str) -> Result<Option<SessionRecord>, StoreError> {
+        sessions::get(&self.db.begin_read().map_err(db_err)?, digest)
+    }
+
+    fn sessions(&self) -> Result<Vec<(String, SessionRecord)>, StoreError> {
+        sessions::all(&self.db.begin_read().map_err(db_err)?)
+    }
+
+    fn session_count(&self) -> Result<u64, StoreError> {
+        sessions::count(&self.db.begin_read().map_err(db_err)?)
+    }
+
+    fn write_sessions(&self, write: &SessionWrite) -> Result<(), StoreError> {
+        self.commit_all(None, None, Some(write), &[], &[])
     }
 }

@@ -9,6 +9,7 @@ use gslb_shared::MemberId;
 use super::Cluster;
 use crate::core::audit::{AuditQuery, AuditRecord};
 use crate::core::notify::{Event, Outbox, OutboxWrite};
+use crate::core::sessions::{SessionRecord, SessionWrite};
 use crate::core::store::{Commit, Loaded, LogRecord, Store, StoreError};
 use crate::replication::raft::Command;
 
@@ -33,9 +34,7 @@ impl Store for RaftStore {
     fn commit(&self, commit: &Commit) -> Result<u64, StoreError> {
         self.cluster.propose(Command {
             commit: Some(commit.clone()),
-            log: Vec::new(),
-            outbox: None,
-            audit: Vec::new(),
+            ..Command::default()
         })
     }
 
@@ -52,8 +51,7 @@ impl Store for RaftStore {
         let index = self.cluster.propose(Command {
             commit: commit.cloned(),
             log: log.to_vec(),
-            outbox: None,
-            audit: Vec::new(),
+            ..Command::default()
         })?;
         Ok(commit.map(|_| index))
     }
@@ -85,6 +83,7 @@ impl Store for RaftStore {
                 log: Vec::new(),
                 outbox: Some(write.clone()),
                 audit: Vec::new(),
+                sessions: None,
             })
             .map(drop)
     }
@@ -96,6 +95,7 @@ impl Store for RaftStore {
                 log: Vec::new(),
                 outbox: None,
                 audit: records.to_vec(),
+                sessions: None,
             })
             .map(drop)
     }
@@ -114,6 +114,27 @@ impl Store for RaftStore {
 
     fn audit_after(&self, version: u64) -> Result<(Vec<AuditRecord>, bool), StoreError> {
         self.cluster.state.store().audit_after(version)
+    }
+
+    fn session(&self, digest: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.cluster.state.store().session(digest)
+    }
+
+    fn sessions(&self) -> Result<Vec<(String, SessionRecord)>, StoreError> {
+        self.cluster.state.store().sessions()
+    }
+
+    fn session_count(&self) -> Result<u64, StoreError> {
+        self.cluster.state.store().session_count()
+    }
+
+    fn write_sessions(&self, write: &SessionWrite) -> Result<(), StoreError> {
+        self.cluster
+            .propose(Command {
+                sessions: Some(write.clone()),
+                ..Command::default()
+            })
+            .map(drop)
     }
 
     fn size_on_disk(&self) -> u64 {

@@ -41,6 +41,9 @@ struct Body {
     /// The audit log (absent from snapshots of older nodes).
     #[serde(default)]
     audit: Vec<crate::core::audit::AuditRecord>,
+    /// Web UI sessions (absent from snapshots of older nodes).
+    #[serde(default)]
+    sessions: Vec<(String, crate::core::sessions::SessionRecord)>,
 }
 
 /// The last snapshot built or installed, kept for followers that need it.
@@ -160,6 +163,8 @@ impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
             outbox: loaded.outbox,
             audit: (self.store.audit_all())
                 .map_err(|e| io_error(StorageIOError::read_state_machine, &e))?,
+            sessions: (self.store.sessions())
+                .map_err(|e| io_error(StorageIOError::read_state_machine, &e))?,
         };
         let data = encode(&body)?;
         let meta = SnapshotMeta {
@@ -207,6 +212,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             let mut log = Vec::new();
             let mut outbox = None;
             let mut audit = Vec::new();
+            let mut sessions = None;
             match entry.payload {
                 EntryPayload::Blank => {}
                 EntryPayload::Normal(command) => {
@@ -226,13 +232,20 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                     log = command.log;
                     outbox = command.outbox;
                     audit = command.audit;
+                    sessions = command.sessions;
                 }
                 EntryPayload::Membership(m) => {
                     meta.push((MEMBERSHIP, encode(&StoredMembership::new(Some(id), m))?));
                 }
             }
             self.store
-                .commit_all(commit.as_ref(), outbox.as_ref(), &audit, &meta)
+                .commit_all(
+                    commit.as_ref(),
+                    outbox.as_ref(),
+                    sessions.as_ref(),
+                    &audit,
+                    &meta,
+                )
                 .map_err(|e| io_error(StorageIOError::write_state_machine, &e))?;
             if !log.is_empty() {
                 self.store
@@ -280,6 +293,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             .replace_all(
                 &loaded,
                 Some(&body.audit),
+                Some(&body.sessions),
                 &[
                     (APPLIED, encode(&meta.last_log_id)?),
                     (MEMBERSHIP, encode(&meta.last_membership)?),
