@@ -104,6 +104,10 @@ pub struct Settings {
     #[arg(long, value_delimiter = ',')]
     #[serde(default)]
     pub geo_mmdb: Vec<PathBuf>,
+    /// File of `CIDR REGION` lines that `explain` places a client address
+    /// in a region with (the same file the edges use with --geo-file).
+    #[arg(long)]
+    pub geo_file: Option<PathBuf>,
     /// Log format: text or json [default: text].
     #[arg(long)]
     pub log_format: Option<LogFormat>,
@@ -205,6 +209,8 @@ pub struct AggregatorConfig {
     pub resolver: Option<SocketAddr>,
     /// MaxMind DB files for explain.
     pub geo_mmdb: Vec<PathBuf>,
+    /// The CIDR region table for explain.
+    pub geo_file: Option<PathBuf>,
 }
 
 impl Settings {
@@ -248,6 +254,7 @@ impl Settings {
             } else {
                 self.geo_mmdb
             },
+            geo_file: self.geo_file.or(file.geo_file),
             log_format: self.log_format.or(file.log_format),
             node_id: self.node_id.or(file.node_id),
             node_id_from_hostname: self.node_id_from_hostname || file.node_id_from_hostname,
@@ -373,6 +380,7 @@ impl Settings {
             audit_days,
             resolver: self.resolver,
             geo_mmdb: self.geo_mmdb,
+            geo_file: self.geo_file,
             tokens_file: self
                 .tokens_file
                 .unwrap_or_else(|| data_dir.join("tokens.json")),

@@ -111,6 +111,7 @@ async fn main() -> anyhow::Result<()> {
     service.set_own_listeners(vec![grpc.local_addr()?, http.local_addr()?]);
     service.set_geo(gslb_aggregator::api::geo::ExplainGeo::open(
         config.geo_mmdb.clone(),
+        config.geo_file.clone(),
     )?);
     for (name, listener) in [("grpc", &grpc), ("http", &http)] {
         let addr = listener.local_addr()?;

@@ -13,6 +13,7 @@ pub mod duration;
 pub mod geo_db;
 pub mod guesses;
 pub mod model;
+pub mod region_table;
 pub mod rollover;
 pub mod selection;
 pub mod status;

@@ -200,3 +200,30 @@ mod tests {
         }
     }
 }
+
+/// The client of an explain as selection saw it: the region used and where
+/// it came from, what the MaxMind files say, the files, and one sentence.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplainClientView {
+    /// The client as asked: a region or an address ("" for none).
+    pub asked: String,
+    /// The region selection used ("" for none).
+    pub region: String,
+    /// Where that region came from: `asked`, `geo-file` or "" (none).
+    pub region_from: String,
+    /// The geo-file prefix length that matched.
+    pub prefix_len: u8,
+    /// What the MaxMind files say ("" where they do not).
+    pub country: String,
+    /// Continent code.
+    pub continent: String,
+    /// Subdivision code.
+    pub subdivision: String,
+    /// Autonomous system number (0: unknown).
+    pub asn: u32,
+    /// The files the aggregator placed the client with.
+    pub files: Vec<String>,
+    /// What placed the client, or why it could not be placed.
+    pub note: String,
+}

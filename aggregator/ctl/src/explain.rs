@@ -277,13 +277,16 @@ fn label(kind: &str) -> &str {
 /// The whole trace: a line per step, then the outcome and the answers.
 pub fn render(r: &pb::ExplainResponse) -> String {
     let names = Names(&r.names);
-    let mut lines: Vec<(String, String)> = r
-        .steps
-        .iter()
-        .map(|s| {
+    // Where the client was placed comes first: every branch depends on it.
+    let client = (r.client.as_ref())
+        .filter(|c| !c.note.is_empty())
+        .map(|c| ("client".to_owned(), c.note.clone()));
+    let mut lines: Vec<(String, String)> = client
+        .into_iter()
+        .chain(r.steps.iter().map(|s| {
             let detail = serde_json::from_str::<Value>(&s.detail_json).unwrap_or(Value::Null);
             (label(&s.step).to_owned(), step(&s.step, &detail, &names))
-        })
+        }))
         .collect();
     let outcome_words = serde_json::from_str::<Value>(&r.outcome)
         .map_or_else(|_| r.outcome.clone(), |o| outcome(&o, &names));
@@ -323,6 +326,11 @@ mod tests {
                 .into_iter()
                 .map(|(id, n)| (id, n.to_owned()))
                 .collect(),
+            client: Some(pb::ExplainClient {
+                asked: "192.0.2.1".into(),
+                note: "192.0.2.1: region eu from geo.txt (prefix /24)".into(),
+                ..Default::default()
+            }),
         }
     }
 
@@ -348,6 +356,7 @@ mod tests {
             &["192.0.2.1"],
         ));
         let want = "\
+client       192.0.2.1: region eu from geo.txt (prefix /24)
 branch       default branch for client region eu, country DE, AS3320: pools web
 candidates   pool web: candidates web-1, web-2; left out web-3 (warming up); slow start web-2 at 40% (weight 4 of 10)
 healthy      pool web: healthy web-1; not healthy web-2 (down)

@@ -529,8 +529,10 @@ pub fn explain(r: &pb::ExplainResponse, out: Output) -> String {
             .iter()
             .map(|s| serde_json::from_str(&s.detail_json).unwrap_or(Value::Null))
             .collect();
+        let client =
+            gslb_shared::status::ExplainClientView::from(r.client.clone().unwrap_or_default());
         return pretty(
-            &json!({"outcome": serde_json::from_str::<Value>(&r.outcome).unwrap_or(Value::Null), "answers": r.answers, "steps": steps}),
+            &json!({"outcome": serde_json::from_str::<Value>(&r.outcome).unwrap_or(Value::Null), "answers": r.answers, "steps": steps, "client": client}),
         );
     }
     crate::explain::render(r)

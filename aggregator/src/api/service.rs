@@ -277,19 +277,19 @@ impl Service {
         &self.notifications
     }
 
-    /// Set the MaxMind files explain uses (once).
+    /// Set the geo data explain uses (once).
     pub fn set_geo(&self, geo: crate::api::geo::ExplainGeo) {
         let _ = self.geo.set(geo);
     }
 
     /// Explain a name for a client (a region, or an address placed with
-    /// the MaxMind files if any): every selection step.
+    /// the region table and MaxMind files if any): every selection step.
     pub fn explain(
         &self,
         request: &gslb_proto::pb::ExplainRequest,
     ) -> Result<gslb_proto::pb::ExplainResponse, tonic::Status> {
-        let dbs = self.geo.get().and_then(|g| g.current());
-        crate::api::service::admin::views::explain(&self.view(), request, dbs.as_deref())
+        let geo = self.geo.get().map(|g| g.current()).unwrap_or_default();
+        crate::api::service::admin::views::explain(&self.view(), request, &geo)
     }
 
     /// The bound listeners (empty until recorded).

@@ -1,12 +1,49 @@
 //! Status views ↔ protobuf: the one place gRPC's status messages are built
 //! and read, and the JSON names of their enums (REST and gslbctl).
 
-use gslb_shared::status::{LocationStatusView, MemberStatusView, PoolStatusView};
+use gslb_shared::status::{
+    ExplainClientView, LocationStatusView, MemberStatusView, PoolStatusView,
+};
 use gslb_shared::validate::ValidationError;
 use serde_json::{Value, json};
 
 use super::{fail_reason_from_pb, fail_reason_to_pb, health_from_pb, health_to_pb};
 use crate::pb;
+
+impl From<ExplainClientView> for pb::ExplainClient {
+    fn from(c: ExplainClientView) -> Self {
+        pb::ExplainClient {
+            asked: c.asked,
+            region: c.region,
+            region_from: c.region_from,
+            prefix_len: u32::from(c.prefix_len),
+            country: c.country,
+            continent: c.continent,
+            subdivision: c.subdivision,
+            asn: c.asn,
+            files: c.files,
+            note: c.note,
+        }
+    }
+}
+
+impl From<pb::ExplainClient> for ExplainClientView {
+    fn from(c: pb::ExplainClient) -> Self {
+        ExplainClientView {
+            asked: c.asked,
+            region: c.region,
+            region_from: c.region_from,
+            // A prefix is at most 128 bits long.
+            prefix_len: u8::try_from(c.prefix_len.min(128)).unwrap_or(128),
+            country: c.country,
+            continent: c.continent,
+            subdivision: c.subdivision,
+            asn: c.asn,
+            files: c.files,
+            note: c.note,
+        }
+    }
+}
 
 impl From<&MemberStatusView> for pb::MemberStatus {
     fn from(s: &MemberStatusView) -> Self {

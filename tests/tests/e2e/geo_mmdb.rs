@@ -16,7 +16,21 @@ use gslb_e2e::wait::{temp_dir, wait_until};
 /// Pools `de`, `na`, `tokyo`, `asn` and `rest`, one member each (no check:
 /// up), and `www` branching on them in that order.
 fn config() -> String {
-    let pools: String = [("de", 1), ("na", 2), ("tokyo", 3), ("asn", 4), ("rest", 5)]
+    www(
+        &[("de", 1), ("na", 2), ("tokyo", 3), ("asn", 4), ("rest", 5)],
+        r#"
+  { countries = ["DE"], pools = ["de"] },
+  { continents = ["NA"], pools = ["na"] },
+  { subdivisions = ["JP-13"], pools = ["tokyo"] },
+  { asns = [64500], pools = ["asn"] },
+"#,
+    )
+}
+
+/// `pools` (name, last octet of its one member; no check: up) and `www`
+/// answering from `rest` unless one of `branches` matches.
+fn www(pools: &[(&str, u8)], branches: &str) -> String {
+    let pools: String = pools
         .iter()
         .map(|(name, i)| {
             let addr = format!("127.0.30.{i}:80").parse().unwrap();
@@ -29,12 +43,7 @@ fn config() -> String {
 zone = "example.test"
 name = "www.example.test"
 type = "A"
-dynamic = {{ pools = ["rest"], geo = [
-  {{ countries = ["DE"], pools = ["de"] }},
-  {{ continents = ["NA"], pools = ["na"] }},
-  {{ subdivisions = ["JP-13"], pools = ["tokyo"] }},
-  {{ asns = [64500], pools = ["asn"] }},
-] }}
+dynamic = {{ pools = ["rest"], geo = [{branches}] }}
 "#
     )
 }
@@ -183,4 +192,93 @@ fn an_edge_refuses_to_start_on_a_file_that_is_not_a_maxmind_db() {
         err.contains("bad.mmdb") && err.contains("not a MaxMind DB file"),
         "{err}"
     );
+}
+
+/// Explain places a client address with the same region table the edges
+/// answer with (`--geo-file` on both), so its answer is the edge's; the
+/// CLI, REST and the UI's page say where the client was placed, and an
+/// aggregator without the table says it cannot place the address.
+#[test]
+fn explain_places_an_address_with_the_edges_region_table_and_answers_as_they_do() {
+    let dir = temp_dir("e2e-geo-explain");
+    let table = dir.join("geo.txt");
+    std::fs::write(
+        &table,
+        "198.51.100.0/24 eu\n203.0.113.0/25 us\n2001:db8:1::/48 eu\n",
+    )
+    .unwrap();
+    let table = table.to_str().unwrap();
+    let config = www(
+        &[("eu", 1), ("us", 2), ("rest", 5)],
+        r#"
+  { regions = ["eu"], pools = ["eu"] },
+  { regions = ["us"], pools = ["us"] },
+"#,
+    );
+    let agg = Aggregator::start_with(
+        None,
+        &dir.join("store"),
+        "127.0.0.1:0",
+        &["--startup-window", "1s", "--geo-file", table],
+    );
+    let version = agg.apply(&config, &dir);
+    let edge = Edge::start(
+        None,
+        Some(&agg.url()),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+        &["--geo-file", table],
+    );
+    edge.wait_version(version);
+    for (client, region) in [
+        ("198.51.100.7", "eu"),
+        ("203.0.113.9", "us"),
+        ("203.0.113.200", ""),
+        ("2001:db8:1::5", "eu"),
+    ] {
+        let prefix = if client.contains(':') { 128 } else { 32 };
+        let (edge_answer, _) = ask(&edge, &format!("{client}/{prefix}"));
+        let path = format!("/api/v1/explain?name=www.example.test&client={client}");
+        let (code, explained) = agg.rest("GET", &path, "");
+        assert_eq!(code, 200, "{explained}");
+        assert_eq!(
+            explained["answers"],
+            serde_json::json!([edge_answer]),
+            "{client}: {explained}"
+        );
+        assert_eq!(explained["client"]["region"], region, "{explained}");
+        let from = if region.is_empty() { "" } else { "geo-file" };
+        assert_eq!(explained["client"]["regionFrom"], from, "{explained}");
+    }
+    let text = agg.ctl(&["explain", "www.example.test", "--client-ip", "198.51.100.7"]);
+    let said = format!("client       198.51.100.7: region eu from {table} (prefix /24)");
+    assert!(text.contains(&said), "{text}");
+    let cookie = gslb_e2e::dns::ui_session(agg.http, &agg.token);
+    let (code, _, page) = gslb_e2e::dns::http_request(
+        agg.http,
+        "GET",
+        "/ui/explain?name=www.example.test&client=198.51.100.0%2F24",
+        &[("Cookie", &cookie)],
+        "",
+    );
+    assert_eq!(code, 200);
+    assert!(
+        page.contains(&format!("region eu from {table} (prefix /24)")),
+        "{page}"
+    );
+
+    // Without the table, explain says so instead of guessing a region.
+    let bare = Aggregator::start(&dir.join("bare"));
+    bare.apply(&config, &dir);
+    let (_, explained) = bare.rest(
+        "GET",
+        "/api/v1/explain?name=www.example.test&client=198.51.100.7",
+        "",
+    );
+    let note = explained["client"]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("cannot place the address in a region"),
+        "{explained}"
+    );
+    assert_eq!(explained["answers"], serde_json::json!(["127.0.30.5"]));
 }

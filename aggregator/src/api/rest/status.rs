@@ -244,7 +244,8 @@ pub struct ExplainQuery {
     /// The type asked (A by default).
     #[serde(rename = "type", default = "a_record")]
     rtype: String,
-    /// The client: a region, or an address placed with the MaxMind files.
+    /// The client: a region, or an address placed with the aggregator's
+    /// `--geo-file` and `--geo-mmdb` (the edges' files).
     #[serde(default)]
     client: String,
 }
@@ -293,8 +294,9 @@ pub async fn explain(
         .collect();
     let outcome: Value =
         serde_json::from_str(&r.outcome).unwrap_or(Value::String(r.outcome.clone()));
+    let client = gslb_shared::status::ExplainClientView::from(r.client.unwrap_or_default());
     Ok(Json(
-        json!({ "outcome": outcome, "answers": r.answers, "steps": steps }),
+        json!({ "outcome": outcome, "answers": r.answers, "steps": steps, "client": client }),
     ))
 }
 

@@ -7,11 +7,12 @@ use std::collections::HashMap;
 use gslb_proto::convert::{fail_reason_to_pb, health_to_pb, rtype_from_pb};
 use gslb_proto::pb;
 use gslb_shared::selection::{CatalogIndex, Family, Query, Selector};
-use gslb_shared::status::{MemberStatusView, PoolStatusView};
+use gslb_shared::status::{ExplainClientView, MemberStatusView, PoolStatusView};
 use gslb_shared::*;
 use rand::SeedableRng;
 use tonic::Status;
 
+use crate::api::geo::GeoData;
 use crate::api::service::{Service, lock};
 use crate::core::control::View;
 use gslb_engine::{EvidenceOutcome, Output, Reason, StatusView, Timestamp};
@@ -213,14 +214,91 @@ pub fn log_entry(output: &Output) -> Option<pb::HealthLogEntry> {
     })
 }
 
+/// Where the client of an explain is: a region asked for, or an address
+/// placed with the geo data the aggregator was given (the edges' own
+/// files), said in one sentence either way.
+fn place_client(asked: &str, geo: &GeoData) -> (ExplainClientView, Option<Region>, Place) {
+    let mut client = ExplainClientView {
+        asked: asked.to_owned(),
+        ..Default::default()
+    };
+    let Ok(ip) = asked.parse::<std::net::IpAddr>() else {
+        if asked.is_empty() {
+            client.note = "no client given: branches for regions and places are not taken".into();
+            return (client, None, Place::UNKNOWN);
+        }
+        client.region = asked.to_owned();
+        client.region_from = "asked".into();
+        client.note = format!("region {asked} as asked");
+        return (client, Some(Region::new(asked)), Place::UNKNOWN);
+    };
+    let mut said = Vec::new();
+    let region = match (&geo.table, &geo.table_path) {
+        (Some(table), Some(path)) => {
+            client.files.push(path.display().to_string());
+            match table.lookup(ip) {
+                Some(m) => {
+                    client.region = m.region.to_string();
+                    client.region_from = "geo-file".into();
+                    client.prefix_len = m.prefix_len;
+                    said.push(format!(
+                        "region {} from {} (prefix /{})",
+                        m.region,
+                        path.display(),
+                        m.prefix_len
+                    ));
+                    Some(m.region.clone())
+                }
+                None => {
+                    said.push(format!(
+                        "no prefix of {} holds {ip}: no region",
+                        path.display()
+                    ));
+                    None
+                }
+            }
+        }
+        _ => {
+            said.push("this aggregator has no --geo-file, so it cannot place the address in a region (give it the edges' file)".into());
+            None
+        }
+    };
+    let place = match &geo.dbs {
+        Some(dbs) => {
+            client
+                .files
+                .extend(geo.mmdb.iter().map(|p| p.display().to_string()));
+            let place = dbs.locate(ip).place;
+            let code =
+                |c: Option<gslb_shared::GeoCode>| c.map_or_else(String::new, |c| c.to_string());
+            client.country = code(place.country);
+            client.continent = code(place.continent);
+            client.subdivision = code(place.subdivision);
+            client.asn = place.asn.unwrap_or(0);
+            said.push(if place == Place::UNKNOWN {
+                "the MaxMind files know nothing of it".to_owned()
+            } else {
+                "placed by the MaxMind files".to_owned()
+            });
+            place
+        }
+        None => {
+            said.push("no --geo-mmdb: no country, continent, subdivision or AS".into());
+            Place::UNKNOWN
+        }
+    };
+    client.note = format!("{ip}: {}", said.join("; "));
+    (client, region, place)
+}
+
 /// Run selection for a name and type with a full trace. `client` is a
-/// region name, or an address: placed with the MaxMind files `geo` (if
-/// any) and hashed for sticky steering; the CIDR table is the edges' own,
-/// so an address has no region here.
+/// region name, or an address: placed with the aggregator's geo data `geo`
+/// (the edges' region table and MaxMind files, if it was given them) and
+/// hashed for sticky steering.
 pub fn explain(
     view: &View,
     r: &pb::ExplainRequest,
-    geo: Option<&gslb_shared::geo_db::GeoDbs>,
+    geo: &GeoData,
 ) -> Result<pb::ExplainResponse, Status> {
     let name =
         DnsName::parse(&r.name).map_err(|e| Status::invalid_argument(format!("name: {e}")))?;
@@ -240,8 +318,7 @@ pub fn explain(
     };
     let family = Family::of(rtype).unwrap_or(Family::V4);
     let client_ip = r.client.parse::<std::net::IpAddr>().ok();
-    let region =
-        (!r.client.is_empty() && client_ip.is_none()).then(|| Region::new(r.client.clone()));
+    let (client, region, place) = place_client(&r.client, geo);
     let facts: HashMap<_, _> = snapshot.facts.iter().map(|(k, v)| (*k, *v)).collect();
     let index = CatalogIndex::new(&snapshot.catalog, &facts)
         .with_resolved(snapshot.resolved.clone())
@@ -251,10 +328,7 @@ pub fn explain(
     let query = Query {
         family,
         region: region.as_ref(),
-        place: match (client_ip, geo) {
-            (Some(ip), Some(dbs)) => dbs.locate(ip).place,
-            _ => Place::UNKNOWN,
-        },
+        place,
         rotation: 0,
         affinity: client_ip.map(|ip| gslb_shared::selection::affinity(ip, None).0),
     };
@@ -298,6 +372,7 @@ pub fn explain(
             })
             .collect(),
         outcome: serde_json::to_string(&outcome).unwrap_or_default(),
+        client: Some(client.into()),
     })
 }
 
@@ -409,4 +484,64 @@ pub fn paused_pools(hold: &crate::core::catalog::DecisionHold) -> Vec<pb::Paused
             since_ms: *since,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn with_table(text: &str) -> GeoData {
+        GeoData {
+            table: Some(std::sync::Arc::new(
+                gslb_shared::region_table::RegionTable::parse(text).unwrap(),
+            )),
+            table_path: Some("/etc/gslb/geo.txt".into()),
+            ..GeoData::default()
+        }
+    }
+
+    #[test]
+    fn a_client_is_placed_with_the_edges_table_or_it_is_said_why_not() {
+        let (client, region, _) = place_client("", &GeoData::default());
+        assert_eq!((client.region.as_str(), region), ("", None));
+        assert!(client.note.starts_with("no client given"), "{client:?}");
+
+        let (client, region, _) = place_client("eu-west", &GeoData::default());
+        assert_eq!(region, Some(Region::new("eu-west")));
+        assert_eq!(client.region_from, "asked");
+
+        let (client, region, place) = place_client("198.51.100.7", &GeoData::default());
+        assert_eq!((region, place), (None, Place::UNKNOWN));
+        assert!(
+            client
+                .note
+                .contains("no --geo-file, so it cannot place the address in a region")
+                && client.note.contains("no --geo-mmdb"),
+            "{client:?}"
+        );
+
+        let geo = with_table("198.51.100.0/24 eu\n2001:db8::/32 ap\n");
+        let (client, region, _) = place_client("198.51.100.7", &geo);
+        assert_eq!(region, Some(Region::new("eu")));
+        assert_eq!(
+            (client.region_from.as_str(), client.prefix_len),
+            ("geo-file", 24)
+        );
+        assert_eq!(client.files, ["/etc/gslb/geo.txt"]);
+        assert!(
+            client
+                .note
+                .starts_with("198.51.100.7: region eu from /etc/gslb/geo.txt (prefix /24)"),
+            "{client:?}"
+        );
+        let (client, region, _) = place_client("203.0.113.1", &geo);
+        assert_eq!(region, None);
+        assert!(
+            client
+                .note
+                .contains("no prefix of /etc/gslb/geo.txt holds 203.0.113.1"),
+            "{client:?}"
+        );
+    }
 }

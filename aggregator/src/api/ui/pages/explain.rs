@@ -83,8 +83,16 @@ fn trace(ui: &Ui, form: &Form, aaaa: bool) -> Markup {
         Ok(r) => r,
         Err(status) => return html! { p.error role="alert" { (status.message()) } },
     };
+    let placed = response
+        .client
+        .as_ref()
+        .map(|c| c.note.as_str())
+        .unwrap_or_default();
     html! {
         section.explain aria-label="trace" {
+            @if !placed.is_empty() {
+                p.client { strong { "Client: " } span #client { (placed) } }
+            }
             ol.steps {
                 @for s in &response.steps {
                     li {
