@@ -50,6 +50,12 @@ impl Browser {
     /// profile does not trust: certificate errors are ignored, for
     /// loopback only.
     pub async fn start() -> Browser {
+        Browser::start_with(&[]).await
+    }
+
+    /// [`Browser::start`] with more Chromium switches (`--force-dark-mode`
+    /// for a page as a browser set to dark sees it).
+    pub async fn start_with(extra: &[&str]) -> Browser {
         for tool in ["chromium", "chromedriver"] {
             assert!(
                 Command::new("which")
@@ -73,19 +79,28 @@ impl Browser {
             std::env::temp_dir().join(format!("gslb-chromium-{}-{port}", std::process::id()));
         let shots = shots_dir();
         std::fs::create_dir_all(&shots).expect("screenshot directory");
+        let mut args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--ignore-certificate-errors",
+            "--window-size=1400,1000",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-sync",
+            "--metrics-recording-only",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        args.push(format!("--user-data-dir={}", profile.display()));
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
-            json!({
-                "binary": "/usr/bin/chromium",
-                "args": [
-                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--ignore-certificate-errors", "--window-size=1400,1000",
-                    "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-                    "--disable-background-networking", "--disable-sync", "--metrics-recording-only",
-                    format!("--user-data-dir={}", profile.display()),
-                ],
-            }),
+            json!({ "binary": "/usr/bin/chromium", "args": args }),
         );
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + WAIT;

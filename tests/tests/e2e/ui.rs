@@ -126,6 +126,14 @@ fn ui_call(mesh: &LocalMesh, cookie: &str, method: &str, path: &str, headers: &[
         .unwrap_or(0)
 }
 
+/// The runtime a browser test drives its page from.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// axe-core finds no violation on the page `name` shows now.
 async fn accessible(b: &Browser, name: &str) {
     let violations = b.axe().await;
@@ -237,10 +245,7 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         "401"
     );
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let b = Browser::start().await;
 
@@ -643,10 +648,7 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
     let pool = mesh.agg.ctl(&["pools", "status", &web_eu.to_string()]);
     assert!(pool.contains("unhealthy (warming 0/3)"), "{pool}");
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let b = Browser::start().await;
 
@@ -885,5 +887,94 @@ fn the_ui_shows_an_incident_as_it_is_and_refuses_what_it_cannot_do_exactly() {
         b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
         assert_eq!(ui_call(&mesh, &session, "GET", "/ui/api/v1/pools", &[]), 401, "the cookie outlived its sign-out");
         b.close().await;
+    });
+}
+
+/// Item 13's filters and item 17: every view is a link (filters, search,
+/// the member panel), times are shown local and relative beside UTC, state
+/// changes are read out together, the tab has an icon, a phone's width
+/// shows everything without sideways scrolling, and a browser set to dark
+/// gets a dark page; axe finds nothing in each.
+#[test]
+fn the_ui_links_every_view_filters_reads_out_changes_and_fits_a_phone_and_the_dark() {
+    // web-eu-2 starts down (unhealthy); web-us-* are in region us.
+    let (mut backends, _config, mesh) = quickstart_mesh("ui-views", 4);
+    let write = mesh.agg.token.clone();
+    let base = format!("https://{}", mesh.agg.http);
+    let eu2 = id(&mesh, "web-eu", "web-eu-2");
+    let us1 = id(&mesh, "web-us", "web-us-1");
+    wait_until(30, "web-eu-2 down", || {
+        mesh.agg.health("web-eu", "web-eu-2") == "down"
+    });
+    let rt = runtime();
+    rt.block_on(async {
+        let b = Browser::start().await;
+        b.sign_in(&base, &write).await;
+
+        // The overview's problems link to the topology filtered to them.
+        b.client.goto(&format!("{base}/ui/overview")).await.unwrap();
+        let link = b.js("return document.querySelector('#overview-members a.filtered').getAttribute('href');", vec![]).await;
+        assert_eq!(link, json!("/ui/?state=problems"));
+        // Times: UTC as written, local and relative beside it.
+        let local = b.wait_js("a local time beside the UTC one", "const l = document.querySelector('#overview-summary time + .local'); return l && l.textContent;").await;
+        assert!(local.as_str().unwrap().contains(" local, "), "{local}");
+        b.click("#overview-members a.filtered").await;
+        let visible = "return [...document.querySelectorAll('button.member')].filter(n => !n.parentElement.hidden && !n.closest('details.pool').hidden).map(n => Number(n.dataset.member));";
+        b.wait_js("only the problem shown", &format!("const v = (() => {{ {visible} }})(); return v.length === 1 && v[0] === {eu2} ? v : null;")).await;
+        assert_eq!(b.js("return document.querySelector('#state-filter').value;", vec![]).await, json!("problems"));
+        b.shot("views-only-problems").await;
+        accessible(&b, "the topology filtered to problems").await;
+
+        // A region and a search are links too; the panel of a member is.
+        b.client.goto(&format!("{base}/ui/?region=us&q=web-us-1")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        let shown = b.js(visible, vec![]).await;
+        let shown: Vec<u64> = serde_json::from_value(shown).unwrap();
+        assert!(!shown.is_empty() && shown.iter().all(|m| *m == us1), "{shown:?}");
+        b.fill("#search", "web-us").await;
+        b.wait_js("the search in the address", "return location.search.includes('q=web-us') && !location.search.includes('web-us-1');").await;
+        b.client.goto(&format!("{base}/ui/?member={us1}")).await.unwrap();
+        b.wait_js("the member's panel open", "const d = document.querySelector('#slideover'); return !d.hidden && document.querySelector('#slideover-title').textContent === 'Member web-us-1';").await;
+        b.click("#member-close").await;
+        b.wait_js("the panel gone from the address", "return !location.search.includes('member=');").await;
+
+        // Changes are read out together, by name.
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        backends[3].kill();
+        let said = b.wait_js("the change read out", "const t = document.querySelector('#announce').textContent; return t.includes('web-us-1 is now unhealthy') ? t : null;").await;
+        assert!(said.as_str().unwrap().ends_with('.'), "{said}");
+
+        // The tab's icon is served.
+        let icon = b.js("const r = await fetch(document.querySelector('link[rel=icon]').href); return [r.status, r.headers.get('content-type')];", vec![]).await;
+        assert_eq!(icon, json!([200, "image/svg+xml"]));
+
+        // A phone: nothing wider than the screen on any page shown here.
+        b.client.set_window_size(390, 844).await.unwrap();
+        for page in ["/ui/", "/ui/overview", &format!("/ui/members/{eu2}/log")] {
+            b.client.goto(&format!("{base}{page}")).await.unwrap();
+            let widths = b.wait_js("the page laid out", "return document.readyState === 'complete' ? [document.documentElement.scrollWidth, window.innerWidth] : null;").await;
+            let (wide, screen) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+            assert!(wide <= screen, "{page} is {wide} px wide on a {screen} px screen");
+            accessible(&b, &format!("{page} at 390 px")).await;
+        }
+        b.shot("views-390px-member-log").await;
+        b.client.goto(&format!("{base}/ui/")).await.unwrap();
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        b.shot("views-390px-topology").await;
+        b.close().await;
+
+        // Dark: a browser that prefers it gets dark colours, still legible.
+        let dark = Browser::start_with(&["--force-dark-mode"]).await;
+        dark.sign_in(&base, &write).await;
+        dark.client.goto(&format!("{base}/ui/")).await.unwrap();
+        dark.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        let scheme = dark.js("return [matchMedia('(prefers-color-scheme: dark)').matches, getComputedStyle(document.body).backgroundColor];", vec![]).await;
+        assert_eq!(scheme, json!([true, "rgb(13, 17, 23)"]));
+        dark.shot("views-dark-topology").await;
+        accessible(&dark, "the topology in the dark").await;
+        dark.client.goto(&format!("{base}/ui/overview")).await.unwrap();
+        accessible(&dark, "the overview in the dark").await;
+        dark.close().await;
     });
 }

@@ -72,6 +72,9 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
                         (main)
                     }
                     (confirm_dialog())
+                    // State changes read out together, a few seconds at a
+                    // time (the script fills it).
+                    div.sr-only #announce role="status" aria-live="polite" {}
                 }
             }
         }
@@ -103,6 +106,7 @@ pub fn head(title: &str) -> Markup {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) " · gslb" }
+            link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml";
             link rel="stylesheet" href="/ui/assets/ui.css";
             script src="/ui/assets/ui.js" defer {}
         }

@@ -51,6 +51,7 @@
   function closeDialog(dialog) {
     dialog.hidden = true;
     if (opener && document.contains(opener)) opener.focus();
+    dialog.dispatchEvent(new Event("closed"));
   }
   // Escape closes an open dialog; Tab and Shift+Tab stay inside it.
   document.addEventListener("keydown", (ev) => {
@@ -123,6 +124,42 @@
 
   lockForReaders(document);
 
+  // ---- times: each UTC time gets the local time and its age beside it,
+  // the age kept current ----
+  function localTimes(root) {
+    $$("time[datetime]", root).forEach((t) => {
+      const at = Date.parse(t.getAttribute("datetime"));
+      if (isNaN(at)) return;
+      let span = t.nextElementSibling;
+      if (!span || !span.classList.contains("local")) {
+        span = document.createElement("span");
+        span.className = "local";
+        t.after(span);
+      }
+      span.textContent = " (" + new Date(at).toLocaleString() + " local, " + ago(Date.now() - at) + ")";
+    });
+  }
+  localTimes(document);
+  setInterval(() => localTimes(document), 30000);
+
+  // ---- screen readers: state changes read out together, at most every
+  // few seconds, the first few by name and the rest counted ----
+  const ANNOUNCE_MS = 2000;
+  const ANNOUNCE_NAMED = 5;
+  const heard = [];
+  let announcing = null;
+  function announce(text) {
+    heard.push(text);
+    if (announcing) return;
+    announcing = setTimeout(() => {
+      announcing = null;
+      const named = heard.splice(0, ANNOUNCE_NAMED);
+      const more = heard.splice(0).length;
+      const box = $("#announce");
+      if (box) box.textContent = named.join("; ") + (more ? "; and " + more + " more changes" : "") + ".";
+    }, ANNOUNCE_MS);
+  }
+
   // ---- live states ----
   // The latest state of every member and pool, and when each member's node
   // last changed in this page (performance.timeOrigin-based ms since the
@@ -151,6 +188,7 @@
 
   const STATES = ["healthy", "unhealthy", "warming", "disabled", "unknown"];
   function showMember(m) {
+    const before = members.get(m.id);
     members.set(m.id, m);
     (nodes.get(m.id) || []).forEach((node) => {
       STATES.forEach((s) => node.classList.toggle(s, s === m.state));
@@ -161,6 +199,8 @@
       if (score) score.textContent = m.score == null ? "" : "score " + (m.score / 100).toFixed(2);
       node.setAttribute("aria-label", $(".mname", node).textContent + ", " + m.label + (m.gate ? ", gate " + m.gate : ""));
     });
+    const drawn = nodes.get(m.id);
+    if (before && before.label !== m.label && drawn) announce($(".mname", drawn[0]).textContent + " is now " + m.label);
     shown[m.id] = { label: m.label, at: performance.timeOrigin + performance.now() };
     const labels = seen[m.id] || (seen[m.id] = []);
     if (labels[labels.length - 1] !== m.label) labels.push(m.label);
@@ -205,6 +245,7 @@
     const r = await fetch(path, { credentials: "same-origin" });
     if (!r.ok) return false;
     target.innerHTML = await r.text();
+    localTimes(target);
     return true;
   }
 
@@ -263,33 +304,68 @@
       redrawing = false;
       if (generation > drawn()) redraw(generation);
     }
+    // A state filter follows state changes, once per frame at most.
+    let refiltering = false;
+    function refilter() {
+      if (refiltering || !stateFilter.value) return;
+      refiltering = true;
+      requestAnimationFrame(() => { refiltering = false; filter(); });
+    }
     listen({
-      snapshot: (s) => { s.members.forEach(showMember); s.pools.forEach(showPool); redraw(s.generation); },
+      snapshot: (s) => { s.members.forEach(showMember); s.pools.forEach(showPool); redraw(s.generation); refilter(); },
       changes: (c) => {
         c.members.forEach(showMember);
         c.pools.forEach(showPool);
         c.removedMembers.forEach((id) => members.delete(id));
         c.removedPools.forEach((id) => pools.delete(id));
+        refilter();
       },
       catalog: (generation) => redraw(generation),
     });
 
-    // Search: show the members whose name or address holds the text, and
-    // open the pools that have one.
+    // Search and filters: show the members whose name or address holds
+    // the text, in the state and region asked, and open the pools that
+    // have one. What is asked lives in the address (`?q=`, `?state=`,
+    // `?region=`, `?member=`): a link or a reload shows the same view.
     const search = $("#search");
+    const stateFilter = $("#state-filter");
+    const regionFilter = $("#region-filter");
+    const PROBLEMS = ["unhealthy", "warming", "unknown"];
+    const asked = new URLSearchParams(location.search);
+    search.value = asked.get("q") || "";
+    stateFilter.value = asked.get("state") || "";
+    regionFilter.value = asked.get("region") || "";
+    function remember(key, value) {
+      const now = new URLSearchParams(location.search);
+      if (value) now.set(key, value); else now.delete(key);
+      const query = now.toString();
+      history.replaceState(null, "", location.pathname + (query ? "?" + query : ""));
+    }
     function filter() {
       const q = search.value.trim().toLowerCase();
+      const state = stateFilter.value;
+      const region = regionFilter.value;
+      const narrowing = q || state || region;
+      let hits = 0, total = 0;
       $$("details.pool", topology).forEach((pool) => {
         let any = false;
         $$("button.member", pool).forEach((node) => {
-          const hit = !q || node.dataset.name.includes(q) || node.dataset.address.includes(q);
+          total += 1;
+          const hit = (!q || node.dataset.name.includes(q) || node.dataset.address.includes(q))
+            && (!state || (state === "problems" ? PROBLEMS.some((c) => node.classList.contains(c)) : node.classList.contains(state)))
+            && (!region || node.dataset.region === (region === "-" ? "" : region));
           node.parentElement.hidden = !hit;
+          if (hit) hits += 1;
           any = any || hit;
         });
-        if (q) { pool.hidden = !any; pool.open = any; } else { pool.hidden = false; }
+        if (narrowing) { pool.hidden = !any; pool.open = any; } else { pool.hidden = false; }
       });
+      $("#shown").textContent = narrowing ? hits + " of " + total + " member nodes shown" : "";
     }
-    search.addEventListener("input", filter);
+    search.addEventListener("input", () => { filter(); remember("q", search.value.trim()); });
+    stateFilter.addEventListener("change", () => { filter(); remember("state", stateFilter.value); });
+    regionFilter.addEventListener("change", () => { filter(); remember("region", regionFilter.value); });
+    filter();
     $("#expand-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = true; }));
     $("#collapse-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = false; }));
 
@@ -365,6 +441,7 @@
       fill(r.data);
       // What the form showed when opened: a save sends only what the
       // operator changed since, with the revision it was read at.
+      remember("member", String(id));
       editing = { id, loaded: null, revision: r.data.revision };
       editing.loaded = collect();
       $("#slideover-title").textContent = "Member " + r.data.name;
@@ -505,6 +582,9 @@
       if (r.ok) closeDialog(dialog); else $("#member-error").textContent = errorOf(r).message;
     });
     $("#member-close").addEventListener("click", () => closeDialog(dialog));
+    dialog.addEventListener("closed", () => remember("member", null));
+    // A link to a member opens its panel.
+    if (/^\d+$/.test(asked.get("member") || "")) openMember(asked.get("member"));
   }
 
   // ---- probe matrix: fetched every few seconds while shown (results

@@ -210,6 +210,8 @@ async fn fleet(ui: &Ui) -> Vec<(&'static str, &'static str, Vec<Problem>)> {
 }
 
 fn section(id: &str, title: &str, list: &[Problem]) -> Markup {
+    // Members and pools have a filtered view on the topology.
+    let filtered = matches!(id, "overview-members" | "overview-pools") && !list.is_empty();
     html! {
         section #(id) aria-label=(title) {
             h2 { (title) " (" (list.len()) ")" }
@@ -221,6 +223,7 @@ fn section(id: &str, title: &str, list: &[Problem]) -> Markup {
                     }
                 }
                 @if list.len() > SHOWN { p.small { "and " (list.len() - SHOWN) " more." } }
+                @if filtered { p.small { a.filtered href="/ui/?state=problems" { "Show only problems on the topology" } } }
             }
         }
     }

@@ -25,7 +25,9 @@ pub async fn page(
     Extension(caller): Extension<Caller>,
 ) -> Response {
     let canvas = canvas(&ui, caller.scope.clone()).await;
-    let hold = ui.service.view().state().hold.clone();
+    let view = ui.service.view();
+    let hold = view.state().hold.clone();
+    let regions = regions(view.catalog(), caller.scope.as_deref());
     super::page(
         &caller,
         "Topology",
@@ -34,6 +36,21 @@ pub async fn page(
             div.toolbar role="search" {
                 label for="search" { "Find a member" }
                 input #search type="search" placeholder="name or address" autocomplete="off";
+                label for="state-filter" { "Show" }
+                select #state-filter {
+                    option value="" { "every member" }
+                    option value="problems" { "only problems" }
+                    @for state in ["healthy", "warming", "unhealthy", "disabled", "unknown"] {
+                        option value=(state) { (state) }
+                    }
+                }
+                label for="region-filter" { "Region" }
+                select #region-filter {
+                    option value="" { "every region" }
+                    @for region in &regions { option value=(region) { (region) } }
+                    option value="-" { "no region" }
+                }
+                span #shown.small role="status" {}
                 button #expand-all type="button" { "Expand all" }
                 button #collapse-all type="button" { "Collapse all" }
                 span #live role="status" aria-live="polite" { "connecting…" }
@@ -66,6 +83,17 @@ pub async fn page(
             (slide_over())
         },
     )
+}
+
+/// The members' regions a caller limited to `scope` may see, sorted.
+fn regions(catalog: &Catalog, scope: Option<&crate::core::scope::Scope>) -> BTreeSet<String> {
+    let seen = match scope {
+        Some(scope) => std::borrow::Cow::Owned(scope.restrict(catalog)),
+        None => std::borrow::Cow::Borrowed(catalog),
+    };
+    (seen.members.values())
+        .filter_map(|m| m.region.as_ref().map(ToString::to_string))
+        .collect()
 }
 
 /// `GET /ui/topology`: the canvas alone, fetched again when the catalog's
@@ -226,7 +254,7 @@ fn pool_node(
                     @let state = frame.members.get(&m.id.0);
                     li {
                         button type="button" data-member=(m.id.0) data-name=(m.name.to_lowercase())
-                            data-address=(m.address.to_string()) class=(format!("member {}", state.map_or("unknown", |s| s.state.word()))) {
+                            data-address=(m.address.to_string()) data-region=(m.region.as_ref().map_or_else(String::new, ToString::to_string)) class=(format!("member {}", state.map_or("unknown", |s| s.state.word()))) {
                             span.mname { (m.name) }
                             " " span.addr { (m.address.to_string()) ":" (m.port) }
                             @if m.weight == 0 { " " span.mark title="weight 0: never chosen by weighted steering" { "w0" } }
