@@ -252,6 +252,12 @@ impl Aggregator {
 
     /// Member `name` of pool `pool` with its status, as `members list` shows it.
     pub fn member(&self, pool: &str, name: &str) -> Value {
+        self.try_member(pool, name)
+            .unwrap_or_else(|| panic!("no member {pool}/{name}"))
+    }
+
+    /// [`Aggregator::member`], or `None` when the pool has no such member.
+    pub fn try_member(&self, pool: &str, name: &str) -> Option<Value> {
         let id = self.pool_id(pool).to_string();
         let members = self.ctl_json(&["members", "list", "--pool", &id]);
         members
@@ -260,7 +266,6 @@ impl Aggregator {
             .flatten()
             .find(|m| m["name"] == name)
             .cloned()
-            .unwrap_or_else(|| panic!("no member {pool}/{name}"))
     }
 
     /// The health word (`up`, `down`, `unknown`) of `pool`/`name`.

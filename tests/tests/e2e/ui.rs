@@ -945,6 +945,37 @@ fn the_ui_links_every_view_filters_reads_out_changes_and_fits_a_phone_and_the_da
         let said = b.wait_js("the change read out", "const t = document.querySelector('#announce').textContent; return t.includes('web-us-1 is now unhealthy') ? t : null;").await;
         assert!(said.as_str().unwrap().ends_with('.'), "{said}");
 
+        // Item 15: select members, see the plan by name, apply it at once.
+        let us2 = id(&mesh, "web-us", "web-us-2");
+        b.click("#select-mode").await;
+        b.click(&format!("button.member[data-member=\"{us1}\"]")).await;
+        b.click(&format!("button.member[data-member=\"{us2}\"]")).await;
+        assert_eq!(b.text("#bulk-count").await.unwrap(), "2 selected");
+        b.js("const a = document.querySelector('#bulk-action'); a.value = 'weight'; a.dispatchEvent(new Event('change'));", vec![]).await;
+        b.fill("#bulk-weight", "abc").await;
+        b.click("#bulk-plan").await;
+        assert_eq!(b.text("#bulk-error").await.unwrap(), "Weight: \"abc\" is not a whole number");
+        b.fill("#bulk-weight", "150").await;
+        b.click("#bulk-plan").await;
+        let plan = b.wait_js("the bulk plan", "const h = document.querySelector('#bulk-heading').textContent; return h ? [h, ...[...document.querySelectorAll('#bulk-lines li')].map(l => l.textContent)] : null;").await;
+        assert_eq!(plan, json!(["Plan: ~2 \u{2212}0", "~ member web-us/web-us-1: weight 200 \u{2192} 150", "~ member web-us/web-us-2: weight 100 \u{2192} 150"]));
+        assert_eq!(mesh.agg.member("web-us", "web-us-1")["weight"], 200, "a plan wrote");
+        b.shot("views-bulk-plan").await;
+        accessible(&b, "a bulk plan").await;
+        b.click("#bulk-apply").await;
+        b.wait_js("the bulk change applied", "return document.querySelector('#bulk-heading').textContent.startsWith('Applied 2 changes');").await;
+        for name in ["web-us-1", "web-us-2"] {
+            assert_eq!(mesh.agg.member("web-us", name)["weight"], 150, "{name}");
+        }
+        let backup = id(&mesh, "web-eu", "web-eu-backup");
+        b.js("const a = document.querySelector('#bulk-action'); a.value = 'delete'; a.dispatchEvent(new Event('change'));", vec![]).await;
+        b.click(&format!("button.member[data-member=\"{backup}\"]")).await;
+        b.click("#bulk-plan").await;
+        b.wait_js("the delete plan", "return document.querySelector('#bulk-lines li')?.textContent === '- member web-eu/web-eu-backup';").await;
+        b.click("#bulk-apply").await;
+        wait_until(10, "web-eu-backup deleted", || mesh.agg.try_member("web-eu", "web-eu-backup").is_none());
+        b.click("#select-mode").await;
+
         // The tab's icon is served.
         let icon = b.js("const r = await fetch(document.querySelector('link[rel=icon]').href); return [r.status, r.headers.get('content-type')];", vec![]).await;
         assert_eq!(icon, json!([200, "image/svg+xml"]));

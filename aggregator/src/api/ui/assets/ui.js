@@ -241,6 +241,18 @@
     return Math.floor(ms / 3600000) + " h ago";
   }
 
+  // A plan or its outcome: `#{prefix}-result` shown with its heading and
+  // one list item per line (as text).
+  function showLines(prefix, heading, lines) {
+    $("#" + prefix + "-result").hidden = false;
+    $("#" + prefix + "-heading").textContent = heading;
+    $("#" + prefix + "-lines").replaceChildren(...lines.map((l) => {
+      const li = document.createElement("li");
+      li.textContent = l;
+      return li;
+    }));
+  }
+
   async function refetch(path, target) {
     const r = await fetch(path, { credentials: "same-origin" });
     if (!r.ok) return false;
@@ -300,6 +312,7 @@
         pools.forEach(showPool);
         lockForReaders(topology);
         filter();
+        topology.dispatchEvent(new Event("gslb:drawn"));
       }
       redrawing = false;
       if (generation > drawn()) redraw(generation);
@@ -465,6 +478,7 @@
     }
     topology.addEventListener("click", (ev) => {
       const node = ev.target.closest("button.member");
+      if (node && selecting) { pick(node.dataset.member); return; }
       if (node) { openMember(node.dataset.member); return; }
       const add = ev.target.closest("button.add-member");
       if (add) newMember(add.dataset.pool);
@@ -583,6 +597,129 @@
     });
     $("#member-close").addEventListener("click", () => closeDialog(dialog));
     dialog.addEventListener("closed", () => remember("member", null));
+
+    // Bulk changes: select members, see the plan (each change by name,
+    // checked by the server without writing), then apply it all or
+    // nothing, each member at the revision the plan read it at.
+    const BULK_CONFIRM_ABOVE = 3;
+    const selectMode = $("#select-mode");
+    const bulk = $("#bulk");
+    const selected = new Set();
+    let selecting = false;
+    let bulkPlan = null; // {ops, deletes, version}
+    function bulkReset() {
+      bulkPlan = null;
+      $("#bulk-result").hidden = true;
+      $("#bulk-apply").disabled = true;
+      $("#bulk-error").textContent = "";
+    }
+    function showSelection() {
+      $$("button.member", topology).forEach((n) => {
+        const on = selected.has(n.dataset.member);
+        n.classList.toggle("selected", on);
+        if (selecting) n.setAttribute("aria-pressed", String(on)); else n.removeAttribute("aria-pressed");
+      });
+      $("#bulk-count").textContent = selected.size + " selected";
+    }
+    function pick(id) {
+      if (selected.has(id)) selected.delete(id); else selected.add(id);
+      bulkReset();
+      showSelection();
+    }
+    selectMode.addEventListener("click", () => {
+      selecting = !selecting;
+      selectMode.setAttribute("aria-pressed", String(selecting));
+      selectMode.textContent = selecting ? "Done selecting" : "Select members";
+      bulk.hidden = !selecting;
+      if (!selecting) selected.clear();
+      bulkReset();
+      showSelection();
+    });
+    topology.addEventListener("gslb:drawn", showSelection);
+    $("#bulk-clear").addEventListener("click", () => { selected.clear(); bulkReset(); showSelection(); });
+    $("#bulk-action").addEventListener("change", () => {
+      $("#bulk-weight-field").hidden = $("#bulk-action").value !== "weight";
+      bulkReset();
+    });
+    $("#bulk-weight").addEventListener("input", bulkReset);
+    const bulkTyped = $("#bulk-typed");
+    function bulkGate() {
+      const typedOk = !bulkPlan || bulkPlan.deletes <= BULK_CONFIRM_ABOVE || bulkTyped.value.trim() === "delete " + bulkPlan.deletes;
+      $("#bulk-apply").disabled = !canWrite || !bulkPlan || !bulkPlan.ops.length || !typedOk;
+    }
+    bulkTyped.addEventListener("input", bulkGate);
+    $("#bulk-plan").addEventListener("click", async () => {
+      bulkReset();
+      const fail = (message) => { $("#bulk-error").textContent = message; };
+      if (!selected.size) { fail("Select one or more members first."); return; }
+      const action = $("#bulk-action").value;
+      let field = null;
+      if (action === "weight") {
+        const v = $("#bulk-weight").value.trim();
+        if (!/^\d+$/.test(v)) { fail("Weight: " + (v ? JSON.stringify(v) + " is not a whole number" : "required: enter a whole number")); return; }
+        field = ["weight", Number(v)];
+      } else if (action !== "delete") {
+        field = ["enabled", action === "enable"];
+      }
+      // Each member as it stands now, read per pool, with its revision.
+      const poolOf = (id) => (nodes.get(Number(id)) || [])[0];
+      const current = new Map();
+      const poolIds = new Set([...selected].map((id) => {
+        const node = poolOf(id);
+        return node ? node.closest("details.pool").dataset.pool : null;
+      }));
+      for (const pool of poolIds) {
+        if (pool === null) continue;
+        const r = await api("GET", "/ui/api/v1/pools/" + pool + "/members");
+        if (!r.ok) { fail(errorOf(r).message); return; }
+        r.data.forEach((m) => current.set(String(m.id), m));
+      }
+      const ops = [];
+      const lines = [];
+      let deletes = 0, kept = 0;
+      for (const id of selected) {
+        const m = current.get(id);
+        const node = poolOf(id);
+        if (!m || !node) { fail("A selected member no longer exists: clear the selection and select again."); return; }
+        const name = $(".pname", node.closest("details.pool")).textContent.replace(/^pool /, "") + "/" + m.name;
+        if (action === "delete") {
+          ops.push({ op: "ifRevision", revision: m.revision, write: { op: "delete", kind: "member", id: m.id } });
+          lines.push("- member " + name);
+          deletes += 1;
+          continue;
+        }
+        const [key, value] = field;
+        if (m[key] === value) { lines.push("= member " + name + ": " + key + " is " + value + " already"); kept += 1; continue; }
+        ops.push({ op: "ifRevision", revision: m.revision, write: { op: "patch", target: { kind: "member", id: m.id }, fields: { [key]: value } } });
+        lines.push("~ member " + name + ": " + key + " " + m[key] + " \u2192 " + value);
+      }
+      const r = ops.length ? await api("POST", "/ui/api/v1/apply", { ops, dryRun: true }) : { ok: true, data: {} };
+      if (!r.ok) { fail(errorOf(r).message); return; }
+      bulkPlan = { ops, deletes, version: r.data.catalogVersion };
+      showLines("bulk", "Plan: ~" + (ops.length - deletes) + " \u2212" + deletes + (kept ? " (" + kept + " unchanged)" : ""), lines);
+      $("#bulk-typed-field").hidden = deletes <= BULK_CONFIRM_ABOVE;
+      bulkTyped.value = "";
+      $("#bulk-typed-label").textContent = "This deletes " + deletes + " members: type \u201cdelete " + deletes + "\u201d to confirm";
+      bulkGate();
+    });
+    $("#bulk-apply").addEventListener("click", async () => {
+      if (!bulkPlan) return;
+      const r = await api("POST", "/ui/api/v1/apply", { ops: bulkPlan.ops, expectVersion: bulkPlan.version });
+      if (r.status === 412) {
+        $("#bulk-error").textContent = "Changed since this plan was made: show the plan again. " + errorOf(r).message;
+        bulkPlan = null;
+        bulkGate();
+        return;
+      }
+      if (!r.ok) { $("#bulk-error").textContent = errorOf(r).message; return; }
+      const done = bulkPlan.ops.length;
+      bulkPlan = null;
+      selected.clear();
+      showSelection();
+      $("#bulk-heading").textContent = "Applied " + done + " changes, version " + r.data.version;
+      $("#bulk-typed-field").hidden = true;
+      bulkGate();
+    });
     // A link to a member opens its panel.
     if (/^\d+$/.test(asked.get("member") || "")) openMember(asked.get("member"));
   }
@@ -651,15 +788,7 @@
   if (applyForm) {
     const text = $("#apply-text");
     const confirmButton = $("#apply-confirm");
-    const show = (heading, lines) => {
-      $("#apply-result").hidden = false;
-      $("#apply-heading").textContent = heading;
-      $("#apply-lines").replaceChildren(...lines.map((l) => {
-        const li = document.createElement("li");
-        li.textContent = l;
-        return li;
-      }));
-    };
+    const show = (heading, lines) => showLines("apply", heading, lines);
     // The catalog version the shown plan was made against: Apply sends it,
     // so a catalog that moved meanwhile is refused, not applied blind.
     let planned = null;

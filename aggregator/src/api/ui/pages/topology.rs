@@ -70,6 +70,37 @@ pub async fn page(
                     }
                 }
             }
+            div.bulk-bar {
+                button.writes #select-mode type="button" aria-pressed="false" { "Select members" }
+                div #bulk role="region" aria-label="Change the selected members" hidden {
+                    span #bulk-count { "0 selected" }
+                    " "
+                    label for="bulk-action" { "Change" }
+                    " "
+                    select #bulk-action {
+                        option value="disable" { "disable" }
+                        option value="enable" { "enable" }
+                        option value="weight" { "set weight" }
+                        option value="delete" { "delete" }
+                    }
+                    span #bulk-weight-field hidden {
+                        " " label for="bulk-weight" { "Weight" } " "
+                        input #bulk-weight type="text" inputmode="numeric" autocomplete="off";
+                    }
+                    " " button #bulk-plan type="button" { "Show plan" }
+                    " " button #bulk-clear type="button" { "Clear selection" }
+                    p.form-error #bulk-error role="alert" {}
+                    div #bulk-result hidden {
+                        h2 #bulk-heading {}
+                        ul #bulk-lines {}
+                        div.field #bulk-typed-field hidden {
+                            label #bulk-typed-label for="bulk-typed" {}
+                            input #bulk-typed type="text" autocomplete="off";
+                        }
+                        button.writes.danger #bulk-apply type="button" disabled { "Apply" }
+                    }
+                }
+            }
             p.legend {
                 span.state.healthy { "healthy" } " "
                 span.state.warming { "warming X/N" } " "
