@@ -126,6 +126,20 @@ fn ui_call(mesh: &LocalMesh, cookie: &str, method: &str, path: &str, headers: &[
         .unwrap_or(0)
 }
 
+/// Wait until the object editor's save shows `done` (a script returning
+/// true), failing with what the page refused instead if it shows that.
+async fn saved(b: &Browser, what: &str, done: &str) {
+    let outcome = b
+        .wait_js(
+            what,
+            &format!(
+                "if ((() => {{ {done} }})()) return 'ok'; const said = [document.querySelector('#object-error'), ...document.querySelectorAll('#object-fields [data-error-for]')].map(e => e && e.textContent).filter(Boolean); return said.length ? said.join(' | ') : null;"
+            ),
+        )
+        .await;
+    assert_eq!(outcome, json!("ok"), "{what}: the page refused");
+}
+
 /// The runtime a browser test drives its page from.
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -391,7 +405,8 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         b.click(&format!("button.member[data-member=\"{made}\"]")).await;
         b.wait_js("its slide-over", "return !document.querySelector('#slideover').hidden && document.querySelector('#f-name').value === 'web-us-9';").await;
         b.click("#member-delete").await;
-        b.client.accept_alert().await.unwrap();
+        assert_eq!(b.text("#confirm-title").await.unwrap(), "Delete member web-us-9?");
+        b.click("#confirm-yes").await;
         b.wait_js("the node gone", &format!("return document.querySelector('button.member[data-member=\"{made}\"]') === null;")).await;
         assert!(mesh.agg.try_health("web-us", "web-us-9").is_none(), "the member was not deleted");
 
@@ -452,35 +467,100 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
             accessible(&b, page).await;
         }
 
-        // Objects: a check created from its template, then deleted.
+        // Objects (item 11): each kind in a form, related objects by name.
+        // A check made from its form (a tcp probe), then edited there.
         b.client.goto(&format!("{base}/ui/objects")).await.unwrap();
         b.click("button.create[data-kind=checks]").await;
-        b.wait_js("the object editor", "return !document.querySelector('#object-editor').hidden;").await;
-        b.js("document.querySelector('#object-json').value = arguments[0]; return null;", vec![json!(r#"{"name": "ui-made", "probe": {"type": "tcp"}}"#)]).await;
+        b.wait_js("the object form", "return !document.querySelector('#object-editor').hidden && document.querySelector('[data-key=\"probe.path\"]') !== null;").await;
+        b.fill("[data-key=name]", "ui-made").await;
+        b.js("const t = document.querySelector('[data-key=\"probe.type\"]'); t.value = 'tcp'; t.dispatchEvent(new Event('change')); return null;", vec![]).await;
+        let fields = b.js("return [...document.querySelectorAll('#object-fields [data-key]')].map(i => i.dataset.key);", vec![]).await;
+        assert!(fields.as_array().unwrap().contains(&json!("probe.send")) && !fields.as_array().unwrap().contains(&json!("probe.path")), "{fields}");
+        b.fill("[data-key=window]", "x").await;
         b.click("#object-save").await;
-        b.wait_js("the created check", "return document.querySelector('li.object[data-name^=\"ui-made\"]') !== null;").await;
+        assert_eq!(b.text("[data-error-for=window]").await.unwrap(), "Results kept per location: \"x\" is not a whole number");
+        b.fill("[data-key=window]", "1").await;
+        b.shot("object-form-check").await;
+        accessible(&b, "the check form").await;
+        b.click("#object-save").await;
+        saved(&b, "the created check", "return document.querySelector('li.object[data-name^=\"ui-made\"]') !== null;").await;
         let (_, checks) = rest(&mesh, &write, "GET", "/api/v1/checks", &[]);
-        assert!(checks.as_array().unwrap().iter().any(|c| c["name"] == "ui-made"), "{checks}");
+        let made = checks.as_array().unwrap().iter().find(|c| c["name"] == "ui-made").unwrap_or_else(|| panic!("{checks}"));
+        assert_eq!(made["probe"]["type"], "tcp", "{made}");
+        let made = made["id"].as_u64().unwrap();
         // Edited: only the field changed is sent (the audit shows it alone).
         b.click("li.object[data-name^=\"ui-made\"] button.edit").await;
-        b.wait_js("the object editor", "return !document.querySelector('#object-editor').hidden;").await;
-        b.js("const a = document.querySelector('#object-json'); const v = JSON.parse(a.value); v.interval = '20s'; a.value = JSON.stringify(v, null, 2); return null;", vec![]).await;
+        b.wait_js("the object form", "return !document.querySelector('#object-editor').hidden;").await;
+        b.fill("[data-key=interval]", "20s").await;
         b.click("#object-save").await;
         b.wait_js("the page reloaded", "return document.readyState === 'complete' && document.querySelector('#object-editor').hidden;").await;
-        let made = checks.as_array().unwrap().iter().find(|c| c["name"] == "ui-made").unwrap()["id"].as_u64().unwrap();
         let (_, audit) = rest(&mesh, &write, "GET", &format!("/api/v1/audit?limit=1&object=check/{made}"), &[]);
         assert_eq!(audit["records"][0]["changes"][0]["fields"], json!([{"field": "interval", "before": "10s", "after": "20s"}]), "{audit}");
-        b.click("li.object[data-name^=\"ui-made\"] button.delete").await;
-        b.client.accept_alert().await.unwrap();
-        b.wait_js("the check gone", "return document.readyState === 'complete' && document.querySelector('li.object[data-name^=\"ui-made\"]') === null;").await;
-        let (_, checks) = rest(&mesh, &write, "GET", "/api/v1/checks", &[]);
-        assert!(!checks.as_array().unwrap().iter().any(|c| c["name"] == "ui-made"), "{checks}");
-        // A refused object shows the API's message.
-        b.click("button.create[data-kind=checks]").await;
-        b.js("document.querySelector('#object-json').value = '{\"name\": \"\", \"probe\": {\"type\": \"tcp\"}}'; return null;", vec![]).await;
+        // A refusal sits under the field it names, in words.
+        b.click("li.object[data-name^=\"ui-made\"] button.edit").await;
+        b.fill("[data-key=name]", "").await;
         b.click("#object-save").await;
-        let refusal = b.wait_js("the refusal", "return document.querySelector('#object-error').textContent;").await;
-        assert!(refusal.as_str().unwrap().contains("name"), "{refusal}");
+        let refusal = b.wait_js("the refusal", "return document.querySelector('[data-error-for=name]').textContent || null;").await;
+        assert!(!refusal.as_str().unwrap().contains("expected"), "{refusal}");
+        b.click("#object-close").await;
+        // Deleted after a confirmation naming it (no browser dialog).
+        b.click("li.object[data-name^=\"ui-made\"] button.delete").await;
+        assert_eq!(b.text("#confirm-title").await.unwrap(), "Delete check ui-made (tcp)?");
+        b.click("#confirm-yes").await;
+        b.wait_js("the check gone", "return document.readyState === 'complete' && document.querySelector('li.object[data-name^=\"ui-made\"]') === null;").await;
+
+        // A pool: its check chosen by name.
+        b.click("button.create[data-kind=pools]").await;
+        b.fill("[data-key=name]", "ui-pool").await;
+        let checks_offered = b.js("return [...document.querySelector('[data-key=check]').options].map(o => o.text);", vec![]).await;
+        assert!(checks_offered.as_array().unwrap().contains(&json!("web-http")), "{checks_offered}");
+        b.js("const c = document.querySelector('[data-key=check]'); c.value = [...c.options].find(o => o.text === 'api-tcp').value; document.querySelector('[data-key=failMode]').value = 'static'; return null;", vec![]).await;
+        b.fill("[data-key=fallback]", "192.0.2.9").await;
+        b.click("#object-save").await;
+        saved(&b, "the created pool", "return document.querySelector('li.object[data-name=\"ui-pool\"]') !== null;").await;
+        let (_, pools) = rest(&mesh, &write, "GET", "/api/v1/pools", &[]);
+        let made = pools.as_array().unwrap().iter().find(|p| p["name"] == "ui-pool").unwrap().clone();
+        assert_eq!(made["fallback"], json!(["192.0.2.9"]), "{made}");
+        let (_, checks) = rest(&mesh, &write, "GET", "/api/v1/checks", &[]);
+        let api_tcp = checks.as_array().unwrap().iter().find(|c| c["name"] == "api-tcp").unwrap()["id"].clone();
+        assert_eq!(made["check"], api_tcp, "{made}");
+        // A pool-backed record answering from it, and a static MX record
+        // whose data is typed per line.
+        b.click("button.create[data-kind=records][data-json*=dynamic]").await;
+        b.fill("[data-key=name]", "ui.example.test").await;
+        b.js("[...document.querySelector('[data-key=\"data.dynamic.pools\"]').options].forEach(o => { o.selected = o.text === 'ui-pool'; }); return null;", vec![]).await;
+        b.click("#object-save").await;
+        saved(&b, "the created record", "return document.querySelector('li.object[data-name=\"ui.example.test A\"]') !== null;").await;
+        b.click("button.create[data-kind=records][data-json*=static]").await;
+        b.fill("[data-key=name]", "mx.example.test").await;
+        b.js("const t = document.querySelector('[data-key=type]'); t.value = 'MX'; t.dispatchEvent(new Event('change')); return null;", vec![]).await;
+        b.fill("[data-key=\"data.static\"]", "ten mail.example.test").await;
+        b.click("#object-save").await;
+        let said = b.text("[data-error-for=\"data.static\"]").await.unwrap();
+        assert_eq!(said, "Records, one per line: \"ten mail.example.test\": preference must be a whole number");
+        b.fill("[data-key=\"data.static\"]", "10 mail.example.test").await;
+        b.shot("object-form-static-mx").await;
+        b.click("#object-save").await;
+        saved(&b, "the MX record", "return document.querySelector('li.object[data-name=\"mx.example.test MX\"]') !== null;").await;
+        let (_, records) = rest(&mesh, &write, "GET", "/api/v1/records", &[]);
+        let mx = records.as_array().unwrap().iter().find(|r| r["name"] == "mx.example.test").unwrap().clone();
+        assert_eq!(mx["data"]["static"], json!([{"mx": {"preference": 10, "exchange": "mail.example.test"}}]), "{mx}");
+        let ui_rec = records.as_array().unwrap().iter().find(|r| r["name"] == "ui.example.test").unwrap().clone();
+        assert_eq!(ui_rec["data"]["dynamic"]["pools"], json!([made["id"]]), "{ui_rec}");
+        // The zone's form shows its SOA field by field; JSON stays one
+        // toggle away for what the form does not show.
+        b.click("li.object[data-kind=zones] button.edit").await;
+        assert_eq!(b.js("return document.querySelector('[data-key=\"soa.refresh\"]').value;", vec![]).await, json!("3600"));
+        b.click("#object-as-json").await;
+        let shown = b.js("return JSON.parse(document.querySelector('#object-json').value).soa.refresh;", vec![]).await;
+        assert_eq!(shown, json!(3600));
+        accessible(&b, "the zone as JSON").await;
+        b.click("#object-close").await;
+        for (kind, name) in [("records", "ui.example.test A"), ("records", "mx.example.test MX"), ("pools", "ui-pool")] {
+            b.click(&format!("li.object[data-kind={kind}][data-name=\"{name}\"] button.delete")).await;
+            b.click("#confirm-yes").await;
+            b.wait_js("the object gone", &format!("return document.readyState === 'complete' && document.querySelector('li.object[data-name=\"{name}\"]') === null;")).await;
+        }
 
         // Declarative apply: the plan first, then the change on confirmation.
         b.client.goto(&format!("{base}/ui/apply")).await.unwrap();

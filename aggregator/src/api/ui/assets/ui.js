@@ -42,24 +42,28 @@
   }
 
   // Dialogs: focus moves in on open and back on close; Escape closes.
-  let opener = null;
+  // Each dialog remembers what opened it (a confirmation opens over a
+  // panel).
+  const openers = new WeakMap();
   function openDialog(dialog, focus) {
-    opener = document.activeElement;
+    openers.set(dialog, document.activeElement);
     dialog.hidden = false;
     (focus || $("input, textarea, button", dialog)).focus();
   }
   function closeDialog(dialog) {
     dialog.hidden = true;
-    if (opener && document.contains(opener)) opener.focus();
+    const opener = openers.get(dialog);
+    if (opener && document.contains(opener) && opener.offsetParent !== null) opener.focus();
     dialog.dispatchEvent(new Event("closed"));
   }
   // Escape closes an open dialog; Tab and Shift+Tab stay inside it.
   document.addEventListener("keydown", (ev) => {
     const open = $$("div[role=dialog], div[role=alertdialog]").filter((d) => !d.hidden);
     if (!open.length) return;
-    if (ev.key === "Escape") { open.forEach(closeDialog); return; }
+    if (ev.key === "Escape") { closeDialog(open[open.length - 1]); return; }
     if (ev.key !== "Tab") return;
-    const focusable = $$("a[href], input, textarea, select, button", open[0]).filter((e) => !e.disabled && e.offsetParent !== null);
+    // The topmost: a confirmation comes after the panel it confirms for.
+    const focusable = $$("a[href], input, textarea, select, button", open[open.length - 1]).filter((e) => !e.disabled && e.offsetParent !== null);
     if (!focusable.length) return;
     const first = focusable[0];
     const last = focusable[focusable.length - 1];
@@ -449,7 +453,7 @@
     }
     async function openMember(id) {
       const r = await api("GET", "/ui/api/v1/members/" + id);
-      if (!r.ok) { alert(errorOf(r).message); return; }
+      if (!r.ok) { $("#shown").textContent = "Member " + id + ": " + errorOf(r).message; return; }
       clearErrors();
       fill(r.data);
       // What the form showed when opened: a save sends only what the
@@ -589,11 +593,16 @@
       ev.preventDefault();
       save(editing.revision);
     });
-    $("#member-delete").addEventListener("click", async () => {
-      if (!editing.id || !confirm("Delete this member?")) return;
-      const r = await api("DELETE", "/ui/api/v1/members/" + editing.id, undefined, undefined, ifMatch(editing.revision));
-      if (r.status === 412) { $("#member-error").textContent = "Changed since you opened it (now revision " + r.data.error.currentRevision + "): reopen it to see what changed before deleting."; return; }
-      if (r.ok) closeDialog(dialog); else $("#member-error").textContent = errorOf(r).message;
+    $("#member-delete").addEventListener("click", () => {
+      if (!editing.id) return;
+      const name = "member " + form.elements.name.value;
+      confirmThen("Delete " + name + "?", "The " + name + " leaves its pool and every answer at once (its history stays in the audit log).", "Delete " + name, async () => {
+        const r = await api("DELETE", "/ui/api/v1/members/" + editing.id, undefined, undefined, ifMatch(editing.revision));
+        if (r.status === 412) return "Changed since you opened it (now revision " + r.data.error.currentRevision + "): reopen it to see what changed before deleting.";
+        if (!r.ok) return errorOf(r).message;
+        closeDialog(dialog);
+        return null;
+      });
     });
     $("#member-close").addEventListener("click", () => closeDialog(dialog));
     dialog.addEventListener("closed", () => remember("member", null));
@@ -856,18 +865,280 @@
     });
   }
 
-  // ---- objects: zones, records, pools, checks ----
+  // ---- objects: zones, records, pools, checks, each in a form ----
   const editor = $("#object-editor");
   if (editor) {
     const area = $("#object-json");
-    let target = null; // {kind, id?, original}
-    function edit(kind, id, json) {
-      target = { kind, id, original: JSON.parse(json) };
-      $("#object-title").textContent = (id ? "Edit " : "New ") + kind.replace(/s$/, "") + (id ? " " + id : "");
-      area.value = JSON.stringify(JSON.parse(json), null, 2);
+    const fieldsBox = $("#object-fields");
+    const asJson = $("#object-as-json");
+    const names = JSON.parse(editor.dataset.names || "{}");
+    // A field: its key path in the REST JSON, label, kind, and (for a
+    // probe's fields) the probe types it belongs to. Kinds: text, int,
+    // real, duration, lines (one per line), ref (one object by name),
+    // refs (several, by name), select, flag, rdata.
+    const PROBES = ["http", "https", "tcp", "udp", "dns", "grpc"];
+    const SPECS = {
+      zones: [
+        { k: "apex", l: "Apex (the zone's name)", t: "text" },
+        { k: "ns", l: "Name servers (one per line)", t: "lines" },
+        { k: "defaultTtl", l: "Default TTL (seconds)", t: "int" },
+        { k: "soa.mname", l: "SOA primary name server", t: "text" },
+        { k: "soa.rname", l: "SOA responsible mailbox (as a name)", t: "text" },
+        { k: "soa.refresh", l: "SOA refresh (seconds)", t: "int" },
+        { k: "soa.retry", l: "SOA retry (seconds)", t: "int" },
+        { k: "soa.expire", l: "SOA expire (seconds)", t: "int" },
+        { k: "soa.negativeTtl", l: "Negative TTL (seconds)", t: "int" },
+      ],
+      pools: [
+        { k: "name", l: "Name", t: "text" },
+        { k: "check", l: "Health check", t: "ref", of: "checks", none: "no check (members are up unless set otherwise)" },
+        { k: "minHealthy", l: "Members that must be healthy", t: "int" },
+        { k: "failMode", l: "When too few are healthy", t: "select", options: [["open", "fail open: answer with every member"], ["closed", "fail closed: answer nothing from this pool"], ["static", "static: answer with the fallback"]] },
+        { k: "protectThreshold", l: "Protection threshold (0 to 1 of members healthy)", t: "real" },
+        { k: "fallback", l: "Fallback addresses, answered when failing static (one per line)", t: "lines" },
+      ],
+      checks: [
+        { k: "name", l: "Name", t: "text" },
+        { k: "probe.type", l: "Probe", t: "select", options: PROBES.map((p) => [p, p]) },
+        { k: "interval", l: "Interval (e.g. 2s, 500ms)", t: "duration" },
+        { k: "timeout", l: "Timeout", t: "duration" },
+        { k: "port", l: "Port (empty: the member's)", t: "int", empty: null },
+        { k: "rise", l: "Healthy when this share of locations passes (0 to 1)", t: "real" },
+        { k: "fall", l: "Unhealthy when this share or fewer passes (0 to 1)", t: "real" },
+        { k: "window", l: "Results kept per location", t: "int" },
+        { k: "probe.method", l: "HTTP method", t: "text", on: ["http", "https"] },
+        { k: "probe.path", l: "Path", t: "text", on: ["http", "https"] },
+        { k: "probe.expectedStatus", l: "Expected status codes (one per line; none: 2xx and 3xx)", t: "lines", ints: true, on: ["http", "https"] },
+        { k: "probe.send", l: "Bytes to send (text, or hex: …)", t: "text", on: ["tcp", "udp"] },
+        { k: "probe.expect", l: "Expected in the reply (empty: anything)", t: "text", empty: null, on: ["tcp", "udp"] },
+        { k: "probe.queryName", l: "Query name", t: "text", on: ["dns"] },
+        { k: "probe.queryType", l: "Query type", t: "text", on: ["dns"] },
+        { k: "probe.service", l: "gRPC service (empty: the server)", t: "text", on: ["grpc"] },
+        { k: "probe.tls", l: "TLS", t: "flag", on: ["grpc"] },
+      ],
+      dynamic: [
+        { k: "zone", l: "Zone", t: "ref", of: "zones" },
+        { k: "name", l: "Name", t: "text" },
+        { k: "type", l: "Type", t: "select", options: [["A", "A"], ["AAAA", "AAAA"], ["CNAME", "CNAME (hostname members)"]] },
+        { k: "ttl", l: "TTL (seconds)", t: "int" },
+        { k: "data.dynamic.steering", l: "Steering", t: "select", options: [["roundrobin", "round robin"], ["weighted", "weighted"], ["sticky", "sticky (same members per client subnet)"], ["latency", "latency (fastest from the client's region)"]] },
+        { k: "data.dynamic.pools", l: "Pools, in order of priority", t: "refs", of: "pools" },
+        { k: "data.dynamic.firstN", l: "Answer with at most this many (0: all)", t: "int" },
+      ],
+      static: [
+        { k: "zone", l: "Zone", t: "ref", of: "zones" },
+        { k: "name", l: "Name", t: "text" },
+        { k: "type", l: "Type", t: "select", options: ["A", "AAAA", "CNAME", "TXT", "MX", "NS", "PTR", "SRV", "CAA"].map((x) => [x, x]) },
+        { k: "ttl", l: "TTL (seconds)", t: "int" },
+        { k: "data.static", l: "Records, one per line", t: "rdata" },
+      ],
+    };
+    // Static records by type, one per line as in a zone file (without
+    // name, class or type).
+    const RDATA = {
+      A: { hint: "192.0.2.1", read: (l) => ({ a: l }), show: (r) => r.a },
+      AAAA: { hint: "2001:db8::1", read: (l) => ({ aaaa: l }), show: (r) => r.aaaa },
+      CNAME: { hint: "target.example.test", read: (l) => ({ cname: l }), show: (r) => r.cname },
+      NS: { hint: "ns1.example.test", read: (l) => ({ ns: l }), show: (r) => r.ns },
+      PTR: { hint: "host.example.test", read: (l) => ({ ptr: l }), show: (r) => r.ptr },
+      TXT: { hint: "v=spf1 -all", read: (l) => ({ txt: [l] }), show: (r) => r.txt.join("") },
+      MX: { hint: "10 mail.example.test", parts: ["preference", "exchange"], ints: [0] },
+      SRV: { hint: "10 5 443 host.example.test", parts: ["priority", "weight", "port", "target"], ints: [0, 1, 2] },
+      CAA: { hint: "0 issue letsencrypt.org", parts: ["flags", "tag", "value"], ints: [0] },
+    };
+    function readRdata(type, line) {
+      const kind = RDATA[type];
+      if (!kind) throw new Error("type " + type + " is edited as JSON");
+      if (kind.read) return kind.read(line);
+      const words = line.split(/\s+/);
+      if (words.length < kind.parts.length) throw new Error(JSON.stringify(line) + ": " + type + " needs " + kind.parts.join(", "));
+      const rest = words.slice(kind.parts.length - 1).join(" ");
+      const value = {};
+      kind.parts.forEach((p, i) => {
+        const word = i === kind.parts.length - 1 ? rest : words[i];
+        if (kind.ints.includes(i)) {
+          if (!/^\d+$/.test(word)) throw new Error(JSON.stringify(line) + ": " + p + " must be a whole number");
+          value[p] = Number(word);
+        } else value[p] = word;
+      });
+      return { [type.toLowerCase()]: value };
+    }
+    function showRdata(type, r) {
+      const kind = RDATA[type];
+      if (!kind || !(type.toLowerCase() in r)) return JSON.stringify(r);
+      if (kind.show) return kind.show(r);
+      const v = r[type.toLowerCase()] || {};
+      return kind.parts.map((p) => String(v[p])).join(" ");
+    }
+    const get = (obj, path) => path.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+    function set(obj, path, value) {
+      const keys = path.split(".");
+      let o = obj;
+      keys.slice(0, -1).forEach((k) => { if (o[k] == null || typeof o[k] !== "object") o[k] = {}; o = o[k]; });
+      o[keys[keys.length - 1]] = value;
+    }
+    const specOf = (kind, value) => kind === "records" ? (value.data && value.data.static ? SPECS.static : SPECS.dynamic) : SPECS[kind];
+    const nameOf = (of, id) => ((names[of] || []).find(([i]) => i === id) || [id, "#" + id])[1];
+    let target = null; // {kind, id?, original, value (the JSON the form edits)}
+    // The form for `value`, field by field.
+    function build() {
+      const value = target.value;
+      const probe = get(value, "probe.type");
+      fieldsBox.replaceChildren();
+      specOf(target.kind, value).forEach((f) => {
+        if (f.on && !f.on.includes(probe)) return;
+        const id = "of-" + f.k.replace(/\./g, "-");
+        const wrap = document.createElement("div");
+        wrap.className = f.t === "flag" ? "field check" : "field";
+        const label = document.createElement("label");
+        label.htmlFor = id;
+        label.textContent = f.l;
+        let input;
+        const current = get(value, f.k);
+        if (f.t === "select" || f.t === "ref") {
+          input = document.createElement("select");
+          const options = f.t === "ref" ? (f.none ? [["", f.none]] : []).concat((names[f.of] || []).map(([i, n]) => [String(i), n])) : f.options;
+          options.forEach(([v, text]) => input.append(new Option(text, v)));
+          input.value = current == null ? "" : String(current);
+        } else if (f.t === "refs") {
+          input = document.createElement("select");
+          input.multiple = true;
+          input.size = Math.min(6, Math.max(2, (names[f.of] || []).length));
+          const chosen = (current || []).map(Number);
+          // Chosen first, in their order: the order is the priority.
+          chosen.concat((names[f.of] || []).map(([i]) => i).filter((i) => !chosen.includes(i))).forEach((i) => {
+            const o = new Option(nameOf(f.of, i), String(i));
+            o.selected = chosen.includes(i);
+            input.append(o);
+          });
+        } else if (f.t === "lines" || f.t === "rdata") {
+          input = document.createElement("textarea");
+          input.rows = 3;
+          const type = value.type;
+          input.value = f.t === "rdata" ? (current || []).map((r) => showRdata(type, r)).join("\n") : (current || []).join("\n");
+          if (f.t === "rdata" && RDATA[type]) input.placeholder = RDATA[type].hint;
+        } else if (f.t === "flag") {
+          input = document.createElement("input");
+          input.type = "checkbox";
+          input.checked = !!current;
+        } else {
+          input = document.createElement("input");
+          input.type = "text";
+          if (f.t === "int" || f.t === "real") input.inputMode = f.t === "int" ? "numeric" : "decimal";
+          input.value = current == null ? "" : String(current);
+        }
+        input.id = id;
+        input.dataset.key = f.k;
+        const error = document.createElement("span");
+        error.className = "field-error";
+        error.id = "e-" + id;
+        error.setAttribute("role", "alert");
+        error.dataset.errorFor = f.k;
+        input.setAttribute("aria-describedby", error.id);
+        if (f.t === "flag") wrap.append(input, label, error); else wrap.append(label, input, error);
+        fieldsBox.append(wrap);
+        // Another probe type shows other fields; another record type
+        // another example.
+        if (f.k === "probe.type") input.addEventListener("change", () => { collect(true); build(); lockForReaders(editor); });
+        if (f.k === "type") {
+          input.addEventListener("change", () => {
+            const lines = $('[data-key="data.static"]', fieldsBox);
+            if (lines) lines.placeholder = (RDATA[input.value] || { hint: "" }).hint;
+          });
+        }
+      });
+    }
+    // The form's values laid over the JSON it was built from; with
+    // `quiet`, what cannot be read is left as it was. Errors by field.
+    function collect(quiet) {
+      const value = JSON.parse(JSON.stringify(target.value));
+      const errors = [];
+      const probeWas = get(value, "probe.type");
+      specOf(target.kind, value).forEach((f) => {
+        const input = $('[data-key="' + f.k + '"]', fieldsBox);
+        // A field of the probe type the form showed, not of the one chosen.
+        if (!input || (f.on && !f.on.includes(get(value, "probe.type")))) return;
+        const raw = input.value.trim();
+        const bad = (m) => errors.push([f.k, f.l.split(" (")[0] + ": " + m]);
+        if (f.t === "int") {
+          if (raw === "" && "empty" in f) set(value, f.k, f.empty);
+          else if (!/^\d+$/.test(raw)) bad(raw === "" ? "required: enter a whole number" : JSON.stringify(raw) + " is not a whole number");
+          else set(value, f.k, Number(raw));
+        } else if (f.t === "real") {
+          if (!/^\d+(\.\d+)?$/.test(raw)) bad(raw === "" ? "required: enter a number" : JSON.stringify(raw) + " is not a number");
+          else set(value, f.k, Number(raw));
+        } else if (f.t === "ref") {
+          set(value, f.k, raw === "" ? null : Number(raw));
+        } else if (f.t === "refs") {
+          set(value, f.k, Array.from(input.selectedOptions).map((o) => Number(o.value)));
+        } else if (f.t === "lines") {
+          const lines = input.value.split("\n").map((l) => l.trim()).filter(Boolean);
+          if (f.ints && lines.some((l) => !/^\d+$/.test(l))) bad("one whole number per line");
+          else set(value, f.k, f.ints ? lines.map(Number) : lines);
+        } else if (f.t === "rdata") {
+          try {
+            set(value, f.k, input.value.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => readRdata(value.type, l)));
+          } catch (e) { bad(e.message); }
+        } else if (f.t === "flag") {
+          set(value, f.k, input.checked);
+        } else if (f.t === "select" && f.k === "probe.type" && raw !== probeWas) {
+          // Another kind of probe: its own fields, the server's defaults.
+          set(value, "probe", { type: raw });
+        } else {
+          set(value, f.k, raw === "" && "empty" in f ? f.empty : raw);
+        }
+      });
+      // Quietly, a probe type changes even if another field is unreadable.
+      if (quiet && !errors.length) target.value = value;
+      else if (quiet && value.probe) target.value.probe = value.probe;
+      return { value, errors };
+    }
+    function clearObjectErrors() {
       $("#object-error").textContent = "";
-      openDialog(editor, area);
+      $$("[data-error-for]", fieldsBox).forEach((e) => { e.textContent = ""; });
+      $$("[aria-invalid]", fieldsBox).forEach((i) => i.removeAttribute("aria-invalid"));
+    }
+    // A refusal under the field it names (the form's or the JSON's box).
+    function objectError(field, message) {
+      const slot = !asJson.checked && field && $('[data-error-for="' + field + '"]', fieldsBox);
+      if (slot) {
+        slot.textContent = message;
+        const input = $('[data-key="' + field + '"]', fieldsBox);
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+      } else {
+        $("#object-error").textContent = message;
+      }
+    }
+    function showAs(json) {
+      asJson.checked = json;
+      $("#object-json-field").hidden = !json;
+      fieldsBox.hidden = json;
+      if (json) area.value = JSON.stringify(target.value, null, 2);
+      else build();
       lockForReaders(editor);
+    }
+    asJson.addEventListener("change", () => {
+      clearObjectErrors();
+      if (asJson.checked) {
+        const { errors } = collect(true);
+        if (errors.length) { asJson.checked = false; errors.forEach(([k, m]) => objectError(k, m)); return; }
+        showAs(true);
+        return;
+      }
+      try { target.value = JSON.parse(area.value); } catch (e) { asJson.checked = true; $("#object-error").textContent = "JSON: " + e.message; return; }
+      showAs(false);
+    });
+    const label = (kind, value) => ({ zones: "zone " + value.apex, pools: "pool " + value.name, checks: "check " + value.name, records: "record " + value.name + " " + value.type })[kind];
+    function edit(kind, id, json) {
+      const value = JSON.parse(json);
+      target = { kind, id, original: JSON.parse(json), value };
+      $("#object-title").textContent = id ? "Edit " + label(kind, value) : "New " + (kind === "records" ? (value.data.static ? "static record" : "pool-backed record") : kind.replace(/s$/, ""));
+      clearObjectErrors();
+      openDialog(editor, null);
+      showAs(false);
+      const first = $("input, select, textarea", fieldsBox);
+      if (first) first.focus();
     }
     document.addEventListener("click", async (ev) => {
       const b = ev.target.closest("button");
@@ -876,16 +1147,27 @@
       if (b.classList.contains("edit") && row) edit(row.dataset.kind, row.dataset.id, b.dataset.json);
       else if (b.classList.contains("create")) edit(b.dataset.kind, null, b.dataset.json);
       else if (b.classList.contains("delete") && row) {
-        if (!confirm("Delete " + row.dataset.kind.replace(/s$/, "") + " " + row.dataset.id + "?")) return;
-        const r = await api("DELETE", "/ui/api/v1/" + row.dataset.kind + "/" + row.dataset.id, undefined, undefined,
-          { "if-match": '"' + row.dataset.revision + '"' });
-        if (r.ok) location.reload(); else alert(errorOf(r).message);
+        const what = row.dataset.kind.replace(/s$/, "") + " " + row.dataset.name;
+        confirmThen("Delete " + what + "?", "The " + what + " is deleted for good (its history stays in the audit log). A change since this page was loaded is refused.", "Delete " + what, async () => {
+          const r = await api("DELETE", "/ui/api/v1/" + row.dataset.kind + "/" + row.dataset.id, undefined, undefined,
+            { "if-match": '"' + row.dataset.revision + '"' });
+          if (!r.ok) return errorOf(r).message;
+          location.reload();
+          return null;
+        });
       }
     });
     $("#object-form").addEventListener("submit", async (ev) => {
       ev.preventDefault();
+      clearObjectErrors();
       let value;
-      try { value = JSON.parse(area.value); } catch (e) { $("#object-error").textContent = "JSON: " + e.message; return; }
+      if (asJson.checked) {
+        try { value = JSON.parse(area.value); } catch (e) { $("#object-error").textContent = "JSON: " + e.message; return; }
+      } else {
+        const { value: v, errors } = collect(false);
+        if (errors.length) { errors.forEach(([k, m]) => objectError(k, m)); return; }
+        value = v;
+      }
       let r;
       if (target.id) {
         // Only the fields changed (a field taken out resets to its
@@ -908,9 +1190,11 @@
       const e = errorOf(r);
       // The JSON carries the revision it was read at: a colleague's
       // change since is refused, never overwritten.
-      $("#object-error").textContent = r.status === 412
-        ? "Changed since this page was loaded (now revision " + e.currentRevision + "): reload the page to edit the current object. " + e.message
-        : e.message;
+      if (r.status === 412) {
+        $("#object-error").textContent = "Changed since this page was loaded (now revision " + e.currentRevision + "): reload the page to edit the current object. " + e.message;
+        return;
+      }
+      objectError(e.field, e.message);
     });
     $("#object-close").addEventListener("click", () => closeDialog(editor));
   }

@@ -1,7 +1,9 @@
 //! Zones, records (static and pool-backed), pools and checks: listed with
-//! edit and delete, and created from a template. Each is edited as its
-//! REST JSON, and a refused change shows the API's message beside the
-//! field it names. Members are edited on the topology's slide-over.
+//! edit and delete, and created from a template. Each is edited in a form
+//! (related objects chosen by name; the script builds it from the object's
+//! REST JSON), or as that JSON for what the form does not show; a refused
+//! change shows the API's message under the field it names. Members are
+//! edited on the topology's slide-over.
 
 use std::sync::Arc;
 
@@ -15,8 +17,17 @@ use serde_json::{Value, json};
 use super::super::Ui;
 use super::super::auth::Caller;
 
-/// The kinds, as (REST collection, heading, template for a new one).
-fn kinds() -> [(&'static str, &'static str, Value); 5] {
+/// A template's JSON without the id a new object is given.
+fn without_id(mut value: Value) -> Value {
+    if let Value::Object(map) = &mut value {
+        map.remove("id");
+    }
+    value
+}
+
+/// The kinds, as (REST collection, heading, template for a new one); new
+/// records go in `zone`.
+fn kinds(zone: Option<u64>) -> [(&'static str, &'static str, Value); 5] {
     [
         (
             "zones",
@@ -25,22 +36,31 @@ fn kinds() -> [(&'static str, &'static str, Value); 5] {
             "soa": {"mname": "ns1.example.test", "rname": "hostmaster.example.test",
                     "refresh": 3600, "retry": 600, "expire": 604800, "negativeTtl": 60}}),
         ),
+        // A new check or pool shows every default, not an empty field.
         (
             "checks",
             "check",
-            json!({"name": "web", "probe": {"type": "http", "method": "GET", "path": "/health"}}),
+            without_id(to_json(&gslb_shared::Check::new(
+                gslb_shared::CheckId(0),
+                "web",
+                gslb_shared::Probe::Http(gslb_shared::HttpProbe::default()),
+            ))),
         ),
-        ("pools", "pool", json!({"name": "web", "minHealthy": 1})),
+        (
+            "pools",
+            "pool",
+            without_id(to_json(&gslb_shared::Pool::new(gslb_shared::PoolId(0), "web"))),
+        ),
         (
             "records",
             "pool-backed record",
-            json!({"zone": 1, "name": "www.example.test", "type": "A",
-            "data": {"dynamic": {"steering": "roundrobin", "pools": [1]}}}),
+            json!({"zone": zone, "name": "www.example.test", "type": "A", "ttl": 30,
+            "data": {"dynamic": {"steering": "roundrobin", "pools": [], "firstN": 0}}}),
         ),
         (
             "records",
             "static record",
-            json!({"zone": 1, "name": "mail.example.test", "type": "A",
+            json!({"zone": zone, "name": "mail.example.test", "type": "A", "ttl": 300,
             "data": {"static": [{"a": "192.0.2.25"}]}}),
         ),
     ]
@@ -76,6 +96,12 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
             }
         }
     };
+    // Related objects are chosen by name: the form's lists.
+    let names = json!({
+        "zones": catalog.zones.values().map(|z| json!([z.id.0, z.apex.to_string()])).collect::<Vec<_>>(),
+        "pools": catalog.pools.values().map(|p| json!([p.id.0, p.name])).collect::<Vec<_>>(),
+        "checks": catalog.checks.values().map(|c| json!([c.id.0, c.name])).collect::<Vec<_>>(),
+    });
     super::page(
         &caller,
         "Objects",
@@ -101,15 +127,20 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
             section aria-labelledby="h-new" {
                 h2 #h-new { "Create" }
                 div.actions {
-                    @for (collection, label, template) in kinds() {
+                    @for (collection, label, template) in kinds(catalog.zones.keys().next().map(|z| z.0)) {
                         button.writes.create type="button" data-kind=(collection) data-json=(template.to_string()) { "New: " (label) }
                     }
                 }
             }
-            div #object-editor role="dialog" aria-modal="true" aria-labelledby="object-title" hidden {
+            div #object-editor role="dialog" aria-modal="true" aria-labelledby="object-title" data-names=(names.to_string()) hidden {
                 form #object-form novalidate {
                     h2 #object-title { "Object" }
-                    div.field {
+                    div #object-fields {}
+                    div.field.check {
+                        input #object-as-json type="checkbox";
+                        label for="object-as-json" { "Edit as JSON (advanced: every field, as the REST API takes it)" }
+                    }
+                    div.field #object-json-field hidden {
                         label for="object-json" { "JSON (the REST API's body)" }
                         textarea #object-json rows="18" spellcheck="false" aria-describedby="object-error" {}
                     }
