@@ -50,6 +50,13 @@ fn params(algorithm: Algorithm) -> GenerateParams {
 #[error("dnssec: {0}")]
 pub struct DnssecError(String);
 
+impl DnssecError {
+    /// An error saying `why`.
+    pub fn new(why: impl Into<String>) -> Self {
+        DnssecError(why.into())
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> DnssecError {
     DnssecError(e.to_string())
 }

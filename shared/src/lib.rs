@@ -20,5 +20,6 @@ pub mod status;
 pub mod telemetry;
 pub mod validate;
 pub mod wire;
+pub mod zone_keys;
 
 pub use model::*;

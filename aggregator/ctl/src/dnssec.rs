@@ -5,7 +5,7 @@
 use gslb_proto::pb;
 use gslb_shared::dnssec::ZoneKey;
 use gslb_shared::rollover::{Next, Timings};
-use gslb_shared::{KeyScheme, KeyState, Secret, SigningAlgorithm, Zone, ZoneSigning};
+use gslb_shared::{KeyScheme, SigningAlgorithm, Zone, ZoneSigning};
 
 use crate::table;
 use crate::{Client, CtlError, Output};
@@ -207,44 +207,16 @@ fn signing(z: &mut Zone) -> Result<&mut ZoneSigning, CtlError> {
 
 /// A zone's keys with their public halves.
 fn keys(z: &Zone) -> Result<Vec<(&gslb_shared::SigningKey, ZoneKey)>, CtlError> {
-    let Some(s) = &z.dnssec else {
+    if z.dnssec.is_none() {
         return Err(CtlError::Input(format!("zone {} is not signed", z.apex)));
-    };
-    s.keys
-        .iter()
-        .map(|k| {
-            ZoneKey::from_parts(
-                s.algorithm,
-                k.role.flags(),
-                &k.public_key,
-                &Secret::default(),
-            )
-            .map(|key| (k, key))
-            .map_err(|e| CtlError::Input(e.to_string()))
-        })
-        .collect()
+    }
+    gslb_shared::zone_keys::public_keys(z).map_err(|e| CtlError::Input(e.to_string()))
 }
 
 /// The DS records of the zone's key-signing keys, one per line.
 fn ds_lines(z: &Zone) -> Result<String, CtlError> {
-    let owner =
-        gslb_shared::wire::wire_name(&z.apex).map_err(|e| CtlError::Input(e.to_string()))?;
-    let mut text = String::new();
-    for (k, key) in keys(z)? {
-        if !k.role.signs_keys() || k.state == KeyState::Retired {
-            continue;
-        }
-        let ds = key.ds(&owner).map_err(|e| CtlError::Input(e.to_string()))?;
-        text.push_str(&format!(
-            "{}. IN DS {} {} {} {}\n",
-            z.apex,
-            ds.key_tag(),
-            ds.algorithm().to_int(),
-            ds.digest_type().to_int(),
-            hex::encode_upper(ds.digest())
-        ));
-    }
-    Ok(text)
+    let lines = gslb_shared::zone_keys::ds_lines(z).map_err(|e| CtlError::Input(e.to_string()))?;
+    Ok(lines.iter().map(|l| format!("{l}\n")).collect())
 }
 
 fn status(z: &Zone, t: Timings, out: Output) -> Result<String, CtlError> {

@@ -125,6 +125,12 @@ impl Tokens {
         passes(entry, need, now)
     }
 
+    /// The file's tokens as they are now (no secrets: the file holds
+    /// their digests only).
+    pub fn file(&self) -> TokenFile {
+        self.current().1.clone()
+    }
+
     /// The tokens as the file holds them now (reloaded if it changed).
     fn current(&self) -> std::sync::MutexGuard<'_, (Stamp, TokenFile)> {
         let current = self.stamp_now();

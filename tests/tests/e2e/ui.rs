@@ -1089,3 +1089,108 @@ fn the_ui_links_every_view_filters_reads_out_changes_and_fits_a_phone_and_the_da
         dark.close().await;
     });
 }
+
+/// Item 16: pages for TSIG keys, DNSSEC, notifications, zone files and
+/// tokens, each doing what gslbctl does, in a real browser with axe.
+#[test]
+fn the_ui_has_pages_for_keys_dnssec_notifications_zone_files_and_tokens() {
+    let (mut backends, _config, mesh) = quickstart_mesh("ui-pages", 5);
+    let write = mesh.agg.token.clone();
+    let tokens = mesh.dir.join("store/tokens.json");
+    let read = gslb_e2e::pki::create_token(&tokens, "ui-pages-reader", "read", None);
+    let base = format!("https://{}", mesh.agg.http);
+    mesh.agg.ctl(&["dnssec", "enable", "example.test"]);
+    let ds = mesh
+        .agg
+        .ctl(&["dnssec", "ds", "example.test"])
+        .trim()
+        .to_owned();
+    // A target nothing listens at (loopback's discard port): it fails.
+    mesh.agg.ctl(&[
+        "notifications",
+        "create",
+        "ops",
+        "--kind",
+        "webhook",
+        "--url",
+        "http://127.0.0.1:9/hook/secret-path",
+    ]);
+    backends[0].kill();
+    wait_until(30, "a delivery failing", || {
+        mesh.agg.ctl_json(&["notifications", "status"])["targets"][0]["failures"].as_u64()
+            >= Some(1)
+    });
+    let rt = runtime();
+    rt.block_on(async {
+        let b = Browser::start().await;
+        b.sign_in(&base, &write).await;
+
+        // TSIG: made with its secret shown once, then deleted.
+        b.client.goto(&format!("{base}/ui/tsig")).await.unwrap();
+        b.fill("#tsig-name", "xfr.example.test").await;
+        b.click("#tsig-create").await;
+        let secret = b.wait_js("the secret shown", "return document.querySelector('#tsig-secret').textContent || null;").await;
+        assert!(secret.as_str().unwrap().len() >= 40, "{secret}");
+        accessible(&b, "TSIG with a key made").await;
+        let listed = mesh.agg.ctl(&["tsig", "list"]);
+        assert!(listed.contains("xfr.example.test"), "{listed}");
+        b.client.goto(&format!("{base}/ui/tsig")).await.unwrap();
+        b.click("li.object[data-name=\"xfr.example.test\"] button.delete").await;
+        assert_eq!(b.text("#confirm-title").await.unwrap(), "Delete TSIG key xfr.example.test?");
+        b.click("#confirm-yes").await;
+        b.wait_js("the key gone", "return document.querySelector('li.object[data-name=\"xfr.example.test\"]') === null;").await;
+        assert!(!mesh.agg.ctl(&["tsig", "list"]).contains("xfr.example.test"));
+
+        // DNSSEC: the keys, the DS gslbctl prints, and a rollover started.
+        b.client.goto(&format!("{base}/ui/dnssec")).await.unwrap();
+        assert_eq!(b.text("section.signed pre.ds").await.unwrap(), ds);
+        let rows = b.js("return document.querySelectorAll('section.signed tbody tr').length;", vec![]).await;
+        assert_eq!(rows, json!(1));
+        b.shot("pages-dnssec").await;
+        accessible(&b, "DNSSEC").await;
+        b.click("section.signed button.rollover").await;
+        b.click("#confirm-yes").await;
+        b.wait_js("a second key", "return document.readyState === 'complete' && document.querySelectorAll('section.signed tbody tr').length === 2;").await;
+
+        // Notifications: the failing target, its address without the path.
+        b.client.goto(&format!("{base}/ui/notifications")).await.unwrap();
+        let row = b.text("#targets tr[data-target=ops]").await.unwrap();
+        assert!(row.contains("failing") && row.contains("127.0.0.1:9") && !row.contains("secret-path"), "{row}");
+        accessible(&b, "notifications").await;
+
+        // Zone files: the zone downloaded, a record added by import after
+        // its plan.
+        b.client.goto(&format!("{base}/ui/zonefiles")).await.unwrap();
+        let text = b.js("const r = await fetch(document.querySelector('a.download').href); return await r.text();", vec![]).await;
+        let text = text.as_str().unwrap().to_owned();
+        assert!(text.contains("SOA"), "{text}");
+        let added = format!("{text}\nimported.example.test. 300 IN TXT \"from the ui\"\n");
+        b.js("document.querySelector('#zonefile-text').value = arguments[0]; document.querySelector('#zonefile-text').dispatchEvent(new Event('input')); return null;", vec![json!(added)]).await;
+        b.click("#zonefile-plan").await;
+        let plan = b.wait_js("the plan", "return !document.querySelector('#zonefile-result').hidden && document.querySelector('#zonefile-lines').textContent;").await;
+        assert!(plan.as_str().unwrap().contains("imported.example.test"), "{plan}");
+        b.shot("pages-zonefile-plan").await;
+        accessible(&b, "zone files with a plan").await;
+        b.click("#zonefile-apply").await;
+        b.wait_js("imported", "return document.querySelector('#zonefile-heading').textContent.startsWith('Imported');").await;
+        let records = mesh.agg.ctl(&["records", "list"]);
+        assert!(records.contains("imported.example.test"), "{records}");
+
+        // Tokens: an admin sees this node's file; a read session is refused.
+        b.client.goto(&format!("{base}/ui/tokens")).await.unwrap();
+        let names = b.js("return [...document.querySelectorAll('#tokens tbody tr')].map(r => r.dataset.token);", vec![]).await;
+        assert!(names.as_array().unwrap().contains(&json!("ui-pages-reader")), "{names}");
+        accessible(&b, "tokens").await;
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        b.sign_in(&base, &read).await;
+        let nav = b.js("return [...document.querySelectorAll('header nav a')].map(a => a.textContent);", vec![]).await;
+        assert!(!nav.as_array().unwrap().contains(&json!("Tokens")), "{nav}");
+        b.client.goto(&format!("{base}/ui/tokens")).await.unwrap();
+        let refused = b.text("main .error").await.unwrap();
+        assert!(refused.contains("needs an admin token"), "{refused}");
+        b.client.goto(&format!("{base}/ui/tsig")).await.unwrap();
+        assert_eq!(b.js("return document.querySelector('#tsig-create').disabled;", vec![]).await, json!(true));
+        b.close().await;
+    });
+}

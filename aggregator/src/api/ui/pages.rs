@@ -4,14 +4,19 @@
 
 pub mod apply;
 pub mod audit;
+pub mod dnssec;
 pub mod explain;
 pub mod fleet;
 pub mod log;
 pub mod login;
 pub mod matrix;
+pub mod notifications;
 pub mod objects;
 pub mod overview;
+pub mod tokens;
 pub mod topology;
+pub mod tsig;
+pub mod zonefiles;
 
 use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, html};
@@ -19,20 +24,33 @@ use maud::{DOCTYPE, Markup, html};
 use super::auth::Caller;
 
 /// The navigation: (path, label).
-const NAV: [(&str, &str); 9] = [
+const NAV: [(&str, &str); 14] = [
     ("/ui/overview", "Overview"),
     ("/ui/", "Topology"),
     ("/ui/objects", "Objects"),
     ("/ui/apply", "Apply"),
+    ("/ui/zonefiles", "Zone files"),
+    ("/ui/dnssec", "DNSSEC"),
+    ("/ui/tsig", "TSIG"),
+    ("/ui/notifications", "Notifications"),
     ("/ui/audit", "Audit"),
     ("/ui/explain", "Explain"),
     ("/ui/agents", "Agents"),
     ("/ui/edges", "Edges"),
     ("/ui/cluster", "Cluster"),
+    ("/ui/tokens", "Tokens"),
 ];
 
 /// The pages a scoped session is refused.
-const UNSCOPED_ONLY: [&str; 4] = ["/ui/explain", "/ui/agents", "/ui/edges", "/ui/cluster"];
+const UNSCOPED_ONLY: [&str; 7] = [
+    "/ui/explain",
+    "/ui/agents",
+    "/ui/edges",
+    "/ui/cluster",
+    "/ui/tsig",
+    "/ui/notifications",
+    "/ui/tokens",
+];
 
 /// A whole page: `title`, the current navigation entry `here`, and `main`.
 pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response {
@@ -42,7 +60,8 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
             html lang="en" {
                 (head(title))
                 body data-csrf=(caller.csrf) data-can-write=(caller.can_write && caller.follower.is_none())
-                    data-can-operate=(caller.role >= crate::api::tokens::TokenRole::Operate && caller.follower.is_none()) data-page=(here) {
+                    data-can-operate=(caller.role >= crate::api::tokens::TokenRole::Operate && caller.follower.is_none())
+                    data-admin=(caller.role >= crate::api::tokens::TokenRole::Admin && caller.follower.is_none()) data-page=(here) {
                     a.skip href="#main" { "Skip to content" }
                     header.bar {
                         span.brand { "gslb" }
@@ -50,7 +69,7 @@ pub fn page(caller: &Caller, title: &str, here: &str, main: Markup) -> Response 
                             ul {
                                 // A scoped session is refused the pages
                                 // about what belongs to no zone or pool.
-                                @for (path, label) in NAV.iter().filter(|(p, _)| caller.scope.is_none() || !UNSCOPED_ONLY.contains(p)) {
+                                @for (path, label) in NAV.iter().filter(|(p, _)| (caller.scope.is_none() || !UNSCOPED_ONLY.contains(p)) && (*p != "/ui/tokens" || caller.role >= crate::api::tokens::TokenRole::Admin)) {
                                     li {
                                         a href=(path) aria-current=[(*path == here).then_some("page")] { (label) }
                                     }

@@ -35,6 +35,7 @@
   // Read tokens see everything and change nothing: the server refuses
   // changes anyway; the controls say so up front.
   function lockForReaders(root) {
+    if (body.dataset.admin !== "true") $$(".admin", root).forEach((b) => { b.disabled = true; b.title = "needs an admin token"; });
     if (!canOperate) $$(".operates", root).forEach((b) => { b.disabled = true; b.title = "read token: incident controls need an operate token or stronger"; });
     if (canWrite) return;
     $$(".writes", root).forEach((b) => { b.disabled = true; b.title = "read token: changes are disabled"; });
@@ -1197,5 +1198,90 @@
       objectError(e.field, e.message);
     });
     $("#object-close").addEventListener("click", () => closeDialog(editor));
+  }
+
+  // ---- TSIG keys: made with a secret shown once, deleted on confirmation ----
+  const tsigForm = $("#tsig-form");
+  if (tsigForm) {
+    tsigForm.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      $("#tsig-error").textContent = "";
+      const name = $("#tsig-name").value.trim();
+      const r = await api("POST", "/ui/api/v1/tsig-keys", { name });
+      if (!r.ok) { $("#tsig-error").textContent = errorOf(r).message; return; }
+      $("#tsig-made").hidden = false;
+      $("#tsig-secret").textContent = r.data.secret || "";
+      const li = document.createElement("li");
+      li.className = "object";
+      li.textContent = r.data.name + " (made now; reload to manage it)";
+      $("#tsig-keys").append(li);
+      $("#tsig-name").value = "";
+    });
+    $("#tsig-keys").addEventListener("click", (ev) => {
+      const b = ev.target.closest("button.delete");
+      if (!b) return;
+      const row = b.closest("li.object");
+      const what = "TSIG key " + row.dataset.name;
+      confirmThen("Delete " + what + "?", "Transfers and NOTIFY signed with it stop working at once.", "Delete " + what, async () => {
+        const r = await api("DELETE", "/ui/api/v1/tsig-keys/" + row.dataset.id, undefined, undefined, { "if-match": '"' + row.dataset.revision + '"' });
+        if (!r.ok) return errorOf(r).message;
+        row.remove();
+        return null;
+      });
+    });
+  }
+
+  // ---- DNSSEC: start a rollover, say the new DS is published ----
+  $$("section.signed").forEach((zone) => {
+    const apex = zone.dataset.apex;
+    $$("button.rollover", zone).forEach((b) => b.addEventListener("click", () => {
+      const role = b.dataset.role;
+      confirmThen("Start a " + role.toUpperCase() + " rollover of " + apex + "?",
+        "A new key is made and rolled in step by step; a KSK or CSK rollover waits for its new DS at the parent.",
+        "Start the rollover", async () => {
+          const r = await api("POST", "/ui/api/v1/zones/" + zone.dataset.zone + "/dnssec/rollover", { role });
+          if (!r.ok) return errorOf(r).message;
+          location.reload();
+          return null;
+        });
+    }));
+    const seen = $("button.ds-seen", zone);
+    if (seen) seen.addEventListener("click", () => {
+      confirmThen("Is the new DS of " + apex + " published at the parent?",
+        "Say so only once the parent serves it: the old key is retired from here on.",
+        "The DS is published", async () => {
+          const r = await api("POST", "/ui/api/v1/zones/" + zone.dataset.zone + "/dnssec/ds-seen");
+          if (!r.ok) return errorOf(r).message;
+          location.reload();
+          return null;
+        });
+    });
+  });
+
+  // ---- zone files: the import's plan first, then the import ----
+  const zoneForm = $("#zonefile-form");
+  if (zoneForm) {
+    const importButton = $("#zonefile-apply");
+    let planned = false;
+    const query = (dry) => "/ui/api/v1/zonefile?apex=" + encodeURIComponent($("#zonefile-apex").value) + "&dryRun=" + dry
+      + ($("#zonefile-prune").checked ? "&prune=true" : "") + ($("#zonefile-strip").checked ? "&stripDnssec=true" : "");
+    const invalidate = () => { planned = false; importButton.disabled = true; };
+    ["#zonefile-apex", "#zonefile-prune", "#zonefile-strip"].forEach((sel) => $(sel).addEventListener("change", invalidate));
+    $("#zonefile-text").addEventListener("input", invalidate);
+    $("#zonefile-file").addEventListener("change", async (ev) => {
+      const file = ev.target.files[0];
+      if (file) { $("#zonefile-text").value = await file.text(); invalidate(); }
+    });
+    async function run(dry) {
+      $("#zonefile-error").textContent = "";
+      const r = await api("POST", query(dry), $("#zonefile-text").value, "text/dns");
+      if (!r.ok) { $("#zonefile-error").textContent = errorOf(r).message; invalidate(); return; }
+      const lines = r.data.plan.concat(r.data.notes || []);
+      showLines("zonefile", (dry ? "Plan: " : "Imported, version " + r.data.version + ": ") + r.data.plan.length + " change(s)", lines.length ? lines : ["no changes"]);
+      planned = dry && r.data.plan.length > 0;
+      importButton.disabled = !planned || !canWrite;
+    }
+    $("#zonefile-plan").addEventListener("click", () => run(true));
+    importButton.addEventListener("click", () => { if (planned) run(false); });
   }
 })();

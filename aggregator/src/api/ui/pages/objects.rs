@@ -49,7 +49,10 @@ fn kinds(zone: Option<u64>) -> [(&'static str, &'static str, Value); 5] {
         (
             "pools",
             "pool",
-            without_id(to_json(&gslb_shared::Pool::new(gslb_shared::PoolId(0), "web"))),
+            without_id(to_json(&gslb_shared::Pool::new(
+                gslb_shared::PoolId(0),
+                "web",
+            ))),
         ),
         (
             "records",
