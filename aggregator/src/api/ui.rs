@@ -105,6 +105,13 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Ro
         .route("/ui/session", post(auth::sign_in))
         .route("/ui/assets/{name}", get(assets::serve))
         .merge(signed_in)
+        // gzip for a browser that takes it: the topology of 10,000 members
+        // is megabytes of repetitive HTML. The event stream is left alone
+        // (tower-http's default predicate skips `text/event-stream`: each
+        // event must leave at once). No secret is at risk of a BREACH-style
+        // guess: the cookie is SameSite=Strict, so no other site can have
+        // a signed-in page compressed with its own text in it.
+        .layer(tower_http::compression::CompressionLayer::new())
         .with_state(ui);
     (router, metrics)
 }

@@ -1056,6 +1056,24 @@ fn the_ui_links_every_view_filters_reads_out_changes_and_fits_a_phone_and_the_da
         wait_until(10, "web-eu-backup deleted", || mesh.agg.try_member("web-eu", "web-eu-backup").is_none());
         b.click("#select-mode").await;
 
+        // Pages are gzipped for a browser that takes it; the event stream
+        // never is (each event leaves at once).
+        let cookie = b.client.get_named_cookie("gslb_session").await.unwrap().value().to_owned();
+        let head = |path: &str, max: &str| {
+            let ca = mesh.agg.operator.as_ref().unwrap().ca.clone();
+            let out = Command::new("curl")
+                .args(["-s", "-D", "-", "-o", "/dev/null", "--max-time", max, "--cacert"])
+                .arg(ca)
+                .args(["-H", "Accept-Encoding: gzip", "-H", &format!("Cookie: gslb_session={cookie}")])
+                .arg(format!("https://{}{path}", mesh.agg.http))
+                .output()
+                .expect("curl");
+            String::from_utf8_lossy(&out.stdout).to_ascii_lowercase()
+        };
+        assert!(head("/ui/", "10").contains("content-encoding: gzip"), "the topology is not compressed");
+        let events = head("/ui/events", "2");
+        assert!(events.contains("text/event-stream") && !events.contains("content-encoding"), "{events}");
+
         // The tab's icon is served.
         let icon = b.js("const r = await fetch(document.querySelector('link[rel=icon]').href); return [r.status, r.headers.get('content-type')];", vec![]).await;
         assert_eq!(icon, json!([200, "image/svg+xml"]));
