@@ -1047,6 +1047,12 @@ fn the_ui_links_every_view_filters_reads_out_changes_and_fits_a_phone_and_the_da
         for name in ["web-us-1", "web-us-2"] {
             assert_eq!(mesh.agg.member("web-us", name)["weight"], 150, "{name}");
         }
+        // Item 18: a catalog change costs the page only what changed: the
+        // manifest and the one pool, never the whole canvas again.
+        let web_us = mesh.agg.pool_id("web-us");
+        let fetched = b.wait_js("the changed pool fetched", "const e = performance.getEntriesByType('resource').map(r => new URL(r.name).pathname).filter(p => p.startsWith('/ui/topology')); return e.some(p => p.startsWith('/ui/topology/pools/')) ? e : null;").await;
+        let fetched: Vec<String> = serde_json::from_value(fetched).unwrap();
+        assert!(fetched.iter().all(|p| p == "/ui/topology/manifest" || *p == format!("/ui/topology/pools/{web_us}")), "{fetched:?}");
         let backup = id(&mesh, "web-eu", "web-eu-backup");
         b.js("const a = document.querySelector('#bulk-action'); a.value = 'delete'; a.dispatchEvent(new Event('change'));", vec![]).await;
         b.click(&format!("button.member[data-member=\"{backup}\"]")).await;

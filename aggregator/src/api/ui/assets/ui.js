@@ -302,12 +302,39 @@
     // it again, keeping which pools are open.
     const drawn = () => Number($(".canvas", topology).dataset.generation);
     let redrawing = false;
+    // Only what changed: the manifest says each pool's version and the
+    // canvas' shape; pools whose version moved are fetched one by one, and
+    // the whole canvas only when its shape moved (a zone, record or pool
+    // added, renamed or removed).
+    async function patch() {
+      const r = await fetch("/ui/topology/manifest", { credentials: "same-origin" });
+      if (!r.ok) return false;
+      const m = await r.json();
+      const canvas = $(".canvas", topology);
+      if (m.shape !== canvas.dataset.shape) return false;
+      for (const [id, version] of Object.entries(m.pools)) {
+        const shown = $$('details.pool[data-pool="' + id + '"]', topology);
+        if (!shown.length || shown[0].dataset.version === version) continue;
+        const f = await fetch("/ui/topology/pools/" + id, { credentials: "same-origin" });
+        if (!f.ok) return false;
+        const t = document.createElement("template");
+        t.innerHTML = await f.text();
+        const fresh = t.content.firstElementChild;
+        shown.forEach((old) => {
+          const node = fresh.cloneNode(true);
+          node.open = old.open;
+          old.replaceWith(node);
+        });
+      }
+      canvas.dataset.generation = String(m.generation);
+      return true;
+    }
     async function redraw(generation) {
       if (redrawing || generation <= drawn()) return;
       redrawing = true;
       const open = new Set($$("details.pool", topology).filter((d) => d.open).map((d) => d.dataset.pool));
       const closed = new Set($$("details.pool", topology).filter((d) => !d.open).map((d) => d.dataset.pool));
-      if (await refetch("/ui/topology", topology)) {
+      if (await patch() || await refetch("/ui/topology", topology)) {
         index();
         $$("details.pool", topology).forEach((d) => {
           if (open.has(d.dataset.pool)) d.open = true;
@@ -316,6 +343,7 @@
         members.forEach(showMember);
         pools.forEach(showPool);
         lockForReaders(topology);
+        localTimes(topology);
         filter();
         topology.dispatchEvent(new Event("gslb:drawn"));
       }

@@ -7,7 +7,10 @@ use std::collections::BTreeSet;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::Response;
+use axum::response::IntoResponse;
 use gslb_shared::{Catalog, Pool, PoolId, RecordData, RecordSet};
+
+use crate::core::catalog::{CatalogState, ObjectRef};
 use maud::{Markup, html};
 
 use super::super::Ui;
@@ -147,8 +150,8 @@ async fn canvas(ui: &Ui, scope: Option<std::sync::Arc<crate::core::scope::Scope>
             None => std::borrow::Cow::Borrowed(view.catalog()),
         };
         html! {
-            div.canvas data-generation=(view.catalog_generation()) {
-                (render(&catalog, &frame, scope.is_some(), &view.state().hold.pools.keys().copied().collect()))
+            div.canvas data-generation=(view.catalog_generation()) data-shape=(shape(view.state(), &catalog)) {
+                (render(&catalog, view.state(), &frame, scope.is_some(), &view.state().hold.pools.keys().copied().collect()))
             }
         }
     })
@@ -187,7 +190,13 @@ fn record_pools(record: &RecordSet) -> Vec<PoolId> {
 
 /// The canvas of `catalog` (only a scope's part of it when `scoped`).
 /// `paused`: the pools whose decisions an operator paused one by one.
-fn render(catalog: &Catalog, frame: &Frame, scoped: bool, paused: &BTreeSet<PoolId>) -> Markup {
+fn render(
+    catalog: &Catalog,
+    state: &CatalogState,
+    frame: &Frame,
+    scoped: bool,
+    paused: &BTreeSet<PoolId>,
+) -> Markup {
     let collapse = catalog.members.len() > COLLAPSE_ABOVE;
     let mut attached = BTreeSet::new();
     html! {
@@ -225,7 +234,7 @@ fn render(catalog: &Catalog, frame: &Frame, scoped: bool, paused: &BTreeSet<Pool
                                     @for id in pools {
                                         @if let Some(pool) = catalog.pools.get(&id) {
                                             @let _ = attached.insert(id);
-                                            li { (pool_node(catalog, pool, frame, collapse, paused)) }
+                                            li { (pool_node(catalog, state, pool, frame, collapse, paused)) }
                                         }
                                     }
                                 }
@@ -240,7 +249,7 @@ fn render(catalog: &Catalog, frame: &Frame, scoped: bool, paused: &BTreeSet<Pool
             section.zone aria-label="pools no record uses" {
                 h2 { "pools no record uses" }
                 ul.pools {
-                    @for pool in loose { li { (pool_node(catalog, pool, frame, collapse, paused)) } }
+                    @for pool in loose { li { (pool_node(catalog, state, pool, frame, collapse, paused)) } }
                 }
             }
         }
@@ -249,6 +258,7 @@ fn render(catalog: &Catalog, frame: &Frame, scoped: bool, paused: &BTreeSet<Pool
 
 fn pool_node(
     catalog: &Catalog,
+    state: &CatalogState,
     pool: &Pool,
     frame: &Frame,
     collapse: bool,
@@ -257,8 +267,9 @@ fn pool_node(
     let check = pool.check.and_then(|c| catalog.checks.get(&c));
     let badges = frame.pools.get(&pool.id.0);
     let members: Vec<_> = catalog.pool_members(pool.id).collect();
+    let version = pool_version(catalog, state, pool, paused.contains(&pool.id));
     html! {
-        details.pool data-pool=(pool.id.0) open[!collapse] {
+        details.pool data-pool=(pool.id.0) data-version=(version) open[!collapse] {
             summary {
                 span.pname { "pool " (pool.name) }
                 " " span.count { (members.len()) @if members.len() == 1 { " member" } @else { " members" } }
@@ -298,6 +309,101 @@ fn pool_node(
                 }
             }
         }
+    }
+}
+
+/// A short hash of what a pool's node draws besides live state: the
+/// pool, its check and its members (each by revision, so any edit of one
+/// changes it) and whether its decisions are paused. A page redraws a
+/// pool whose version moved, and only that pool.
+fn pool_version(catalog: &Catalog, state: &CatalogState, pool: &Pool, paused: bool) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    state.revision(ObjectRef::Pool(pool.id)).hash(&mut h);
+    pool.check
+        .map(|c| state.revision(ObjectRef::Check(c)))
+        .hash(&mut h);
+    for m in catalog.pool_members(pool.id) {
+        (m.id, state.revision(ObjectRef::Member(m.id))).hash(&mut h);
+    }
+    paused.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// A short hash of the canvas' shape: zones and records (by revision),
+/// the pools' ids and names (records name them), and whether pools start
+/// collapsed. When it moves, a page draws the whole canvas again.
+fn shape(state: &CatalogState, catalog: &Catalog) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    for z in catalog.zones.keys() {
+        (z, state.revision(ObjectRef::Zone(*z))).hash(&mut h);
+    }
+    for r in catalog.records.keys() {
+        (r, state.revision(ObjectRef::Record(*r))).hash(&mut h);
+    }
+    for p in catalog.pools.values() {
+        (p.id, &p.name).hash(&mut h);
+    }
+    (catalog.members.len() > COLLAPSE_ABOVE).hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// `GET /ui/topology/manifest`: the canvas' shape and each pool's version
+/// (a few bytes a pool), for a page to fetch only the pools that changed.
+pub async fn manifest(
+    State(ui): State<std::sync::Arc<Ui>>,
+    Extension(caller): Extension<Caller>,
+) -> Response {
+    let view = ui.service.view();
+    let scope = caller.scope;
+    let body = off_worker(move || {
+        let catalog = match &scope {
+            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
+            None => std::borrow::Cow::Borrowed(view.catalog()),
+        };
+        let state = view.state();
+        let paused = &state.hold.pools;
+        let pools: serde_json::Map<String, serde_json::Value> = (catalog.pools.values())
+            .map(|p| {
+                let version = pool_version(&catalog, state, p, paused.contains_key(&p.id));
+                (p.id.0.to_string(), serde_json::Value::String(version))
+            })
+            .collect();
+        serde_json::json!({
+            "generation": view.catalog_generation(),
+            "shape": shape(state, &catalog),
+            "pools": pools,
+        })
+    })
+    .await;
+    axum::Json(body).into_response()
+}
+
+/// `GET /ui/topology/pools/{id}`: one pool's node, as the canvas draws it.
+pub async fn pool_fragment(
+    State(ui): State<std::sync::Arc<Ui>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Path(id): axum::extract::Path<u64>,
+) -> Response {
+    let (view, status) = ui.service.status_view().await;
+    let scope = caller.scope;
+    let node = off_worker(move || {
+        let catalog = match &scope {
+            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
+            None => std::borrow::Cow::Borrowed(view.catalog()),
+        };
+        let pool = catalog.pools.get(&PoolId(id))?;
+        let briefs = live::briefs(&view, status);
+        let frame = live::frame(&view, &briefs);
+        let collapse = catalog.members.len() > COLLAPSE_ABOVE;
+        let paused = view.state().hold.pools.keys().copied().collect();
+        Some(pool_node(&catalog, view.state(), pool, &frame, collapse, &paused))
+    })
+    .await;
+    match node {
+        Some(node) => super::fragment(node),
+        None => (axum::http::StatusCode::NOT_FOUND, "no such pool\n").into_response(),
     }
 }
 
