@@ -529,6 +529,11 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         b.click("button.create[data-kind=records][data-json*=dynamic]").await;
         b.fill("[data-key=name]", "ui.example.test").await;
         b.js("[...document.querySelector('[data-key=\"data.dynamic.pools\"]').options].forEach(o => { o.selected = o.text === 'ui-pool'; }); return null;", vec![]).await;
+        // A geo branch: clients in region eu answer from web-eu.
+        b.click("[data-key=\"data.dynamic.geo\"] > button").await;
+        b.fill("#geo-1-regions", "eu").await;
+        b.js("[...document.querySelector('#geo-1-pools').options].forEach(o => { o.selected = o.text === 'web-eu'; }); return null;", vec![]).await;
+        accessible(&b, "a record's form with a geo branch").await;
         b.click("#object-save").await;
         saved(&b, "the created record", "return document.querySelector('li.object[data-name=\"ui.example.test A\"]') !== null;").await;
         b.click("button.create[data-kind=records][data-json*=static]").await;
@@ -547,9 +552,16 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         assert_eq!(mx["data"]["static"], json!([{"mx": {"preference": 10, "exchange": "mail.example.test"}}]), "{mx}");
         let ui_rec = records.as_array().unwrap().iter().find(|r| r["name"] == "ui.example.test").unwrap().clone();
         assert_eq!(ui_rec["data"]["dynamic"]["pools"], json!([made["id"]]), "{ui_rec}");
+        let web_eu = mesh.agg.pool_id("web-eu");
+        assert_eq!(ui_rec["data"]["dynamic"]["geo"], json!([{"regions": ["eu"], "pools": [web_eu]}]), "{ui_rec}");
         // The zone's form shows its SOA field by field; JSON stays one
-        // toggle away for what the form does not show.
+        // toggle away for what the form does not show. An open form is a
+        // link.
         b.click("li.object[data-kind=zones] button.edit").await;
+        let link = b.js("return location.pathname + location.search;", vec![]).await;
+        assert_eq!(link, json!("/ui/objects?edit=zones/1"));
+        b.client.goto(&format!("{base}/ui/objects?edit=zones/1")).await.unwrap();
+        b.wait_js("the zone's form from its link", "return !document.querySelector('#object-editor').hidden && document.querySelector('#object-title').textContent === 'Edit zone example.test';").await;
         assert_eq!(b.js("return document.querySelector('[data-key=\"soa.refresh\"]').value;", vec![]).await, json!("3600"));
         b.click("#object-as-json").await;
         let shown = b.js("return JSON.parse(document.querySelector('#object-json').value).soa.refresh;", vec![]).await;

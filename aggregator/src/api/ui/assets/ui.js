@@ -953,6 +953,9 @@
         { k: "data.dynamic.steering", l: "Steering", t: "select", options: [["roundrobin", "round robin"], ["weighted", "weighted"], ["sticky", "sticky (same members per client subnet)"], ["latency", "latency (fastest from the client's region)"]] },
         { k: "data.dynamic.pools", l: "Pools, in order of priority", t: "refs", of: "pools" },
         { k: "data.dynamic.firstN", l: "Answer with at most this many (0: all)", t: "int" },
+        { k: "data.dynamic.geo", l: "Geo branches (the first that matches answers; else the pools above)", t: "geo" },
+        { k: "data.dynamic.regionLocations", l: "Latency regions (one per line: region: location, location)", t: "map" },
+        { k: "data.dynamic.flatten", l: "Answer a hostname member with its addresses (flatten)", t: "flag" },
       ],
       static: [
         { k: "zone", l: "Zone", t: "ref", of: "zones" },
@@ -1050,6 +1053,12 @@
           input = document.createElement("input");
           input.type = "checkbox";
           input.checked = !!current;
+        } else if (f.t === "geo") {
+          input = geoEditor(current || []);
+        } else if (f.t === "map") {
+          input = document.createElement("textarea");
+          input.rows = 2;
+          input.value = Object.entries(current || {}).map(([k, v]) => k + ": " + v.join(", ")).join("\n");
         } else {
           input = document.createElement("input");
           input.type = "text";
@@ -1064,7 +1073,9 @@
         error.setAttribute("role", "alert");
         error.dataset.errorFor = f.k;
         input.setAttribute("aria-describedby", error.id);
-        if (f.t === "flag") wrap.append(input, label, error); else wrap.append(label, input, error);
+        if (f.t === "flag") wrap.append(input, label, error);
+        else if (f.t === "geo") { $("legend", input).textContent = f.l; wrap.append(input, error); }
+        else wrap.append(label, input, error);
         fieldsBox.append(wrap);
         // Another probe type shows other fields; another record type
         // another example.
@@ -1077,6 +1088,75 @@
         }
       });
     }
+    // Geo branches: per branch, what it matches (each a comma-separated
+    // list) and its pools by name; branches added and removed in place.
+    const GEO_KEYS = [["regions", "Regions"], ["countries", "Countries (DE, FR)"], ["continents", "Continents (EU, NA)"], ["subdivisions", "Subdivisions (US-CA)"], ["asns", "AS numbers"]];
+    function geoBranch(branch, n) {
+      const box = document.createElement("fieldset");
+      box.className = "branch";
+      const legend = document.createElement("legend");
+      legend.textContent = "Branch " + n;
+      box.append(legend);
+      GEO_KEYS.forEach(([key, text]) => {
+        const id = "geo-" + n + "-" + key;
+        const label = document.createElement("label");
+        label.htmlFor = id;
+        label.textContent = text;
+        const input = document.createElement("input");
+        input.type = "text";
+        input.id = id;
+        input.dataset.geo = key;
+        input.value = (branch[key] || []).join(", ");
+        box.append(label, input);
+      });
+      const label = document.createElement("label");
+      label.htmlFor = "geo-" + n + "-pools";
+      label.textContent = "Pools, in order";
+      const pools = document.createElement("select");
+      pools.multiple = true;
+      pools.id = "geo-" + n + "-pools";
+      pools.dataset.geo = "pools";
+      const chosen = (branch.pools || []).map(Number);
+      chosen.concat((names.pools || []).map(([i]) => i).filter((i) => !chosen.includes(i))).forEach((i) => {
+        const o = new Option(nameOf("pools", i), String(i));
+        o.selected = chosen.includes(i);
+        pools.append(o);
+      });
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "writes";
+      remove.textContent = "Remove branch " + n;
+      remove.addEventListener("click", () => { box.remove(); });
+      box.append(label, pools, remove);
+      return box;
+    }
+    function geoEditor(branches) {
+      const set = document.createElement("fieldset");
+      set.append(document.createElement("legend"));
+      const list = document.createElement("div");
+      branches.forEach((b, i) => list.append(geoBranch(b, i + 1)));
+      const add = document.createElement("button");
+      add.type = "button";
+      add.className = "writes";
+      add.textContent = "Add a geo branch";
+      add.addEventListener("click", () => list.append(geoBranch({}, list.children.length + 1)));
+      set.append(list, add);
+      return set;
+    }
+    function readGeo(set, bad) {
+      return $$("fieldset.branch", set).map((box, i) => {
+        const branch = {};
+        GEO_KEYS.forEach(([key]) => {
+          const words = $('[data-geo="' + key + '"]', box).value.split(",").map((w) => w.trim()).filter(Boolean);
+          if (!words.length) return;
+          if (key === "asns" && words.some((w) => !/^\d+$/.test(w))) { bad("branch " + (i + 1) + ": AS numbers must be whole numbers"); return; }
+          branch[key] = key === "asns" ? words.map(Number) : words;
+        });
+        branch.pools = Array.from($('[data-geo="pools"]', box).selectedOptions).map((o) => Number(o.value));
+        return branch;
+      });
+    }
+
     // The form's values laid over the JSON it was built from; with
     // `quiet`, what cannot be read is left as it was. Errors by field.
     function collect(quiet) {
@@ -1087,7 +1167,7 @@
         const input = $('[data-key="' + f.k + '"]', fieldsBox);
         // A field of the probe type the form showed, not of the one chosen.
         if (!input || (f.on && !f.on.includes(get(value, "probe.type")))) return;
-        const raw = input.value.trim();
+        const raw = (input.value || "").trim();
         const bad = (m) => errors.push([f.k, f.l.split(" (")[0] + ": " + m]);
         if (f.t === "int") {
           if (raw === "" && "empty" in f) set(value, f.k, f.empty);
@@ -1110,6 +1190,16 @@
           } catch (e) { bad(e.message); }
         } else if (f.t === "flag") {
           set(value, f.k, input.checked);
+        } else if (f.t === "geo") {
+          set(value, f.k, readGeo(input, bad));
+        } else if (f.t === "map") {
+          const map = {};
+          input.value.split("\n").map((l) => l.trim()).filter(Boolean).forEach((l) => {
+            const [region, rest] = l.split(":");
+            if (rest === undefined) { bad(JSON.stringify(l) + " must read region: location, location"); return; }
+            map[region.trim()] = rest.split(",").map((w) => w.trim()).filter(Boolean);
+          });
+          set(value, f.k, map);
         } else if (f.t === "select" && f.k === "probe.type" && raw !== probeWas) {
           // Another kind of probe: its own fields, the server's defaults.
           set(value, "probe", { type: raw });
@@ -1159,7 +1249,19 @@
       showAs(false);
     });
     const label = (kind, value) => ({ zones: "zone " + value.apex, pools: "pool " + value.name, checks: "check " + value.name, records: "record " + value.name + " " + value.type })[kind];
+    // The open form lives in the address (`?edit=pools/4`, `?new=checks`):
+    // a link or a reload opens it again.
+    function rememberForm(value) {
+      const now = new URLSearchParams(location.search);
+      ["edit", "new"].forEach((k) => now.delete(k));
+      if (value) now.set(value[0], value[1]);
+      // A slash needs no escape in a query: `edit=pools/4` reads better.
+      const query = now.toString().replace(/%2F/g, "/");
+      history.replaceState(null, "", location.pathname + (query ? "?" + query : ""));
+    }
+    editor.addEventListener("closed", () => rememberForm(null));
     function edit(kind, id, json) {
+      rememberForm(id ? ["edit", kind + "/" + id] : ["new", kind]);
       const value = JSON.parse(json);
       target = { kind, id, original: JSON.parse(json), value };
       $("#object-title").textContent = id ? "Edit " + label(kind, value) : "New " + (kind === "records" ? (value.data.static ? "static record" : "pool-backed record") : kind.replace(/s$/, ""));
@@ -1215,7 +1317,7 @@
       } else {
         r = await api("POST", "/ui/api/v1/" + target.kind, value);
       }
-      if (r.ok) { location.reload(); return; }
+      if (r.ok) { rememberForm(null); location.reload(); return; }
       const e = errorOf(r);
       // The JSON carries the revision it was read at: a colleague's
       // change since is refused, never overwritten.
@@ -1226,6 +1328,12 @@
       objectError(e.field, e.message);
     });
     $("#object-close").addEventListener("click", () => closeDialog(editor));
+    const linked = new URLSearchParams(location.search);
+    const [kind, id] = (linked.get("edit") || "").split("/");
+    const row = kind && id && $('li.object[data-kind="' + kind + '"][data-id="' + id + '"]');
+    if (row) edit(kind, id, $("button.edit", row).dataset.json);
+    const fresh = linked.get("new") && $('button.create[data-kind="' + linked.get("new") + '"]');
+    if (fresh) edit(fresh.dataset.kind, null, fresh.dataset.json);
   }
 
   // ---- TSIG keys: made with a secret shown once, deleted on confirmation ----
