@@ -79,7 +79,11 @@ pub fn router(service: Arc<Service>, tokens: Arc<Tokens>, idle: Duration) -> (Ro
         .route("/ui/", get(pages::topology::page))
         .route("/ui/topology", get(pages::topology::fragment))
         .route("/ui/topology/manifest", get(pages::topology::manifest))
-        .route("/ui/topology/pools/{id}", get(pages::topology::pool_fragment))
+        .route("/ui/topology/find", get(pages::topology::find))
+        .route(
+            "/ui/topology/pools/{id}",
+            get(pages::topology::pool_fragment),
+        )
         .route("/ui/overview", get(pages::overview::page))
         .route("/ui/pools/{id}", get(pages::matrix::page))
         .route("/ui/pools/{id}/matrix", get(pages::matrix::fragment))

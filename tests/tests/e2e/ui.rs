@@ -1230,3 +1230,50 @@ fn the_ui_has_pages_for_keys_dnssec_notifications_zone_files_and_tokens() {
         b.close().await;
     });
 }
+
+/// Item 18: above 2,000 members a pool's members are drawn when it is
+/// opened, and search asks the server which pools match; the page starts
+/// with no member node at all.
+#[test]
+fn a_large_topology_draws_members_as_pools_open_and_finds_them_through_the_server() {
+    let dir = gslb_e2e::temp_dir("ui-large");
+    let agg = gslb_e2e::Aggregator::start(&dir.join("store"));
+    let mut doc = String::from(gslb_e2e::ZONE);
+    for p in 0..21 {
+        doc.push_str(&format!("\n[[pool]]\nname = \"p{p}\"\n"));
+        for m in 0..100 {
+            doc.push_str(&format!(
+                "[[pool.member]]\nname = \"m{p}-{m}\"\naddress = \"127.0.6.{}\"\nport = {}\n",
+                p + 1,
+                1000 + m
+            ));
+        }
+    }
+    agg.apply(&doc, &dir);
+    let base = format!("http://{}", agg.http);
+    let rt = runtime();
+    rt.block_on(async {
+        let b = Browser::start().await;
+        b.sign_in(&base, &agg.token).await;
+        b.wait_js("the live topology", "return document.querySelector('#live').textContent === 'live';").await;
+        let start = b.js("return [document.querySelector('.canvas').dataset.lazy, document.querySelectorAll('button.member').length, document.querySelectorAll('details.pool').length];", vec![]).await;
+        assert_eq!(start, json!(["true", 0, 21]));
+        accessible(&b, "a topology of 2,100 members").await;
+        // Opening a pool draws its members, with their live labels.
+        b.click("details.pool[data-pool] summary").await;
+        let drawn = b.wait_js("one pool's members drawn", "const n = document.querySelectorAll('button.member'); return n.length === 100 && [...n].every(x => x.querySelector('[data-label]').textContent !== '') ? n.length : null;").await;
+        assert_eq!(drawn, json!(100));
+        // Search finds a member in a pool not drawn yet.
+        b.fill("#search", "m17-42").await;
+        let shown = b.wait_js("the member found", "const t = document.querySelector('#shown').textContent; return t.startsWith('1 member') ? t : null;").await;
+        assert_eq!(shown, json!("1 member nodes shown"));
+        let visible = b.js("return [...document.querySelectorAll('button.member')].filter(n => !n.parentElement.hidden && !n.closest('details.pool').hidden).map(n => n.querySelector('.mname').textContent);", vec![]).await;
+        assert_eq!(visible, json!(["m17-42"]));
+        b.shot("large-topology-found").await;
+        b.fill("#search", "").await;
+        let pools = b.js("return [...document.querySelectorAll('details.pool')].filter(p => !p.hidden).length;", vec![]).await;
+        assert_eq!(pools, json!(21));
+        b.close().await;
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -164,6 +164,18 @@ pub fn unscoped(caller: &Caller, title: &str) -> Option<Response> {
     Some(response)
 }
 
+/// The part of `catalog` a caller limited to `scope` sees (all of it for
+/// an unlimited caller).
+pub fn seen<'a>(
+    catalog: &'a gslb_shared::Catalog,
+    scope: Option<&crate::core::scope::Scope>,
+) -> std::borrow::Cow<'a, gslb_shared::Catalog> {
+    match scope {
+        Some(scope) => std::borrow::Cow::Owned(scope.restrict(catalog)),
+        None => std::borrow::Cow::Borrowed(catalog),
+    }
+}
+
 /// Whether the caller may see `target` (an unlimited caller sees all).
 pub fn sees(
     caller: &Caller,

@@ -315,20 +315,48 @@
       for (const [id, version] of Object.entries(m.pools)) {
         const shown = $$('details.pool[data-pool="' + id + '"]', topology);
         if (!shown.length || shown[0].dataset.version === version) continue;
-        const f = await fetch("/ui/topology/pools/" + id, { credentials: "same-origin" });
-        if (!f.ok) return false;
-        const t = document.createElement("template");
-        t.innerHTML = await f.text();
-        const fresh = t.content.firstElementChild;
-        shown.forEach((old) => {
-          const node = fresh.cloneNode(true);
-          node.open = old.open;
-          old.replaceWith(node);
-        });
+        if (!await loadPool(id, true)) return false;
       }
       canvas.dataset.generation = String(m.generation);
       return true;
     }
+    // One pool's node drawn again from the server, everywhere it is shown
+    // (a pool used by two records is drawn twice). With `keepLazy`, a closed
+    // pool of a large canvas keeps its member list unloaded.
+    async function loadPool(id, keepLazy) {
+      const f = await fetch("/ui/topology/pools/" + id, { credentials: "same-origin" });
+      if (!f.ok) return false;
+      const t = document.createElement("template");
+      t.innerHTML = await f.text();
+      const fresh = t.content.firstElementChild;
+      $$('details.pool[data-pool="' + id + '"]', topology).forEach((old) => {
+        const node = fresh.cloneNode(true);
+        node.open = old.open;
+        const list = $("ul.members", node);
+        if (keepLazy && !old.open && $("ul.members[data-lazy]", old)) {
+          list.replaceChildren();
+          list.dataset.lazy = "";
+          list.setAttribute("aria-busy", "true");
+        }
+        old.replaceWith(node);
+      });
+      return true;
+    }
+    // A large canvas draws a pool's members when it is opened.
+    topology.addEventListener("toggle", async (ev) => {
+      const pool = ev.target;
+      if (!pool.matches || !pool.matches("details.pool") || !pool.open || !$("ul.members[data-lazy]", pool)) return;
+      if (!await loadPool(pool.dataset.pool)) return;
+      index();
+      $$('details.pool[data-pool="' + pool.dataset.pool + '"] button.member', topology).forEach((n) => {
+        const m = members.get(Number(n.dataset.member));
+        if (m) showMember(m);
+      });
+      const p = pools.get(Number(pool.dataset.pool));
+      if (p) showPool(p);
+      lockForReaders(topology);
+      topology.dispatchEvent(new Event("gslb:drawn"));
+    }, true);
     async function redraw(generation) {
       if (redrawing || generation <= drawn()) return;
       redrawing = true;
@@ -354,6 +382,9 @@
     let refiltering = false;
     function refilter() {
       if (refiltering || !stateFilter.value) return;
+      // On a large canvas a state change may be in a pool not drawn: ask
+      // the server again (at most once a second).
+      if ($(".canvas", topology).dataset.lazy === "true" && found) found = { ...found, key: "" };
       refiltering = true;
       requestAnimationFrame(() => { refiltering = false; filter(); });
     }
@@ -387,13 +418,46 @@
       const query = now.toString();
       history.replaceState(null, "", location.pathname + (query ? "?" + query : ""));
     }
+    // A large canvas (member lists drawn on opening) asks the server which
+    // pools match, draws those, then filters them here; at most once a
+    // second, and again when live states move under a state filter.
+    let found = null; // {key, pools: Set of pool ids, matched}
+    let finding = null;
+    let lastFind = 0;
+    const criteria = () => JSON.stringify([search.value.trim().toLowerCase(), stateFilter.value, regionFilter.value]);
+    function findSoon() {
+      if (finding) return;
+      finding = setTimeout(async () => {
+        const key = criteria();
+        const asked = new URLSearchParams({ q: search.value.trim(), state: stateFilter.value, region: regionFilter.value });
+        lastFind = Date.now();
+        const r = await fetch("/ui/topology/find?" + asked, { credentials: "same-origin" });
+        if (r.ok) {
+          const f = await r.json();
+          for (const id of f.pools) {
+            if ($('details.pool[data-pool="' + id + '"] ul.members[data-lazy]', topology)) await loadPool(id);
+          }
+          index();
+          members.forEach(showMember);
+          found = { key, pools: new Set(f.pools.map(String)), matched: f.matchedPools };
+        }
+        finding = null;
+        filter();
+      }, Math.max(200, 1000 - (Date.now() - lastFind)));
+    }
     function filter() {
       const q = search.value.trim().toLowerCase();
       const state = stateFilter.value;
       const region = regionFilter.value;
       const narrowing = q || state || region;
+      const large = $(".canvas", topology).dataset.lazy === "true";
+      if (large && narrowing && (!found || found.key !== criteria())) findSoon();
       let hits = 0, total = 0;
       $$("details.pool", topology).forEach((pool) => {
+        if (large && narrowing && !(found && found.key === criteria() && found.pools.has(pool.dataset.pool))) {
+          pool.hidden = true;
+          return;
+        }
         let any = false;
         $$("button.member", pool).forEach((node) => {
           total += 1;
@@ -406,13 +470,23 @@
         });
         if (narrowing) { pool.hidden = !any; pool.open = any; } else { pool.hidden = false; }
       });
-      $("#shown").textContent = narrowing ? hits + " of " + total + " member nodes shown" : "";
+      const large_ = $(".canvas", topology).dataset.lazy === "true";
+      $("#shown").textContent = !narrowing ? ""
+        : large_ && !(found && found.key === criteria()) ? "searching…"
+        : large_ ? hits + " member nodes shown" + (found.matched > found.pools.size ? " (the first " + found.pools.size + " of " + found.matched + " pools that match)" : "")
+        : hits + " of " + total + " member nodes shown";
     }
-    search.addEventListener("input", () => { filter(); remember("q", search.value.trim()); });
+    // `change` too: a cleared box (WebDriver's clear, some browsers' ×)
+    // sends no `input`.
+    ["input", "change"].forEach((e) => search.addEventListener(e, () => { filter(); remember("q", search.value.trim()); }));
     stateFilter.addEventListener("change", () => { filter(); remember("state", stateFilter.value); });
     regionFilter.addEventListener("change", () => { filter(); remember("region", regionFilter.value); });
     filter();
-    $("#expand-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = true; }));
+    $("#expand-all").addEventListener("click", () => {
+      // A large canvas opens only the pools shown (search or filter first).
+      const large = $(".canvas", topology).dataset.lazy === "true";
+      $$("details.pool", topology).filter((d) => !large || !d.hidden).slice(0, large ? 20 : undefined).forEach((d) => { d.open = true; });
+    });
     $("#collapse-all").addEventListener("click", () => $$("details.pool", topology).forEach((d) => { d.open = false; }));
 
     // Incident controls: pause or resume health decisions for every pool

@@ -18,10 +18,7 @@ use super::super::auth::Caller;
 /// `GET /ui/dnssec`.
 pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
     let view = ui.service.view();
-    let catalog = match &caller.scope {
-        Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-        None => std::borrow::Cow::Borrowed(view.catalog()),
-    };
+    let catalog = super::seen(view.catalog(), caller.scope.as_deref());
     let largest = |z: &Zone| {
         (catalog.records.values())
             .filter(|r| r.zone == z.id)

@@ -73,10 +73,7 @@ fn kinds(zone: Option<u64>) -> [(&'static str, &'static str, Value); 5] {
 pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
     let view = ui.service.view();
     // A limited token's caller sees its zones and pools only.
-    let catalog = match &caller.scope {
-        Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-        None => std::borrow::Cow::Borrowed(view.catalog()),
-    };
+    let catalog = super::seen(view.catalog(), caller.scope.as_deref());
     let catalog = catalog.as_ref();
     let state = view.state();
     let revision_of = |kind: &str, id: u64| {

@@ -36,10 +36,7 @@ pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller
     let (members, pools) = off_worker(move || {
         let briefs = live::briefs(&view, status);
         let frame = live::frame(&view, &briefs);
-        let catalog = match &scope {
-            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-            None => std::borrow::Cow::Borrowed(view.catalog()),
-        };
+        let catalog = super::seen(view.catalog(), scope.as_deref());
         let pool_name = |id: gslb_shared::PoolId| {
             catalog
                 .pools

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use axum::Extension;
 use axum::extract::State;
-use axum::response::Response;
 use axum::response::IntoResponse;
+use axum::response::Response;
 use gslb_shared::{Catalog, Pool, PoolId, RecordData, RecordSet};
 
 use crate::core::catalog::{CatalogState, ObjectRef};
@@ -17,6 +17,14 @@ use super::super::Ui;
 use super::super::auth::Caller;
 use super::super::live::{self, Frame, MemberLive, PoolLive};
 use crate::api::service::off_worker;
+
+/// Above this many members a pool's member list is drawn only when the
+/// pool is opened (and search and filters ask the server which pools
+/// match): the page never holds 100,000 nodes at once.
+pub const LAZY_ABOVE: usize = 2_000;
+
+/// Pools a find returns at most; the rest are counted.
+pub const MAX_FOUND_POOLS: usize = 200;
 
 /// Above this many members the pools start collapsed (search opens the
 /// ones that match).
@@ -121,11 +129,7 @@ pub async fn page(
 
 /// The members' regions a caller limited to `scope` may see, sorted.
 fn regions(catalog: &Catalog, scope: Option<&crate::core::scope::Scope>) -> BTreeSet<String> {
-    let seen = match scope {
-        Some(scope) => std::borrow::Cow::Owned(scope.restrict(catalog)),
-        None => std::borrow::Cow::Borrowed(catalog),
-    };
-    (seen.members.values())
+    (super::seen(catalog, scope).members.values())
         .filter_map(|m| m.region.as_ref().map(ToString::to_string))
         .collect()
 }
@@ -141,19 +145,30 @@ pub async fn fragment(
 
 /// The canvas; a caller limited to `scope` sees its zones and pools only.
 async fn canvas(ui: &Ui, scope: Option<std::sync::Arc<crate::core::scope::Scope>>) -> Markup {
+    let scoped = scope.is_some();
+    with_frame(ui, scope, move |catalog, view, frame| {
+        html! {
+            div.canvas data-generation=(view.catalog_generation()) data-shape=(shape(view.state(), catalog)) data-lazy=(catalog.members.len() > LAZY_ABOVE) {
+                (render(catalog, view.state(), frame, scoped, &view.state().hold.pools.keys().copied().collect()))
+            }
+        }
+    })
+    .await
+}
+
+/// Run `f` off the runtime's workers over the caller's part of the
+/// catalog (`scope`'s, or all), the view and the live frame of now.
+async fn with_frame<R: Send + 'static>(
+    ui: &Ui,
+    scope: Option<std::sync::Arc<crate::core::scope::Scope>>,
+    f: impl FnOnce(&Catalog, &crate::core::control::View, &Frame) -> R + Send + 'static,
+) -> R {
     let (view, status) = ui.service.status_view().await;
     off_worker(move || {
         let briefs = live::briefs(&view, status);
         let frame = live::frame(&view, &briefs);
-        let catalog = match &scope {
-            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-            None => std::borrow::Cow::Borrowed(view.catalog()),
-        };
-        html! {
-            div.canvas data-generation=(view.catalog_generation()) data-shape=(shape(view.state(), &catalog)) {
-                (render(&catalog, view.state(), &frame, scope.is_some(), &view.state().hold.pools.keys().copied().collect()))
-            }
-        }
+        let catalog = super::seen(view.catalog(), scope.as_deref());
+        f(&catalog, &view, &frame)
     })
     .await
 }
@@ -198,6 +213,7 @@ fn render(
     paused: &BTreeSet<PoolId>,
 ) -> Markup {
     let collapse = catalog.members.len() > COLLAPSE_ABOVE;
+    let lazy = catalog.members.len() > LAZY_ABOVE;
     let mut attached = BTreeSet::new();
     html! {
         @if catalog.zones.is_empty() && scoped {
@@ -234,7 +250,7 @@ fn render(
                                     @for id in pools {
                                         @if let Some(pool) = catalog.pools.get(&id) {
                                             @let _ = attached.insert(id);
-                                            li { (pool_node(catalog, state, pool, frame, collapse, paused)) }
+                                            li { (pool_node(catalog, state, pool, frame, (collapse, lazy), paused)) }
                                         }
                                     }
                                 }
@@ -249,7 +265,7 @@ fn render(
             section.zone aria-label="pools no record uses" {
                 h2 { "pools no record uses" }
                 ul.pools {
-                    @for pool in loose { li { (pool_node(catalog, state, pool, frame, collapse, paused)) } }
+                    @for pool in loose { li { (pool_node(catalog, state, pool, frame, (collapse, lazy), paused)) } }
                 }
             }
         }
@@ -261,12 +277,12 @@ fn pool_node(
     state: &CatalogState,
     pool: &Pool,
     frame: &Frame,
-    collapse: bool,
+    (collapse, lazy): (bool, bool),
     paused: &BTreeSet<PoolId>,
 ) -> Markup {
     let check = pool.check.and_then(|c| catalog.checks.get(&c));
     let badges = frame.pools.get(&pool.id.0);
-    let members: Vec<_> = catalog.pool_members(pool.id).collect();
+    let members: Vec<_> = members_of(catalog, state, pool.id).collect();
     let version = pool_version(catalog, state, pool, paused.contains(&pool.id));
     html! {
         details.pool data-pool=(pool.id.0) data-version=(version) open[!collapse] {
@@ -291,6 +307,9 @@ fn pool_node(
                     @if held { "Resume decisions" } @else { "Pause decisions" }
                 }
             }
+            @if lazy {
+                ul.members data-lazy="" aria-busy="true" {}
+            } @else {
             ul.members {
                 @for m in members {
                     @let state = frame.members.get(&m.id.0);
@@ -308,8 +327,22 @@ fn pool_node(
                     }
                 }
             }
+            }
         }
     }
+}
+
+/// The members of `pool` that `catalog` holds (a scope's part, or all),
+/// through the state's index: the catalog's own lookup reads every member
+/// per pool, which at 100,000 members and 1,000 pools is 10^8 steps.
+fn members_of<'a>(
+    catalog: &'a Catalog,
+    state: &'a CatalogState,
+    pool: PoolId,
+) -> impl Iterator<Item = &'a gslb_shared::Member> + 'a {
+    state
+        .pool_member_ids(pool)
+        .filter_map(|id| catalog.members.get(&id))
 }
 
 /// A short hash of what a pool's node draws besides live state: the
@@ -323,7 +356,7 @@ fn pool_version(catalog: &Catalog, state: &CatalogState, pool: &Pool, paused: bo
     pool.check
         .map(|c| state.revision(ObjectRef::Check(c)))
         .hash(&mut h);
-    for m in catalog.pool_members(pool.id) {
+    for m in members_of(catalog, state, pool.id) {
         (m.id, state.revision(ObjectRef::Member(m.id))).hash(&mut h);
     }
     paused.hash(&mut h);
@@ -332,7 +365,7 @@ fn pool_version(catalog: &Catalog, state: &CatalogState, pool: &Pool, paused: bo
 
 /// A short hash of the canvas' shape: zones and records (by revision),
 /// the pools' ids and names (records name them), and whether pools start
-/// collapsed. When it moves, a page draws the whole canvas again.
+/// collapsed and draw their members only when opened. When it moves, a page draws the whole canvas again.
 fn shape(state: &CatalogState, catalog: &Catalog) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
@@ -346,6 +379,7 @@ fn shape(state: &CatalogState, catalog: &Catalog) -> String {
         (p.id, &p.name).hash(&mut h);
     }
     (catalog.members.len() > COLLAPSE_ABOVE).hash(&mut h);
+    (catalog.members.len() > LAZY_ABOVE).hash(&mut h);
     format!("{:016x}", h.finish())
 }
 
@@ -358,10 +392,7 @@ pub async fn manifest(
     let view = ui.service.view();
     let scope = caller.scope;
     let body = off_worker(move || {
-        let catalog = match &scope {
-            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-            None => std::borrow::Cow::Borrowed(view.catalog()),
-        };
+        let catalog = super::seen(view.catalog(), scope.as_deref());
         let state = view.state();
         let paused = &state.hold.pools;
         let pools: serde_json::Map<String, serde_json::Value> = (catalog.pools.values())
@@ -386,25 +417,83 @@ pub async fn pool_fragment(
     Extension(caller): Extension<Caller>,
     axum::extract::Path(id): axum::extract::Path<u64>,
 ) -> Response {
-    let (view, status) = ui.service.status_view().await;
-    let scope = caller.scope;
-    let node = off_worker(move || {
-        let catalog = match &scope {
-            Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-            None => std::borrow::Cow::Borrowed(view.catalog()),
-        };
+    let node = with_frame(&ui, caller.scope, move |catalog, view, frame| {
         let pool = catalog.pools.get(&PoolId(id))?;
-        let briefs = live::briefs(&view, status);
-        let frame = live::frame(&view, &briefs);
         let collapse = catalog.members.len() > COLLAPSE_ABOVE;
         let paused = view.state().hold.pools.keys().copied().collect();
-        Some(pool_node(&catalog, view.state(), pool, &frame, collapse, &paused))
+        Some(pool_node(
+            catalog,
+            view.state(),
+            pool,
+            frame,
+            (collapse, false),
+            &paused,
+        ))
     })
     .await;
     match node {
         Some(node) => super::fragment(node),
         None => (axum::http::StatusCode::NOT_FOUND, "no such pool\n").into_response(),
     }
+}
+
+/// `?q=&state=&region=` of a find.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Find {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    state: String,
+    #[serde(default)]
+    region: String,
+}
+
+/// `GET /ui/topology/find`: the pools with a member whose name or address
+/// holds `q`, in `state` (`problems`: unhealthy, warming or unknown) and
+/// `region` (`-`: none), as the page's own filter judges them; at most
+/// [`MAX_FOUND_POOLS`], and how many matched.
+pub async fn find(
+    State(ui): State<std::sync::Arc<Ui>>,
+    Extension(caller): Extension<Caller>,
+    axum::extract::Query(f): axum::extract::Query<Find>,
+) -> Response {
+    let body = with_frame(&ui, caller.scope, move |catalog, _, frame| {
+        let q = f.q.trim().to_lowercase();
+        let mut pools = BTreeSet::new();
+        let mut members = 0usize;
+        for m in catalog.members.values() {
+            let word = frame
+                .members
+                .get(&m.id.0)
+                .map_or("unknown", |s| s.state.word());
+            let text = q.is_empty()
+                || m.name.to_lowercase().contains(&q)
+                || m.address.to_string().contains(&q);
+            let state = match f.state.as_str() {
+                "" => true,
+                "problems" => matches!(word, "unhealthy" | "warming" | "unknown"),
+                other => word == other,
+            };
+            let region = match f.region.as_str() {
+                "" => true,
+                "-" => m.region.is_none(),
+                other => m.region.as_ref().is_some_and(|r| r.as_str() == other),
+            };
+            if text && state && region {
+                members += 1;
+                pools.insert(m.pool.0);
+            }
+        }
+        let matched = pools.len();
+        serde_json::json!({
+            "pools": pools.into_iter().take(MAX_FOUND_POOLS).collect::<Vec<_>>(),
+            "matchedPools": matched,
+            "matchedMembers": members,
+        })
+    })
+    .await;
+    axum::Json(body).into_response()
 }
 
 /// A member's score as its node shows it.

@@ -16,10 +16,7 @@ use super::super::auth::Caller;
 /// `GET /ui/zonefiles`.
 pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
     let view = ui.service.view();
-    let catalog = match &caller.scope {
-        Some(scope) => std::borrow::Cow::Owned(scope.restrict(view.catalog())),
-        None => std::borrow::Cow::Borrowed(view.catalog()),
-    };
+    let catalog = super::seen(view.catalog(), caller.scope.as_deref());
     super::page(
         &caller,
         "Zone files",
