@@ -531,8 +531,8 @@ fn the_web_ui_shows_and_edits_the_mesh_live_in_a_real_browser() {
         b.js("[...document.querySelector('[data-key=\"data.dynamic.pools\"]').options].forEach(o => { o.selected = o.text === 'ui-pool'; }); return null;", vec![]).await;
         // A geo branch: clients in region eu answer from web-eu.
         b.click("[data-key=\"data.dynamic.geo\"] > button").await;
-        b.fill("#geo-1-regions", "eu").await;
-        b.js("[...document.querySelector('#geo-1-pools').options].forEach(o => { o.selected = o.text === 'web-eu'; }); return null;", vec![]).await;
+        b.fill("fieldset.branch [data-geo=regions]", "eu").await;
+        b.js("[...document.querySelector('fieldset.branch [data-geo=pools]').options].forEach(o => { o.selected = o.text === 'web-eu'; }); return null;", vec![]).await;
         accessible(&b, "a record's form with a geo branch").await;
         b.click("#object-save").await;
         saved(&b, "the created record", "return document.querySelector('li.object[data-name=\"ui.example.test A\"]') !== null;").await;

@@ -980,6 +980,11 @@
     // real, duration, lines (one per line), ref (one object by name),
     // refs (several, by name), select, flag, rdata.
     const PROBES = ["http", "https", "tcp", "udp", "dns", "grpc"];
+    const PROBE_DEFAULTS = {
+      http: { method: "GET", path: "/" },
+      https: { method: "GET", path: "/" },
+      dns: { queryName: ".", queryType: "SOA" },
+    };
     const SPECS = {
       zones: [
         { k: "apex", l: "Apex (the zone's name)", t: "text" },
@@ -1165,14 +1170,18 @@
     // Geo branches: per branch, what it matches (each a comma-separated
     // list) and its pools by name; branches added and removed in place.
     const GEO_KEYS = [["regions", "Regions"], ["countries", "Countries (DE, FR)"], ["continents", "Continents (EU, NA)"], ["subdivisions", "Subdivisions (US-CA)"], ["asns", "AS numbers"]];
+    // Ids stay unique as branches come and go.
+    let geoSeq = 0;
     function geoBranch(branch, n) {
+      geoSeq += 1;
+      const seq = geoSeq;
       const box = document.createElement("fieldset");
       box.className = "branch";
       const legend = document.createElement("legend");
       legend.textContent = "Branch " + n;
       box.append(legend);
       GEO_KEYS.forEach(([key, text]) => {
-        const id = "geo-" + n + "-" + key;
+        const id = "geo-" + seq + "-" + key;
         const label = document.createElement("label");
         label.htmlFor = id;
         label.textContent = text;
@@ -1184,11 +1193,11 @@
         box.append(label, input);
       });
       const label = document.createElement("label");
-      label.htmlFor = "geo-" + n + "-pools";
+      label.htmlFor = "geo-" + seq + "-pools";
       label.textContent = "Pools, in order";
       const pools = document.createElement("select");
       pools.multiple = true;
-      pools.id = "geo-" + n + "-pools";
+      pools.id = "geo-" + seq + "-pools";
       pools.dataset.geo = "pools";
       const chosen = (branch.pools || []).map(Number);
       chosen.concat((names.pools || []).map(([i]) => i).filter((i) => !chosen.includes(i))).forEach((i) => {
@@ -1275,8 +1284,9 @@
           });
           set(value, f.k, map);
         } else if (f.t === "select" && f.k === "probe.type" && raw !== probeWas) {
-          // Another kind of probe: its own fields, the server's defaults.
-          set(value, "probe", { type: raw });
+          // Another kind of probe: its own fields, each shown with its
+          // default where one must be given.
+          set(value, "probe", Object.assign({ type: raw }, PROBE_DEFAULTS[raw] || {}));
         } else {
           set(value, f.k, raw === "" && "empty" in f ? f.empty : raw);
         }

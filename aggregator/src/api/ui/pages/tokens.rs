@@ -1,4 +1,4 @@
-//! Tokens (admin tokens only): this node's tokens file as it is now, by
+//! Tokens (admin sessions only): this node's tokens file as it is now, by
 //! name, role, scope and expiry (the secrets are not in the file). They are
 //! made and revoked with `gslbctl tokens` on each node, which this page says.
 
@@ -16,6 +16,10 @@ use crate::api::tokens::TokenRole;
 
 /// `GET /ui/tokens`.
 pub async fn page(State(ui): State<Arc<Ui>>, Extension(caller): Extension<Caller>) -> Response {
+    // A token limited to some zones and pools sees no other token.
+    if let Some(refused) = super::unscoped(&caller, "Tokens") {
+        return refused;
+    }
     if caller.role < TokenRole::Admin {
         let mut refused = super::page(
             &caller,
