@@ -72,10 +72,10 @@ pub enum SessionError {
 }
 
 /// The write that opens session `digest` for `token` at `now_ms`, given
-/// the stored sessions: ended ones are swept, and the token's oldest is
-/// ended when it holds [`MAX_SESSIONS_PER_TOKEN`]. Idle ones are swept only
-/// well past [`SESSION_IDLE_MS`] (uses on other nodes are not stored at
-/// once).
+/// the stored sessions: those ended [`TOUCH_EVERY_MS`] ago are swept (a
+/// use another node saw may not be stored yet; a session ended since is
+/// refused at use all the same), and the token's oldest is ended when it
+/// holds [`MAX_SESSIONS_PER_TOKEN`].
 pub fn open(
     stored: &[(String, SessionRecord)],
     digest: String,
