@@ -470,10 +470,9 @@
         });
         if (narrowing) { pool.hidden = !any; pool.open = any; } else { pool.hidden = false; }
       });
-      const large_ = $(".canvas", topology).dataset.lazy === "true";
       $("#shown").textContent = !narrowing ? ""
-        : large_ && !(found && found.key === criteria()) ? "searching…"
-        : large_ ? hits + " member nodes shown" + (found.matched > found.pools.size ? " (the first " + found.pools.size + " of " + found.matched + " pools that match)" : "")
+        : large && !(found && found.key === criteria()) ? "searching…"
+        : large ? hits + " member nodes shown" + (found.matched > found.pools.size ? " (the first " + found.pools.size + " of " + found.matched + " pools that match)" : "")
         : hits + " of " + total + " member nodes shown";
     }
     // `change` too: a cleared box (WebDriver's clear, some browsers' ×)

@@ -48,13 +48,13 @@ pub(super) fn replace(
     all: &[(String, SessionRecord)],
 ) -> Result<(), StoreError> {
     w.delete_table(SESSIONS).map_err(db_err)?;
-    write(
-        w,
-        &SessionWrite {
-            open: all.to_vec(),
-            ..SessionWrite::default()
-        },
-    )
+    let mut table = w.open_table(SESSIONS).map_err(db_err)?;
+    for (digest, record) in all {
+        table
+            .insert(digest.as_str(), encode(record).as_slice())
+            .map_err(db_err)?;
+    }
+    Ok(())
 }
 
 /// The session stored under `digest`.
