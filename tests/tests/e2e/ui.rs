@@ -1134,6 +1134,14 @@ fn the_ui_has_pages_for_keys_dnssec_notifications_zone_files_and_tokens() {
     let write = mesh.agg.token.clone();
     let tokens = mesh.dir.join("store/tokens.json");
     let read = gslb_e2e::pki::create_token(&tokens, "ui-pages-reader", "read", None);
+    let scoped = gslb_e2e::pki::create_scoped_token(
+        &tokens,
+        "ui-pages-zone-admin",
+        "admin",
+        &["example.test"],
+        &[],
+        None,
+    );
     let base = format!("https://{}", mesh.agg.http);
     mesh.agg.ctl(&["dnssec", "enable", "example.test"]);
     let ds = mesh
@@ -1227,6 +1235,14 @@ fn the_ui_has_pages_for_keys_dnssec_notifications_zone_files_and_tokens() {
         assert!(refused.contains("needs an admin token"), "{refused}");
         b.client.goto(&format!("{base}/ui/tsig")).await.unwrap();
         assert_eq!(b.js("return document.querySelector('#tsig-create').disabled;", vec![]).await, json!(true));
+        // An admin token limited to one zone sees no token of the node.
+        b.click("#sign-out").await;
+        b.wait_js("the sign-in page", "return location.pathname === '/ui/login';").await;
+        b.sign_in(&base, &scoped).await;
+        b.client.goto(&format!("{base}/ui/tokens")).await.unwrap();
+        let refused = b.text("main .error").await.unwrap();
+        assert!(refused.contains("the Tokens page"), "{refused}");
+        assert_eq!(b.js("return document.querySelector('#tokens');", vec![]).await, Value::Null);
         b.close().await;
     });
 }
